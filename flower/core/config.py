@@ -1,0 +1,344 @@
+"""Configuration: ``[tool.flower]`` in the nearest pyproject.toml, then ``FLOWER_*``
+environment variables, then CLI flags; later wins.
+
+Everything decodes into msgspec Structs with unknown keys forbidden, so a typo or a
+wrong type is a :class:`ConfigError` naming the file, the key path and what was
+expected. :func:`load_settings` also records where each value came from, for
+``flower config``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+
+from flower.core.errors import ConfigError
+
+
+class _Section(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    pass
+
+
+class SessionsConfig(_Section):
+    backend: str = "sqlite"
+    """sqlite | postgres | jsonfs | any plugin's backend name."""
+    url: str | None = None
+    """Defaults to ``sqlite:///<run_dir>/sessions.db`` for sqlite, ``<run_dir>/transcripts`` for jsonfs."""
+    synchronous: Literal["normal", "full"] = "normal"
+    """SQLite durability: ``normal`` (WAL, survives a killed process) or ``full`` (fsync each commit)."""
+    auto_migrate: bool = False
+    """Upgrade a Postgres schema on open instead of asking for ``flower db upgrade``."""
+    options: dict[str, Any] = msgspec.field(default_factory=dict)
+    """Backend-specific options, decoded by the backend's own options Struct."""
+
+
+class LineageConfig(_Section):
+    backend: str = "json"
+    """json (``<run_dir>/lineage.json``) | sqlite | postgres | any plugin's name."""
+    url: str | None = None
+    workspace_id: str | None = None
+    """Identity of the workspace in lineage; defaults to its absolute path."""
+    options: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+DEFAULT_POLICIES = ["synthetic-errors", "denials", "interrupted", "ephemeral"]
+DEFAULT_EPHEMERAL = [
+    "git status", "git diff", "git log", "ls", "pwd", "date", "ps", "top", "df", "du",
+    "free", "uptime", "whoami", "env", "docker ps", "kubectl get",
+]
+
+
+class PruningConfig(_Section):
+    policies: list[str] = msgspec.field(default_factory=lambda: list(DEFAULT_POLICIES))
+    """Policy names, applied in this order on every load."""
+    keep_denials: int = 1
+    ephemeral: bool = True
+    ephemeral_commands: list[str] = msgspec.field(default_factory=lambda: list(DEFAULT_EPHEMERAL))
+    options: dict[str, dict[str, Any]] = msgspec.field(default_factory=dict)
+    """Per-policy options for plugin policies: ``[tool.flower.pruning.options.<name>]``."""
+
+
+class TrimConfig(_Section):
+    enabled: bool = True
+    """The CLI trims; ``Runtime(trim=False)`` is the Python default (seed)."""
+    min_chars: int = 4000
+    """Tool results longer than this are candidates."""
+    keep_recent_turns: int = 6
+    """The newest N assistant turns are never trimmed."""
+
+
+class RelayConfig(_Section):
+    enabled: bool = True
+    threshold_tokens: int = 160_000
+    """Hand off to a fresh session when the last context passes this many tokens."""
+
+
+class ProbeConfig(_Section):
+    strategy: str = "tcp"
+    timeout: float = 5.0
+
+
+class ResilienceConfig(_Section):
+    max_attempts: int = 6
+    base_delay: float = 4.0
+    max_delay: float = 120.0
+    probe_timeout: float = 5.0
+    probe_interval: float = 15.0
+    max_offline_wait: float = 3600.0
+    retry_unknown: bool = True
+
+
+class Price(_Section):
+    """US dollars per million tokens."""
+
+    input: float
+    output: float
+    cache_write: float | None = None
+    cache_read: float | None = None
+
+
+class EngineConfig(_Section):
+    model: str = "claude-sonnet-4-5"
+    max_tokens: int = 16_000
+    bash_timeout: float = 120.0
+    max_tool_output: int = 30_000
+    confine_to_workspace: bool = True
+    prices: dict[str, Price] = msgspec.field(default_factory=dict)
+    """Overrides and additions to the built-in price table, by model id."""
+
+
+class WorkflowConfig(_Section):
+    brief_file: str = "需求.md"
+    goals_file: str = "目标.md"
+    rounds: int = 3
+    """Work rounds per wake (the judge may send a step back this many times)."""
+
+
+class Settings(_Section):
+    run_dir: str = "runs"
+    """Relative to the current working directory, not to the workspace (seed)."""
+    sessions: SessionsConfig = msgspec.field(default_factory=SessionsConfig)
+    lineage: LineageConfig = msgspec.field(default_factory=LineageConfig)
+    pruning: PruningConfig = msgspec.field(default_factory=PruningConfig)
+    trim: TrimConfig = msgspec.field(default_factory=TrimConfig)
+    relay: RelayConfig = msgspec.field(default_factory=RelayConfig)
+    probe: ProbeConfig = msgspec.field(default_factory=ProbeConfig)
+    resilience: ResilienceConfig = msgspec.field(default_factory=ResilienceConfig)
+    engine: EngineConfig = msgspec.field(default_factory=EngineConfig)
+    workflow: WorkflowConfig = msgspec.field(default_factory=WorkflowConfig)
+
+    @property
+    def run_path(self) -> Path:
+        return Path(self.run_dir)
+
+    def sessions_url(self) -> str:
+        """The session store URL, with the embedded default filled in."""
+        if self.sessions.url:
+            return self.sessions.url
+        if self.sessions.backend == "jsonfs":
+            return f"jsonfs:///{(self.run_path / 'transcripts').resolve()}"
+        return f"sqlite:///{self.run_path / 'sessions.db'}"
+
+
+SECTIONS: dict[str, type[msgspec.Struct]] = {
+    name: f.type
+    for name, f in ((f.name, f) for f in msgspec.structs.fields(Settings))
+    if isinstance(f.type, type) and issubclass(f.type, msgspec.Struct)
+}
+
+
+@dataclass
+class LoadedSettings:
+    """The effective settings plus where each dotted key came from."""
+
+    settings: Settings
+    sources: dict[str, str] = field(default_factory=dict)
+    pyproject: Path | None = None
+
+
+def find_pyproject(start: Path | None = None) -> tuple[Path, dict[str, Any]] | None:
+    """The nearest pyproject.toml (walking up) that has a ``[tool.flower]`` table."""
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        candidate = folder / "pyproject.toml"
+        if not candidate.is_file():
+            continue
+        try:
+            data = tomllib.loads(candidate.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{candidate}: not valid TOML: {exc}") from exc
+        table = data.get("tool", {}).get("flower")
+        if table is not None:
+            if not isinstance(table, dict):
+                raise ConfigError(f"{candidate}: [tool.flower] must be a table")
+            return candidate, table
+    return None
+
+
+_PATH_IN_ERROR = re.compile(r" - at `\$(?P<path>[^`]*)`")
+
+
+def _describe_validation(exc: msgspec.ValidationError) -> tuple[str, str]:
+    """Split msgspec's message into (dotted key path, what was wrong)."""
+    text = str(exc)
+    match = _PATH_IN_ERROR.search(text)
+    path = match.group("path").lstrip(".") if match else ""
+    reason = _PATH_IN_ERROR.sub("", text)
+    if reason.startswith("Object contains unknown field"):
+        unknown = reason.split("`")[1]
+        path = f"{path}.{unknown}" if path else unknown
+        reason = "unknown key"
+        section = path.rsplit(".", 1)[0] if "." in path else ""
+        known = _known_keys(section)
+        if known:
+            reason += f" (expected one of: {', '.join(known)})"
+    return path, reason
+
+
+def _known_keys(dotted_section: str) -> list[str]:
+    struct: Any = Settings
+    for part in filter(None, dotted_section.split(".")):
+        fields = {f.name: f.type for f in msgspec.structs.fields(struct)}
+        struct = fields.get(part)
+        if not (isinstance(struct, type) and issubclass(struct, msgspec.Struct)):
+            return []
+    return [f.name for f in msgspec.structs.fields(struct)]
+
+
+def _toml_key(path: str, table: str = "tool.flower") -> str:
+    """``sessions.url`` -> ``[tool.flower.sessions] url``, as a user reads the file."""
+    parts = [p for p in re.split(r"\.|\[\d+\]", path) if p]
+    if len(parts) <= 1:
+        return f"[{table}] {parts[0] if parts else ''}".rstrip()
+    return f"[{table}.{'.'.join(parts[:-1])}] {parts[-1]}"
+
+
+def decode_section(
+    data: Any, struct: type[Any], where: str, table: str = "tool.flower"
+) -> Any:
+    """Decode a table into ``struct``; errors name ``where``, the key and the reason."""
+    try:
+        return msgspec.convert(data, struct)
+    except msgspec.ValidationError as exc:
+        path, reason = _describe_validation(exc)
+        raise ConfigError(f"{where}: {_toml_key(path, table)}: {reason}") from None
+
+
+def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for k, v in data.items():
+        dotted = f"{prefix}{k}"
+        if isinstance(v, Mapping) and k != "options" and k != "prices":
+            flat.update(_flatten(v, dotted + "."))
+        else:
+            flat[dotted] = v
+    return flat
+
+
+def _set_dotted(data: dict[str, Any], dotted: str, value: Any) -> None:
+    parts = dotted.split(".")
+    for part in parts[:-1]:
+        data = data.setdefault(part, {})
+    data[parts[-1]] = value
+
+
+def _env_overrides(environ: Mapping[str, str]) -> dict[str, tuple[str, str]]:
+    """``FLOWER_<SECTION>_<KEY>`` or ``FLOWER_<KEY>`` -> dotted key and its variable."""
+    found: dict[str, tuple[str, str]] = {}
+    top = {f.name for f in msgspec.structs.fields(Settings)} - set(SECTIONS)
+    for var, raw in environ.items():
+        if not var.startswith("FLOWER_"):
+            continue
+        name = var[len("FLOWER_"):].lower()
+        if name in top:
+            found[name] = (var, raw)
+            continue
+        for section, struct in SECTIONS.items():
+            if name.startswith(section + "_"):
+                key = name[len(section) + 1:]
+                if key in {f.name for f in msgspec.structs.fields(struct)}:
+                    found[f"{section}.{key}"] = (var, raw)
+    return found
+
+
+def _field_type(dotted: str) -> Any:
+    struct: Any = Settings
+    ftype: Any = None
+    for part in dotted.split("."):
+        ftype = {f.name: f.type for f in msgspec.structs.fields(struct)}[part]
+        struct = ftype
+    return ftype
+
+
+def _env_value(var: str, raw: str, dotted: str) -> Any:
+    ftype = _field_type(dotted)
+    value: Any = raw
+    if raw.startswith(("[", "{")):
+        try:
+            value = msgspec.json.decode(raw)
+        except msgspec.DecodeError:
+            value = raw
+    elif getattr(ftype, "__origin__", None) is list:
+        value = [item.strip() for item in raw.split(",") if item.strip()]
+    try:
+        return msgspec.convert(value, ftype, strict=False)
+    except msgspec.ValidationError as exc:
+        raise ConfigError(f"environment variable {var}: {exc}") from None
+
+
+def load_settings(
+    cwd: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> LoadedSettings:
+    """Defaults, then pyproject, then ``FLOWER_*``, then ``overrides`` (CLI flags).
+
+    ``overrides`` maps dotted keys (``"sessions.url"``) to values; ``None`` values
+    are ignored so a CLI can pass every flag unconditionally.
+    """
+    environ = os.environ if environ is None else environ
+    merged: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    pyproject: Path | None = None
+
+    found = find_pyproject(cwd)
+    if found:
+        pyproject, table = found
+        decode_section(table, Settings, str(pyproject))
+        merged = msgspec.to_builtins(msgspec.convert(table, Settings))
+        for dotted in _flatten(table):
+            sources[dotted] = f"{pyproject} {_toml_key(dotted)}"
+
+    for dotted, (var, raw) in _env_overrides(environ).items():
+        _set_dotted(merged, dotted, _env_value(var, raw, dotted))
+        sources[dotted] = f"env {var}"
+
+    for dotted, value in (overrides or {}).items():
+        if value is None:
+            continue
+        _set_dotted(merged, dotted, value)
+        sources[dotted] = "command line"
+
+    settings = decode_section(merged, Settings, "configuration")
+    return LoadedSettings(settings=settings, sources=sources, pyproject=pyproject)
+
+
+def effective_items(loaded: LoadedSettings) -> list[tuple[str, Any, str]]:
+    """Every dotted key with its effective value and source (``default`` if unset)."""
+    flat = _flatten(msgspec.to_builtins(loaded.settings))
+    rows = []
+    for dotted, value in flat.items():
+        source = loaded.sources.get(dotted)
+        if source is None:
+            source = next(
+                (s for k, s in loaded.sources.items() if k.startswith(dotted + ".")), "default"
+            )
+        rows.append((dotted, value, source))
+    return rows

@@ -1,0 +1,42 @@
+"""Every error flower raises on purpose derives from :class:`FlowerError`.
+
+The CLI turns them into one clear line and an exit code instead of a traceback.
+"""
+
+from __future__ import annotations
+
+
+class FlowerError(Exception):
+    """Base class; ``exit_code`` is what the CLI exits with."""
+
+    exit_code = 1
+
+
+class ConfigError(FlowerError):
+    """Bad configuration: names the file, the key path and what was expected."""
+
+    exit_code = 2
+
+
+class InvalidKeyError(FlowerError, ValueError):
+    """A session key, project key or subpath that is empty or would escape a store."""
+
+
+class InvalidEntryError(FlowerError, ValueError):
+    """An entry that is not a JSON-safe dict with a ``type``; rejected before any write."""
+
+
+class UnknownSessionError(FlowerError, LookupError):
+    """A session id that the store does not hold."""
+
+
+class StoreUnavailableError(FlowerError):
+    """The store cannot be opened or reached (bad URL, server down, corrupted file)."""
+
+
+class SchemaOutOfDateError(FlowerError):
+    """The database schema is behind (or ahead of) this version of flower."""
+
+
+class PluginError(FlowerError):
+    """A plugin failed to load, or two plugins claim the same name."""

@@ -1,0 +1,198 @@
+"""The plugin manager: built-ins and third-party plugins through one path.
+
+Plugins come from the entry-point group ``flower`` (flower's own built-ins are
+declared there too). Each entry point is loaded on its own: one that fails is
+recorded and reported, and the rest keep working, unless ``FLOWER_STRICT_PLUGINS=1``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from importlib import metadata
+from types import ModuleType
+from typing import Any
+
+import pluggy
+
+from flower.core import hookspecs
+from flower.core.errors import PluginError
+
+GROUP = "flower"
+BUILTIN_MODULES = {
+    "sql": "flower_plugins.sql",
+    "jsonfs": "flower_plugins.jsonfs",
+    "pruning": "flower_plugins.pruning",
+    "probes": "flower_plugins.probes",
+}
+KINDS = ("session_stores", "lineage_stores", "probers", "pruning_policies")
+
+
+@dataclass(frozen=True)
+class Registration:
+    """One thing a plugin registered: a backend, a prober or a pruning policy."""
+
+    kind: str
+    name: str
+    factory: Callable[..., Any]
+    plugin: str
+    schemes: tuple[str, ...] = ()
+    options: type | None = None
+
+
+@dataclass
+class PluginInfo:
+    name: str
+    module: str
+    distribution: str | None
+    version: str | None
+    hooks: list[str] = field(default_factory=list)
+    error: str | None = None
+
+
+class PluginWarning(UserWarning):
+    pass
+
+
+class Registry:
+    """What every loaded plugin registered, by kind and name."""
+
+    def __init__(self, pm: pluggy.PluginManager, infos: list[PluginInfo]) -> None:
+        self.pm = pm
+        self.plugins = infos
+        self._items: dict[str, dict[str, Registration]] = {kind: {} for kind in KINDS}
+        for kind in KINDS:
+            self._collect(kind)
+
+    def _collect(self, kind: str) -> None:
+        hook = getattr(self.pm.hook, f"register_{kind}")
+        for impl in hook.get_hookimpls():
+            plugin_name = self.pm.get_name(impl.plugin) or repr(impl.plugin)
+
+            def register(
+                name: str,
+                factory: Callable[..., Any],
+                *,
+                schemes: tuple[str, ...] | list[str] = (),
+                options: type | None = None,
+                _plugin: str = plugin_name,
+            ) -> None:
+                existing = self._items[kind].get(name)
+                if existing is not None:
+                    raise PluginError(
+                        f"{kind.replace('_', ' ')} {name!r} is registered twice: by plugin "
+                        f"{existing.plugin!r} and by plugin {_plugin!r}"
+                    )
+                self._items[kind][name] = Registration(
+                    kind, name, factory, _plugin, tuple(schemes), options
+                )
+
+            try:
+                impl.function(register)
+            except PluginError:
+                raise
+            except Exception as exc:  # a broken hook must not take the CLI down
+                _report(self.plugins, plugin_name, f"register_{kind} failed: {exc!r}")
+
+    def names(self, kind: str) -> list[str]:
+        return sorted(self._items[kind])
+
+    def get(self, kind: str, name: str) -> Registration:
+        try:
+            return self._items[kind][name]
+        except KeyError:
+            label = kind.replace("_", " ").rstrip("s")
+            raise PluginError(
+                f"no {label} named {name!r}; available: {', '.join(self.names(kind)) or 'none'}"
+            ) from None
+
+    def by_scheme(self, kind: str, scheme: str) -> Registration:
+        base = scheme.split("+", 1)[0]
+        for reg in self._items[kind].values():
+            if base in reg.schemes:
+                return reg
+        known = sorted({s for r in self._items[kind].values() for s in r.schemes})
+        raise PluginError(f"no backend handles URLs of scheme {scheme!r}; known: {', '.join(known)}")
+
+
+def _report(infos: list[PluginInfo], name: str, error: str) -> None:
+    for info in infos:
+        if info.name == name:
+            info.error = error
+            break
+    if os.environ.get("FLOWER_STRICT_PLUGINS") == "1":
+        raise PluginError(f"plugin {name!r}: {error}")
+    warnings.warn(f"flower plugin {name!r} skipped: {error}", PluginWarning, stacklevel=3)
+
+
+def _entry_points() -> list[metadata.EntryPoint]:
+    return list(metadata.entry_points(group=GROUP))
+
+
+def _register_module(
+    pm: pluggy.PluginManager, infos: list[PluginInfo], name: str, module: ModuleType,
+    dist: str | None, version: str | None,
+) -> None:
+    if pm.get_plugin(name) is not None:
+        return
+    pm.register(module, name=name)
+    hooks = sorted(impl.name for impl in pm.get_hookcallers(module) or [])
+    infos.append(PluginInfo(name, module.__name__, dist, version, hooks))
+
+
+def build_plugin_manager(extra: list[ModuleType] | None = None) -> tuple[pluggy.PluginManager, list[PluginInfo]]:
+    """Load every entry point of group ``flower`` one by one; report, never crash."""
+    pm = pluggy.PluginManager(GROUP)
+    pm.add_hookspecs(hookspecs)
+    infos: list[PluginInfo] = []
+    for ep in _entry_points():
+        dist = ep.dist.name if ep.dist else None
+        version = ep.dist.version if ep.dist else None
+        try:
+            module = ep.load()
+        except Exception as exc:
+            infos.append(PluginInfo(ep.name, ep.value, dist, version, error=f"{type(exc).__name__}: {exc}"))
+            _report(infos, ep.name, f"failed to import {ep.value}: {type(exc).__name__}: {exc}")
+            continue
+        try:
+            _register_module(pm, infos, ep.name, module, dist, version)
+        except Exception as exc:
+            infos.append(PluginInfo(ep.name, ep.value, dist, version, error=str(exc)))
+            _report(infos, ep.name, f"invalid plugin: {exc}")
+    # Running from a source tree without installed metadata: register built-ins directly.
+    for name, modname in BUILTIN_MODULES.items():
+        if pm.get_plugin(name) is None and not any(i.name == name for i in infos):
+            try:
+                module = importlib.import_module(modname)
+            except ImportError:
+                continue
+            _register_module(pm, infos, name, module, "flower", None)
+    for module in extra or []:
+        _register_module(pm, infos, module.__name__, module, None, None)
+    return pm, infos
+
+
+_registry: Registry | None = None
+
+
+def get_registry() -> Registry:
+    """The process-wide registry, built on first use."""
+    global _registry
+    if _registry is None:
+        pm, infos = build_plugin_manager()
+        _registry = Registry(pm, infos)
+    return _registry
+
+
+def reset_registry(extra: list[ModuleType] | None = None) -> Registry:
+    """Rebuild the registry (tests, or after installing a plugin in-process)."""
+    global _registry
+    pm, infos = build_plugin_manager(extra)
+    _registry = Registry(pm, infos)
+    return _registry
+
+
+__all__ = ["PluginInfo", "Registration", "Registry", "get_registry", "reset_registry"]

@@ -1,0 +1,132 @@
+"""The small core: what a session store, a lineage store, a prober and a pruning
+policy must do. Plain synchronous ``typing.Protocol``s; see docs/stores.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from flower.core.records import Entry, LineageRecord, SessionInfo, SessionKey
+
+
+@runtime_checkable
+class SessionStore(Protocol):
+    """Append-only transcripts keyed like the Claude Agent SDK's ``SessionStore``.
+
+    Required: ``append`` (durable on return, order kept, idempotent by entry ``uuid``,
+    an empty batch is a no-op) and ``load`` (deep-equal to what was appended, ``None``
+    for an unknown key). The store keeps everything as written; nothing is rewritten.
+    """
+
+    def append(self, key: SessionKey, entries: Sequence[Entry]) -> None: ...
+
+    def load(self, key: SessionKey) -> list[Entry] | None: ...
+
+
+class SessionStoreBase:
+    """Optional half of the protocol, with defaults a backend can override for speed.
+
+    Backends subclass this so callers may rely on every method existing; a backend
+    that cannot list or delete leaves those raising ``NotImplementedError``.
+    """
+
+    def append(self, key: SessionKey, entries: Sequence[Entry]) -> None:
+        raise NotImplementedError
+
+    def load(self, key: SessionKey) -> list[Entry] | None:
+        raise NotImplementedError
+
+    def iter_entries(self, key: SessionKey) -> Iterator[Entry]:
+        """Stream a transcript in order (bounded memory where the backend allows)."""
+        yield from self.load(key) or []
+
+    def list_sessions(self, project_key: str) -> list[SessionInfo]:
+        raise NotImplementedError
+
+    def list_projects(self) -> list[str]:
+        raise NotImplementedError
+
+    def delete(self, key: SessionKey) -> None:
+        raise NotImplementedError
+
+    def list_subkeys(self, key: SessionKey) -> list[str]:
+        raise NotImplementedError
+
+    def exists(self, key: SessionKey) -> bool:
+        return self.load(key) is not None
+
+    def find_session(self, session_id: str) -> SessionKey | None:
+        """The main key of ``session_id`` in any project, for the CLI's ``ID`` args."""
+        for project in self.list_projects():
+            key = SessionKey(project, session_id)
+            if self.exists(key):
+                return key
+        return None
+
+    def last_usage(self, key: SessionKey) -> dict[str, Any] | None:
+        """``message.usage`` of the last assistant entry, or ``None``."""
+        for entry in reversed(self.load(key) or []):
+            if entry.get("type") == "assistant":
+                usage = (entry.get("message") or {}).get("usage")
+                if usage:
+                    return usage
+        return None
+
+    def close(self) -> None:
+        """Release connections and file handles; the store is unusable afterwards."""
+
+    def __enter__(self) -> SessionStoreBase:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+@runtime_checkable
+class LineageStore(Protocol):
+    """Which session each step of a workspace used (the seed's ``lineage.json``)."""
+
+    def load(self, workspace: str) -> LineageRecord | None:
+        """The record for ``workspace``; ``None`` when absent, corrupt or for another path."""
+        ...
+
+    def save(self, record: LineageRecord) -> None:
+        """Atomic: a reader sees the old record or the new one, never half."""
+        ...
+
+    def archive(self, into: Path, extra: Sequence[Path] = ()) -> Path | None:
+        """Move the record and ``extra`` files together into ``into``; reset the record."""
+        ...
+
+
+@runtime_checkable
+class Prober(Protocol):
+    """Is the API endpoint reachable? Never raises: any failure means ``False``."""
+
+    def reachable(self, host: str, port: int, timeout: float) -> bool: ...
+
+
+@dataclass
+class PruneContext:
+    """What a pruning policy may know besides the entries themselves."""
+
+    key: SessionKey | None = None
+    run_dir: Path = Path("runs")
+    options: dict[str, Any] = field(default_factory=dict)
+    stats: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class PruningPolicy(Protocol):
+    """A pure function of a transcript: returns the entries the model should see.
+
+    It never touches storage and never mutates its input; removing an entry goes
+    through :func:`flower.core.transcript.drop_entries` so the chain stays linked.
+    """
+
+    name: str
+
+    def prune(self, entries: list[Entry], ctx: PruneContext) -> list[Entry]: ...

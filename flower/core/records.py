@@ -1,0 +1,80 @@
+"""The records every store speaks: keys, listings and lineage, as msgspec Structs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from flower.core.errors import InvalidKeyError
+
+Entry = dict[str, Any]
+"""One transcript entry: an opaque JSON-safe dict with at least ``type``."""
+
+_FORBIDDEN_IN_NAME = ("/", "\\", "\x00")
+
+
+def check_name(what: str, value: str) -> str:
+    """Validate a project key or session id: one path component, nothing that escapes."""
+    if not isinstance(value, str) or not value:
+        raise InvalidKeyError(f"{what} must be a non-empty string, got {value!r}")
+    if value in (".", "..") or any(ch in value for ch in _FORBIDDEN_IN_NAME):
+        raise InvalidKeyError(
+            f"{what} {value!r} is not allowed: no '/', '\\', NUL, '.' or '..'"
+        )
+    return value
+
+
+def check_subpath(value: str) -> str:
+    """Validate a subpath: relative, '/'-separated, no empty, '.' or '..' component."""
+    if not isinstance(value, str) or not value:
+        raise InvalidKeyError(f"subpath must be a non-empty string or None, got {value!r}")
+    if "\x00" in value or "\\" in value or value.startswith("/"):
+        raise InvalidKeyError(f"subpath {value!r} is not allowed: no NUL, '\\' or leading '/'")
+    for part in value.split("/"):
+        if part in ("", ".", ".."):
+            raise InvalidKeyError(f"subpath {value!r} has an empty, '.' or '..' component")
+    return value
+
+
+class SessionKey(msgspec.Struct, frozen=True):
+    """Where a transcript lives, as the Claude Agent SDK's ``SessionKey`` names it."""
+
+    project_key: str
+    session_id: str
+    subpath: str | None = None
+
+    def __post_init__(self) -> None:
+        check_name("project_key", self.project_key)
+        check_name("session_id", self.session_id)
+        if self.subpath is not None:
+            check_subpath(self.subpath)
+
+    @property
+    def main(self) -> SessionKey:
+        """The main transcript this key belongs to (itself when it has no subpath)."""
+        if self.subpath is None:
+            return self
+        return SessionKey(self.project_key, self.session_id)
+
+    def child(self, subpath: str) -> SessionKey:
+        return SessionKey(self.project_key, self.session_id, subpath)
+
+
+class SessionInfo(msgspec.Struct, frozen=True):
+    """One main transcript in a project listing; ``mtime_ms`` is epoch milliseconds."""
+
+    session_id: str
+    mtime_ms: int
+
+
+class LineageRecord(msgspec.Struct):
+    """Which session each step used, for one workspace (the seed's ``lineage.json``).
+
+    ``extra`` keeps fields written by a newer flower so a save does not drop them.
+    """
+
+    workspace: str
+    woke: int = 0
+    steps: dict[str, str] = msgspec.field(default_factory=dict)
+    extra: dict[str, Any] = msgspec.field(default_factory=dict)

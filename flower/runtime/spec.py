@@ -1,0 +1,54 @@
+"""What an agent is (``AgentSpec``) and what one run of it produced (``StepResult``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+DEFAULT_MAX_TOKENS = 16_000
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """An agent: its system prompt, the tools it may use and how long it may go on.
+
+    ``model=None`` takes ``[tool.flower.engine] model``.
+    """
+
+    name: str
+    instructions: str
+    allowed_tools: list[str] = field(default_factory=list)
+    max_turns: int = 20
+    model: str | None = None
+    max_tokens: int = DEFAULT_MAX_TOKENS
+
+
+@dataclass
+class StepResult:
+    """One step's run, as it is written to ``manifest.json`` (seed field list)."""
+
+    step: str
+    session_id: str | None = None
+    ok: bool = False
+    cost_usd: float | None = None
+    num_turns: int = 0
+    text: str = ""
+    error: str | None = None
+    started_at: str = ""
+    ended_at: str = ""
+    attempts: int = 1
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    resumed: bool = False
+    retired: list[str] = field(default_factory=list)
+    context: int | None = None
+    """Input tokens of the last round (the context size the banner shows)."""
+
+    @property
+    def duration_s(self) -> float:
+        """Seconds between ``started_at`` and ``ended_at`` (0.0 until both are set)."""
+        if not self.started_at or not self.ended_at:
+            return 0.0
+        start = datetime.fromisoformat(self.started_at)
+        end = datetime.fromisoformat(self.ended_at)
+        return round((end - start).total_seconds(), 3)
