@@ -1,0 +1,31 @@
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from flower.testing.postgres import PostgresUnavailable, require_postgres, temporary_schema
+
+
+@pytest.fixture
+def pg_url() -> Iterator[str]:
+    """A SQLAlchemy URL to a fresh, private schema on the test PostgreSQL server."""
+    try:
+        with temporary_schema() as url:
+            yield url
+    except PostgresUnavailable as exc:
+        if require_postgres():
+            pytest.fail(f"FLOWER_REQUIRE_POSTGRES=1 but {exc}")
+        pytest.skip(str(exc))
+
+
+@pytest.fixture
+def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Run the test with the working directory in a fresh temporary folder."""
+    monkeypatch.chdir(tmp_path)
+    for var in list(os.environ):
+        if var.startswith("FLOWER_") and var not in ("FLOWER_REQUIRE_POSTGRES", "FLOWER_TEST_PG"):
+            monkeypatch.delenv(var)
+    return tmp_path
