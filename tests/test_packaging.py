@@ -1,0 +1,57 @@
+"""The wheel ships the Alembic migrations as package data and no top-level ``alembic``."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("dist")
+    subprocess.run(
+        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), str(ROOT)],
+        check=True,
+        capture_output=True,
+    )
+    (built,) = out.glob("flower-*.whl")
+    return built
+
+
+def test_wheel_contains_migrations_under_the_flower_package(wheel: Path) -> None:
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "flower/_migrations/env.py" in names
+    assert any(n.startswith("flower/_migrations/versions/") and n.endswith(".py") for n in names)
+
+
+def test_wheel_has_no_importable_alembic_package(wheel: Path) -> None:
+    names = zipfile.ZipFile(wheel).namelist()
+    assert not [n for n in names if n.startswith("alembic/")]
+    assert not [n for n in names if n.endswith("_migrations/__init__.py")]
+
+
+def test_wheel_declares_console_script_and_plugin_entry_points(wheel: Path) -> None:
+    zf = zipfile.ZipFile(wheel)
+    (ep,) = [n for n in zf.namelist() if n.endswith("entry_points.txt")]
+    text = zf.read(ep).decode()
+    assert "flower = flower.cli.main:main" in text
+    for builtin in ("sql", "jsonfs", "pruning", "probes"):
+        assert f"{builtin} = flower_plugins.{builtin}" in text
+
+
+def test_import_alembic_is_the_real_library() -> None:
+    out = subprocess.run(
+        [sys.executable, "-c", "import alembic, alembic.command; print(alembic.__file__)"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    assert "site-packages" in out
+    assert not out.startswith(str(ROOT / "alembic"))
