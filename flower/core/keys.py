@@ -22,19 +22,14 @@ def _base36(n: int) -> str:
     return "".join(reversed(out))
 
 
-def _js_string_hash(text: str) -> int:
-    """The 32-bit hash Claude Code uses for long keys: ``h*31 + charCode`` over UTF-16."""
+def _string_hash(text: str) -> int:
+    """The SDK's 32-bit hash for long keys: ``h*31 + code point``, signed, absolute."""
     h = 0
-    for unit in _utf16_units(text):
-        h = (h * 31 + unit) & 0xFFFFFFFF
+    for ch in text:
+        h = (h * 31 + ord(ch)) & 0xFFFFFFFF
     if h >= 2**31:
         h -= 2**32
     return abs(h)
-
-
-def _utf16_units(text: str) -> list[int]:
-    data = text.encode("utf-16-le")
-    return [int.from_bytes(data[i : i + 2], "little") for i in range(0, len(data), 2)]
 
 
 def sanitize_path(path: str) -> str:
@@ -42,7 +37,7 @@ def sanitize_path(path: str) -> str:
     key = _NON_ALNUM.sub("-", path)
     if len(key) <= MAX_PROJECT_KEY:
         return key
-    return f"{key[:MAX_PROJECT_KEY]}-{_base36(_js_string_hash(path))}"
+    return f"{key[:MAX_PROJECT_KEY]}-{_base36(_string_hash(path))}"
 
 
 def project_key(path: str | os.PathLike[str]) -> str:

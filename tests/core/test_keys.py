@@ -94,3 +94,11 @@ def test_valid_keys() -> None:
 def test_project_key_of_cwd_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     assert project_key(".") == project_key(os.getcwd())
+
+
+def test_matches_the_claude_agent_sdk_when_installed(tmp_path: Path) -> None:
+    sessions = pytest.importorskip("claude_agent_sdk._internal.sessions")
+    deep = tmp_path.joinpath(*(["nested_dir.x"] * 20), "需求 ok")
+    deep.mkdir(parents=True)
+    for path in (tmp_path, deep, tmp_path / "missing/x"):
+        assert project_key(path) == sessions.project_key_for_directory(path)
