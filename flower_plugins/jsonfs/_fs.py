@@ -1,0 +1,105 @@
+"""Small filesystem helpers shared by the JSON stores: durable writes, path guards."""
+
+from __future__ import annotations
+
+import errno
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from flower.core.errors import InvalidKeyError
+
+READ_CHUNK = 1 << 22
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """``os.write`` until every byte is out (a single call may write fewer)."""
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def read_range(fd: int, start: int, end: int) -> bytes:
+    """Bytes ``[start, end)`` of an open file, without moving its offset."""
+    parts: list[bytes] = []
+    pos = start
+    while pos < end:
+        chunk = os.pread(fd, end - pos, pos)
+        if not chunk:
+            break
+        parts.append(chunk)
+        pos += len(chunk)
+    return b"".join(parts)
+
+
+def iter_lines(fd: int, start: int, end: int) -> Iterator[tuple[int, bytes, bool]]:
+    """``(offset, line, complete)`` for each line in ``[start, end)``, in bounded memory.
+
+    ``complete`` is False only for a last piece with no newline after it.
+    """
+    pos = start
+    carry = b""
+    carry_at = start
+    while pos < end:
+        chunk = os.pread(fd, min(READ_CHUNK, end - pos), pos)
+        if not chunk:
+            break
+        pos += len(chunk)
+        lines = (carry + chunk if carry else chunk).split(b"\n")
+        carry = lines.pop()
+        offset = carry_at
+        for line in lines:
+            yield offset, line, True
+            offset += len(line) + 1
+        carry_at = offset
+    if carry:
+        yield carry_at, carry, False
+
+
+def fsync_dir(path: Path) -> None:
+    """Make a directory's entries (a new, renamed or removed file) durable."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def make_dirs(path: Path, *, durable: bool) -> None:
+    """``mkdir -p`` that, when ``durable``, fsyncs each parent that gained an entry."""
+    missing: list[Path] = []
+    here = path
+    while not here.is_dir() and here != here.parent:
+        missing.append(here)
+        here = here.parent
+    for folder in reversed(missing):
+        try:
+            folder.mkdir()
+        except FileExistsError:
+            if not folder.is_dir():
+                raise
+            continue
+        if durable:
+            fsync_dir(folder.parent)
+
+
+def resolve_under(root: Path, candidate: Path) -> Path:
+    """``candidate`` with symlinks resolved, refused unless it stays inside ``root``.
+
+    Keys are validated before they get here; this is defence in depth against a
+    symlink inside the store pointing elsewhere, or a key forged around validation.
+    """
+    try:
+        resolved = candidate.resolve()
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:
+            raise InvalidKeyError(
+                f"path {str(candidate)!r} is too long for this filesystem"
+            ) from None
+        raise
+    if resolved != root and not resolved.is_relative_to(root):
+        raise InvalidKeyError(
+            f"{str(candidate)!r} resolves to {str(resolved)!r}, outside the store at {str(root)!r}"
+        )
+    return resolved

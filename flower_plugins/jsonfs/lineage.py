@@ -1,0 +1,178 @@
+"""The ``json`` lineage store: ``runs/lineage.json`` in the seed's exact shape.
+
+``{"workspace": ..., "woke": N, "steps": {step: session_id}}`` plus any field a newer
+flower wrote, kept and written back. A file that is missing, corrupt, truncated, not
+an object or for another workspace reads as ``None``: a silent fresh start (seed).
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import logging
+import os
+import secrets
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from flower.core.errors import FlowerError
+from flower.core.records import LineageRecord
+from flower_plugins.jsonfs._fs import fsync_dir, make_dirs, write_all
+
+log = logging.getLogger("flower.jsonfs")
+
+FILENAME = "lineage.json"
+_CORE_FIELDS = ("workspace", "woke", "steps")
+
+
+class InvalidLineageError(FlowerError, ValueError):
+    """A lineage record that cannot be written in the seed's shape."""
+
+
+class ArchiveConflictError(FlowerError):
+    """``archive`` would overwrite a file already in the archive folder."""
+
+
+class JsonLineageStore:
+    """One workspace's lineage in one JSON file, replaced atomically on every save."""
+
+    def __init__(self, path: str | os.PathLike[str], *, fsync: bool = True) -> None:
+        self.path = Path(path).expanduser().absolute()
+        self.fsync = fsync
+
+    @property
+    def url(self) -> str:
+        return f"file://{self.path}"
+
+    def __repr__(self) -> str:
+        return f"JsonLineageStore({str(self.path)!r})"
+
+    def load(self, workspace: str) -> LineageRecord | None:
+        try:
+            raw = self.path.read_bytes()
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            return None
+        record = parse_lineage(raw)
+        if record is None:
+            log.info("%s is not a lineage record; starting fresh", self.path)
+            return None
+        if record.workspace != workspace:
+            log.info(
+                "%s belongs to workspace %r, not %r; starting fresh",
+                self.path,
+                record.workspace,
+                workspace,
+            )
+            return None
+        return record
+
+    def save(self, record: LineageRecord) -> None:
+        data = render_lineage(record)
+        make_dirs(self.path.parent, durable=self.fsync)
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+        try:
+            try:
+                write_all(fd, data)
+                if self.fsync:
+                    os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(tmp, self.path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        if self.fsync:
+            fsync_dir(self.path.parent)
+
+    def archive(self, into: Path, extra: Sequence[Path] = ()) -> Path:
+        """Move lineage.json and each existing ``extra`` file into ``into``; return it.
+
+        Every destination is checked first, so a name clash moves nothing.
+        """
+        into = Path(into)
+        moves = [(src, into / src.name) for src in (self.path, *map(Path, extra)) if src.is_file()]
+        for src, dest in moves:
+            if dest.exists():
+                raise ArchiveConflictError(
+                    f"cannot archive {str(src)!r}: {str(dest)!r} already exists; nothing moved"
+                )
+        names = [dest.name for _, dest in moves]
+        if len(set(names)) != len(names):
+            raise ArchiveConflictError(
+                f"cannot archive files sharing a name into {str(into)!r}: {names}; nothing moved"
+            )
+        make_dirs(into, durable=self.fsync)
+        for src, dest in moves:
+            _move(src, dest)
+        if self.fsync:
+            for folder in {into, *(src.parent for src, _ in moves)}:
+                fsync_dir(folder)
+        return into
+
+
+def _move(src: Path, dest: Path) -> None:
+    try:
+        os.replace(src, dest)
+    except OSError as exc:
+        if exc.errno != errno.EXDEV:
+            raise
+        shutil.move(src, dest)
+
+
+def parse_lineage(raw: bytes) -> LineageRecord | None:
+    """A record from lineage.json's bytes, or ``None`` for anything not in its shape."""
+    try:
+        data = msgspec.json.decode(raw)
+    except msgspec.DecodeError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    workspace, woke, steps = data.get("workspace"), data.get("woke", 0), data.get("steps", {})
+    if not isinstance(workspace, str) or not workspace:
+        return None
+    if not isinstance(woke, int) or isinstance(woke, bool) or woke < 0:
+        return None
+    if not isinstance(steps, dict) or not all(isinstance(v, str) for v in steps.values()):
+        return None
+    extra = {k: v for k, v in data.items() if k not in _CORE_FIELDS}
+    return LineageRecord(workspace=workspace, woke=woke, steps=dict(steps), extra=extra)
+
+
+def render_lineage(record: LineageRecord) -> bytes:
+    """The seed's shape, unknown fields after the three known ones; readable CJK."""
+    check_record(record)
+    data: dict[str, Any] = {
+        "workspace": record.workspace,
+        "woke": record.woke,
+        "steps": dict(record.steps),
+    }
+    data.update({k: v for k, v in record.extra.items() if k not in _CORE_FIELDS})
+    return (json.dumps(data, ensure_ascii=False, indent=2, allow_nan=False) + "\n").encode()
+
+
+def check_record(record: LineageRecord) -> None:
+    if not isinstance(record, LineageRecord):
+        raise InvalidLineageError(f"expected a LineageRecord, got {type(record).__name__}")
+    if not isinstance(record.workspace, str) or not record.workspace:
+        raise InvalidLineageError(f"workspace must be a non-empty string, got {record.workspace!r}")
+    if not isinstance(record.woke, int) or isinstance(record.woke, bool) or record.woke < 0:
+        raise InvalidLineageError(f"woke must be a non-negative int, got {record.woke!r}")
+    if not isinstance(record.steps, dict):
+        raise InvalidLineageError(f"steps must be a dict, got {type(record.steps).__name__}")
+    for step, session_id in record.steps.items():
+        if not isinstance(step, str) or not isinstance(session_id, str):
+            raise InvalidLineageError(
+                f"steps must map step names to session ids (str -> str), got {step!r}: "
+                f"{session_id!r}"
+            )
+    if not isinstance(record.extra, dict) or not all(isinstance(k, str) for k in record.extra):
+        raise InvalidLineageError("extra must be a dict with string keys")
+    try:
+        json.dumps(record.extra, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidLineageError(f"extra fields are not JSON-safe: {exc}") from None

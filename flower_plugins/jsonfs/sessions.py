@@ -1,0 +1,413 @@
+"""The ``jsonfs`` session store: Claude Code's own transcript layout on disk.
+
+``<root>/<project_key>/<session_id>.jsonl`` holds a main transcript and
+``<root>/<project_key>/<session_id>/<subpath>.jsonl`` its subkeys, one JSON entry per
+line. Every append takes an exclusive ``flock`` on the file for its read-check-write,
+so several processes may append to one session at once without losing or doubling an
+entry, and is fsynced before it returns.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import logging
+import os
+import shutil
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+
+from flower.core.entries import decode_entry, encode_entries
+from flower.core.errors import InvalidKeyError, StoreUnavailableError
+from flower.core.protocols import SessionStoreBase
+from flower.core.records import Entry, SessionInfo, SessionKey, check_name, check_subpath
+from flower_plugins.jsonfs._fs import (
+    fsync_dir,
+    iter_lines,
+    make_dirs,
+    read_range,
+    resolve_under,
+    write_all,
+)
+
+log = logging.getLogger("flower.jsonfs")
+
+SUFFIX = ".jsonl"
+_BACKWARD_CHUNK = 1 << 16
+
+ProblemKind = Literal["torn-tail", "corrupt-line", "not-an-object"]
+
+
+@dataclass(frozen=True)
+class LoadProblem:
+    """A line that a load skipped instead of failing; see :meth:`JsonfsSessionStore.problems`."""
+
+    path: str
+    line: int
+    """1-based line number."""
+    offset: int
+    """Byte offset of the line's first byte."""
+    kind: ProblemKind
+    """``torn-tail``: an unterminated last line (a crash mid-write); ``corrupt-line``:
+    a terminated line that is not JSON (usually an older torn tail); ``not-an-object``:
+    valid JSON that is not an entry."""
+    detail: str
+
+
+class _UuidOnly(msgspec.Struct):
+    uuid: Any = None
+
+
+_uuid_decoder = msgspec.json.Decoder(_UuidOnly)
+
+
+@dataclass
+class _UuidIndex:
+    """The uuids of one file's complete lines, extended incrementally (files only grow)."""
+
+    inode: int
+    scanned_to: int = 0
+    uuids: set[str] = field(default_factory=set)
+
+    def catch_up(self, fd: int, size: int) -> None:
+        for offset, line, complete in iter_lines(fd, self.scanned_to, size):
+            if not complete:
+                break
+            self.scanned_to = offset + len(line) + 1
+            if b'"uuid"' not in line:
+                continue
+            try:
+                uid = _uuid_decoder.decode(line).uuid
+            except msgspec.DecodeError:
+                continue
+            if isinstance(uid, str):
+                self.uuids.add(uid)
+
+
+class JsonfsSessionStore(SessionStoreBase):
+    """Transcripts as ``.jsonl`` files in Claude Code's ``~/.claude/projects`` layout."""
+
+    def __init__(self, root: str | os.PathLike[str], *, fsync: bool = True) -> None:
+        root_path = Path(root).expanduser().absolute()
+        if root_path.exists() and not root_path.is_dir():
+            raise StoreUnavailableError(
+                f"jsonfs root {str(root_path)!r} exists but is not a folder"
+            )
+        self.root = root_path.resolve()
+        self.fsync = fsync
+        self._indexes: dict[str, _UuidIndex] = {}
+        self._problems: dict[str, list[LoadProblem]] = {}
+
+    @property
+    def url(self) -> str:
+        """A URL that :func:`flower.open_session_store` opens to this same store."""
+        return f"jsonfs://{self.root}"
+
+    def __repr__(self) -> str:
+        return f"JsonfsSessionStore({str(self.root)!r}, fsync={self.fsync})"
+
+    # -- paths -------------------------------------------------------------------
+
+    def _path(self, key: SessionKey) -> Path:
+        # SessionKey validates itself; checking again catches keys forged around it.
+        check_name("project_key", key.project_key)
+        check_name("session_id", key.session_id)
+        base = self.root / key.project_key
+        if key.subpath is None:
+            candidate = base / f"{key.session_id}{SUFFIX}"
+        else:
+            check_subpath(key.subpath)
+            candidate = base / key.session_id / f"{key.subpath}{SUFFIX}"
+        return resolve_under(self.root, candidate)
+
+    def _project_dir(self, project_key: str) -> Path:
+        check_name("project_key", project_key)
+        return resolve_under(self.root, self.root / project_key)
+
+    # -- writing -----------------------------------------------------------------
+
+    def append(self, key: SessionKey, entries: Sequence[Entry]) -> None:
+        lines = encode_entries(entries)
+        if not lines:
+            return
+        path = self._path(key)
+        make_dirs(path.parent, durable=self.fsync)
+        created = not path.exists()
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as exc:
+            if exc.errno == errno.ENAMETOOLONG:
+                raise InvalidKeyError(f"{key} is too long for this filesystem") from None
+            raise
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            self._append_locked(fd, str(path), entries, lines)
+        finally:
+            os.close(fd)  # also releases the lock
+        if created and self.fsync:
+            fsync_dir(path.parent)
+
+    def _append_locked(
+        self, fd: int, path: str, entries: Sequence[Entry], lines: list[bytes]
+    ) -> None:
+        st = os.fstat(fd)
+        index = self._indexes.get(path)
+        if index is None or index.inode != st.st_ino or index.scanned_to > st.st_size:
+            index = _UuidIndex(st.st_ino)
+        index.catch_up(fd, st.st_size)
+        self._indexes[path] = index
+
+        fresh: set[str] = set()
+        out: list[bytes] = []
+        for entry, line in zip(entries, lines, strict=True):
+            uid = entry.get("uuid")
+            if uid is not None:
+                if uid in index.uuids or uid in fresh:
+                    continue
+                fresh.add(uid)
+            out.append(line)
+        if not out:
+            return
+        # A torn last line from a crash stays as written; we only start on a new line.
+        torn = st.st_size > index.scanned_to
+        payload = (b"\n" if torn else b"") + b"\n".join(out) + b"\n"
+        write_all(fd, payload)
+        if self.fsync:
+            os.fdatasync(fd)
+        index.uuids |= fresh
+        index.scanned_to = st.st_size + len(payload)
+
+    # -- reading -----------------------------------------------------------------
+
+    def _open_snapshot(self, key: SessionKey) -> tuple[int, int, str] | None:
+        """Open ``key``'s file and note its size while no append is half-written."""
+        path = self._path(key)
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            return None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH)
+            size = os.fstat(fd).st_size
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd, size, str(path)
+
+    def load(self, key: SessionKey) -> list[Entry] | None:
+        opened = self._open_snapshot(key)
+        if opened is None:
+            return None
+        fd, size, path = opened
+        try:
+            data = read_range(fd, 0, size)
+        finally:
+            os.close(fd)
+        entries: list[Entry] = []
+        problems: list[LoadProblem] = []
+        pieces = data.split(b"\n")
+        offset = 0
+        last = len(pieces) - 1
+        for number, line in enumerate(pieces, start=1):
+            entry = _parse_line(path, number, offset, line, number - 1 < last, problems)
+            if entry is not None:
+                entries.append(entry)
+            offset += len(line) + 1
+        self._record_problems(path, problems)
+        return entries
+
+    def iter_entries(self, key: SessionKey) -> Iterator[Entry]:
+        opened = self._open_snapshot(key)
+        if opened is None:
+            return
+        fd, size, path = opened
+        problems: list[LoadProblem] = []
+        try:
+            for number, (offset, line, complete) in enumerate(iter_lines(fd, 0, size), start=1):
+                entry = _parse_line(path, number, offset, line, complete, problems)
+                if entry is not None:
+                    yield entry
+        finally:
+            os.close(fd)
+        self._record_problems(path, problems)
+
+    def problems(self, key: SessionKey) -> list[LoadProblem]:
+        """Lines the last load (or full iteration) of ``key`` skipped; empty if none."""
+        return list(self._problems.get(str(self._path(key)), []))
+
+    def _record_problems(self, path: str, problems: list[LoadProblem]) -> None:
+        if problems:
+            self._problems[path] = problems
+            for problem in problems:
+                log.warning(
+                    "%s line %d (byte %d): skipped %s: %s",
+                    problem.path,
+                    problem.line,
+                    problem.offset,
+                    problem.kind,
+                    problem.detail,
+                )
+        else:
+            self._problems.pop(path, None)
+
+    def exists(self, key: SessionKey) -> bool:
+        return self._path(key).is_file()
+
+    def last_usage(self, key: SessionKey) -> dict[str, Any] | None:
+        """Read backwards from the end of the file until an assistant entry has usage."""
+        opened = self._open_snapshot(key)
+        if opened is None:
+            return None
+        fd, size, _ = opened
+        try:
+            for line in _lines_backwards(fd, size):
+                if b'"assistant"' not in line:
+                    continue
+                try:
+                    entry = decode_entry(line)
+                except msgspec.DecodeError:
+                    continue
+                if not isinstance(entry, dict) or entry.get("type") != "assistant":
+                    continue
+                message = entry.get("message")
+                usage = message.get("usage") if isinstance(message, dict) else None
+                if usage:
+                    return usage
+        finally:
+            os.close(fd)
+        return None
+
+    # -- listing -----------------------------------------------------------------
+
+    def list_sessions(self, project_key: str) -> list[SessionInfo]:
+        folder = self._project_dir(project_key)
+        infos: list[SessionInfo] = []
+        try:
+            scan = list(os.scandir(folder))
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        for item in scan:
+            session_id = item.name[: -len(SUFFIX)]
+            if not item.name.endswith(SUFFIX) or not _valid_name(session_id):
+                continue
+            try:
+                if not item.is_file():
+                    continue
+                mtime_ns = item.stat().st_mtime_ns
+            except FileNotFoundError:
+                continue  # deleted while we listed
+            infos.append(SessionInfo(session_id, mtime_ns // 1_000_000))
+        infos.sort(key=lambda info: (-info.mtime_ms, info.session_id))
+        return infos
+
+    def list_projects(self) -> list[str]:
+        try:
+            scan = list(os.scandir(self.root))
+        except FileNotFoundError:
+            return []
+        return sorted(
+            item.name
+            for item in scan
+            if not item.name.startswith(".") and _valid_name(item.name) and item.is_dir()
+        )
+
+    def list_subkeys(self, key: SessionKey) -> list[str]:
+        main = key.main
+        folder = resolve_under(self.root, self.root / main.project_key / main.session_id)
+        if not folder.is_dir():
+            return []
+        found: list[str] = []
+        for path in folder.rglob(f"*{SUFFIX}"):
+            relative = path.relative_to(folder).as_posix()[: -len(SUFFIX)]
+            if path.is_file() and _valid_subpath(relative):
+                found.append(relative)
+        return sorted(found)
+
+    def find_session(self, session_id: str) -> SessionKey | None:
+        check_name("session_id", session_id)
+        for project in self.list_projects():
+            if (self.root / project / f"{session_id}{SUFFIX}").is_file():
+                return SessionKey(project, session_id)
+        return None
+
+    # -- deleting ----------------------------------------------------------------
+
+    def delete(self, key: SessionKey) -> None:
+        path = self._path(key)
+        doomed = [path]
+        if key.subpath is None:
+            folder = resolve_under(self.root, self.root / key.project_key / key.session_id)
+            if folder.is_dir():
+                doomed.extend(folder.rglob(f"*{SUFFIX}"))
+                shutil.rmtree(folder)
+        path.unlink(missing_ok=True)
+        for gone in doomed:
+            self._indexes.pop(str(gone), None)
+            self._problems.pop(str(gone), None)
+        if self.fsync and path.parent.is_dir():
+            fsync_dir(path.parent)
+
+    def close(self) -> None:
+        self._indexes.clear()
+        self._problems.clear()
+
+
+def _parse_line(
+    path: str,
+    number: int,
+    offset: int,
+    line: bytes,
+    complete: bool,
+    problems: list[LoadProblem],
+) -> Entry | None:
+    if not line.strip():
+        return None
+    try:
+        entry = decode_entry(line)
+    except msgspec.DecodeError as exc:
+        kind: ProblemKind = "corrupt-line" if complete else "torn-tail"
+        problems.append(LoadProblem(path, number, offset, kind, f"{len(line)} bytes: {exc}"))
+        return None
+    if not isinstance(entry, dict):
+        problems.append(
+            LoadProblem(path, number, offset, "not-an-object", f"a {type(entry).__name__}")
+        )
+        return None
+    return entry
+
+
+def _lines_backwards(fd: int, size: int) -> Iterator[bytes]:
+    """The file's lines from the last to the first; reads grow so a huge line costs O(n)."""
+    pos = size
+    tail = b""
+    step = _BACKWARD_CHUNK
+    while pos > 0:
+        step = min(max(step, len(tail)), pos)
+        pos -= step
+        buf = os.pread(fd, step, pos) + tail
+        lines = buf.split(b"\n")
+        tail = lines[0]
+        yield from reversed(lines[1:])
+    if tail:
+        yield tail
+
+
+def _valid_name(name: str) -> bool:
+    try:
+        check_name("name", name)
+    except InvalidKeyError:
+        return False
+    return True
+
+
+def _valid_subpath(subpath: str) -> bool:
+    try:
+        check_subpath(subpath)
+    except InvalidKeyError:
+        return False
+    return True
