@@ -1,0 +1,213 @@
+"""Lineage: which session each step of a workspace used, kept across processes.
+
+Two invariants from the seed page (docs/continuity.md):
+
+1. A session id is written the instant it exists (:meth:`Lineage.record_session`),
+   not at a step boundary; a failed write (``OSError``) is swallowed, it never stops
+   the run.
+2. Anything that does not match is a silent fresh start, never an error: a corrupt
+   record, a record for another workspace path, a store that cannot be opened.
+   Sessions missing from the session store are filtered by the workflow with
+   ``runtime.has_session`` before use.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from flower.core.protocols import LineageStore
+from flower.core.records import LineageRecord
+
+log = logging.getLogger(__name__)
+
+
+def workspace_identity(workspace: str | os.PathLike[str], settings: Any = None) -> str:
+    """What lineage records as ``workspace``: the configured id, else the real path."""
+    configured = getattr(getattr(settings, "lineage", None), "workspace_id", None)
+    if configured:
+        return str(configured)
+    return os.path.realpath(Path(workspace).expanduser())
+
+
+def archive_dir(workspace: str | os.PathLike[str], now: float | None = None) -> Path:
+    """``<workspace>/notes/archive/<YYYYmmdd-HHMMSS>/``, where ``--new`` archives to."""
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(now))
+    return Path(workspace) / "notes" / "archive" / stamp
+
+
+def _settings_for(settings: Any, run_dir: str | os.PathLike[str] | None) -> Any:
+    from flower.core.config import Settings, load_settings
+
+    if settings is None:
+        settings = load_settings().settings
+    if run_dir is not None and isinstance(settings, Settings):
+        settings = msgspec.structs.replace(settings, run_dir=str(run_dir))
+    return settings
+
+
+class _NoStore:
+    """Stand-in when the configured lineage store cannot be opened: remembers nothing."""
+
+    def load(self, workspace: str) -> LineageRecord | None:
+        return None
+
+    def save(self, record: LineageRecord) -> None:
+        return None
+
+    def archive(self, into: Path, extra: Sequence[Path] = ()) -> Path | None:
+        moved = [p for p in extra if p.exists()]
+        if not moved:
+            return None
+        into.mkdir(parents=True, exist_ok=True)
+        for path in moved:
+            os.replace(path, into / path.name)
+        return into
+
+
+class Lineage:
+    """The lineage record of one workspace, bound to the store that persists it."""
+
+    def __init__(
+        self,
+        store: LineageStore,
+        workspace: str,
+        record: LineageRecord | None = None,
+    ) -> None:
+        self.store = store
+        self.workspace = workspace
+        self.found = record is not None
+        """Whether a matching record was on disk when this lineage was loaded."""
+        self.record = record if record is not None else LineageRecord(workspace=workspace)
+
+    @classmethod
+    def open_store(
+        cls, *, settings: Any = None, run_dir: str | os.PathLike[str] | None = None
+    ) -> LineageStore:
+        """The configured lineage store; a store that cannot be opened remembers nothing."""
+        from flower.stores.open import open_lineage_store
+
+        try:
+            return open_lineage_store(settings=_settings_for(settings, run_dir))
+        except Exception as exc:  # continuity is an extra: never block the work
+            log.warning("lineage store unavailable, continuing without continuity: %s", exc)
+            return _NoStore()
+
+    @classmethod
+    def load(
+        cls,
+        workspace: str | os.PathLike[str] = ".",
+        *,
+        settings: Any = None,
+        run_dir: str | os.PathLike[str] | None = None,
+        store: LineageStore | None = None,
+    ) -> Lineage:
+        """The record for ``workspace``, or a fresh one. Never raises."""
+        try:
+            settings = _settings_for(settings, run_dir)
+        except Exception as exc:
+            log.warning("settings unavailable for lineage: %s", exc)
+            settings = None
+        ident = workspace_identity(workspace, settings)
+        if store is None:
+            store = cls.open_store(settings=settings)
+        record: LineageRecord | None
+        try:
+            record = store.load(ident)
+        except Exception as exc:  # corrupt or unreadable: start fresh, silently
+            log.debug("lineage unreadable, starting fresh: %s", exc)
+            record = None
+        if not _is_valid(record, ident):
+            record = None
+        return cls(store, ident, record)
+
+    # -- reading ---------------------------------------------------------------
+
+    @property
+    def woke(self) -> int:
+        return self.record.woke
+
+    @property
+    def steps(self) -> dict[str, str]:
+        """A copy of ``{step name: session id}``."""
+        return dict(self.record.steps)
+
+    def live_steps(self, has_session: Callable[[str], bool]) -> dict[str, str]:
+        """Only the steps whose session is still in the session store."""
+        live: dict[str, str] = {}
+        for name, sid in self.record.steps.items():
+            try:
+                alive = bool(has_session(sid))
+            except Exception:
+                alive = False
+            if alive:
+                live[name] = sid
+        return live
+
+    # -- writing ---------------------------------------------------------------
+
+    def save(self) -> bool:
+        """Persist the record; ``False`` when the write failed (never raises OSError)."""
+        try:
+            self.store.save(self.record)
+        except OSError as exc:
+            log.debug("lineage write failed (ignored): %s", exc)
+            return False
+        except Exception as exc:
+            log.warning("lineage write failed (ignored): %s", exc)
+            return False
+        return True
+
+    def record_session(self, step: str, session_id: str) -> None:
+        """Point ``step`` at ``session_id`` and write it at once."""
+        if self.record.steps.get(step) == session_id:
+            return
+        self.record.steps[step] = session_id
+        self.save()
+
+    def forget(self, step: str) -> None:
+        """Drop ``step``'s session (its next run starts fresh)."""
+        if self.record.steps.pop(step, None) is not None:
+            self.save()
+
+    def bump_woke(self) -> int:
+        """Count one more wake and write it; returns the new count (1 on a first run)."""
+        self.record.woke += 1
+        self.save()
+        return self.record.woke
+
+    def archive(
+        self, into: str | os.PathLike[str], extra: Sequence[str | os.PathLike[str]] = ()
+    ) -> Path | None:
+        """Move the record and ``extra`` files (brief, goals) together into ``into``.
+
+        ``steps`` and ``woke`` are reset; the session store is never touched, every
+        transcript stays readable.
+        """
+        target = Path(into)
+        result = self.store.archive(target, [Path(p) for p in extra])
+        self.record = LineageRecord(workspace=self.workspace)
+        self.found = False
+        return result
+
+
+def _is_valid(record: Any, ident: str) -> bool:
+    if not isinstance(record, LineageRecord):
+        return False
+    if record.workspace != ident:
+        return False
+    if not isinstance(record.woke, int) or record.woke < 0:
+        return False
+    steps = record.steps
+    return isinstance(steps, dict) and all(
+        isinstance(k, str) and isinstance(v, str) and v for k, v in steps.items()
+    )
+
+
+__all__ = ["Lineage", "archive_dir", "workspace_identity"]

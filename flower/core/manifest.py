@@ -1,0 +1,132 @@
+"""``runs/manifest.json``: one JSON line per step run, safe with many processes.
+
+Every line holds every :class:`~flower.runtime.spec.StepResult` field plus
+``duration_s`` (a property, which ``asdict`` misses) and ``run``, the process stamp
+``YYYYmmdd-HHMMSS-<6 hex>``. A write never overwrites other processes' work: under an
+exclusive ``fcntl`` lock it re-reads the file, replaces this process's lines by its
+latest set (de-duplicated by ``run``), keeps every other line byte for byte, and
+swaps the file in atomically (tmp + ``os.replace``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import fcntl
+import json
+import os
+import secrets
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+MANIFEST_NAME = "manifest.json"
+
+_run_id: tuple[int, str] | None = None
+_lines: dict[str, list[str]] = {}
+"""This process's lines, by resolved manifest path (one list per file)."""
+_guard = threading.Lock()
+
+
+def run_id() -> str:
+    """This process's stamp, ``YYYYmmdd-HHMMSS-<6 hex>``; a forked child gets its own."""
+    global _run_id, _lines
+    pid = os.getpid()
+    if _run_id is None or _run_id[0] != pid:
+        if _run_id is not None:
+            _lines = {}  # a forked child must not claim its parent's lines
+        stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime())
+        _run_id = (pid, f"{stamp}-{secrets.token_hex(3)}")
+    return _run_id[1]
+
+
+def result_line(result: Any, run: str | None = None) -> dict[str, Any]:
+    """The manifest row of one StepResult: every field, ``duration_s`` and ``run``."""
+    row = dataclasses.asdict(result)
+    row["duration_s"] = result.duration_s
+    row["run"] = run or run_id()
+    return row
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    lock_path = path.with_name(path.name + ".lock")
+    with open(lock_path, "a+b") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def _line_run(line: str) -> str | None:
+    try:
+        row = json.loads(line)
+    except ValueError:
+        return None
+    return row.get("run") if isinstance(row, dict) else None
+
+
+class Manifest:
+    """The manifest of one run directory, as seen by this process."""
+
+    def __init__(self, run_dir: str | os.PathLike[str] = "runs") -> None:
+        self.path = Path(run_dir) / MANIFEST_NAME
+
+    @property
+    def run(self) -> str:
+        return run_id()
+
+    def record(self, result: Any) -> None:
+        """Add one StepResult and flush the file."""
+        line = json.dumps(result_line(result, self.run), ensure_ascii=False, default=str)
+        with _guard:
+            key = str(self.path.resolve())
+            run_id()  # resets the per-process lines after a fork
+            _lines.setdefault(key, []).append(line)
+            mine = list(_lines[key])
+        self._flush(mine)
+
+    def _flush(self, mine: list[str]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        me = self.run
+        with _locked(self.path):
+            try:
+                existing = self.path.read_text(encoding="utf-8").splitlines()
+            except FileNotFoundError:
+                existing = []
+            # Unparsable lines are someone's data too: kept as they are.
+            others = [ln for ln in existing if ln.strip() and _line_run(ln) != me]
+            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+            with open(tmp, "w", encoding="utf-8") as out:
+                out.write("".join(f"{ln}\n" for ln in [*others, *mine]))
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(tmp, self.path)
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Every parsable line of the file (all processes), in file order."""
+        return read_manifest(self.path.parent)
+
+
+def read_manifest(run_dir: str | os.PathLike[str] = "runs") -> list[dict[str, Any]]:
+    """The parsable rows of ``<run_dir>/manifest.json``; missing file -> ``[]``."""
+    path = Path(run_dir) / MANIFEST_NAME
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    rows = []
+    for line in text.splitlines():
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(row, dict):
+            rows.append(row)
+    return rows
+
+
+__all__ = ["MANIFEST_NAME", "Manifest", "read_manifest", "result_line", "run_id"]
