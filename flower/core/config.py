@@ -30,9 +30,9 @@ class SessionsConfig(_Section):
     backend: str = "sqlite"
     """sqlite | postgres | jsonfs | any plugin's backend name."""
     url: str | None = None
-    """Defaults to ``sqlite:///<run_dir>/sessions.db`` for sqlite, ``<run_dir>/transcripts`` for jsonfs."""
+    """Default: ``sqlite:///<run_dir>/sessions.db`` (jsonfs: ``<run_dir>/transcripts``)."""
     synchronous: Literal["normal", "full"] = "normal"
-    """SQLite durability: ``normal`` (WAL, survives a killed process) or ``full`` (fsync each commit)."""
+    """SQLite durability: ``normal`` (WAL; survives a killed process) or ``full`` (fsync)."""
     auto_migrate: bool = False
     """Upgrade a Postgres schema on open instead of asking for ``flower db upgrade``."""
     options: dict[str, Any] = msgspec.field(default_factory=dict)
@@ -50,8 +50,22 @@ class LineageConfig(_Section):
 
 DEFAULT_POLICIES = ["synthetic-errors", "denials", "interrupted", "ephemeral"]
 DEFAULT_EPHEMERAL = [
-    "git status", "git diff", "git log", "ls", "pwd", "date", "ps", "top", "df", "du",
-    "free", "uptime", "whoami", "env", "docker ps", "kubectl get",
+    "git status",
+    "git diff",
+    "git log",
+    "ls",
+    "pwd",
+    "date",
+    "ps",
+    "top",
+    "df",
+    "du",
+    "free",
+    "uptime",
+    "whoami",
+    "env",
+    "docker ps",
+    "kubectl get",
 ]
 
 
@@ -220,9 +234,7 @@ def _toml_key(path: str, table: str = "tool.flower") -> str:
     return f"[{table}.{'.'.join(parts[:-1])}] {parts[-1]}"
 
 
-def decode_section(
-    data: Any, struct: type[Any], where: str, table: str = "tool.flower"
-) -> Any:
+def decode_section(data: Any, struct: type[Any], where: str, table: str = "tool.flower") -> Any:
     """Decode a table into ``struct``; errors name ``where``, the key and the reason."""
     try:
         return msgspec.convert(data, struct)
@@ -256,13 +268,13 @@ def _env_overrides(environ: Mapping[str, str]) -> dict[str, tuple[str, str]]:
     for var, raw in environ.items():
         if not var.startswith("FLOWER_"):
             continue
-        name = var[len("FLOWER_"):].lower()
+        name = var[len("FLOWER_") :].lower()
         if name in top:
             found[name] = (var, raw)
             continue
         for section, struct in SECTIONS.items():
             if name.startswith(section + "_"):
-                key = name[len(section) + 1:]
+                key = name[len(section) + 1 :]
                 if key in {f.name for f in msgspec.structs.fields(struct)}:
                     found[f"{section}.{key}"] = (var, raw)
     return found

@@ -115,7 +115,9 @@ class Registry:
             if base in reg.schemes:
                 return reg
         known = sorted({s for r in self._items[kind].values() for s in r.schemes})
-        raise PluginError(f"no backend handles URLs of scheme {scheme!r}; known: {', '.join(known)}")
+        raise PluginError(
+            f"no backend handles URLs of scheme {scheme!r}; known: {', '.join(known)}"
+        )
 
 
 def _report(infos: list[PluginInfo], name: str, error: str) -> None:
@@ -133,8 +135,12 @@ def _entry_points() -> list[metadata.EntryPoint]:
 
 
 def _register_module(
-    pm: pluggy.PluginManager, infos: list[PluginInfo], name: str, module: ModuleType,
-    dist: str | None, version: str | None,
+    pm: pluggy.PluginManager,
+    infos: list[PluginInfo],
+    name: str,
+    module: ModuleType,
+    dist: str | None,
+    version: str | None,
 ) -> None:
     if pm.get_plugin(name) is not None:
         return
@@ -143,7 +149,9 @@ def _register_module(
     infos.append(PluginInfo(name, module.__name__, dist, version, hooks))
 
 
-def build_plugin_manager(extra: list[ModuleType] | None = None) -> tuple[pluggy.PluginManager, list[PluginInfo]]:
+def build_plugin_manager(
+    extra: list[ModuleType] | None = None,
+) -> tuple[pluggy.PluginManager, list[PluginInfo]]:
     """Load every entry point of group ``flower`` one by one; report, never crash."""
     pm = pluggy.PluginManager(GROUP)
     pm.add_hookspecs(hookspecs)
@@ -154,7 +162,9 @@ def build_plugin_manager(extra: list[ModuleType] | None = None) -> tuple[pluggy.
         try:
             module = ep.load()
         except Exception as exc:
-            infos.append(PluginInfo(ep.name, ep.value, dist, version, error=f"{type(exc).__name__}: {exc}"))
+            infos.append(
+                PluginInfo(ep.name, ep.value, dist, version, error=f"{type(exc).__name__}: {exc}")
+            )
             _report(infos, ep.name, f"failed to import {ep.value}: {type(exc).__name__}: {exc}")
             continue
         try:

@@ -19,9 +19,7 @@ def check_name(what: str, value: str) -> str:
     if not isinstance(value, str) or not value:
         raise InvalidKeyError(f"{what} must be a non-empty string, got {value!r}")
     if value in (".", "..") or any(ch in value for ch in _FORBIDDEN_IN_NAME):
-        raise InvalidKeyError(
-            f"{what} {value!r} is not allowed: no '/', '\\', NUL, '.' or '..'"
-        )
+        raise InvalidKeyError(f"{what} {value!r} is not allowed: no '/', '\\', NUL, '.' or '..'")
     return value
 
 

@@ -25,7 +25,9 @@ def _options(reg: Registration, raw: dict[str, Any], table: str) -> Any:
     return decode_section(raw, reg.options, "configuration", table=table)
 
 
-def open_session_store(url: str | None = None, *, settings: Settings | None = None) -> SessionStoreBase:
+def open_session_store(
+    url: str | None = None, *, settings: Settings | None = None
+) -> SessionStoreBase:
     """Open the session store ``url`` names, or the configured one when ``url`` is None."""
     settings = settings or load_settings().settings
     registry = get_registry()

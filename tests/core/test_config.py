@@ -44,7 +44,9 @@ def test_env_overrides_pyproject_and_flags_override_env(tmp_path: Path) -> None:
     loaded = load_settings(tmp_path, environ=env)
     assert loaded.settings.resilience.max_attempts == 4
     assert loaded.sources["resilience.max_attempts"] == "env FLOWER_RESILIENCE_MAX_ATTEMPTS"
-    loaded = load_settings(tmp_path, environ=env, overrides={"run_dir": "cli", "sessions.url": None})
+    loaded = load_settings(
+        tmp_path, environ=env, overrides={"run_dir": "cli", "sessions.url": None}
+    )
     assert loaded.settings.run_dir == "cli"
     assert loaded.sources["run_dir"] == "command line"
     assert loaded.settings.sessions.url is None

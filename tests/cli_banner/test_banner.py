@@ -1,0 +1,43 @@
+from __future__ import annotations
+
+from flower.cli.banner import human_tokens, short_path, step_header, wake_banner
+
+
+def test_seed_example_line() -> None:
+    line = wake_banner(
+        "/home/you/explore/test-ide",
+        woke=3,
+        brief_confirmed=True,
+        goals=15,
+        work_step="干活",
+        context_tokens=80_213,
+        home="/home/you",
+    )
+    expected = "<- 在 ~/explore/test-ide 接上上次  需求已确认 · 目标 15 条 · 干活上下文 80.2K"
+    assert line == expected + " · 第 3 次唤醒"
+
+
+def test_goals_only_when_non_empty_and_context_only_when_known() -> None:
+    line = wake_banner(
+        "/srv/p", woke=2, brief_confirmed=True, goals=0, work_step="干活", context_tokens=None
+    )
+    assert line == "<- 在 /srv/p 接上上次  需求已确认 · 第 2 次唤醒"
+
+
+def test_human_tokens() -> None:
+    assert human_tokens(999) == "999"
+    assert human_tokens(80_213) == "80.2K"
+    assert human_tokens(185_900) == "185.9K"
+    assert human_tokens(1_250_000) == "1.25M"
+
+
+def test_short_path_only_abbreviates_inside_home() -> None:
+    assert short_path("/home/you", home="/home/you") == "~"
+    assert short_path("/home/younger/x", home="/home/you") == "/home/younger/x"
+
+
+def test_step_header_resumed_and_fresh() -> None:
+    resumed = step_header("干活", 3, 3, resumed=True, woke=3)
+    assert resumed.startswith("== 干活 ===")
+    assert resumed.endswith("  3/3  <- 接上次 · 第 3 次唤醒")
+    assert step_header("work", 1, 3, resumed=False, woke=1).endswith("  1/3")
