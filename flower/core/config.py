@@ -133,6 +133,10 @@ class WorkflowConfig(_Section):
     goals_file: str = "目标.md"
     rounds: int = 3
     """Work rounds per wake (the judge may send a step back this many times)."""
+    clarify_step: str = "确认需求"
+    goals_step: str = "设定目标"
+    work_step: str = "干活"
+    """Step names of the built-in workflow; lineage keys use them, so keep them stable."""
 
 
 class Settings(_Section):
