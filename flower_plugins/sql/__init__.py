@@ -1,0 +1,46 @@
+"""The built-in SQL backends: ``sqlite`` and ``postgres``, one store on SQLAlchemy Core.
+
+This module is what the ``flower`` entry point loads at CLI start-up, so it imports
+nothing heavy: SQLAlchemy and Alembic are imported when a store is opened.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+from flower.core.hookspecs import hookimpl
+from flower_plugins.sql.options import SqlOptions
+
+BACKENDS = {"sqlite": ("sqlite",), "postgres": ("postgresql", "postgres")}
+
+
+def _session_store(backend: str, *, url: str, options: Any, settings: Any) -> Any:
+    from flower_plugins.sql.factory import open_session_store
+
+    return open_session_store(backend, url=url, options=options, settings=settings)
+
+
+def _lineage_store(backend: str, *, url: str | None, options: Any, settings: Any) -> Any:
+    from flower_plugins.sql.factory import open_lineage_store
+
+    return open_lineage_store(backend, url=url, options=options, settings=settings)
+
+
+@hookimpl
+def register_session_stores(register: Any) -> None:
+    for backend, schemes in BACKENDS.items():
+        register(backend, partial(_session_store, backend), schemes=schemes, options=SqlOptions)
+
+
+@hookimpl
+def register_lineage_stores(register: Any) -> None:
+    for backend, schemes in BACKENDS.items():
+        register(backend, partial(_lineage_store, backend), schemes=schemes, options=SqlOptions)
+
+
+@hookimpl
+def register_commands(app: Any) -> None:
+    from flower_plugins.sql.cli import build_db_app
+
+    app.add_typer(build_db_app(), name="db")

@@ -1,0 +1,248 @@
+"""Engines for the SQL stores: one code path, two dialects (SQLite, PostgreSQL).
+
+SQLite runs in WAL with a busy timeout; every write transaction starts with
+``BEGIN IMMEDIATE`` so a writer waits for the lock up front instead of failing
+half-way with "database is locked". PostgreSQL connections are pinged before use
+and a write whose connection was dropped is retried once on a fresh one.
+Errors leave here as :class:`~flower.core.errors.FlowerError` subclasses that name
+the database without its password.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy.engine import URL, Connection, Engine
+from sqlalchemy.exc import ArgumentError, DBAPIError, IntegrityError
+
+from flower.core.errors import StoreUnavailableError
+from flower_plugins.sql.options import SqlOptions
+
+T = TypeVar("T")
+Dialect = Literal["sqlite", "postgres"]
+
+_WRITE = "flower_write"
+_PASSWORD_IN_URL = re.compile(r"(://[^:/@]*:)[^@]*@")
+
+
+def redact(url: str) -> str:
+    """A URL fit for messages: the password replaced, even when the URL does not parse."""
+    try:
+        return sa.make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return _PASSWORD_IN_URL.sub(r"\1***@", url)
+
+
+def parse_url(url: str) -> URL:
+    """A SQLAlchemy URL for flower's SQL stores; Postgres always through psycopg 3."""
+    try:
+        parsed = sa.make_url(url)
+    except ArgumentError:
+        raise StoreUnavailableError(f"not a valid database URL: {redact(url)}") from None
+    backend, _, driver = parsed.drivername.partition("+")
+    if backend == "sqlite":
+        if driver not in ("", "pysqlite"):
+            raise StoreUnavailableError(f"{redact(url)}: only the built-in sqlite3 driver is supported")
+        return parsed
+    if backend in ("postgresql", "postgres"):
+        if driver not in ("", "psycopg"):
+            raise StoreUnavailableError(
+                f"{redact(url)}: the postgres backend uses psycopg 3; write postgresql+psycopg://..."
+            )
+        return parsed.set(drivername="postgresql+psycopg")
+    raise StoreUnavailableError(f"{redact(url)} is neither a SQLite nor a PostgreSQL URL")
+
+
+def dialect_of(url: URL) -> Dialect:
+    return "sqlite" if url.get_backend_name() == "sqlite" else "postgres"
+
+
+@dataclass
+class Database:
+    """An engine plus the policies every store operation shares."""
+
+    engine: Engine
+    url: URL
+    dialect: Dialect
+    busy_timeout: float
+
+    @property
+    def safe_url(self) -> str:
+        return self.url.render_as_string(hide_password=True)
+
+    @property
+    def sqlite_path(self) -> str | None:
+        return self.url.database if self.dialect == "sqlite" else None
+
+    def write(self, work: Callable[[Connection], T]) -> T:
+        """Run ``work`` in one short write transaction (``BEGIN IMMEDIATE`` on SQLite).
+
+        A connection dropped under us (server restart, ``pg_terminate_backend``) gets
+        the whole transaction retried once on a new connection; idempotency by uuid
+        makes the retry safe.
+        """
+        engine = self.engine.execution_options(**{_WRITE: True})
+        for attempt in (1, 2):
+            try:
+                with engine.begin() as conn:
+                    return work(conn)
+            except IntegrityError:
+                raise
+            except DBAPIError as exc:
+                if attempt == 1 and exc.connection_invalidated:
+                    continue
+                raise self.translate(exc) from exc
+        raise AssertionError("unreachable")
+
+    def read(self, work: Callable[[Connection], T]) -> T:
+        for attempt in (1, 2):
+            try:
+                with self.engine.connect() as conn:
+                    return work(conn)
+            except DBAPIError as exc:
+                if attempt == 1 and exc.connection_invalidated:
+                    continue
+                raise self.translate(exc) from exc
+        raise AssertionError("unreachable")
+
+    def translate(self, exc: BaseException) -> StoreUnavailableError:
+        return translate_error(exc, self.url, self.dialect, self.busy_timeout)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+
+def _driver_message(exc: BaseException) -> str:
+    orig = getattr(exc, "orig", None) or exc
+    text = str(orig).strip()
+    return text.splitlines()[0] if text else type(orig).__name__
+
+
+def translate_error(
+    exc: BaseException, url: URL, dialect: Dialect, busy_timeout: float = 0.0
+) -> StoreUnavailableError:
+    """One clear line for a database error; never the password."""
+    message = _driver_message(exc)
+    if url.password:
+        message = message.replace(str(url.password), "***")
+    lowered = message.lower()
+    if dialect == "sqlite":
+        path = url.database
+        if "not a database" in lowered or "malformed" in lowered:
+            return StoreUnavailableError(
+                f"{path} is not a valid SQLite database ({message}); it was left untouched. "
+                "Move it aside to start a fresh one."
+            )
+        if "locked" in lowered or "busy" in lowered:
+            return StoreUnavailableError(
+                f"{path}: another process held the write lock for more than "
+                f"{busy_timeout:g} s ({message}); raise [tool.flower.sessions.options] "
+                "busy_timeout if this is expected"
+            )
+        return StoreUnavailableError(f"SQLite database {path}: {message}")
+    where = f"PostgreSQL at {url.host or 'localhost'}:{url.port or 5432}"
+    if "password authentication failed" in lowered or (
+        "role" in lowered and "does not exist" in lowered
+    ):
+        return StoreUnavailableError(
+            f"{where} rejected the credentials of user {url.username!r}: {message}"
+        )
+    if "database" in lowered and "does not exist" in lowered:
+        return StoreUnavailableError(
+            f"{where} has no database {url.database!r}; create it (createdb {url.database})"
+        )
+    if "connection" in lowered or "timeout" in lowered or "could not" in lowered:
+        return StoreUnavailableError(f"cannot reach {where} ({message})")
+    return StoreUnavailableError(f"{redact(url.render_as_string())}: {message}")
+
+
+def _sqlite_engine(url: URL, options: SqlOptions, synchronous: str) -> Engine:
+    database = url.database or ""
+    in_memory = database in ("", ":memory:")
+    if not in_memory:
+        try:
+            Path(database).parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreUnavailableError(f"cannot create the folder of {database}: {exc}") from exc
+    kwargs: dict[str, Any] = {}
+    if in_memory:
+        kwargs["poolclass"] = sa.pool.StaticPool
+    engine = sa.create_engine(
+        url,
+        connect_args={"timeout": options.busy_timeout, "check_same_thread": False},
+        echo=options.echo,
+        hide_parameters=True,
+        **kwargs,
+    )
+    sync = "FULL" if synchronous == "full" else "NORMAL"
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        # The driver must not open transactions itself: we emit BEGIN (IMMEDIATE).
+        dbapi_conn.isolation_level = None
+        cursor = dbapi_conn.cursor()
+        try:
+            if not in_memory:
+                cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute(f"PRAGMA synchronous={sync}")
+            cursor.execute("PRAGMA foreign_keys=ON")
+        finally:
+            cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        immediate = conn.get_execution_options().get(_WRITE, False)
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+    return engine
+
+
+def _postgres_engine(url: URL, options: SqlOptions) -> Engine:
+    return sa.create_engine(
+        url,
+        pool_pre_ping=True,
+        pool_size=options.pool_size,
+        connect_args={"connect_timeout": options.connect_timeout},
+        echo=options.echo,
+        hide_parameters=True,
+    )
+
+
+def open_database(
+    url: str, options: SqlOptions | None = None, synchronous: str = "normal"
+) -> Database:
+    """Build the engine for ``url`` and check that the database answers."""
+    options = options or SqlOptions()
+    parsed = parse_url(url)
+    dialect = dialect_of(parsed)
+    if dialect == "sqlite":
+        engine = _sqlite_engine(parsed, options, synchronous)
+    else:
+        engine = _postgres_engine(parsed, options)
+    db = Database(engine, parsed, dialect, options.busy_timeout)
+    try:
+        with engine.connect() as conn:
+            # Reading the catalogue makes SQLite look at the file header: garbage is
+            # reported here, before anything could write to it.
+            probe = "SELECT count(*) FROM sqlite_master" if dialect == "sqlite" else "SELECT 1"
+            conn.exec_driver_sql(probe).scalar()
+    except DBAPIError as exc:
+        engine.dispose()
+        raise db.translate(exc) from None
+    except Exception as exc:  # the connect hook raises the driver's error unwrapped
+        engine.dispose()
+        if type(exc).__module__.startswith(("sqlite3", "psycopg")):
+            raise db.translate(exc) from None
+        raise
+    return db
+
+
+def now_ms(clock: Callable[[], float] = time.time) -> int:
+    return int(clock() * 1000)

@@ -1,0 +1,53 @@
+"""Settings and a URL -> an opened SQL store with its schema checked."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flower.core.config import Settings
+from flower.core.errors import StoreUnavailableError
+from flower_plugins.sql.engine import Database, dialect_of, open_database, parse_url, redact
+from flower_plugins.sql.lineage import SqlLineageStore
+from flower_plugins.sql.migrate import ensure_schema
+from flower_plugins.sql.options import SqlOptions
+from flower_plugins.sql.store import SqlSessionStore
+
+
+def _options(options: Any) -> SqlOptions:
+    if isinstance(options, SqlOptions):
+        return options
+    import msgspec
+
+    return msgspec.convert(dict(options or {}), SqlOptions)
+
+
+def open_checked(url: str, backend: str, options: Any, settings: Settings) -> Database:
+    """Open ``url`` for ``backend``; SQLite migrates itself, Postgres only when allowed."""
+    dialect = dialect_of(parse_url(url))
+    if dialect != backend:
+        raise StoreUnavailableError(
+            f"backend {backend!r} cannot open {redact(url)}: set [tool.flower.sessions] url "
+            f"(or FLOWER_SESSIONS_URL) to a {backend} URL"
+        )
+    db = open_database(url, _options(options), settings.sessions.synchronous)
+    try:
+        ensure_schema(db, auto_migrate=dialect == "sqlite" or settings.sessions.auto_migrate)
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+def open_session_store(backend: str, *, url: str, options: Any, settings: Settings) -> SqlSessionStore:
+    return SqlSessionStore(open_checked(url, backend, options, settings))
+
+
+def open_lineage_store(
+    backend: str, *, url: str | None, options: Any, settings: Settings
+) -> SqlLineageStore:
+    if url is None:
+        url = settings.sessions_url()
+        if backend == "sqlite" and not url.startswith("sqlite"):
+            url = f"sqlite:///{settings.run_path / 'sessions.db'}"
+    db = open_checked(url, backend, options, settings)
+    return SqlLineageStore(db, workspace_id=settings.lineage.workspace_id)

@@ -1,0 +1,121 @@
+"""Lineage in the SQL database, one row per workspace id.
+
+The workspace id is ``[tool.flower.lineage] workspace_id`` when set (so two hosts
+with different paths share one lineage on purpose), else the workspace's absolute
+path, which is the seed's guard: a moved or copied workspace finds nothing and
+starts fresh.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Connection
+
+from flower.core.records import LineageRecord
+from flower_plugins.sql.engine import Database
+from flower_plugins.sql.schema import lineage
+
+_STEPS = msgspec.json.Decoder(dict[str, str])
+_EXTRA = msgspec.json.Decoder(dict[str, Any])
+
+
+class SqlLineageStore:
+    """A :class:`~flower.core.protocols.LineageStore` on the SQL stores' database."""
+
+    def __init__(
+        self,
+        db: Database,
+        *,
+        workspace_id: str | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._db = db
+        self._workspace_id = workspace_id
+        self._clock = clock
+        self._last_workspace: str | None = None
+        dialect_insert = sqlite.insert if db.dialect == "sqlite" else postgresql.insert
+        upsert = dialect_insert(lineage)
+        self._upsert = upsert.on_conflict_do_update(
+            index_elements=[lineage.c.workspace_id],
+            set_={c: upsert.excluded[c] for c in ("workspace", "woke", "steps", "extra", "updated_ms")},
+        )
+
+    @property
+    def database(self) -> Database:
+        return self._db
+
+    def workspace_id(self, workspace: str | os.PathLike[str]) -> str:
+        return self._workspace_id or os.path.abspath(workspace)
+
+    def _row(self, conn: Connection, workspace_id: str) -> Any:
+        query = sa.select(lineage).where(lineage.c.workspace_id == workspace_id)
+        return conn.execute(query).first()
+
+    def load(self, workspace: str) -> LineageRecord | None:
+        self._last_workspace = str(workspace)
+        row = self._db.read(lambda conn: self._row(conn, self.workspace_id(workspace)))
+        if row is None:
+            return None
+        try:
+            steps = _STEPS.decode(row.steps)
+            extra = _EXTRA.decode(row.extra)
+        except msgspec.DecodeError:
+            return None  # a damaged record reads as absent, like a corrupt lineage.json
+        # The id matched: this is our lineage, whatever path saved it last.
+        return LineageRecord(workspace=str(workspace), woke=row.woke, steps=steps, extra=extra)
+
+    def save(self, record: LineageRecord) -> None:
+        self._last_workspace = record.workspace
+        values = {
+            "workspace_id": self.workspace_id(record.workspace),
+            "workspace": record.workspace,
+            "woke": record.woke,
+            "steps": msgspec.json.encode(record.steps).decode(),
+            "extra": msgspec.json.encode(record.extra).decode(),
+            "updated_ms": int(self._clock() * 1000),
+        }
+        self._db.write(lambda conn: conn.execute(self._upsert, values))
+
+    def archive(self, into: Path, extra: Sequence[Path] = ()) -> Path | None:
+        """Copy the record to ``into/lineage.json``, move ``extra`` there, reset the record.
+
+        Files first, database last: if the reset fails the archive already holds
+        everything, so nothing is lost.
+        """
+        workspace = self._last_workspace or os.getcwd()
+        workspace_id = self.workspace_id(workspace)
+        row = self._db.read(lambda conn: self._row(conn, workspace_id))
+        present = [Path(p) for p in extra if Path(p).exists()]
+        if row is None and not present:
+            return None
+        into = Path(into)
+        into.mkdir(parents=True, exist_ok=True)
+        if row is not None:
+            document = {"workspace": row.workspace, "woke": row.woke, "steps": json.loads(row.steps)}
+            document.update(json.loads(row.extra))
+            (into / "lineage.json").write_text(
+                json.dumps(document, ensure_ascii=False, indent=2) + "\n", encoding="utf-8"
+            )
+        for path in present:
+            shutil.move(str(path), str(into / path.name))
+        if row is not None:
+            reset = (
+                sa.update(lineage)
+                .where(lineage.c.workspace_id == workspace_id)
+                .values(woke=0, steps="{}", updated_ms=int(self._clock() * 1000))
+            )
+            self._db.write(lambda conn: conn.execute(reset))
+        return into
+
+    def close(self) -> None:
+        self._db.close()

@@ -1,0 +1,178 @@
+"""Alembic, driven the way a library should drive it.
+
+The ``Config`` is built in code (no alembic.ini, no ``fileConfig`` touching the
+host's loggers) and the migration scripts get a live connection that is already
+inside our transaction, taken under a lock: ``BEGIN IMMEDIATE`` on SQLite, a
+transaction-scoped advisory lock on PostgreSQL. Two upgrades at once therefore run
+one after the other, and the second finds nothing to do.
+
+Alembic itself is imported only when a migration or a version check needs it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, TypeVar
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+from sqlalchemy.exc import DBAPIError
+
+from flower.core.errors import SchemaOutOfDateError, StoreUnavailableError
+from flower_plugins.sql.engine import Database
+from flower_plugins.sql.schema import HEAD_REVISION, VERSION_TABLE
+
+if TYPE_CHECKING:
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+T = TypeVar("T")
+Status = Literal["up to date", "behind", "ahead", "empty"]
+
+_PG_LOCK = "SELECT pg_advisory_xact_lock(hashtext('flower.migrations.' || current_schema()))"
+
+
+def migrations_dir() -> Path:
+    """The migration scripts: ``flower/_migrations`` in a wheel, ``alembic/`` in a checkout."""
+    import flower
+
+    packaged = Path(flower.__file__).resolve().parent / "_migrations"
+    if (packaged / "env.py").is_file():
+        return packaged
+    source = Path(__file__).resolve().parents[2] / "alembic"
+    if (source / "env.py").is_file():
+        return source
+    raise StoreUnavailableError(
+        f"flower's migration scripts are missing (looked in {packaged} and {source}); "
+        "reinstall flower"
+    )
+
+
+def alembic_config(connection: Connection | None = None) -> Config:
+    from alembic.config import Config
+
+    config = Config()  # no ini file: Alembic never calls logging.fileConfig
+    # ConfigParser interpolation: a literal '%' in a path must be doubled.
+    config.set_main_option("script_location", str(migrations_dir()).replace("%", "%%"))
+    config.attributes["connection"] = connection
+    return config
+
+
+@cache
+def script_directory() -> ScriptDirectory:
+    from alembic.script import ScriptDirectory
+
+    return ScriptDirectory.from_config(alembic_config())
+
+
+@dataclass(frozen=True)
+class SchemaState:
+    current: str | None
+    head: str
+    status: Status
+
+
+def current_revision(conn: Connection) -> str | None:
+    if not sa.inspect(conn).has_table(VERSION_TABLE):
+        return None
+    rows = conn.exec_driver_sql(f"SELECT version_num FROM {VERSION_TABLE}").scalars().all()
+    return rows[0] if len(rows) == 1 else (",".join(sorted(rows)) or None)
+
+
+def schema_state(conn: Connection) -> SchemaState:
+    current = current_revision(conn)
+    if current == HEAD_REVISION:
+        return SchemaState(current, HEAD_REVISION, "up to date")
+    if current is None:
+        return SchemaState(None, HEAD_REVISION, "empty")
+    known = {script.revision for script in script_directory().walk_revisions()}
+    status: Status = "behind" if current in known else "ahead"
+    return SchemaState(current, HEAD_REVISION, status)
+
+
+def _ahead_error(db: Database, state: SchemaState) -> SchemaOutOfDateError:
+    return SchemaOutOfDateError(
+        f"{db.safe_url} has schema revision {state.current!r}, which this flower does not "
+        f"know (its newest is {state.head!r}): it was written by a newer flower; upgrade "
+        "flower on this host"
+    )
+
+
+def read_state(db: Database) -> SchemaState:
+    return db.read(schema_state)
+
+
+def upgrade(db: Database, revision: str = "head") -> tuple[SchemaState, SchemaState]:
+    """Upgrade under the migration lock; returns the state before and after."""
+    from alembic import command
+
+    def work(conn: Connection) -> tuple[SchemaState, SchemaState]:
+        before = schema_state(conn)
+        if before.status == "ahead":
+            raise _ahead_error(db, before)
+        if before.status != "up to date" or revision != "head":
+            command.upgrade(alembic_config(conn), revision)
+        return before, schema_state(conn)
+
+    return _run_migration(db, work)
+
+
+def downgrade(db: Database, revision: str) -> SchemaState:
+    from alembic import command
+
+    def work(conn: Connection) -> SchemaState:
+        command.downgrade(alembic_config(conn), revision)
+        return schema_state(conn)
+
+    return _run_migration(db, work)
+
+
+def _run_migration(db: Database, work: Callable[[Connection], T]) -> T:
+    if db.dialect != "sqlite":
+
+        def locked(conn: Connection) -> T:
+            conn.exec_driver_sql(_PG_LOCK)
+            return work(conn)
+
+        return db.write(locked)
+    # SQLite batch migrations copy and drop tables: with foreign keys on, dropping
+    # flower_sessions would cascade into flower_entries. The pragma cannot change
+    # inside a transaction, so it is switched on a dedicated connection first.
+    try:
+        with db.engine.connect() as conn:
+            raw = conn.connection.driver_connection
+            raw.execute("PRAGMA foreign_keys=OFF")
+            try:
+                with conn.execution_options(flower_write=True).begin():
+                    result = work(conn)
+                    violations = conn.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
+                    if violations:
+                        raise StoreUnavailableError(
+                            f"{db.sqlite_path}: a migration would leave rows without their "
+                            f"session ({len(violations)}); nothing was changed"
+                        )
+                return result
+            finally:
+                raw.execute("PRAGMA foreign_keys=ON")
+    except DBAPIError as exc:
+        raise db.translate(exc) from exc
+
+
+def ensure_schema(db: Database, *, auto_migrate: bool) -> SchemaState:
+    """Check the schema on open; upgrade it when allowed, else say what to run."""
+    state = read_state(db)
+    if state.status == "up to date":
+        return state
+    if state.status == "ahead":
+        raise _ahead_error(db, state)
+    if auto_migrate:
+        return upgrade(db)[1]
+    found = state.current or "no flower tables"
+    raise SchemaOutOfDateError(
+        f"{db.safe_url}: schema is behind ({found}; this flower needs {state.head}); "
+        "run `flower db upgrade` (add --url if it is not the configured database), "
+        "or set [tool.flower.sessions] auto_migrate = true"
+    )

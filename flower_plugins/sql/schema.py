@@ -1,0 +1,91 @@
+"""The one SQLAlchemy Core schema both dialects share; Alembic migrations own it.
+
+``sessions`` holds one summary row per transcript (main or subpath) so listings,
+``exists`` and ``last_usage`` never touch ``entries``. ``entries`` holds every entry
+exactly as encoded, in insertion order (``seq``), and is only ever inserted into.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+
+# Named constraints: SQLite batch migrations cannot alter an unnamed constraint.
+NAMING_CONVENTION = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+VERSION_TABLE = "flower_alembic_version"
+"""Our own version table, so a database shared with an application's Alembic is safe."""
+
+HEAD_REVISION = "0002_lineage_usage"
+"""The newest migration; a test checks it against the migration scripts' single head."""
+
+MAIN_SUBPATH = ""
+"""``subpath`` of a main transcript: '' rather than NULL so the unique key holds."""
+
+metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+# A BIGINT key on Postgres; on SQLite an INTEGER PRIMARY KEY is the fast rowid alias.
+_Id = BigInteger().with_variant(Integer(), "sqlite")
+
+sessions = Table(
+    "flower_sessions",
+    metadata,
+    Column("id", _Id, primary_key=True, autoincrement=True),
+    Column("project_key", Text, nullable=False),
+    Column("session_id", Text, nullable=False),
+    Column("subpath", Text, nullable=False),
+    Column("created_ms", BigInteger, nullable=False),
+    Column("mtime_ms", BigInteger, nullable=False),
+    Column("last_usage", Text, nullable=True),
+    UniqueConstraint("project_key", "session_id", "subpath"),
+    Index(None, "project_key", "subpath", "mtime_ms"),
+    Index(None, "session_id"),
+    # AUTOINCREMENT: a deleted session's id is never handed to a new one, so an id
+    # cached by another process can never point at the wrong transcript.
+    sqlite_autoincrement=True,
+)
+
+entries = Table(
+    "flower_entries",
+    metadata,
+    Column("seq", _Id, primary_key=True, autoincrement=True),
+    Column(
+        "session_pk",
+        _Id,
+        ForeignKey("flower_sessions.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    Column("uuid", Text, nullable=True),
+    Column("type", Text, nullable=False),
+    Column("payload", Text, nullable=False),
+    # NULLs are distinct in a unique index on both dialects: entries without a uuid
+    # always append, a repeated uuid in the same transcript is ignored.
+    UniqueConstraint("session_pk", "uuid"),
+    Index(None, "session_pk", "seq"),
+)
+
+lineage = Table(
+    "flower_lineage",
+    metadata,
+    Column("workspace_id", Text, primary_key=True),
+    Column("workspace", Text, nullable=False),
+    Column("woke", Integer, nullable=False),
+    Column("steps", Text, nullable=False),
+    Column("extra", Text, nullable=False),
+    Column("updated_ms", BigInteger, nullable=False),
+)

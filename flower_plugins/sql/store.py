@@ -1,0 +1,239 @@
+"""The SQL session store: one class for SQLite and PostgreSQL.
+
+Hot path: an append is one short write transaction of two statements (insert the
+batch with ``ON CONFLICT DO NOTHING`` on ``(session, uuid)``, then touch the session's
+summary row). The session row id is cached per process; if another process deleted
+the session meanwhile, the foreign key refuses the insert and the append is redone
+with a fresh row.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import msgspec
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Connection
+from sqlalchemy.exc import DBAPIError, IntegrityError
+
+from flower.core.entries import encode_entries
+from flower.core.protocols import SessionStoreBase
+from flower.core.records import Entry, SessionInfo, SessionKey
+from flower_plugins.sql.engine import Database
+from flower_plugins.sql.schema import MAIN_SUBPATH, entries, sessions
+
+_decode = msgspec.json.Decoder().decode
+_encode = msgspec.json.Encoder().encode
+STREAM_CHUNK = 1000
+
+
+def _subpath(key: SessionKey) -> str:
+    return key.subpath if key.subpath is not None else MAIN_SUBPATH
+
+
+def _batch_usage(batch: Sequence[Entry]) -> str | None:
+    """``message.usage`` of the last assistant entry of the batch that carries one."""
+    for entry in reversed(batch):
+        if entry.get("type") == "assistant":
+            message = entry.get("message")
+            usage = message.get("usage") if isinstance(message, dict) else None
+            if usage:
+                return _encode(usage).decode()
+    return None
+
+
+class SqlSessionStore(SessionStoreBase):
+    """Transcripts in ``flower_sessions`` / ``flower_entries`` (see schema.py)."""
+
+    def __init__(self, db: Database, *, clock: Callable[[], float] = time.time) -> None:
+        self._db = db
+        self._clock = clock
+        self._pks: dict[SessionKey, int] = {}
+        dialect_insert = sqlite.insert if db.dialect == "sqlite" else postgresql.insert
+        self._insert_entries = dialect_insert(entries).on_conflict_do_nothing(
+            index_elements=[entries.c.session_pk, entries.c.uuid]
+        )
+        upsert = dialect_insert(sessions)
+        self._upsert_session = upsert.on_conflict_do_update(
+            index_elements=[sessions.c.project_key, sessions.c.session_id, sessions.c.subpath],
+            set_={"mtime_ms": upsert.excluded.mtime_ms},
+        ).returning(sessions.c.id)
+        self._touch_session = (
+            sa.update(sessions)
+            .where(sessions.c.id == sa.bindparam("pk"))
+            .values(
+                mtime_ms=sa.bindparam("now"),
+                last_usage=sa.func.coalesce(sa.bindparam("usage"), sessions.c.last_usage),
+            )
+        )
+        self._select_pk = sa.select(sessions.c.id).where(
+            sessions.c.project_key == sa.bindparam("project_key"),
+            sessions.c.session_id == sa.bindparam("session_id"),
+            sessions.c.subpath == sa.bindparam("subpath"),
+        )
+        self._select_payloads = (
+            sa.select(entries.c.payload)
+            .where(entries.c.session_pk == sa.bindparam("pk"))
+            .order_by(entries.c.seq)
+        )
+
+    @property
+    def database(self) -> Database:
+        return self._db
+
+    # -- writing -----------------------------------------------------------------
+
+    def append(self, key: SessionKey, entries_: Sequence[Entry]) -> None:
+        if not entries_:
+            return
+        encoded = encode_entries(entries_)  # rejects a bad batch before any write
+        rows = [
+            {
+                "uuid": entry.get("uuid"),
+                "type": entry["type"],
+                "payload": raw.decode(),
+                "session_pk": 0,
+            }
+            for entry, raw in zip(entries_, encoded, strict=True)
+        ]
+        usage = _batch_usage(entries_)
+        now = int(self._clock() * 1000)
+        cached = self._pks.get(key)
+        try:
+            self._db.write(lambda conn: self._append_tx(conn, key, rows, usage, now, cached))
+        except IntegrityError as exc:
+            if cached is None:
+                raise self._db.translate(exc) from exc
+            # Another process deleted this session since we cached its row id.
+            self._pks.pop(key, None)
+            try:
+                self._db.write(lambda conn: self._append_tx(conn, key, rows, usage, now, None))
+            except IntegrityError as again:
+                raise self._db.translate(again) from again
+
+    def _append_tx(
+        self,
+        conn: Connection,
+        key: SessionKey,
+        rows: list[dict[str, Any]],
+        usage: str | None,
+        now: int,
+        pk: int | None,
+    ) -> None:
+        if pk is None:
+            pk = conn.execute(
+                self._upsert_session,
+                {
+                    "project_key": key.project_key,
+                    "session_id": key.session_id,
+                    "subpath": _subpath(key),
+                    "created_ms": now,
+                    "mtime_ms": now,
+                },
+            ).scalar_one()
+        for row in rows:
+            row["session_pk"] = pk
+        inserted = conn.execute(self._insert_entries, rows).rowcount
+        if inserted:
+            conn.execute(self._touch_session, {"pk": pk, "now": now, "usage": usage})
+        self._pks[key] = pk
+
+    def delete(self, key: SessionKey) -> None:
+        where = [sessions.c.project_key == key.project_key, sessions.c.session_id == key.session_id]
+        if key.subpath is not None:
+            where.append(sessions.c.subpath == key.subpath)
+        self._db.write(lambda conn: conn.execute(sa.delete(sessions).where(*where)))
+        for cached in list(self._pks):
+            if cached.project_key == key.project_key and cached.session_id == key.session_id:
+                if key.subpath is None or cached.subpath == key.subpath:
+                    del self._pks[cached]
+
+    # -- reading -----------------------------------------------------------------
+
+    def _pk(self, conn: Connection, key: SessionKey) -> int | None:
+        params = {
+            "project_key": key.project_key,
+            "session_id": key.session_id,
+            "subpath": _subpath(key),
+        }
+        return conn.execute(self._select_pk, params).scalar()
+
+    def load(self, key: SessionKey) -> list[Entry] | None:
+        def work(conn: Connection) -> list[Entry] | None:
+            pk = self._pk(conn, key)
+            if pk is None:
+                return None
+            payloads = conn.execute(self._select_payloads, {"pk": pk}).scalars().all()
+            return [_decode(p) for p in payloads]
+
+        return self._db.read(work)
+
+    def iter_entries(self, key: SessionKey) -> Iterator[Entry]:
+        """Stream a transcript in chunks: memory stays bounded for any length."""
+        try:
+            with self._db.engine.connect() as conn:
+                pk = self._pk(conn, key)
+                if pk is None:
+                    return
+                streamed = conn.execution_options(yield_per=STREAM_CHUNK).execute(
+                    self._select_payloads, {"pk": pk}
+                )
+                for chunk in streamed.scalars().partitions():
+                    for payload in chunk:
+                        yield _decode(payload)
+        except DBAPIError as exc:
+            raise self._db.translate(exc) from exc
+
+    def exists(self, key: SessionKey) -> bool:
+        return self._db.read(lambda conn: self._pk(conn, key)) is not None
+
+    def list_sessions(self, project_key: str) -> list[SessionInfo]:
+        query = (
+            sa.select(sessions.c.session_id, sessions.c.mtime_ms)
+            .where(sessions.c.project_key == project_key, sessions.c.subpath == MAIN_SUBPATH)
+            .order_by(sessions.c.mtime_ms.desc(), sessions.c.session_id)
+        )
+        rows = self._db.read(lambda conn: conn.execute(query).all())
+        return [SessionInfo(session_id=sid, mtime_ms=mtime) for sid, mtime in rows]
+
+    def list_projects(self) -> list[str]:
+        query = sa.select(sessions.c.project_key).distinct().order_by(sessions.c.project_key)
+        return list(self._db.read(lambda conn: conn.execute(query).scalars().all()))
+
+    def list_subkeys(self, key: SessionKey) -> list[str]:
+        query = (
+            sa.select(sessions.c.subpath)
+            .where(
+                sessions.c.project_key == key.project_key,
+                sessions.c.session_id == key.session_id,
+                sessions.c.subpath != MAIN_SUBPATH,
+            )
+            .order_by(sessions.c.subpath)
+        )
+        return list(self._db.read(lambda conn: conn.execute(query).scalars().all()))
+
+    def find_session(self, session_id: str) -> SessionKey | None:
+        query = (
+            sa.select(sessions.c.project_key)
+            .where(sessions.c.session_id == session_id, sessions.c.subpath == MAIN_SUBPATH)
+            .order_by(sessions.c.mtime_ms.desc())
+            .limit(1)
+        )
+        project = self._db.read(lambda conn: conn.execute(query).scalar())
+        return None if project is None else SessionKey(project, session_id)
+
+    def last_usage(self, key: SessionKey) -> dict[str, Any] | None:
+        query = sa.select(sessions.c.last_usage).where(
+            sessions.c.project_key == key.project_key,
+            sessions.c.session_id == key.session_id,
+            sessions.c.subpath == _subpath(key),
+        )
+        raw = self._db.read(lambda conn: conn.execute(query).scalar())
+        return None if raw is None else _decode(raw)
+
+    def close(self) -> None:
+        self._pks.clear()
+        self._db.close()
