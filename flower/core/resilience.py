@@ -1,0 +1,588 @@
+"""Wait out outages, stop at once on fatal errors, resume instead of restarting.
+
+The seed page's "Resiliencia" section is the contract: ``classify`` checks fatal
+before transient (401 texts often say "connection"), the backoff is
+``min(base_delay * 2**(attempt-1), max_delay)`` times a +-25 % jitter, and while the
+endpoint is unreachable :class:`Resilience` waits, probing every ``probe_interval``
+seconds, up to ``max_offline_wait``. A retry after a session id exists resumes that
+session with :data:`RESUME_PROMPT`, which deliberately carries no detail of the error.
+
+Nothing here imports ``anthropic`` at module level: SDK exceptions are recognised by
+their attributes (``status_code``, ``body``, ``type``) and class names.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import email.utils
+import os
+import random
+import re
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any, Literal, TypeVar
+from urllib.parse import urlsplit
+
+from flower.core.config import ResilienceConfig
+from flower.core.errors import ConfigError, FlowerError, PluginError
+from flower.core.protocols import Prober
+
+Kind = Literal["transient", "fatal", "unknown"]
+T = TypeVar("T")
+
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+
+RESUME_PROMPT = (
+    "The previous round was interrupted midway and did not finish. Look at what is "
+    "already written in the workbench, continue from where it stopped, and do not "
+    "start over."
+)
+
+# ---------------------------------------------------------------------------
+# classify
+# ---------------------------------------------------------------------------
+
+_FATAL_TYPES = frozenset(
+    {
+        "authentication_error",
+        "permission_error",
+        "billing_error",
+        "invalid_request_error",
+        "not_found_error",
+        "request_too_large",
+    }
+)
+_TRANSIENT_TYPES = frozenset(
+    {"overloaded_error", "api_error", "rate_limit_error", "timeout_error", "conflict_error"}
+)
+_FATAL_STATUSES = frozenset({400, 401, 402, 403, 404, 405, 413, 415, 422, 431, 501, 505})
+_TRANSIENT_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
+
+_FATAL_TEXT = re.compile(
+    "|".join(
+        [
+            r"authentication_error",
+            r"permission_error",
+            r"billing_error",
+            r"invalid_request_error",
+            r"not_found_error",
+            r"request_too_large",
+            r"spend_limit_reached",
+            r"\bspend(?:ing)? limit",
+            r"reached your specified api usage limits",
+            r"credit balance is too low",
+            r"invalid (?:x-)?api[ -]?key",
+            r"invalid bearer token",
+            r"api key (?:has been |was )?(?:revoked|disabled|expired|invalid)",
+            r"oauth token (?:has expired|has been revoked|revoked|expired)",
+            r"please run /login",
+            r"\bunauthori[sz]ed\b",
+            r"\bforbidden\b",
+            r"prompt is too long",
+            r"request (?:entity )?too large",
+            r"exceeds? (?:the )?context (?:limit|window)",
+            r"maximum context length",
+        ]
+    ),
+    re.IGNORECASE,
+)
+_TRANSIENT_TEXT = re.compile(
+    "|".join(
+        [
+            r"connection (?:refused|reset|closed|aborted|error|lost|timed out)",
+            r"econnrefused|econnreset|econnaborted|etimedout|epipe|enotfound|eai_again",
+            r"broken pipe",
+            r"getaddrinfo",
+            r"name or service not known",
+            r"temporary failure in name resolution",
+            r"nodename nor servname",
+            r"no address associated with hostname",
+            r"network is (?:unreachable|down)",
+            r"no route to host",
+            r"can(?:'|no)t reach",
+            r"unable to connect",
+            r"failed to connect",
+            r"socket hang up",
+            r"server disconnected",
+            r"remote end closed",
+            r"peer closed connection",
+            r"incomplete (?:chunked )?read",
+            r"timed out|\btimeout\b",
+            r"overloaded",
+            r"api_error",
+            r"rate_limit_error|rate limit",
+            r"internal server error",
+            r"bad gateway",
+            r"service unavailable",
+            r"gateway time-?out",
+        ]
+    ),
+    re.IGNORECASE,
+)
+# "API Error: 401", "Error code: 529 - {...}", "HTTP 503", "status 429"
+_STATUS_IN_TEXT = re.compile(
+    r"(?:(?:api error|error code|status(?: code)?)\W{0,3}|\bhttp(?:/\d(?:\.\d)?)?\s+)"
+    r"([1-5]\d\d)\b",
+    re.IGNORECASE,
+)
+# Exception classes (matched by name along the MRO, so no import is needed).
+_TRANSIENT_CLASSES = frozenset(
+    {
+        "APIConnectionError",
+        "APITimeoutError",
+        "TransportError",  # httpx / httpx2: ConnectError, ReadTimeout, RemoteProtocolError...
+        "TimeoutException",
+        "ConnectionError",  # ConnectionRefusedError, ConnectionResetError, BrokenPipeError
+        "TimeoutError",
+        "gaierror",
+        "herror",
+    }
+)
+_FATAL_CLASSES = frozenset({"FatalAPIError", "AuthenticationError", "PermissionDeniedError"})
+
+
+def _status_kind(status: int) -> Kind:
+    if status in _FATAL_STATUSES:
+        return "fatal"
+    if status in _TRANSIENT_STATUSES or 500 <= status <= 599:
+        return "transient"
+    return "unknown"
+
+
+def _classify_text(text: str) -> Kind:
+    """Fatal first: a 401 text often also says "connection"."""
+    statuses = [int(m) for m in _STATUS_IN_TEXT.findall(text)]
+    if any(_status_kind(s) == "fatal" for s in statuses) or _FATAL_TEXT.search(text):
+        return "fatal"
+    if any(_status_kind(s) == "transient" for s in statuses) or _TRANSIENT_TEXT.search(text):
+        return "transient"
+    return "unknown"
+
+
+def _dig(body: object, *path: str) -> object:
+    for key in path:
+        if not isinstance(body, dict):
+            return None
+        body = body.get(key)
+    return body
+
+
+def _error_fields(error: BaseException) -> tuple[int | None, str | None, str | None, str]:
+    """(HTTP status, ``error.type``, ``error.details.error_code``, ``error.message``)."""
+    status = getattr(error, "status_code", None)
+    body = getattr(error, "body", None)
+    err_type = getattr(error, "type", None) if not isinstance(error, type) else None
+    if not isinstance(err_type, str):
+        err_type = _dig(body, "error", "type")
+    code = getattr(error, "error_code", None)
+    if not isinstance(code, str):
+        code = _dig(body, "error", "details", "error_code")
+    message = getattr(error, "api_message", None) or _dig(body, "error", "message") or ""
+    return (
+        status if isinstance(status, int) else None,
+        err_type if isinstance(err_type, str) else None,
+        code if isinstance(code, str) else None,
+        message if isinstance(message, str) else "",
+    )
+
+
+def _classify_structured(error: BaseException) -> Kind:
+    """Classify one exception by its fields and class, fatal conditions first."""
+    status, err_type, code, message = _error_fields(error)
+    names = {cls.__name__ for cls in type(error).__mro__}
+    if code and code.endswith("spend_limit_reached"):
+        return "fatal"
+    if err_type in _FATAL_TYPES or (message and _FATAL_TEXT.search(message)):
+        return "fatal"
+    # An SSE ``error`` event arrives with status 200: its type decides, not its status.
+    if err_type in _TRANSIENT_TYPES:
+        return "transient"
+    if status is not None and status != 200:
+        kind = _status_kind(status)
+        if kind != "unknown":
+            return kind
+    if names & _FATAL_CLASSES:
+        return "fatal"
+    if names & _TRANSIENT_CLASSES:
+        return "transient"
+    return "unknown"
+
+
+def _chain(error: BaseException) -> Iterator[BaseException]:
+    """The error, then its causes (explicit, or implicit unless suppressed)."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen and len(seen) < 16:
+        seen.add(id(current))
+        yield current
+        if current.__cause__ is not None:
+            current = current.__cause__
+        elif not current.__suppress_context__:
+            current = current.__context__
+        else:
+            current = None
+
+
+def classify(error: BaseException | str) -> Kind:
+    """``"fatal"`` (stop now), ``"transient"`` (wait and retry) or ``"unknown"``.
+
+    Works on plain texts (Claude Code's ``API Error: ...`` lines, log lines) and on
+    exceptions, including the anthropic SDK's and whatever they were raised from.
+    """
+    if isinstance(error, str):
+        return _classify_text(error)
+    kinds = [_classify_structured(e) for e in _chain(error)]
+    if "fatal" in kinds:
+        return "fatal"
+    if "transient" in kinds:
+        return "transient"
+    return _classify_text(" | ".join(_one_line(e) for e in _chain(error)))
+
+
+def _one_line(error: BaseException) -> str:
+    text = str(error).strip() or type(error).__name__
+    return " ".join(text.split())
+
+
+def describe(error: BaseException | str, limit: int = 500) -> str:
+    """One line for logs and the manifest: the message plus its root cause."""
+    if isinstance(error, str):
+        text = " ".join(error.split())
+    else:
+        parts = [_one_line(e) for e in _chain(error)]
+        text = parts[0]
+        if len(parts) > 1 and parts[-1] not in text:
+            text = f"{text} ({parts[-1]})"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def status_of(error: BaseException | str) -> int | None:
+    """The HTTP status an error carries, if any (200 for a mid-stream SSE error)."""
+    if isinstance(error, str):
+        match = _STATUS_IN_TEXT.search(error)
+        return int(match.group(1)) if match else None
+    for e in _chain(error):
+        status = getattr(e, "status_code", None)
+        if isinstance(status, int):
+            return status
+    return None
+
+
+def retry_after(error: BaseException) -> float | None:
+    """Seconds a server asked us to wait (``retry-after-ms`` or ``retry-after``)."""
+    response = getattr(error, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    raw_ms = headers.get("retry-after-ms")
+    if raw_ms is not None:
+        try:
+            return max(float(raw_ms) / 1000.0, 0.0)
+        except ValueError:
+            pass
+    raw = headers.get("retry-after")
+    if raw is None:
+        return None
+    try:
+        return max(float(raw), 0.0)
+    except ValueError:
+        parsed = email.utils.parsedate_tz(raw)
+        if parsed is None:
+            return None
+        return max(float(email.utils.mktime_tz(parsed)) - time.time(), 0.0)
+
+
+# ---------------------------------------------------------------------------
+# endpoint and backoff
+# ---------------------------------------------------------------------------
+
+
+def endpoint(base_url: str | None = None) -> tuple[str, int]:
+    """``(host, port)`` to probe: ``base_url``, else ``ANTHROPIC_BASE_URL``, else the API.
+
+    A gateway must be probed itself: api.anthropic.com answering says nothing about it.
+    """
+    source = "base_url"
+    if base_url is None:
+        base_url = os.environ.get("ANTHROPIC_BASE_URL", "").strip() or DEFAULT_BASE_URL
+        source = "ANTHROPIC_BASE_URL"
+    where = f"{source}={base_url!r}"
+    try:
+        parts = urlsplit(base_url.strip())
+        port = parts.port
+    except ValueError as exc:
+        raise ConfigError(f"{where} is not a valid URL: {exc}") from None
+    if parts.scheme not in ("http", "https"):
+        raise ConfigError(
+            f"{where} is not a valid URL: it must start with http:// or https:// "
+            "(for example https://api.anthropic.com)"
+        )
+    if not parts.hostname:
+        raise ConfigError(f"{where} is not a valid URL: it has no host name")
+    return parts.hostname, port or (443 if parts.scheme == "https" else 80)
+
+
+def backoff_delay(
+    attempt: int, base_delay: float, max_delay: float, rng: random.Random | None = None
+) -> float:
+    """Seconds to wait after failed ``attempt`` (1-based): exponential, capped, +-25 %."""
+    if attempt < 1:
+        raise ValueError(f"attempt is counted from 1, got {attempt}")
+    # The exponent is clamped so a huge attempt number cannot overflow a float.
+    exponential = base_delay * 2.0 ** min(attempt - 1, 64)
+    return min(exponential, max_delay) * (rng or random).uniform(0.75, 1.25)
+
+
+def format_duration(seconds: float) -> str:
+    """``181`` -> ``"3m01s"``, ``42`` -> ``"42s"``, ``3725`` -> ``"1h02m05s"``."""
+    total = max(round(seconds), 0)
+    hours, rest = divmod(total, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h{minutes:02d}m{secs:02d}s"
+    if minutes:
+        return f"{minutes}m{secs:02d}s"
+    return f"{secs}s"
+
+
+# ---------------------------------------------------------------------------
+# Resilience
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class AttemptInfo:
+    """What an attempt needs to know: its number and whether it resumes a session."""
+
+    number: int
+    resuming: bool
+
+
+@dataclass
+class AttemptError:
+    """One failed attempt, as the manifest's ``errors[]`` records it."""
+
+    attempt: int
+    kind: Kind
+    text: str
+    status: int | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class ResilienceError(FlowerError):
+    """Retrying ended without a result; ``errors`` lists every failed attempt."""
+
+    def __init__(self, message: str, errors: list[AttemptError]) -> None:
+        super().__init__(message)
+        self.errors = list(errors)
+
+    @property
+    def attempts(self) -> int:
+        return len(self.errors)
+
+
+class FatalAPIError(ResilienceError):
+    """An error no wait can fix (bad key, no credit, spend limit, prompt too long...)."""
+
+
+class GaveUpError(ResilienceError):
+    """Transient errors outlasted ``max_attempts`` or the endpoint ``max_offline_wait``."""
+
+
+def _probe_off_loop(prober: Prober, host: str, port: int, timeout: float) -> Awaitable[bool]:
+    """Run a blocking probe in a daemon thread.
+
+    Not ``asyncio.to_thread``: on Ctrl-C, ``asyncio.run`` joins the default executor,
+    which would hold the exit for up to a whole probe timeout.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[bool] = loop.create_future()
+
+    def settle(value: bool) -> None:
+        if not future.done():
+            future.set_result(value)
+
+    def work() -> None:
+        try:
+            value = bool(prober.reachable(host, port, timeout))
+        except Exception:  # a prober must never raise; treat it as unreachable
+            value = False
+        with contextlib.suppress(RuntimeError):  # the loop closed while we probed
+            loop.call_soon_threadsafe(settle, value)
+
+    threading.Thread(target=work, name="flower-probe", daemon=True).start()
+    return future
+
+
+class Resilience:
+    """Run one API call with the seed's retry policy.
+
+    ``clock`` (seconds, monotonic) and ``sleep`` are injectable so tests simulate
+    hours of outage in milliseconds; ``now`` gives the wall time shown to the user.
+    """
+
+    resume_prompt: str = RESUME_PROMPT
+
+    def __init__(
+        self,
+        config: ResilienceConfig | None = None,
+        *,
+        prober: Prober | None = None,
+        base_url: str | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        on_status: Callable[[str], None] | None = None,
+        rng: random.Random | None = None,
+        now: Callable[[], datetime] = datetime.now,
+    ) -> None:
+        self.config = config or ResilienceConfig()
+        _check_config(self.config)
+        if prober is None:
+            from flower_plugins.probes import TcpProber
+
+            prober = TcpProber()
+        self.prober = prober
+        self.host, self.port = endpoint(base_url)
+        self.clock = clock
+        self.sleep = sleep
+        self.on_status = on_status or (lambda _line: None)
+        self.rng = rng or random.Random()
+        self.now = now
+
+    @classmethod
+    def from_settings(cls, settings: Any, **kw: Any) -> Resilience:
+        """Config from ``[tool.flower.resilience]``, prober from ``[tool.flower.probe]``."""
+        if "prober" not in kw:
+            kw["prober"] = make_prober(settings)
+        return cls(settings.resilience, **kw)
+
+    async def run(
+        self,
+        attempt_fn: Callable[[AttemptInfo], Awaitable[T]],
+        *,
+        has_session: Callable[[], bool] = lambda: False,
+        on_error: Callable[[AttemptError], None] | None = None,
+    ) -> tuple[T, list[AttemptError]]:
+        """Call ``attempt_fn`` until it returns; the result and every failed attempt."""
+        conf = self.config
+        errors: list[AttemptError] = []
+        number = 1
+        info = AttemptInfo(1, False)
+        while True:
+            try:
+                return await attempt_fn(info), errors
+            except Exception as exc:
+                failure = AttemptError(number, classify(exc), describe(exc), status_of(exc))
+                errors.append(failure)
+                if on_error is not None:
+                    on_error(failure)
+                if failure.kind == "fatal" or (
+                    failure.kind == "unknown" and not conf.retry_unknown
+                ):
+                    raise FatalAPIError(
+                        f"{failure.kind} API error on attempt {number}, not retried: "
+                        f"{failure.text}",
+                        errors,
+                    ) from exc
+                if number >= conf.max_attempts:
+                    raise GaveUpError(
+                        f"gave up after {number} attempts; last error ({failure.kind}): "
+                        f"{failure.text}",
+                        errors,
+                    ) from exc
+                await self._wait_until_reachable(errors, exc)
+                delay = self._delay(number, exc)
+                self.on_status(
+                    f"API error ({failure.kind}): {failure.text}; attempt {number + 1} of "
+                    f"{conf.max_attempts} in {delay:.1f} s"
+                )
+                await self.sleep(delay)
+            number += 1
+            info = AttemptInfo(number, has_session())
+
+    def _delay(self, attempt: int, error: BaseException) -> float:
+        conf = self.config
+        delay = backoff_delay(attempt, conf.base_delay, conf.max_delay, self.rng)
+        asked = retry_after(error)
+        if asked is not None:
+            delay = max(delay, min(asked, conf.max_delay))
+        return delay
+
+    async def probe(self) -> bool:
+        return await _probe_off_loop(self.prober, self.host, self.port, self.config.probe_timeout)
+
+    async def _wait_until_reachable(self, errors: list[AttemptError], cause: BaseException) -> None:
+        """Hang on while the endpoint is unreachable, one status line each way."""
+        if await self.probe():
+            return
+        conf = self.config
+        started = self.clock()
+        self.on_status(
+            f"offline since {self.now():%H:%M:%S}, probing {self.host}:{self.port} "
+            f"every {conf.probe_interval:g} s"
+        )
+        while True:
+            remaining = conf.max_offline_wait - (self.clock() - started)
+            if remaining <= 0:
+                raise GaveUpError(
+                    f"{self.host}:{self.port} unreachable for "
+                    f"{format_duration(self.clock() - started)} (max_offline_wait="
+                    f"{conf.max_offline_wait:g} s); last error: {errors[-1].text}",
+                    errors,
+                ) from cause
+            await self.sleep(min(conf.probe_interval, remaining))
+            if await self.probe():
+                self.on_status(f"back online after {format_duration(self.clock() - started)}")
+                return
+
+
+def _check_config(conf: ResilienceConfig) -> None:
+    problems = []
+    if conf.max_attempts < 1:
+        problems.append(f"max_attempts must be at least 1, got {conf.max_attempts}")
+    for name in ("base_delay", "max_delay", "max_offline_wait"):
+        if getattr(conf, name) < 0:
+            problems.append(f"{name} must not be negative, got {getattr(conf, name)}")
+    for name in ("probe_timeout", "probe_interval"):
+        if getattr(conf, name) <= 0:
+            problems.append(f"{name} must be positive, got {getattr(conf, name)}")
+    if problems:
+        raise ConfigError("[tool.flower.resilience] " + "; ".join(problems))
+
+
+def make_prober(settings: Any) -> Prober:
+    """The prober ``[tool.flower.probe] strategy`` names, through the plugin registry."""
+    from flower.core.plugins import get_registry
+
+    strategy = settings.probe.strategy
+    try:
+        registration = get_registry().get("probers", strategy)
+    except PluginError as exc:
+        raise ConfigError(f"[tool.flower.probe] strategy: {exc}") from None
+    return registration.factory(settings)
+
+
+__all__ = [
+    "RESUME_PROMPT",
+    "AttemptError",
+    "AttemptInfo",
+    "FatalAPIError",
+    "GaveUpError",
+    "Kind",
+    "Resilience",
+    "ResilienceError",
+    "backoff_delay",
+    "classify",
+    "describe",
+    "endpoint",
+    "format_duration",
+    "make_prober",
+    "retry_after",
+    "status_of",
+]
