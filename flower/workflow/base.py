@@ -1,0 +1,371 @@
+"""Steps and workflows that carry on their own conversations across processes.
+
+``Workflow.continuous`` is True by default: ``resume_from=None`` does NOT mean a new
+session; each step resumes the session lineage recorded for it, when that session is
+still in the store. See docs/continuity.md and docs/workflows.md.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import logging
+import os
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from flower.core.lineage import Lineage
+from flower.core.manifest import Manifest
+from flower.runtime.spec import AgentSpec, StepResult
+
+log = logging.getLogger(__name__)
+
+Context = dict[str, Any]
+"""What a workflow run produced: each step's final text by step name, plus ``_woke``,
+``_sessions`` ({step: session id}), ``_results`` (every StepResult in order),
+``_resumed`` ({step: bool}), ``_skipped``, ``_ok`` and, when a step failed, ``_failed``."""
+
+PromptLike = str | Callable[[Context], str]
+StepBody = Callable[["StepRun"], Awaitable[StepResult]]
+
+RETRY_PROMPT = (
+    "上一轮中途被打断了,没有做完。先看看工作台上已经写下的东西,从断的地方接着做,不要从头开始。"
+)
+"""Sent when a failed step is retried in a session that already exists."""
+
+
+def render(prompt: PromptLike, ctx: Context) -> str:
+    return prompt(ctx) if callable(prompt) else prompt
+
+
+@dataclass
+class Step:
+    """One step: an agent, what to tell it the first time and what to tell it on resume.
+
+    ``resume_prompt`` is sent instead of ``prompt`` when the step resumes a session
+    (the other side already has the brief); ``None`` re-sends ``prompt``.
+    ``skip_if(ctx)`` returning True skips the step (frozen steps); it may load what
+    the step would have produced into ``ctx``. ``body`` replaces the default "one
+    turn" behaviour (the clarify loop, the goal gate); it receives a :class:`StepRun`.
+    """
+
+    name: str
+    agent: AgentSpec
+    prompt: PromptLike
+    resume_prompt: PromptLike | None = None
+    skip_if: Callable[[Context], bool] | None = None
+    body: StepBody | None = None
+    after: Callable[[Context, StepResult], StepResult | None] | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise ValueError(f"a step needs a non-empty name, got {self.name!r}")
+
+
+class StepRun:
+    """One step while it runs: its current session and the way to talk to it.
+
+    Every :meth:`turn` mounts ``runtime.on_session`` around its own ``runtime.run``
+    only, so the id lands in lineage the instant it exists; :meth:`judge` runs with
+    no hook at all, so a judge's session can never be recorded as the step's.
+    """
+
+    def __init__(
+        self,
+        workflow: Workflow,
+        step: Step,
+        ctx: Context,
+        runtime: Any,
+        lineage: Lineage | None,
+        manifest: Manifest | None,
+        session_id: str | None,
+    ) -> None:
+        self.workflow = workflow
+        self.step = step
+        self.ctx = ctx
+        self.runtime = runtime
+        self.lineage = lineage
+        self.manifest = manifest
+        self.session_id = session_id
+        self.resumed = session_id is not None
+        self.results: list[StepResult] = []
+
+    @property
+    def name(self) -> str:
+        return self.step.name
+
+    @property
+    def settings(self) -> Any:
+        return self.workflow.settings_for(self.runtime)
+
+    @property
+    def workspace(self) -> Path:
+        return Path(getattr(self.runtime, "workspace", ".") or ".")
+
+    def first_prompt(self) -> str:
+        """``resume_prompt`` when resuming a session (falling back to ``prompt``)."""
+        if self.session_id and self.step.resume_prompt is not None:
+            return render(self.step.resume_prompt, self.ctx)
+        return render(self.step.prompt, self.ctx)
+
+    def _on_session(self, sid: str) -> None:
+        self.session_id = sid
+        self.ctx["_sessions"][self.name] = sid
+        if self.lineage is not None:
+            self.lineage.record_session(self.name, sid)
+
+    async def raw_turn(self, prompt: str, *, resume: str | None, label: str) -> StepResult:
+        """One ``runtime.run`` of the step's agent, with the lineage hook mounted."""
+        rt = self.runtime
+        previous = getattr(rt, "on_session", None)
+        rt.on_session = self._on_session
+        try:
+            result = await rt.run(self.step.agent, prompt, resume=resume, step=label)
+        finally:
+            rt.on_session = previous
+        if result.session_id:
+            self._on_session(result.session_id)
+        return result
+
+    async def turn(self, prompt: str, *, label: str | None = None) -> StepResult:
+        """Send ``prompt`` to the step's session (relaying first if it is too big)."""
+        from flower.workflow.relay import needs_relay, relay
+
+        label = label or self.name
+        if self.session_id and needs_relay(self.runtime, self.session_id, self.settings):
+            result = await relay(self, prompt, label=label)
+        else:
+            result = await self.raw_turn(prompt, resume=self.session_id, label=label)
+        retries = 0
+        while not result.ok and retries < self.workflow.retries:
+            retries += 1
+            self.record(result)
+            again = RETRY_PROMPT if self.session_id else prompt
+            result = await self.raw_turn(
+                again, resume=self.session_id, label=f"{self.name}#retry{retries}"
+            )
+        self.record(result)
+        return result
+
+    async def judge(self, agent: AgentSpec, prompt: str, *, label: str) -> StepResult:
+        """A fresh session every time: never resumed, never written to lineage."""
+        rt = self.runtime
+        previous = getattr(rt, "on_session", None)
+        rt.on_session = None
+        try:
+            result = await rt.run(agent, prompt, resume=None, step=label)
+        finally:
+            rt.on_session = previous
+        self.record(result)
+        return result
+
+    def record(self, result: StepResult) -> None:
+        self.results.append(result)
+        self.ctx["_results"].append(result)
+        if self.manifest is not None:
+            self.manifest.record(result)
+
+
+async def one_turn(run: StepRun) -> StepResult:
+    """The default body: send the step's (resume) prompt once."""
+    return await run.turn(run.first_prompt())
+
+
+class Workflow:
+    """Steps run in order; with ``continuous=True`` each resumes its own session.
+
+    ``continuous=False`` starts every step fresh in every process and leaves lineage
+    alone. ``retries`` re-runs a failed step up to that many times (``<step>#retry<N>``).
+    ``on_start(ctx)`` runs after lineage is loaded and before the first step.
+    """
+
+    def __init__(
+        self,
+        steps: list[Step],
+        continuous: bool = True,
+        *,
+        retries: int = 0,
+        manifest: bool = True,
+        on_start: Callable[[Context], Any] | None = None,
+    ) -> None:
+        names = [s.name for s in steps]
+        if len(set(names)) != len(names):
+            raise ValueError(f"step names must be unique, got {names}")
+        if retries < 0:
+            raise ValueError(f"retries must be >= 0, got {retries}")
+        self.steps = list(steps)
+        self.continuous = continuous
+        self.retries = retries
+        self.manifest = manifest
+        self.on_start = on_start
+
+    @staticmethod
+    def settings_for(runtime: Any) -> Any:
+        settings = getattr(runtime, "settings", None)
+        if settings is None:
+            from flower.core.config import load_settings
+
+            settings = load_settings().settings
+        return settings
+
+    async def run(self, rt: Any, resume_from: Mapping[str, Any] | None = None) -> Context:
+        """Run every step; returns the context (see :data:`Context`).
+
+        ``resume_from`` ({step: session id}, or a previous context) takes precedence
+        over lineage; a session missing from the store is ignored either way.
+        """
+        workspace = str(getattr(rt, "workspace", ".") or ".")
+        run_dir = getattr(rt, "run_dir", None) or "runs"
+        settings = self.settings_for(rt)
+        ctx: Context = {
+            "_workspace": os.path.realpath(workspace),
+            "_sessions": {},
+            "_results": [],
+            "_resumed": {},
+            "_skipped": [],
+            "_ok": True,
+        }
+        lineage: Lineage | None = None
+        known: dict[str, str] = {}
+        if self.continuous:
+            lineage = Lineage.load(workspace, settings=settings, run_dir=run_dir)
+            ctx["_woke"] = lineage.bump_woke()
+            known = lineage.live_steps(rt.has_session)
+        else:
+            ctx["_woke"] = 1
+        if resume_from:
+            explicit = resume_from.get("_sessions", resume_from)
+            for name, sid in dict(explicit).items():
+                if isinstance(sid, str) and not name.startswith("_") and rt.has_session(sid):
+                    known[name] = sid
+        ctx["_lineage"] = lineage
+        ctx["_known"] = dict(known)
+        manifest = Manifest(run_dir) if self.manifest else None
+        if self.on_start is not None:
+            await _maybe_await(self.on_start(ctx))
+
+        for step in self.steps:
+            if step.skip_if is not None and step.skip_if(ctx):
+                ctx["_skipped"].append(step.name)
+                if step.name in known:
+                    ctx["_sessions"][step.name] = known[step.name]
+                continue
+            run = StepRun(self, step, ctx, rt, lineage, manifest, known.get(step.name))
+            ctx["_resumed"][step.name] = run.resumed
+            result = await (step.body or one_turn)(run)
+            if step.after is not None:
+                result = step.after(ctx, result) or result
+            ctx[step.name] = result.text
+            if not result.ok:
+                ctx["_ok"] = False
+                ctx["_failed"] = step.name
+                break
+        return ctx
+
+
+async def _maybe_await(value: Any) -> Any:
+    if inspect.isawaitable(value):
+        return await value
+    return value
+
+
+def replace_step(step: Step, **changes: Any) -> Step:
+    """A copy of ``step`` with ``changes`` (how gates wrap a step)."""
+    return dataclasses.replace(step, **changes)
+
+
+# -- wake_state ----------------------------------------------------------------------
+
+
+def wake_state(
+    workspace: str | os.PathLike[str] = ".",
+    run_dir: str | os.PathLike[str] = "runs",
+    *,
+    settings: Any = None,
+) -> dict[str, Any]:
+    """What the next run would resume, without starting anything.
+
+    ``{"waking": bool, "checks": {...}, "woke": int, "steps": {step: session id}}``:
+    ``waking`` is True when at least one step would resume; ``woke`` is how many
+    times this workspace has woken so far (the next run is ``woke + 1``); ``steps``
+    holds only sessions still in the store. ``checks`` explains: ``lineage``
+    (``"ok"`` or ``"none"``: missing, corrupt or another workspace), ``recorded``
+    (every step lineage names), ``alive`` ({step: bool}), ``context`` ({step: tokens
+    of the last round or None}), ``brief`` (the brief file is complete), ``goals``
+    (number of goals in the goals file, 0 when missing or malformed).
+    """
+    from flower.core.lineage import _settings_for
+    from flower.workflow.clarify import brief_is_complete, read_goals, workflow_names
+
+    try:
+        settings = _settings_for(settings, run_dir)
+    except Exception as exc:
+        log.warning("settings unavailable: %s", exc)
+        settings = None
+    lineage = Lineage.load(workspace, settings=settings, run_dir=run_dir)
+    recorded = lineage.steps
+    alive, context = _probe_sessions(workspace, recorded, settings)
+    names = workflow_names(settings)
+    ws = Path(workspace)
+    goals = read_goals(ws / names.goals_file)
+    checks = {
+        "lineage": "ok" if lineage.found else "none",
+        "recorded": recorded,
+        "alive": alive,
+        "context": context,
+        "brief": brief_is_complete(ws / names.brief_file),
+        "goals": len(goals or []),
+    }
+    steps = {name: sid for name, sid in recorded.items() if alive.get(name)}
+    return {"waking": bool(steps), "checks": checks, "woke": lineage.woke, "steps": steps}
+
+
+def _probe_sessions(
+    workspace: str | os.PathLike[str], recorded: dict[str, str], settings: Any
+) -> tuple[dict[str, bool], dict[str, int | None]]:
+    alive = dict.fromkeys(recorded, False)
+    context: dict[str, int | None] = dict.fromkeys(recorded)
+    if not recorded or settings is None:
+        return alive, context
+    url = settings.sessions_url()
+    if url.startswith("sqlite:///") and not Path(url[len("sqlite:///") :]).exists():
+        return alive, context  # a deleted sessions.db: nothing to resume, create nothing
+    from flower.core.keys import project_key
+    from flower.core.records import SessionKey
+    from flower.core.transcript import context_tokens
+    from flower.stores.open import open_session_store
+
+    try:
+        store = open_session_store(settings=settings)
+    except Exception as exc:
+        log.warning("session store unavailable: %s", exc)
+        return alive, context
+    try:
+        pkey = project_key(workspace)
+        for name, sid in recorded.items():
+            try:
+                key = SessionKey(pkey, sid)
+                alive[name] = bool(store.exists(key))
+                if alive[name]:
+                    usage = store.last_usage(key)
+                    context[name] = context_tokens(usage) if usage else None
+            except Exception as exc:
+                log.debug("cannot check session %s: %s", sid, exc)
+    finally:
+        store.close()
+    return alive, context
+
+
+__all__ = [
+    "RETRY_PROMPT",
+    "Context",
+    "Step",
+    "StepRun",
+    "Workflow",
+    "one_turn",
+    "render",
+    "replace_step",
+    "wake_state",
+]

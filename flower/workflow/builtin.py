@@ -1,0 +1,105 @@
+"""The built-in workflow the ``flower`` command runs: confirm the brief, set the goals,
+then work under the goal judge (trim and relay come from the Runtime and settings).
+
+What the user says on a wake lands in three places (seed: if one is missing it fails
+silently): it goes to the working step as its next message, it is appended to the
+brief, and the goals file is re-derived so the judge checks what was added. Waking
+with nothing to say adds nothing and re-derives nothing: it costs nothing extra.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from flower.runtime.spec import AgentSpec
+from flower.workflow.base import Context, Step, Workflow
+from flower.workflow.clarify import (
+    Ask,
+    append_to_brief,
+    brief_is_complete,
+    clarify_step,
+    goals_step,
+    workflow_names,
+)
+from flower.workflow.goal import JUDGE, with_goal
+
+WORKER = AgentSpec(
+    name="worker",
+    instructions=(
+        "你是执行者。按需求把事情真正做完:写代码、跑起来、验证。"
+        "决定和结论写进工作区,不要只留在对话里。"
+    ),
+    allowed_tools=["Read", "Write", "Edit", "Glob", "Grep", "Bash"],
+    max_turns=200,
+)
+
+WORK_PROMPT = """\
+按 {brief_file} 里确认过的需求把这件事做完;{goals_file} 是验收目标,做完会有人逐条核对。
+先读这两个文件和工作区的现状,再动手。
+"""
+
+WORK_RESUME = "接着上次的进度继续做。"
+
+WORK_SAID = """\
+用户又说:
+
+{said}
+
+(这句话已经追加进 {brief_file},{goals_file} 也据此重新推导过了。)接着做。
+"""
+
+
+def builtin_workflow(
+    said: str | None = None,
+    *,
+    settings: Any = None,
+    ask: Ask | None = None,
+    rounds: int | None = None,
+    worker: AgentSpec = WORKER,
+    judge: AgentSpec = JUDGE,
+    continuous: bool = True,
+    retries: int = 1,
+) -> Workflow:
+    """The workflow behind ``flower "..."``.
+
+    ``said`` is what the user typed this time: on a fresh directory, the request; on
+    a wake, the next sentence of the conversation (``None`` or blank: just continue).
+    ``ask`` lets the clarifier put questions to the user. ``rounds`` (work rounds per
+    wake) defaults to ``[tool.flower.workflow] rounds``.
+    """
+    names = workflow_names(settings)
+    said = (said or "").strip() or None
+
+    def on_start(ctx: Context) -> None:
+        ctx["_said"] = said
+        brief = Path(ctx["_workspace"]) / names.brief_file
+        if said and brief_is_complete(brief):
+            append_to_brief(brief, said, time.strftime("%Y-%m-%d %H:%M"))
+            ctx["_rederive_goals"] = True
+
+    def work_prompt(ctx: Context) -> str:
+        return WORK_PROMPT.format(brief_file=names.brief_file, goals_file=names.goals_file)
+
+    def work_resume(ctx: Context) -> str:
+        if ctx.get("_said"):
+            return WORK_SAID.format(
+                said=ctx["_said"], brief_file=names.brief_file, goals_file=names.goals_file
+            )
+        return WORK_RESUME
+
+    work = Step(names.work_step, worker, work_prompt, resume_prompt=work_resume)
+    return Workflow(
+        [
+            clarify_step(said, ask=ask, settings=settings),
+            goals_step(settings=settings),
+            with_goal(work, judge=judge, rounds=rounds, goals_file=names.goals_file),
+        ],
+        continuous=continuous,
+        retries=retries,
+        on_start=on_start,
+    )
+
+
+__all__ = ["WORKER", "WORK_PROMPT", "WORK_RESUME", "WORK_SAID", "builtin_workflow"]
