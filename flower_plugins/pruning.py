@@ -1,0 +1,431 @@
+"""The built-in pruning policies and the ``flower prune`` command.
+
+Registered exactly like a third-party plugin would be. Every policy is a pure function
+of the transcript: it never mutates its input (a changed entry is a copy), removes
+entries only through :func:`flower.core.transcript.drop_entries`, and passes entries of
+unknown types through untouched. See docs/pruning.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from flower.core.hookspecs import hookimpl
+from flower.core.protocols import PruneContext
+from flower.core.records import Entry
+from flower.core.transcript import (
+    INTERRUPTED_NOTE,
+    content_blocks,
+    drop_entries,
+    insert_chains,
+    message_of,
+    replace_blocks,
+    replace_result_body,
+    result_text,
+    synthetic_tool_result,
+    tool_results,
+    tool_uses,
+)
+
+if TYPE_CHECKING:
+    from flower.core.config import Settings
+
+STALE_NOTE = "[stale: this output is from an earlier session; re-run the command if you need it]"
+TRIM_MARK = "[trimmed: "
+DENIAL_TEXTS = (
+    "Permission denied:",  # flower's own permission layer (docs/entries.md)
+    "has been denied",  # Claude Code: "Permission to use Bash with command ... has been denied."
+    "The user doesn't want to proceed with this tool use",
+    "The user doesn't want to take this action right now",
+    "requested permissions to use",  # Claude Code: "Claude requested permissions to use X, ..."
+)
+INTERRUPTION_TEXTS = (
+    "[Request interrupted by user for tool use]",
+    "[Request interrupted by user]",
+    "Interrupted by user",
+)
+
+
+def _result_ids(entries: Iterable[Entry]) -> set[str]:
+    return {b.get("tool_use_id") for e in entries for b in tool_results(e)}
+
+
+# --------------------------------------------------------------------------- synthetic-errors
+
+
+def is_synthetic_error(entry: Entry) -> bool:
+    """A harness-made assistant entry (API error text), never the model's own words."""
+    if entry.get("type") != "assistant":
+        return False
+    return entry.get("isApiErrorMessage") is True or message_of(entry).get("model") == "<synthetic>"
+
+
+class SyntheticErrors:
+    """Drop synthetic API-error assistant entries; their children are re-linked."""
+
+    name = "synthetic-errors"
+
+    def __init__(self, settings: Settings | None = None) -> None:
+        pass
+
+    def prune(self, entries: list[Entry], ctx: PruneContext) -> list[Entry]:
+        doomed = [e["uuid"] for e in entries if is_synthetic_error(e) and e.get("uuid")]
+        return drop_entries(entries, doomed) if doomed else entries
+
+
+# --------------------------------------------------------------------------- denials
+
+
+def is_denial(entry: Entry, block: dict[str, Any]) -> bool:
+    """A tool_result saying the call was refused (flower's or Claude Code's wording)."""
+    marker = entry.get("toolUseResult")
+    # flower marks the entry; with several results in it, trust only the error ones
+    if (
+        isinstance(marker, dict)
+        and marker.get("denied") is True
+        and (len(tool_results(entry)) == 1 or block.get("is_error"))
+    ):
+        return True
+    if not block.get("is_error"):
+        return False
+    text = result_text(block)
+    return any(t in text for t in DENIAL_TEXTS)
+
+
+def remove_tool_calls(entries: list[Entry], tool_use_ids: set[str]) -> list[Entry]:
+    """Remove these tool_use blocks and their tool_result blocks; an entry left with no
+    content is dropped (children re-linked). Shared by policies that remove whole calls."""
+    if not tool_use_ids:
+        return entries
+
+    def without(block: dict[str, Any]) -> dict[str, Any] | None:
+        kind = block.get("type")
+        if kind == "tool_use" and block.get("id") in tool_use_ids:
+            return None
+        if kind == "tool_result" and block.get("tool_use_id") in tool_use_ids:
+            return None
+        return block
+
+    out: list[Entry] = []
+    emptied: list[str] = []
+    for entry in entries:
+        if entry.get("type") not in ("user", "assistant"):
+            out.append(entry)
+            continue
+        new = replace_blocks(entry, without)
+        if new is None:
+            emptied.append(entry["uuid"])
+            out.append(entry)
+        else:
+            out.append(new)
+    return drop_entries(out, emptied)
+
+
+class Denials:
+    """Drop denied tool calls (the tool_use and its result), keeping the newest N."""
+
+    name = "denials"
+
+    def __init__(self, settings: Settings | None = None, keep: int | None = None) -> None:
+        if keep is None:
+            keep = settings.pruning.keep_denials if settings is not None else 1
+        self.keep = max(0, keep)
+
+    def prune(self, entries: list[Entry], ctx: PruneContext) -> list[Entry]:
+        denied: list[str] = []
+        for entry in entries:
+            for block in tool_results(entry):
+                if is_denial(entry, block) and block.get("tool_use_id") not in denied:
+                    denied.append(block.get("tool_use_id"))
+        old = denied[: len(denied) - self.keep] if self.keep else denied
+        return remove_tool_calls(entries, set(old))
+
+
+# --------------------------------------------------------------------------- interrupted
+
+
+def is_interruption_residue(block: dict[str, Any]) -> bool:
+    text = result_text(block).strip()
+    return any(text.startswith(t) for t in INTERRUPTION_TEXTS)
+
+
+class Interrupted:
+    """Neutralise what an interruption left: residue results get the neutral note as
+    body, and a tool_use that never got a result gets one (view only) saying so."""
+
+    name = "interrupted"
+
+    def __init__(self, settings: Settings | None = None) -> None:
+        pass
+
+    def prune(self, entries: list[Entry], ctx: PruneContext) -> list[Entry]:
+        def neutral(block: dict[str, Any]) -> dict[str, Any]:
+            if block.get("type") == "tool_result" and is_interruption_residue(block):
+                return replace_result_body(block, INTERRUPTED_NOTE)
+            return block
+
+        out: list[Entry] = []
+        for entry in entries:
+            new = replace_blocks(entry, neutral) if entry.get("type") == "user" else entry
+            out.append(new if new is not None else entry)
+        return insert_chains(out, self._missing_results(out))
+
+    @staticmethod
+    def _missing_results(entries: list[Entry]) -> dict[str, list[Entry]]:
+        answered = _result_ids(entries)
+        # a reply's results go after its last block entry, or after its last result entry
+        anchor_of_reply: dict[str, Entry] = {}
+        reply_of_tool: dict[str, str] = {}
+        unanswered: list[tuple[str, str]] = []
+        for entry in entries:
+            if entry.get("type") == "assistant" and entry.get("uuid"):
+                reply = message_of(entry).get("id") or entry["uuid"]
+                anchor_of_reply[reply] = entry
+                for block in tool_uses(entry):
+                    tid = block.get("id")
+                    if isinstance(tid, str):
+                        reply_of_tool[tid] = reply
+                        if tid not in answered:
+                            unanswered.append((tid, reply))
+            elif entry.get("uuid"):
+                for block in tool_results(entry):
+                    reply = reply_of_tool.get(block.get("tool_use_id"))
+                    if reply is not None:
+                        anchor_of_reply[reply] = entry
+        inserts: dict[str, list[Entry]] = {}
+        for tid, reply in unanswered:
+            anchor = anchor_of_reply[reply]
+            note = synthetic_tool_result(tid, INTERRUPTED_NOTE, anchor, marker="interrupted")
+            inserts.setdefault(anchor["uuid"], []).append(note)
+        return inserts
+
+
+# --------------------------------------------------------------------------- ephemeral
+
+_STATEMENT_SPLIT = re.compile(r"&&|\|\||;|\n")
+
+
+def _is_ephemeral_command(command: str, prefixes: tuple[str, ...]) -> bool:
+    """Every statement is ``cd`` or starts (before any pipe) with an ephemeral command."""
+    statements = [s.strip() for s in _STATEMENT_SPLIT.split(command) if s.strip()]
+    if not statements:
+        return False
+    saw_ephemeral = False
+    for statement in statements:
+        head = " ".join(statement.split("|", 1)[0].split())
+        if head == "cd" or head.startswith("cd "):
+            continue
+        if not any(head == p or head.startswith(p + " ") for p in prefixes):
+            return False
+        saw_ephemeral = True
+    return saw_ephemeral
+
+
+def _prefixed(block: dict[str, Any], note: str) -> dict[str, Any]:
+    content = block.get("content")
+    if isinstance(content, list):
+        return replace_result_body(block, [{"type": "text", "text": note}, *content])
+    body = content if isinstance(content, str) else ""
+    return replace_result_body(block, f"{note}\n{body}" if body else note)
+
+
+class Ephemeral:
+    """Mark results of commands whose output goes stale (``git status``, ``ls``, ...).
+
+    The body is kept whole behind a one-line stale note: it is usually short, and trim
+    already moves large ones out. Error results are left alone.
+    """
+
+    name = "ephemeral"
+
+    def __init__(self, settings: Settings | None = None, commands: Iterable[str] = ()) -> None:
+        if settings is not None and not commands:
+            commands = settings.pruning.ephemeral_commands
+        self.prefixes = tuple(" ".join(c.split()) for c in commands if c.strip())
+
+    def prune(self, entries: list[Entry], ctx: PruneContext) -> list[Entry]:
+        stale: set[str] = set()
+        for entry in entries:
+            for block in tool_uses(entry):
+                tool_input = block.get("input")
+                command = tool_input.get("command") if isinstance(tool_input, dict) else None
+                if (
+                    isinstance(command, str)
+                    and str(block.get("name", "")).lower().startswith("bash")
+                    and _is_ephemeral_command(command, self.prefixes)
+                ):
+                    stale.add(block.get("id"))
+        if not stale:
+            return entries
+
+        def mark(block: dict[str, Any]) -> dict[str, Any]:
+            if (
+                block.get("type") != "tool_result"
+                or block.get("tool_use_id") not in stale
+                or block.get("is_error")
+                or result_text(block).startswith(STALE_NOTE)
+            ):
+                return block
+            return _prefixed(block, STALE_NOTE)
+
+        out: list[Entry] = []
+        for entry in entries:
+            new = replace_blocks(entry, mark) if entry.get("type") == "user" else entry
+            out.append(new if new is not None else entry)
+        return out
+
+
+# --------------------------------------------------------------------------- trim
+
+_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+def _safe_name(value: str) -> str:
+    name = _UNSAFE_NAME.sub("_", value).lstrip(".") or "unnamed"
+    return name[:150]
+
+
+def save_once(path: Path, data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically unless it already holds it; if ``path`` holds
+    something else, use ``<stem>-<sha256[:12]>.txt`` beside it. Returns the path used."""
+    if path.exists():
+        if path.stat().st_size == len(data) and path.read_bytes() == data:
+            return path
+        digest = hashlib.sha256(data).hexdigest()[:12]
+        path = path.with_name(f"{path.stem}-{digest}{path.suffix}")
+        if path.exists():
+            return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+class Trim:
+    """Move large old tool results to files under ``<run_dir>/trimmed/<session>/``.
+
+    A result longer than ``min_chars`` that is older than the newest
+    ``keep_recent_turns`` assistant turns becomes a pointer to a file holding its
+    full text. Results with images are left alone. ``ctx.options["dry_run"]`` reports
+    what would be trimmed without writing files.
+    """
+
+    name = "trim"
+    HEAD_CHARS = 300
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        min_chars: int | None = None,
+        keep_recent_turns: int | None = None,
+    ) -> None:
+        conf = settings.trim if settings is not None else None
+        self.min_chars = min_chars if min_chars is not None else (conf.min_chars if conf else 4000)
+        self.keep_recent_turns = (
+            keep_recent_turns
+            if keep_recent_turns is not None
+            else (conf.keep_recent_turns if conf else 6)
+        )
+
+    def _cutoff(self, entries: list[Entry]) -> int:
+        """Index of the first entry of the oldest turn that is kept whole."""
+        seen: set[str] = set()
+        for i in range(len(entries) - 1, -1, -1):
+            entry = entries[i]
+            if entry.get("type") != "assistant" or entry.get("isSidechain"):
+                continue
+            turn = message_of(entry).get("id") or entry.get("uuid")
+            if turn not in seen:
+                seen.add(turn)
+                if len(seen) > self.keep_recent_turns:
+                    return i + 1
+        return 0
+
+    def prune(self, entries: list[Entry], ctx: PruneContext) -> list[Entry]:
+        cutoff = self._cutoff(entries)
+        if cutoff == 0:
+            return entries
+        out = list(entries)
+        for i in range(cutoff):
+            entry = entries[i]
+            if entry.get("type") != "user" or not tool_results(entry):
+                continue
+            session = (ctx.key.session_id if ctx.key else None) or entry.get("sessionId")
+            new = replace_blocks(entry, lambda b, s=session: self._trim_block(b, s, ctx))
+            if new is not None:
+                out[i] = new
+        return out
+
+    def _trim_block(self, block: dict[str, Any], session: Any, ctx: PruneContext) -> dict[str, Any]:
+        if block.get("type") != "tool_result":
+            return block
+        content = block.get("content")
+        if isinstance(content, list) and any(
+            not (isinstance(b, dict) and b.get("type") == "text") for b in content
+        ):
+            return block
+        text = result_text(block)
+        if len(text) <= self.min_chars or text.startswith(TRIM_MARK):
+            return block
+        folder = Path(ctx.run_dir).resolve() / "trimmed" / _safe_name(str(session or "unknown"))
+        path = folder / f"{_safe_name(str(block.get('tool_use_id') or 'result'))}.txt"
+        if not ctx.options.get("dry_run"):
+            try:
+                path = save_once(path, text.encode("utf-8"))
+            except OSError:
+                return block  # nothing may be lost: keep the full result in context
+        head = text[: self.HEAD_CHARS].rstrip()
+        pointer = (
+            f"{TRIM_MARK}this tool result was {len(text)} characters; the full output is "
+            f"in {path} (Read that file if you need it). It began:]\n{head}\n[...]"
+        )
+        return replace_result_body(block, pointer)
+
+
+BUILTIN_POLICIES = {
+    SyntheticErrors.name: SyntheticErrors,
+    Denials.name: Denials,
+    Interrupted.name: Interrupted,
+    Ephemeral.name: Ephemeral,
+    Trim.name: Trim,
+}
+
+
+@hookimpl
+def register_pruning_policies(register: Any) -> None:
+    for name, factory in BUILTIN_POLICIES.items():
+        register(name, factory)
+
+
+@hookimpl
+def register_commands(app: Any) -> None:
+    from flower_plugins.prune_command import add_prune_command
+
+    add_prune_command(app)
+
+
+__all__ = [
+    "BUILTIN_POLICIES",
+    "Denials",
+    "Ephemeral",
+    "Interrupted",
+    "SyntheticErrors",
+    "Trim",
+    "content_blocks",
+    "is_denial",
+    "is_synthetic_error",
+    "remove_tool_calls",
+]

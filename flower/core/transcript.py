@@ -1,0 +1,541 @@
+"""Transcripts as the model sees them: the active chain, reparenting, messages, context size.
+
+A stored transcript is a list of Claude-Code-shaped entries (see docs/entries.md) that
+may hold several branches (forks from a rewind or a resume), streamed assistant replies
+split one entry per content block, compaction boundaries and entries that are not
+conversation at all. This module is the one place that knows how to read that:
+
+- :func:`active_chain` walks from the newest leaf back to the root by ``parentUuid``;
+- :func:`drop_entries` removes entries and re-links their children (the ONE helper
+  every pruning policy uses, so the chain never breaks);
+- :func:`insert_after` adds a view-only entry and re-links the anchor's children to it;
+- :func:`to_messages` turns a chain into the Messages API ``messages`` list;
+- :func:`check_conversation` validates the invariant the API enforces;
+- :func:`context_tokens` is the context size of one round, from its ``usage``.
+
+Nothing here mutates its input: a changed entry is a copy, everything else is shared.
+"""
+
+from __future__ import annotations
+
+import copy
+import uuid as uuid_module
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from typing import Any
+
+from flower.core.errors import FlowerError
+from flower.core.records import Entry
+
+CONVERSATION_TYPES = frozenset({"user", "assistant"})
+SYNTHETIC_NAMESPACE = uuid_module.UUID("6f1c3a52-4d0e-4b8a-9a51-0f10e7c0a11e")
+
+
+class InvalidConversationError(FlowerError, ValueError):
+    """A messages list the Messages API would reject; ``problems`` says why."""
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        self.problems = list(problems)
+        super().__init__("invalid conversation: " + "; ".join(self.problems))
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def message_of(entry: Mapping[str, Any]) -> dict[str, Any]:
+    message = entry.get("message")
+    return message if isinstance(message, dict) else {}
+
+
+def content_blocks(entry: Mapping[str, Any]) -> list[Any]:
+    """The entry's ``message.content`` as a list (a plain string becomes one text block)."""
+    content = message_of(entry).get("content")
+    if isinstance(content, list):
+        return content
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content else []
+    return []
+
+
+def is_conversation(entry: Mapping[str, Any]) -> bool:
+    """A user or assistant turn of the main thread (sidechains belong to subagents)."""
+    return entry.get("type") in CONVERSATION_TYPES and not entry.get("isSidechain")
+
+
+def tool_uses(entry: Mapping[str, Any]) -> list[dict[str, Any]]:
+    if entry.get("type") != "assistant":
+        return []
+    return [b for b in content_blocks(entry) if isinstance(b, dict) and b.get("type") == "tool_use"]
+
+
+def tool_results(entry: Mapping[str, Any]) -> list[dict[str, Any]]:
+    if entry.get("type") != "user":
+        return []
+    return [
+        b for b in content_blocks(entry) if isinstance(b, dict) and b.get("type") == "tool_result"
+    ]
+
+
+def result_text(block: Mapping[str, Any]) -> str:
+    """The text of a tool_result's ``content`` (string or text blocks); images are skipped."""
+    content = block.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            b.get("text", "")
+            for b in content
+            if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+        )
+    return ""
+
+
+def newest_leaf(entries: Sequence[Entry]) -> Entry | None:
+    """The newest main-thread user/assistant entry: where the conversation stands."""
+    for entry in reversed(entries):
+        if entry.get("uuid") and is_conversation(entry):
+            return entry
+    return None
+
+
+def active_chain(entries: Sequence[Entry], leaf_uuid: str | None = None) -> list[Entry]:
+    """The entries of the branch ending at the newest leaf (or ``leaf_uuid``), oldest first.
+
+    The walk follows ``parentUuid`` and stops at a root: ``null``, a parent that is not in
+    the transcript, or a ``compact_boundary`` (whose ``parentUuid`` is null by design; the
+    summary after it stands for everything before). The walk is then completed with the
+    other content-block entries of every assistant reply on the chain (Claude Code streams
+    one entry per block sharing ``message.id``) and with the tool results answering them
+    that sit on sibling branches, so a reply is never cut in half.
+    """
+    position: dict[str, int] = {}
+    for i, entry in enumerate(entries):
+        uid = entry.get("uuid")
+        if isinstance(uid, str):
+            position[uid] = i
+    if leaf_uuid is None:
+        leaf = newest_leaf(entries)
+        if leaf is None:
+            return []
+        leaf_uuid = leaf["uuid"]
+    if leaf_uuid not in position:
+        return []
+
+    on_chain: set[int] = set()
+    current: str | None = leaf_uuid
+    while current is not None and current in position:
+        i = position[current]
+        if i in on_chain:  # a cycle in corrupt data: stop rather than loop forever
+            break
+        on_chain.add(i)
+        parent = entries[i].get("parentUuid")
+        current = parent if isinstance(parent, str) else None
+
+    _complete_replies(entries, on_chain)
+    return [entries[i] for i in sorted(on_chain)]
+
+
+def _complete_replies(entries: Sequence[Entry], on_chain: set[int]) -> None:
+    reply_ids: set[str] = set()
+    for i in on_chain:
+        entry = entries[i]
+        if entry.get("type") == "assistant":
+            mid = message_of(entry).get("id")
+            if isinstance(mid, str):
+                reply_ids.add(mid)
+    if not reply_ids:
+        return
+    for i, entry in enumerate(entries):
+        if i in on_chain or entry.get("type") != "assistant" or entry.get("isSidechain"):
+            continue
+        if message_of(entry).get("id") in reply_ids:
+            on_chain.add(i)
+    asked: set[str] = set()
+    answered: set[str] = set()
+    for i in on_chain:
+        asked.update(b.get("id") for b in tool_uses(entries[i]))
+        answered.update(b.get("tool_use_id") for b in tool_results(entries[i]))
+    missing = asked - answered
+    if not missing:
+        return
+    chain_uuids = {entries[i].get("uuid") for i in on_chain}
+    for i, entry in enumerate(entries):
+        if i in on_chain or entry.get("isSidechain"):
+            continue
+        ids = {b.get("tool_use_id") for b in tool_results(entry)}
+        if ids and ids <= missing and entry.get("parentUuid") in chain_uuids:
+            on_chain.add(i)
+            chain_uuids.add(entry.get("uuid"))
+            missing -= ids
+
+
+def leaf_uuid(entries: Sequence[Entry]) -> str | None:
+    """The uuid a new entry should take as ``parentUuid`` to continue this transcript."""
+    chain = active_chain(entries)
+    for entry in reversed(chain):
+        if is_conversation(entry):
+            return entry.get("uuid")
+    return None
+
+
+# --------------------------------------------------------------------------- editing
+
+
+def drop_entries(entries: Sequence[Entry], uuids_to_drop: Collection[str]) -> list[Entry]:
+    """Remove entries by uuid; their children are re-linked to the nearest surviving ancestor.
+
+    ``parentUuid`` (and a compact boundary's ``logicalParentUuid``) pointing at a dropped
+    entry is rewritten to the first ancestor that survives, or ``None`` when none does,
+    so the chain stays connected. Re-linked entries are copies; the input is untouched.
+    """
+    if not uuids_to_drop:
+        return list(entries)
+    drop = set(uuids_to_drop)
+    parent_of: dict[str, str | None] = {}
+    for entry in entries:
+        uid = entry.get("uuid")
+        if uid in drop:
+            parent = entry.get("parentUuid")
+            parent_of[uid] = parent if isinstance(parent, str) else None
+
+    resolved: dict[str, str | None] = {}
+
+    def survivor(uid: str) -> str | None:
+        trail: list[str] = []
+        current: str | None = uid
+        while current is not None and current in drop:
+            if current in resolved:
+                current = resolved[current]
+                break
+            if current in trail:  # cycle among dropped entries
+                current = None
+                break
+            trail.append(current)
+            current = parent_of.get(current)
+        for seen in trail:
+            resolved[seen] = current
+        return current
+
+    kept: list[Entry] = []
+    for entry in entries:
+        if entry.get("uuid") in drop:
+            continue
+        changes: dict[str, Any] = {}
+        for field in ("parentUuid", "logicalParentUuid"):
+            value = entry.get(field)
+            if isinstance(value, str) and value in drop:
+                changes[field] = survivor(value)
+        kept.append({**entry, **changes} if changes else entry)
+    return kept
+
+
+def insert_after(entries: Sequence[Entry], anchor_uuid: str, new_entry: Entry) -> list[Entry]:
+    """Insert ``new_entry`` as the anchor's child right after it, and re-link the anchor's
+    other children to ``new_entry`` so the chain passes through it."""
+    return insert_chains(entries, {anchor_uuid: [new_entry]})
+
+
+def insert_chains(entries: Sequence[Entry], inserts: Mapping[str, Sequence[Entry]]) -> list[Entry]:
+    """Several :func:`insert_after` in one pass: after each anchor uuid, its new entries
+    as a little chain (anchor -> first -> ... -> last); the anchor's former children
+    become children of the last one. Raises ``KeyError`` for an anchor not present."""
+    if not inserts:
+        return list(entries)
+    relink: dict[str, str] = {}
+    out: list[Entry] = []
+    found: set[str] = set()
+    for entry in entries:
+        parent = entry.get("parentUuid")
+        out.append({**entry, "parentUuid": relink[parent]} if parent in relink else entry)
+        uid = entry.get("uuid")
+        if uid in inserts and uid not in found:
+            found.add(uid)
+            previous = uid
+            for new in inserts[uid]:
+                out.append({**new, "parentUuid": previous})
+                previous = new["uuid"]
+            relink[uid] = previous
+    missing = set(inserts) - found
+    if missing:
+        raise KeyError(f"no entry with uuid {sorted(missing)[0]!r} to insert after")
+    return out
+
+
+def with_content(entry: Entry, content: list[Any] | str) -> Entry:
+    """A copy of ``entry`` whose ``message.content`` is ``content``."""
+    return {**entry, "message": {**message_of(entry), "content": content}}
+
+
+def replace_blocks(
+    entry: Entry, change: Callable[[dict[str, Any]], dict[str, Any] | None]
+) -> Entry | None:
+    """Apply ``change`` to each dict block of ``message.content``.
+
+    ``change`` returns the block (unchanged: same object), a new block, or ``None`` to
+    remove it. Returns ``entry`` itself when nothing changed, a copy otherwise, and
+    ``None`` when no block is left (the caller drops the entry with :func:`drop_entries`).
+    """
+    content = message_of(entry).get("content")
+    if not isinstance(content, list):
+        return entry
+    new_blocks: list[Any] = []
+    changed = False
+    for block in content:
+        if not isinstance(block, dict):
+            new_blocks.append(block)
+            continue
+        result = change(block)
+        if result is not block:
+            changed = True
+        if result is not None:
+            new_blocks.append(result)
+    if not changed:
+        return entry
+    if not new_blocks:
+        return None
+    return with_content(entry, new_blocks)
+
+
+def replace_result_body(block: dict[str, Any], body: str | list[Any]) -> dict[str, Any]:
+    """A copy of a tool_result block whose ``content`` is ``body``."""
+    return {**block, "content": body}
+
+
+def synthetic_tool_result(
+    tool_use_id: str, text: str, template: Mapping[str, Any], *, marker: str
+) -> Entry:
+    """A view-only user entry answering ``tool_use_id``; its uuid is derived from the id,
+    so every load produces the same entry (and a child written after it stays linked)."""
+    entry: Entry = {
+        key: template[key]
+        for key in ("sessionId", "cwd", "version", "userType", "gitBranch", "timestamp")
+        if key in template
+    }
+    entry.update(
+        {
+            "type": "user",
+            "uuid": str(uuid_module.uuid5(SYNTHETIC_NAMESPACE, f"{marker}:{tool_use_id}")),
+            "parentUuid": template.get("uuid"),
+            "isSidechain": False,
+            "flowerSynthetic": marker,
+            "message": {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": tool_use_id, "content": text}],
+            },
+        }
+    )
+    return entry
+
+
+def deep_copy(entry: Entry) -> Entry:
+    """A full copy, for the rare edit that must change something deep inside."""
+    return copy.deepcopy(entry)
+
+
+# --------------------------------------------------------------------------- messages
+
+
+def to_messages(chain: Iterable[Entry]) -> list[dict[str, Any]]:
+    """The Messages API ``messages`` for a chain (see :func:`active_chain`).
+
+    Only main-thread user/assistant entries count. Consecutive entries of one role are
+    merged into one message (the API wants roles to alternate), and in a user message
+    tool_result blocks come before any other block, as the API requires. Messages with
+    no content are left out. Block dicts are shared with the entries, not copied.
+    """
+    messages: list[dict[str, Any]] = []
+    for entry in chain:
+        if not is_conversation(entry):
+            continue
+        role = message_of(entry).get("role") or entry["type"]
+        blocks = content_blocks(entry)
+        if not blocks:
+            continue
+        if messages and messages[-1]["role"] == role:
+            messages[-1]["content"].extend(blocks)
+        else:
+            messages.append({"role": role, "content": list(blocks)})
+    for message in messages:
+        if message["role"] == "user":
+            content = message["content"]
+            results = [b for b in content if _is_block(b, "tool_result")]
+            if results and len(results) != len(content):
+                message["content"] = results + [
+                    b for b in content if not _is_block(b, "tool_result")
+                ]
+    return messages
+
+
+def _is_block(block: Any, kind: str) -> bool:
+    return isinstance(block, dict) and block.get("type") == kind
+
+
+def conversation_problems(messages: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Why the Messages API would reject ``messages`` (empty list: it would not)."""
+    problems: list[str] = []
+    if messages and messages[0].get("role") != "user":
+        problems.append("the first message is not from the user")
+    pending: list[str] = []
+    for i, message in enumerate(messages):
+        role = message.get("role")
+        content = message.get("content")
+        blocks = content if isinstance(content, list) else []
+        if role not in ("user", "assistant"):
+            problems.append(f"message {i} has role {role!r}")
+            continue
+        if i and messages[i - 1].get("role") == role:
+            problems.append(f"messages {i - 1} and {i} are both {role}")
+        if not content:
+            problems.append(f"message {i} is empty")
+        answered = [b.get("tool_use_id") for b in blocks if _is_block(b, "tool_result")]
+        if role == "user":
+            expected = set(pending)
+            for tid in answered:
+                if tid not in expected:
+                    problems.append(f"message {i} answers tool_use {tid!r} that was not asked")
+            seen: set[str] = set()
+            for tid in answered:
+                if tid in seen:
+                    problems.append(f"message {i} answers tool_use {tid!r} twice")
+                seen.add(tid)
+            for tid in pending:
+                if tid not in seen:
+                    problems.append(f"tool_use {tid!r} is not answered in message {i}")
+            if answered and not all(_is_block(b, "tool_result") for b in blocks[: len(answered)]):
+                problems.append(f"message {i} has text before its tool results")
+            pending = []
+        else:
+            for tid in pending:
+                problems.append(f"tool_use {tid!r} is not answered before message {i}")
+            if answered:
+                problems.append(f"assistant message {i} holds tool results")
+            pending = [b.get("id") for b in blocks if _is_block(b, "tool_use")]
+    for tid in pending:
+        problems.append(f"tool_use {tid!r} is never answered")
+    return problems
+
+
+def check_conversation(messages: Sequence[Mapping[str, Any]]) -> None:
+    """Raise :class:`InvalidConversationError` unless the API would accept ``messages``."""
+    problems = conversation_problems(messages)
+    if problems:
+        raise InvalidConversationError(problems)
+
+
+def conversation(entries: Sequence[Entry]) -> list[dict[str, Any]]:
+    """The messages to send when resuming ``entries``: ``to_messages(active_chain(...))``."""
+    return to_messages(active_chain(entries))
+
+
+# --------------------------------------------------------------------------- context
+
+
+def context_tokens(usage: Mapping[str, Any] | None) -> int:
+    """The context size of one round: input + cache creation + cache read tokens."""
+    if not usage:
+        return 0
+    total = 0
+    for field in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"):
+        value = usage.get(field)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            total += int(value)
+    return total
+
+
+# --------------------------------------------------------------------------- repair
+
+INTERRUPTED_NOTE = "[the previous round was interrupted here; this tool result was never produced]"
+OMITTED_NOTE = "[earlier conversation omitted]"
+
+
+def _message_groups(chain: Sequence[Entry]) -> list[tuple[str, list[Entry]]]:
+    groups: list[tuple[str, list[Entry]]] = []
+    for entry in chain:
+        if not is_conversation(entry) or not content_blocks(entry):
+            continue
+        role = message_of(entry).get("role") or entry["type"]
+        if groups and groups[-1][0] == role:
+            groups[-1][1].append(entry)
+        else:
+            groups.append((role, [entry]))
+    return groups
+
+
+def repair_conversation(entries: Sequence[Entry]) -> tuple[list[Entry], list[str]]:
+    """Make the active chain a valid Messages API conversation; say what was fixed.
+
+    The safety net after the policy chain: unanswered tool_uses get the interrupted
+    note as their result, tool results that answer nothing (or answer twice) are
+    removed, and a chain that starts with the assistant gets a short user note first.
+    Returns the entries unchanged (same list content) and ``[]`` when all was valid.
+    """
+    out = list(entries)
+    fixes: list[str] = []
+    for _ in range(3):
+        chain = active_chain(out)
+        if not conversation_problems(to_messages(chain)):
+            return out, fixes
+        out, step = _repair_once(out, chain)
+        if not step:
+            break
+        fixes.extend(step)
+    return out, fixes
+
+
+def _repair_once(entries: list[Entry], chain: list[Entry]) -> tuple[list[Entry], list[str]]:
+    fixes: list[str] = []
+    groups = _message_groups(chain)
+    replacements: dict[str, Entry | None] = {}
+    missing: list[tuple[Entry, str]] = []
+    asked: list[str] = []
+    for index, (role, group) in enumerate(groups):
+        if role == "assistant":
+            for tid in asked:  # the previous assistant message got no user reply at all
+                missing.append((groups[index - 1][1][-1], tid))
+            asked = [b.get("id") for e in group for b in tool_uses(e)]
+            continue
+        allowed = set(asked)
+        seen: set[str] = set()
+        for entry in group:
+
+            def keep(
+                block: dict[str, Any], seen: set[str] = seen, allowed: set[str] = allowed
+            ) -> dict[str, Any] | None:
+                if block.get("type") != "tool_result":
+                    return block
+                tid = block.get("tool_use_id")
+                if tid not in allowed or tid in seen:
+                    fixes.append(f"removed a tool_result for {tid!r} that answers nothing")
+                    return None
+                seen.add(tid)
+                return block
+
+            new = replace_blocks(entry, keep)
+            if new is not entry:
+                replacements[entry["uuid"]] = new
+        previous = groups[index - 1][1][-1] if index else None
+        for tid in asked:
+            if tid not in seen and previous is not None:
+                missing.append((previous, tid))
+        asked = []
+    if asked and groups:
+        missing.extend((groups[-1][1][-1], tid) for tid in asked)
+
+    emptied = [uid for uid, new in replacements.items() if new is None]
+    out = [replacements.get(e.get("uuid"), e) or e for e in entries]
+    out = drop_entries(out, emptied)
+    inserts: dict[str, list[Entry]] = {}
+    for anchor, tid in missing:
+        note = synthetic_tool_result(tid, INTERRUPTED_NOTE, anchor, marker="repair")
+        inserts.setdefault(anchor["uuid"], []).append(note)
+        fixes.append(f"answered tool_use {tid!r} with the interrupted note")
+    out = insert_chains(out, inserts)
+    if groups and groups[0][0] == "assistant":
+        root = groups[0][1][0]
+        note = synthetic_tool_result("", OMITTED_NOTE, root, marker="omitted")
+        note["uuid"] = str(uuid_module.uuid5(SYNTHETIC_NAMESPACE, f"omitted:{root['uuid']}"))
+        note["parentUuid"] = root.get("parentUuid")
+        note["message"] = {"role": "user", "content": OMITTED_NOTE}
+        at = next(i for i, e in enumerate(out) if e.get("uuid") == root["uuid"])
+        out = [*out[:at], note, {**out[at], "parentUuid": note["uuid"]}, *out[at + 1 :]]
+        fixes.append("added a user note before a chain that started with the assistant")
+    return out, fixes

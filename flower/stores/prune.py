@@ -1,0 +1,351 @@
+"""``PruningSessionStore``: a read view over any SessionStore, pruned for the model.
+
+``append`` passes straight through; ``load`` returns the stored transcript run through
+an ordered chain of pruning policies, then made a valid Messages API conversation by
+:func:`flower.core.transcript.repair_conversation`. Storage is never modified:
+``load_raw`` (or the inner store) still returns everything as written.
+
+A policy that raises is skipped for that load with a :class:`PruningWarning` naming the
+policy and the session; the load goes on with the other policies.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from flower.core.errors import ConfigError, PluginError
+from flower.core.protocols import PruneContext, PruningPolicy, SessionStoreBase
+from flower.core.records import Entry, SessionInfo, SessionKey
+from flower.core.transcript import repair_conversation
+
+if TYPE_CHECKING:
+    from flower.core.config import Settings
+
+TRIM_POLICY = "trim"
+EPHEMERAL_POLICY = "ephemeral"
+REPAIR_STEP = "(repair)"
+
+
+class PruningWarning(UserWarning):
+    """A policy failed (and was skipped), or the chain needed the safety-net repair."""
+
+
+@dataclass
+class PolicyStats:
+    """What one policy did to one transcript."""
+
+    policy: str
+    removed: int = 0
+    changed: int = 0
+    added: int = 0
+    bytes_before: int = 0
+    bytes_after: int = 0
+    error: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def bytes_saved(self) -> int:
+        return self.bytes_before - self.bytes_after
+
+    @property
+    def tokens_saved(self) -> int:
+        return estimate_tokens(self.bytes_saved)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "policy": self.policy,
+            "removed": self.removed,
+            "changed": self.changed,
+            "added": self.added,
+            "bytes_saved": self.bytes_saved,
+            "tokens_saved": self.tokens_saved,
+            "error": self.error,
+            "notes": self.notes,
+        }
+
+
+def estimate_tokens(n_bytes: int) -> int:
+    """About four bytes of JSON per token: an estimate, not a tokenizer."""
+    return round(n_bytes / 4)
+
+
+_encoder = msgspec.json.Encoder()
+
+
+def model_bytes(entry: Entry) -> int:
+    """Bytes the model is sent for this entry: its ``message`` as JSON (0 for others)."""
+    message = entry.get("message")
+    if entry.get("type") not in ("user", "assistant") or not isinstance(message, dict):
+        return 0
+    try:
+        return len(_encoder.encode(message))
+    except (TypeError, msgspec.EncodeError):
+        return 0
+
+
+def _session_label(ctx: PruneContext) -> str:
+    return ctx.key.session_id if ctx.key is not None else "<unknown session>"
+
+
+def _apply(policy: PruningPolicy, entries: list[Entry], ctx: PruneContext) -> list[Entry]:
+    result = policy.prune(entries, ctx)
+    if not isinstance(result, list):
+        raise TypeError(f"prune() returned {type(result).__name__}, not a list of entries")
+    return result
+
+
+def _warn_failure(name: str, ctx: PruneContext, exc: BaseException) -> str:
+    message = (
+        f"pruning policy {name!r} failed on session {_session_label(ctx)} and was skipped "
+        f"for this load: {type(exc).__name__}: {exc}"
+    )
+    warnings.warn(message, PruningWarning, stacklevel=4)
+    return message
+
+
+def _finish(entries: list[Entry], ctx: PruneContext) -> tuple[list[Entry], list[str]]:
+    repaired, fixes = repair_conversation(entries)
+    if fixes:
+        warnings.warn(
+            f"session {_session_label(ctx)}: the pruned transcript was not a valid "
+            f"conversation; repaired: {'; '.join(fixes)}",
+            PruningWarning,
+            stacklevel=4,
+        )
+    return repaired, fixes
+
+
+def prune(
+    entries: Sequence[Entry], policies: Sequence[PruningPolicy], ctx: PruneContext
+) -> list[Entry]:
+    """Run ``entries`` through ``policies`` in order, then the safety-net repair."""
+    current = list(entries)
+    for policy in policies:
+        try:
+            current = _apply(policy, current, ctx)
+        except Exception as exc:  # one bad policy must not stop a resume
+            _warn_failure(getattr(policy, "name", repr(policy)), ctx, exc)
+    return _finish(current, ctx)[0]
+
+
+def _diff(before: list[Entry], after: list[Entry], stats: PolicyStats) -> None:
+    """Count removed/changed/added entries and bytes, relying on policies copying only
+    what they change: an entry object present in both lists is unchanged."""
+    after_ids = {id(e) for e in after}
+    before_ids = {id(e) for e in before}
+    after_uuids = {e.get("uuid") for e in after if id(e) not in before_ids}
+    for entry in before:
+        if id(entry) in after_ids:
+            continue
+        stats.bytes_before += model_bytes(entry)
+        if entry.get("uuid") is not None and entry.get("uuid") in after_uuids:
+            stats.changed += 1
+        else:
+            stats.removed += 1
+    before_uuids = {e.get("uuid") for e in before if id(e) not in after_ids}
+    for entry in after:
+        if id(entry) in before_ids:
+            continue
+        stats.bytes_after += model_bytes(entry)
+        if entry.get("uuid") is None or entry.get("uuid") not in before_uuids:
+            stats.added += 1
+
+
+def prune_with_stats(
+    entries: Sequence[Entry], policies: Sequence[PruningPolicy], ctx: PruneContext
+) -> tuple[list[Entry], list[PolicyStats]]:
+    """Like :func:`prune`, and report what each policy removed, changed and saved.
+
+    A re-linked entry (only its ``parentUuid`` changed) counts as changed with about
+    zero bytes saved. The last row, ``(repair)``, is the safety net.
+    """
+    current = list(entries)
+    report: list[PolicyStats] = []
+    for policy in policies:
+        name = getattr(policy, "name", repr(policy))
+        stats = PolicyStats(name)
+        try:
+            result = _apply(policy, current, ctx)
+        except Exception as exc:
+            stats.error = _warn_failure(name, ctx, exc)
+            result = current
+        _diff(current, result, stats)
+        report.append(stats)
+        current = result
+    repair = PolicyStats(REPAIR_STEP)
+    result, repair.notes = _finish(current, ctx)
+    _diff(current, result, repair)
+    report.append(repair)
+    return result, report
+
+
+# --------------------------------------------------------------------------- policies
+
+
+def policy_names(
+    settings: Settings, *, trim: bool | None = None, ephemeral: bool | None = None
+) -> list[str]:
+    """The configured chain: ``[tool.flower.pruning] policies``, with ``ephemeral``
+    removed when switched off and ``trim`` appended when on (and removed when off)."""
+    names = list(settings.pruning.policies)
+    use_ephemeral = settings.pruning.ephemeral if ephemeral is None else ephemeral
+    use_trim = settings.trim.enabled if trim is None else trim
+    if not use_ephemeral:
+        names = [n for n in names if n != EPHEMERAL_POLICY]
+    if not use_trim:
+        names = [n for n in names if n != TRIM_POLICY]
+    elif TRIM_POLICY not in names:
+        names.append(TRIM_POLICY)
+    return names
+
+
+def build_policies(names: Sequence[str], settings: Settings) -> list[PruningPolicy]:
+    """Instantiate policies by name through the plugin registry; unknown names are a
+    :class:`ConfigError` listing what the loaded plugins provide."""
+    from flower.core.plugins import get_registry
+
+    registry = get_registry()
+    available = registry.names("pruning_policies")
+    unknown = [n for n in names if n not in available]
+    if unknown:
+        raise ConfigError(
+            f"[tool.flower.pruning] policies: no plugin provides {', '.join(map(repr, unknown))}; "
+            f"available: {', '.join(available) or 'none'}"
+        )
+    policies: list[PruningPolicy] = []
+    for name in names:
+        reg = registry.get("pruning_policies", name)
+        try:
+            policy = reg.factory(settings)
+        except Exception as exc:
+            raise PluginError(
+                f"pruning policy {name!r} (plugin {reg.plugin!r}) could not be created: "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
+        if not callable(getattr(policy, "prune", None)):
+            raise PluginError(f"pruning policy {name!r} (plugin {reg.plugin!r}) has no prune()")
+        if not getattr(policy, "name", None):
+            with contextlib.suppress(AttributeError):
+                policy.name = name
+        policies.append(policy)
+    return policies
+
+
+# --------------------------------------------------------------------------- the store
+
+
+class PruningSessionStore(SessionStoreBase):
+    """Wraps ``inner``: writes go through untouched, ``load`` returns the pruned view."""
+
+    def __init__(
+        self,
+        inner: SessionStoreBase,
+        policies: Sequence[PruningPolicy],
+        *,
+        run_dir: Path | str = Path("runs"),
+        options: dict[str, Any] | None = None,
+    ) -> None:
+        self.inner = inner
+        self.policies = list(policies)
+        self.run_dir = Path(run_dir)
+        self.options = dict(options or {})
+
+    @classmethod
+    def from_settings(
+        cls,
+        inner: SessionStoreBase,
+        settings: Settings,
+        *,
+        trim: bool | None = None,
+        ephemeral: bool | None = None,
+        keep_denials: int | None = None,
+        run_dir: Path | None = None,
+    ) -> PruningSessionStore:
+        """The configured chain; ``trim=False`` turns off only trim, ``ephemeral=False``
+        only the ephemeral policy, ``keep_denials`` overrides the configuration."""
+        if keep_denials is not None:
+            if keep_denials < 0:
+                raise ConfigError(f"keep_denials must be 0 or more, got {keep_denials}")
+            settings = msgspec.structs.replace(
+                settings,
+                pruning=msgspec.structs.replace(settings.pruning, keep_denials=keep_denials),
+            )
+        names = policy_names(settings, trim=trim, ephemeral=ephemeral)
+        policies = build_policies(names, settings)
+        return cls(inner, policies, run_dir=run_dir or settings.run_path)
+
+    def context(self, key: SessionKey | None) -> PruneContext:
+        return PruneContext(key=key, run_dir=self.run_dir, options=dict(self.options))
+
+    # writes and listings: the inner store's, untouched
+    def append(self, key: SessionKey, entries: Sequence[Entry]) -> None:
+        self.inner.append(key, entries)
+
+    def load_raw(self, key: SessionKey) -> list[Entry] | None:
+        """Everything as written, not pruned."""
+        return self.inner.load(key)
+
+    def load(self, key: SessionKey) -> list[Entry] | None:
+        raw = self.inner.load(key)
+        if raw is None:
+            return None
+        return prune(raw, self.policies, self.context(key))
+
+    def load_with_stats(self, key: SessionKey) -> tuple[list[Entry], list[PolicyStats]] | None:
+        raw = self.inner.load(key)
+        if raw is None:
+            return None
+        return prune_with_stats(raw, self.policies, self.context(key))
+
+    def iter_entries(self, key: SessionKey) -> Iterator[Entry]:
+        yield from self.load(key) or []
+
+    def list_sessions(self, project_key: str) -> list[SessionInfo]:
+        return self.inner.list_sessions(project_key)
+
+    def list_projects(self) -> list[str]:
+        return self.inner.list_projects()
+
+    def delete(self, key: SessionKey) -> None:
+        self.inner.delete(key)
+
+    def list_subkeys(self, key: SessionKey) -> list[str]:
+        return self.inner.list_subkeys(key)
+
+    def exists(self, key: SessionKey) -> bool:
+        exists = getattr(self.inner, "exists", None)
+        return exists(key) if exists else self.inner.load(key) is not None
+
+    def find_session(self, session_id: str) -> SessionKey | None:
+        return self.inner.find_session(session_id)
+
+    def last_usage(self, key: SessionKey) -> dict[str, Any] | None:
+        return self.inner.last_usage(key)
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def __getattr__(self, name: str) -> Any:
+        # anything else a backend offers (e.g. a schema check) stays reachable
+        if name == "inner":
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+
+__all__ = [
+    "PolicyStats",
+    "PruningSessionStore",
+    "PruningWarning",
+    "build_policies",
+    "estimate_tokens",
+    "policy_names",
+    "prune",
+    "prune_with_stats",
+]

@@ -1,0 +1,122 @@
+"""``flower prune ID``: what each pruning policy removes or changes, and what it saves.
+
+Read only: trim runs in dry-run mode here, so no pointer file is written.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from flower.core.errors import UnknownSessionError
+from flower.core.records import SessionKey
+
+
+def prune_report(
+    session_id: str,
+    *,
+    project: str | None = None,
+    trim: bool | None = None,
+    settings: Any = None,
+) -> dict[str, Any]:
+    """The per-policy report for one stored session, as plain data."""
+    from flower.core.config import load_settings
+    from flower.core.transcript import active_chain, context_tokens, to_messages
+    from flower.stores.open import open_session_store
+    from flower.stores.prune import PruningSessionStore, estimate_tokens, model_bytes
+
+    settings = settings or load_settings().settings
+    store = open_session_store(settings=settings)
+    try:
+        key = SessionKey(project, session_id) if project else store.find_session(session_id)
+        raw = store.load(key) if key is not None else None
+        if key is None or raw is None:
+            raise UnknownSessionError(f"no session {session_id!r} in the session store")
+        view = PruningSessionStore.from_settings(store, settings, trim=trim)
+        view.options["dry_run"] = True
+        pruned, stats = view.load_with_stats(key) or ([], [])
+    finally:
+        store.close()
+    before = sum(model_bytes(e) for e in active_chain(raw))
+    after = sum(model_bytes(e) for e in active_chain(pruned))
+    return {
+        "session_id": session_id,
+        "project_key": key.project_key,
+        "entries": {"raw": len(raw), "pruned": len(pruned)},
+        "messages": {
+            "raw": len(to_messages(active_chain(raw))),
+            "pruned": len(to_messages(active_chain(pruned))),
+        },
+        "policies": [s.as_dict() for s in stats],
+        "chain_bytes": {"raw": before, "pruned": after, "saved": before - after},
+        "tokens_saved": estimate_tokens(before - after),
+        "last_context_tokens": context_tokens(_last_usage(raw)),
+    }
+
+
+def _last_usage(entries: list[dict[str, Any]]) -> dict[str, Any] | None:
+    for entry in reversed(entries):
+        if entry.get("type") == "assistant" and not entry.get("isApiErrorMessage"):
+            usage = (entry.get("message") or {}).get("usage")
+            if isinstance(usage, dict):
+                return usage
+    return None
+
+
+def render_report(report: dict[str, Any]) -> str:
+    rows = [("policy", "removed", "changed", "added", "bytes saved", "~tokens saved")]
+    for p in report["policies"]:
+        rows.append(
+            (
+                p["policy"] + (" (FAILED)" if p["error"] else ""),
+                str(p["removed"]),
+                str(p["changed"]),
+                str(p["added"]),
+                str(p["bytes_saved"]),
+                str(p["tokens_saved"]),
+            )
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = [f"session {report['session_id']} ({report['project_key']})"]
+    for row in rows:
+        cells = [row[0].ljust(widths[0])] + [
+            c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True)
+        ]
+        lines.append("  ".join(cells).rstrip())
+    chain = report["chain_bytes"]
+    lines.append(
+        f"entries {report['entries']['raw']} -> {report['entries']['pruned']}, "
+        f"messages {report['messages']['raw']} -> {report['messages']['pruned']}; "
+        f"conversation {chain['raw']} -> {chain['pruned']} bytes "
+        f"(saved {chain['saved']} bytes, ~{report['tokens_saved']} tokens)"
+    )
+    for p in report["policies"]:
+        if p["error"]:
+            lines.append(f"warning: {p['error']}")
+        for note in p["notes"]:
+            lines.append(f"{p['policy']}: {note}")
+    return "\n".join(lines)
+
+
+def add_prune_command(app: Any) -> None:
+    import typer
+
+    @app.command("prune")
+    def prune_command(
+        session_id: str = typer.Argument(..., help="The session id to inspect."),
+        as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+        project: str | None = typer.Option(None, "--project", help="The session's project key."),
+        no_trim: bool = typer.Option(False, "--no-trim", help="Leave the trim policy out."),
+    ) -> None:
+        """Show what each pruning policy removes or changes in a session, and the bytes
+        and estimated tokens it saves. Storage is not modified."""
+        from flower.core.errors import FlowerError
+
+        try:
+            report = prune_report(session_id, project=project, trim=False if no_trim else None)
+        except FlowerError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(exc.exit_code) from None
+        typer.echo(
+            json.dumps(report, ensure_ascii=False, indent=2) if as_json else render_report(report)
+        )
