@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import email.utils
+import math
 import os
 import random
 import re
@@ -518,25 +519,35 @@ class Resilience:
         return await _probe_off_loop(self.prober, self.host, self.port, self.config.probe_timeout)
 
     async def _wait_until_reachable(self, errors: list[AttemptError], cause: BaseException) -> None:
-        """Hang on while the endpoint is unreachable, one status line each way."""
+        """Hang on while the endpoint is unreachable, one status line each way.
+
+        Probes keep a fixed cadence from the start of the outage (every
+        ``probe_interval`` seconds, however long each probe took) until
+        ``max_offline_wait`` has passed.
+        """
+        conf = self.config
+        started, since = self.clock(), self.now()
         if await self.probe():
             return
-        conf = self.config
-        started = self.clock()
         self.on_status(
-            f"offline since {self.now():%H:%M:%S}, probing {self.host}:{self.port} "
+            f"offline since {since:%H:%M:%S}, probing {self.host}:{self.port} "
             f"every {conf.probe_interval:g} s"
         )
+        deadline = started + conf.max_offline_wait
+        tick = 0
         while True:
-            remaining = conf.max_offline_wait - (self.clock() - started)
-            if remaining <= 0:
+            now = self.clock()
+            if now >= deadline:
                 raise GaveUpError(
-                    f"{self.host}:{self.port} unreachable for "
-                    f"{format_duration(self.clock() - started)} (max_offline_wait="
-                    f"{conf.max_offline_wait:g} s); last error: {errors[-1].text}",
+                    f"{self.host}:{self.port} unreachable for {format_duration(now - started)} "
+                    f"(max_offline_wait={conf.max_offline_wait:g} s); last error: "
+                    f"{errors[-1].text}",
                     errors,
                 ) from cause
-            await self.sleep(min(conf.probe_interval, remaining))
+            tick = max(tick + 1, math.floor((now - started) / conf.probe_interval) + 1)
+            next_probe = min(started + tick * conf.probe_interval, deadline)
+            if next_probe > now:
+                await self.sleep(next_probe - now)
             if await self.probe():
                 self.on_status(f"back online after {format_duration(self.clock() - started)}")
                 return

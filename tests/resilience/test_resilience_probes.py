@@ -100,7 +100,7 @@ def test_http_scheme_follows_anthropic_base_url(
     assert HttpProber().reachable("127.0.0.1", server.port, 1.0) is True
     # https against a plain-HTTP server: the TLS handshake fails, so no HTTP answer.
     monkeypatch.setenv("ANTHROPIC_BASE_URL", f"https://127.0.0.1:{server.port}")
-    assert HttpProber().reachable("127.0.0.1", server.port, 1.0) is False
+    assert HttpProber().reachable("127.0.0.1", server.port, 0.2) is False
 
 
 def test_none_is_always_reachable(closed_port: int) -> None:
