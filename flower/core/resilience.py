@@ -193,6 +193,9 @@ def _error_fields(error: BaseException) -> tuple[int | None, str | None, str | N
 
 def _classify_structured(error: BaseException) -> Kind:
     """Classify one exception by its fields and class, fatal conditions first."""
+    declared = getattr(error, "resilience_kind", None)
+    if declared in ("transient", "fatal", "unknown"):
+        return declared  # type: ignore[no-any-return]
     status, err_type, code, message = _error_fields(error)
     names = {cls.__name__ for cls in type(error).__mro__}
     if code and code.endswith("spend_limit_reached"):
@@ -210,6 +213,10 @@ def _classify_structured(error: BaseException) -> Kind:
         return "fatal"
     if names & _TRANSIENT_CLASSES:
         return "transient"
+    # flower's own errors are deliberate diagnoses (bad config, unknown session...):
+    # waiting does not fix them.
+    if isinstance(error, FlowerError):
+        return "fatal"
     return "unknown"
 
 
@@ -233,6 +240,8 @@ def classify(error: BaseException | str) -> Kind:
 
     Works on plain texts (Claude Code's ``API Error: ...`` lines, log lines) and on
     exceptions, including the anthropic SDK's and whatever they were raised from.
+    An exception may declare its kind with a ``resilience_kind`` attribute; a
+    :class:`FlowerError` nothing else recognises is fatal.
     """
     if isinstance(error, str):
         return _classify_text(error)

@@ -10,6 +10,7 @@ import httpx2
 import pytest
 from resilience_helpers import connection_error, sse_error, status_error, timeout_error
 
+from flower.core.errors import FlowerError, UnknownSessionError
 from flower.core.resilience import classify, describe, retry_after, status_of
 
 ErrorCase = tuple[str, Callable[[], BaseException | str], str]
@@ -295,3 +296,26 @@ def test_retry_after_http_date_in_the_past_is_zero() -> None:
     )
     assert retry_after(error) == 0.0
     assert retry_after(ConnectionRefusedError()) is None
+
+
+def test_an_exception_may_declare_its_kind() -> None:
+    class StoreBroke(Exception):
+        resilience_kind = "fatal"
+
+    class Flaky(Exception):
+        resilience_kind = "transient"
+
+    assert classify(StoreBroke("disk full")) == "fatal"
+    assert classify(Flaky("try again later, maybe")) == "transient"
+    try:
+        raise StoreBroke("wrapper") from ConnectionResetError("reset")
+    except StoreBroke as exc:
+        assert classify(exc) == "fatal"  # fatal anywhere in the chain wins
+
+
+def test_flower_errors_are_fatal_unless_they_are_connection_errors() -> None:
+    class DroppedStream(FlowerError, ConnectionError):
+        pass
+
+    assert classify(UnknownSessionError("no session 'x'")) == "fatal"
+    assert classify(DroppedStream("the stream ended before message_stop")) == "transient"
