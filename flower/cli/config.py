@@ -1,0 +1,56 @@
+"""``flower config``: the effective configuration and where each value came from."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from flower.cli.context import get_loaded_settings
+from flower.cli.output import compact_json, print_json
+from flower.core.redact import redact_text, redact_value
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return compact_json(value)
+
+
+def config(
+    ctx: typer.Context,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Show the effective configuration and the source of every value.
+
+    Sources, later wins: defaults, [tool.flower] in the nearest pyproject.toml,
+    FLOWER_* environment variables, command-line options. Passwords are masked.
+    """
+    import msgspec
+
+    from flower.core.config import effective_items
+
+    loaded = get_loaded_settings(ctx)
+    items = [
+        (key, redact_value(value, key.rsplit(".", 1)[-1]), redact_text(source))
+        for key, value, source in effective_items(loaded)
+    ]
+    sessions_url = redact_text(loaded.settings.sessions_url())
+    pyproject = str(loaded.pyproject) if loaded.pyproject else None
+    if as_json:
+        print_json(
+            {
+                "pyproject": pyproject,
+                "settings": redact_value(msgspec.to_builtins(loaded.settings)),
+                "sources": {key: source for key, _, source in items},
+                "items": [{"key": k, "value": v, "source": s} for k, v, s in items],
+                "effective": {"sessions_url": sessions_url},
+            }
+        )
+        return
+    typer.echo(f"pyproject: {pyproject or '(none: no [tool.flower] table found)'}")
+    typer.echo(f"session store: {sessions_url}")
+    typer.echo("")
+    width = max(len(key) for key, _, _ in items)
+    for key, value, source in items:
+        typer.echo(f"{key.ljust(width)} = {_show(value)}  # {source}")

@@ -1,0 +1,68 @@
+"""State shared by every command: the global options and the settings they produce.
+
+Global options (``-r/--run-dir``, ``--sessions-url``) become overrides of
+:func:`flower.core.config.load_settings` here and only here; any command gets the
+effective settings with :func:`get_settings` and the session store with
+:func:`open_store`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+if TYPE_CHECKING:
+    from flower.core.config import LoadedSettings, Settings
+    from flower.core.protocols import SessionStoreBase
+
+
+@dataclass
+class CliState:
+    """What the main group's options said; settings are loaded once, on first use."""
+
+    run_dir: str | None = None
+    sessions_url: str | None = None
+    _loaded: LoadedSettings | None = field(default=None, repr=False)
+
+    def overrides(self) -> dict[str, Any]:
+        return {"run_dir": self.run_dir, "sessions.url": self.sessions_url}
+
+
+def get_state(ctx: typer.Context) -> CliState:
+    root = ctx.find_root()
+    if not isinstance(root.obj, CliState):
+        root.obj = CliState()
+    return root.obj
+
+
+def get_loaded_settings(ctx: typer.Context) -> LoadedSettings:
+    """Defaults, pyproject, ``FLOWER_*`` and the global options, with their sources."""
+    from flower.core.config import load_settings
+
+    state = get_state(ctx)
+    if state._loaded is None:
+        state._loaded = load_settings(overrides=state.overrides())
+    return state._loaded
+
+
+def get_settings(ctx: typer.Context) -> Settings:
+    return get_loaded_settings(ctx).settings
+
+
+def store_url(settings: Settings, url: str | None = None) -> str:
+    """The URL a store is opened from: ``url`` when given, else the configured one."""
+    return url or settings.sessions_url()
+
+
+def open_store(ctx: typer.Context, url: str | None = None) -> SessionStoreBase:
+    """The session store ``url`` names, or the configured one.
+
+    An explicit or configured URL picks its backend by scheme; without any URL the
+    configured backend opens its embedded default.
+    """
+    from flower.stores.open import open_session_store
+
+    settings = get_settings(ctx)
+    return open_session_store(url or settings.sessions.url, settings=settings)

@@ -1,0 +1,28 @@
+"""How the CLI reports an error: one clear line on stderr, or the traceback on demand."""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+
+from flower.core.errors import FlowerError
+from flower.core.redact import redact_text
+
+
+def debug_enabled() -> bool:
+    """``FLOWER_DEBUG=1`` shows tracebacks instead of hiding them."""
+    return os.environ.get("FLOWER_DEBUG", "") not in ("", "0", "false", "no")
+
+
+def report_error(exc: FlowerError) -> int:
+    """Print ``exc`` as ``flower: error: ...`` on stderr; return the exit code to use."""
+    if debug_enabled():
+        traceback.print_exception(exc, file=sys.stderr)
+    message = redact_text(str(exc) or type(exc).__name__)
+    print(f"flower: error: {message}", file=sys.stderr)
+    return int(getattr(exc, "exit_code", 1))
+
+
+def warn(message: str) -> None:
+    print(f"flower: warning: {redact_text(message)}", file=sys.stderr)

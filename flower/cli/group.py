@@ -1,0 +1,181 @@
+"""The main ``flower`` group: free-text routing, plugin commands, error reporting.
+
+typer >= 0.26 bundles its own click, so click plugins such as click-default-group do
+not plug in; this ``TyperGroup`` subclass does three things itself:
+
+- **Routing.** ``flower "do this"`` goes to the ``run`` command, while a mistyped
+  subcommand (``flower sesions``) is a usage error with a suggestion, never a prompt.
+  Everything after a bare ``--`` is always a prompt (``flower -- sessions``).
+- **Plugin commands.** The ``register_commands(app)`` hook runs only when a command
+  name is not a built-in or when commands are listed (``--help``), so everyday
+  commands do not pay for loading every plugin. A plugin whose hook raises is a
+  warning (fatal under ``FLOWER_STRICT_PLUGINS=1``) and the CLI keeps working.
+- **Errors.** A :class:`~flower.core.errors.FlowerError` becomes one line on stderr
+  and its ``exit_code``; ``FLOWER_DEBUG=1`` adds the traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Sequence
+from difflib import get_close_matches
+from typing import Any
+
+import typer
+from typer import _click
+from typer._click.exceptions import UsageError
+from typer.core import TyperGroup
+
+from flower.cli.errors import report_error
+from flower.cli.fastparams import speed_up
+from flower.core.errors import FlowerError
+
+RUN_COMMAND = "run"
+_COMMAND_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]*\Z")
+
+
+def strict_plugins() -> bool:
+    return os.environ.get("FLOWER_STRICT_PLUGINS") == "1"
+
+
+class FlowerGroup(TyperGroup):
+    """The root group; see the module docstring."""
+
+    def __init__(self, **attrs: Any) -> None:
+        super().__init__(**attrs)
+        self.plugin_commands: dict[str, str] = {}
+        """Command name -> plugin that registered it."""
+        self._plugins_loaded = False
+
+    # -- plugin commands -------------------------------------------------------
+
+    def load_plugin_commands(self) -> None:
+        """Call every plugin's ``register_commands`` once; isolate the broken ones."""
+        if self._plugins_loaded:
+            return
+        self._plugins_loaded = True
+        from flower.core.plugins import _report, get_registry
+
+        registry = get_registry()
+        for impl in registry.pm.hook.register_commands.get_hookimpls():
+            plugin = registry.pm.get_name(impl.plugin) or repr(impl.plugin)
+            plugin_app = typer.Typer(rich_markup_mode=None, add_completion=False)
+            try:
+                impl.function(app=plugin_app)
+                added = _click_commands(plugin_app)
+            except FlowerError:
+                raise
+            except Exception as exc:  # one broken plugin must not take the CLI down
+                _report(registry.plugins, plugin, f"register_commands failed: {exc!r}")
+                continue
+            for name, command in added.items():
+                if name in self.commands:
+                    owner = self.plugin_commands.get(name, "flower")
+                    _report(
+                        registry.plugins,
+                        plugin,
+                        f"command {name!r} is already provided by {owner!r}; ignored",
+                    )
+                    continue
+                self.commands[name] = command
+                self.plugin_commands[name] = plugin
+
+    def get_command(self, ctx: _click.Context, cmd_name: str) -> _click.Command | None:
+        command = self.commands.get(cmd_name)
+        if command is None and not self._plugins_loaded:
+            self.load_plugin_commands()
+            command = self.commands.get(cmd_name)
+        if command is not None:
+            _speed_up_tree(command, ctx)
+        return command
+
+    def list_commands(self, ctx: _click.Context) -> list[str]:
+        self.load_plugin_commands()
+        return super().list_commands(ctx)
+
+    # -- routing ---------------------------------------------------------------
+
+    def _first_positional(self, ctx: _click.Context, args: Sequence[str]) -> int | None:
+        """Index of the first argument that is not one of the group's own options."""
+        takes_value: dict[str, bool] = {}
+        for param in self.get_params(ctx):
+            if param.param_type_name == "option":
+                flag = bool(getattr(param, "is_flag", False) or getattr(param, "count", False))
+                for opt in (*param.opts, *param.secondary_opts):
+                    takes_value[opt] = not flag
+        i = 0
+        while i < len(args):
+            token = args[i]
+            if token == "--" or not token.startswith("-") or token == "-":
+                return i
+            name = token.split("=", 1)[0]
+            if takes_value.get(name) and "=" not in token:
+                i += 1
+            i += 1
+        return None
+
+    def _route(self, ctx: _click.Context, args: list[str]) -> list[str]:
+        has_run = RUN_COMMAND in self.commands
+        index = self._first_positional(ctx, args)
+        if index is None:
+            return [*args, RUN_COMMAND] if has_run else args
+        token = args[index]
+        if token == "--":
+            if not has_run:
+                raise UsageError("free-text prompts need the 'run' command", ctx)
+            return [*args[:index], RUN_COMMAND, *args[index:]]
+        if token in self.commands:
+            return args
+        self.load_plugin_commands()
+        if token in self.commands:
+            return args
+        if _COMMAND_WORD.match(token):
+            close = get_close_matches(token.lower(), list(self.commands), n=3)
+            if close:
+                suggestions = ", ".join(repr(name) for name in close)
+                hint = f" To send it as a prompt: flower -- {token}" if has_run else ""
+                raise UsageError(
+                    f"No such command {token!r}. Did you mean {suggestions}?{hint}", ctx
+                )
+        if has_run:
+            return [*args[:index], RUN_COMMAND, *args[index:]]
+        return args
+
+    def parse_args(self, ctx: _click.Context, args: list[str]) -> list[str]:
+        speed_up(self.get_params(ctx))
+        if strict_plugins():
+            self.load_plugin_commands()
+        if not ctx.resilient_parsing:
+            args = self._route(ctx, list(args))
+        if not args:
+            typer.echo(ctx.get_help())
+            ctx.exit(0)
+        return super().parse_args(ctx, args)
+
+    # -- errors ----------------------------------------------------------------
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        standalone = kwargs.get("standalone_mode", True)
+        try:
+            return super().main(*args, **kwargs)
+        except FlowerError as exc:
+            code = report_error(exc)
+            if not standalone:
+                raise
+            sys.exit(code)
+
+
+def _speed_up_tree(command: _click.Command, ctx: _click.Context) -> None:
+    speed_up(command.get_params(ctx))
+    for sub in getattr(command, "commands", {}).values():
+        _speed_up_tree(sub, ctx)
+
+
+def _click_commands(plugin_app: typer.Typer) -> dict[str, _click.Command]:
+    """The click commands a plugin added to its own ``Typer``."""
+    if not plugin_app.registered_commands and not plugin_app.registered_groups:
+        return {}
+    group = typer.main.get_group(plugin_app)
+    return dict(group.commands)

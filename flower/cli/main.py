@@ -1,0 +1,135 @@
+"""The ``flower`` console script: the typer app and its entry point.
+
+Kept light on purpose: importing this module loads typer and flower's small CLI
+modules only. Stores, plugins, SQLAlchemy, the anthropic SDK and rich are imported
+inside the commands that need them.
+
+Optional command modules are attached when present, so their authors only drop a
+file in: ``flower.cli.run`` (``run`` and friends) and ``flower.cli.doctor``. Each may
+expose ``register(app)``, a ``typer.Typer`` named ``app`` whose commands are added
+to the root, or a function named like its command.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import warnings
+from typing import Annotated, Any
+
+import typer
+
+from flower import __version__
+from flower.cli import config as config_cmd
+from flower.cli import plugins as plugins_cmd
+from flower.cli import sessions as sessions_cmd
+from flower.cli.context import CliState
+from flower.cli.group import FlowerGroup
+
+OPTIONAL_MODULES = {"flower.cli.run": "run", "flower.cli.doctor": "doctor"}
+HELP = """Long-running Claude agent workflows that never lose their place.
+
+Run `flower COMMAND --help` for the options of a command."""
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"flower {__version__}")
+        raise typer.Exit()
+
+
+def _root(
+    ctx: typer.Context,
+    run_dir: Annotated[
+        str | None,
+        typer.Option(
+            "-r",
+            "--run-dir",
+            metavar="DIR",
+            help="Run directory, relative to the working directory (default: runs).",
+        ),
+    ] = None,
+    sessions_url: Annotated[
+        str | None,
+        typer.Option(
+            "--sessions-url",
+            metavar="URL",
+            help="Session store URL (sqlite:///..., postgresql+psycopg://..., jsonfs:///...).",
+        ),
+    ] = None,
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Show the version."),
+    ] = False,
+) -> None:
+    ctx.obj = CliState(run_dir=run_dir, sessions_url=sessions_url)
+
+
+def _attach_optional(app: typer.Typer, module_name: str, command: str) -> None:
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name == module_name:
+            return
+        raise
+    register = getattr(module, "register", None)
+    sub_app = getattr(module, "app", None)
+    if callable(register):
+        register(app)
+    elif isinstance(sub_app, typer.Typer):
+        app.registered_commands.extend(sub_app.registered_commands)
+        app.registered_groups.extend(sub_app.registered_groups)
+    elif callable(getattr(module, command, None)):
+        app.command(name=command)(getattr(module, command))
+
+
+def build_app() -> typer.Typer:
+    """A fresh ``flower`` app (tests add commands to their own copy)."""
+    app = typer.Typer(
+        cls=FlowerGroup,
+        name="flower",
+        help=HELP,
+        rich_markup_mode=None,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
+    app.callback()(_root)
+    app.add_typer(sessions_cmd.app, name="sessions")
+    app.command(name="plugins")(plugins_cmd.plugins)
+    app.command(name="config")(config_cmd.config)
+    for module_name, command in OPTIONAL_MODULES.items():
+        _attach_optional(app, module_name, command)
+    return app
+
+
+def _show_plugin_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: Any = None,
+    line: str | None = None,
+) -> None:
+    if category.__module__ == "flower.core.plugins":
+        from flower.cli.errors import warn
+
+        warn(str(message))
+        return
+    _default_showwarning(message, category, filename, lineno, file, line)
+
+
+_default_showwarning = warnings.showwarning
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point."""
+    warnings.showwarning = _show_plugin_warning
+    command = typer.main.get_command(app)
+    command.main(args=argv, prog_name="flower")
+
+
+app = build_app()
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,112 @@
+"""A readable view of a transcript: who said what, which tools ran, what came back.
+
+Pure functions from entries to ``(style, label, text)`` lines; ``print_transcript``
+draws them with rich (imported only here, only when called).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from flower.cli.output import compact_json
+from flower.core.records import Entry
+
+MAX_TEXT = 2000
+MAX_ARGS = 200
+MAX_RESULT = 400
+
+Line = tuple[str, str, str]
+"""(rich style, label, text)."""
+
+
+def shorten(text: str, limit: int) -> str:
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text) - limit} more characters)"
+
+
+def _result_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "text":
+                parts.append(str(block.get("text", "")))
+            elif isinstance(block, dict):
+                parts.append(f"[{block.get('type', 'block')}]")
+        return "\n".join(parts)
+    return compact_json(content)
+
+
+def _user_lines(message: dict[str, Any]) -> Iterator[Line]:
+    content = message.get("content")
+    if isinstance(content, str):
+        yield ("bold green", "user", shorten(content, MAX_TEXT))
+        return
+    for block in content or []:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "tool_result":
+            label = "tool error" if block.get("is_error") else "tool result"
+            text = shorten(_result_text(block.get("content")), MAX_RESULT)
+            yield ("red" if block.get("is_error") else "cyan", label, text)
+        elif kind == "text":
+            yield ("bold green", "user", shorten(str(block.get("text", "")), MAX_TEXT))
+        else:
+            yield ("dim", "user", f"[{kind}]")
+
+
+def _assistant_lines(entry: Entry, message: dict[str, Any]) -> Iterator[Line]:
+    if entry.get("isApiErrorMessage"):
+        yield ("red", "api error", shorten(_result_text(message.get("content")), MAX_TEXT))
+        return
+    for block in message.get("content") or []:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            yield ("bold blue", "assistant", shorten(str(block.get("text", "")), MAX_TEXT))
+        elif kind == "tool_use":
+            args = shorten(compact_json(block.get("input", {})), MAX_ARGS)
+            yield ("yellow", "tool call", f"{block.get('name', '?')} {args}")
+        elif kind in ("thinking", "redacted_thinking"):
+            yield ("dim", "thinking", shorten(str(block.get("thinking", "")), 200))
+        else:
+            yield ("dim", "assistant", f"[{kind}]")
+
+
+def entry_lines(entry: Entry) -> Iterator[Line]:
+    """The lines one entry shows as; unknown types show as a dim ``[type]`` line."""
+    kind = entry.get("type")
+    message = entry.get("message")
+    if kind == "user" and isinstance(message, dict):
+        yield from _user_lines(message)
+    elif kind == "assistant" and isinstance(message, dict):
+        yield from _assistant_lines(entry, message)
+    elif kind == "system":
+        detail = entry.get("subtype") or entry.get("content") or ""
+        yield ("magenta", "system", shorten(str(detail), MAX_RESULT))
+    else:
+        yield ("dim", str(kind), "")
+
+
+def print_transcript(entries: Iterable[Entry], title: str) -> int:
+    """Draw the transcript on stdout; returns the number of entries shown."""
+    from rich.console import Console
+    from rich.markup import escape
+
+    console = Console(file=sys.stdout, highlight=False, soft_wrap=True)
+    console.rule(escape(title))
+    count = 0
+    for entry in entries:
+        count += 1
+        for style, label, text in entry_lines(entry):
+            body = f": {escape(text)}" if text else ""
+            console.print(f"[{style}]{escape(label)}[/]{body}")
+    console.rule(f"{count} entries")
+    return count

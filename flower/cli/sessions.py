@@ -1,0 +1,440 @@
+"""``flower sessions``: list, show, export, import, remove and copy transcripts.
+
+Session ids are found across projects with ``store.find_session``; an unknown id is
+``no session <id> in <store>`` and exit code 1, never a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from flower.cli.context import get_settings, open_store, store_url
+from flower.cli.output import is_tty, print_json, print_table
+from flower.core.errors import FlowerError, InvalidEntryError, UnknownSessionError
+from flower.core.redact import redact_text
+
+if TYPE_CHECKING:
+    from flower.core.protocols import SessionStoreBase
+    from flower.core.records import Entry, SessionKey
+    from flower.stores.copy import CopyReport
+
+app = typer.Typer(
+    name="sessions",
+    help="List, show, export, import, remove and copy session transcripts.",
+    rich_markup_mode=None,
+    add_completion=False,
+    no_args_is_help=True,
+)
+
+IMPORT_BATCH = 500
+JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+
+
+class UsageFlowerError(FlowerError):
+    """Options that do not go together (exit code 2, like any usage error)."""
+
+    exit_code = 2
+
+
+@contextmanager
+def _store(ctx: typer.Context, url: str | None = None) -> Iterator[tuple[SessionStoreBase, str]]:
+    """The store and its redacted name, closed afterwards."""
+    where = redact_text(url or store_url(get_settings(ctx)))
+    store = open_store(ctx, url)
+    try:
+        yield store, where
+    finally:
+        store.close()
+
+
+def find_key(store: SessionStoreBase, session_id: str, where: str) -> SessionKey:
+    """The main key of ``session_id`` in any project of ``store``."""
+    from flower.core.keys import project_key
+    from flower.core.records import SessionKey, check_name
+
+    check_name("session id", session_id)
+    try:
+        key = store.find_session(session_id)
+    except NotImplementedError:
+        # A store that cannot list its projects: look in this workspace's project.
+        candidate = SessionKey(project_key(Path.cwd()), session_id)
+        key = candidate if store.exists(candidate) else None
+    if key is None:
+        raise UnknownSessionError(f"no session {session_id} in {where}")
+    return key
+
+
+def _iso(mtime_ms: int) -> str:
+    return datetime.fromtimestamp(mtime_ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+
+
+@app.command("list")
+def list_sessions(
+    ctx: typer.Context,
+    project: Annotated[
+        str | None, typer.Option("--project", metavar="KEY", help="Only this project key.")
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """List sessions, newest first: of one project, or of every project the store has."""
+    from flower.core.keys import project_key
+    from flower.core.records import check_name
+
+    with _store(ctx) as (store, where):
+        if project is not None:
+            projects = [check_name("project key", project)]
+        else:
+            try:
+                projects = store.list_projects()
+            except NotImplementedError:
+                projects = [project_key(Path.cwd())]
+        rows = []
+        for proj in projects:
+            try:
+                infos = store.list_sessions(proj)
+            except NotImplementedError:
+                raise FlowerError(f"{where} cannot list its sessions") from None
+            rows.extend((proj, info.session_id, info.mtime_ms) for info in infos)
+    rows.sort(key=lambda row: row[2], reverse=True)
+    if as_json:
+        print_json(
+            [
+                {"project_key": p, "session_id": s, "mtime_ms": m, "modified": _iso(m)}
+                for p, s, m in rows
+            ]
+        )
+        return
+    if not rows:
+        typer.echo(f"no sessions in {where}", err=True)
+        return
+    print_table(["SESSION", "MODIFIED (UTC)", "PROJECT"], [(s, _iso(m), p) for p, s, m in rows])
+
+
+def _pruned_entries(ctx: typer.Context, store: SessionStoreBase, key: SessionKey) -> list[Entry]:
+    try:
+        from flower.stores.prune import PruningSessionStore
+    except ImportError:
+        raise FlowerError("--pruned needs flower.stores.prune, which is not installed") from None
+    view = PruningSessionStore(store, settings=get_settings(ctx))
+    return view.load(key) or []
+
+
+@app.command("show")
+def show(
+    ctx: typer.Context,
+    session_id: Annotated[str, typer.Argument(metavar="ID", help="Session id.")],
+    raw: Annotated[bool, typer.Option("--raw", help="The stored entries as JSON lines.")] = False,
+    pruned: Annotated[
+        bool, typer.Option("--pruned", help="What the model sees: through the pruning policies.")
+    ] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Show a session: a readable view of messages, tool calls and results."""
+    if raw and as_json:
+        raise UsageFlowerError("--raw and --json do not go together: pick one")
+    from flower.core.entries import encode_entry
+
+    with _store(ctx) as (store, where):
+        key = find_key(store, session_id, where)
+        entries: Iterator[Entry] | list[Entry]
+        entries = _pruned_entries(ctx, store, key) if pruned else store.iter_entries(key)
+        if raw:
+            out = sys.stdout.buffer
+            for entry in entries:
+                out.write(encode_entry(entry) + b"\n")
+            out.flush()
+        elif as_json:
+            print_json(
+                {
+                    "project_key": key.project_key,
+                    "session_id": key.session_id,
+                    "pruned": pruned,
+                    "entries": list(entries),
+                }
+            )
+        else:
+            from flower.cli.render import print_transcript
+
+            title = f"{key.session_id}  ({key.project_key}{', pruned' if pruned else ''})"
+            print_transcript(entries, title)
+
+
+@app.command("export")
+def export(
+    ctx: typer.Context,
+    session_id: Annotated[str, typer.Argument(metavar="ID", help="Session id.")],
+    output: Annotated[
+        Path | None,
+        typer.Option("-o", "--output", metavar="FILE", help="Write here instead of stdout."),
+    ] = None,
+) -> None:
+    """Write a session's entries as JSON lines (stdout, or -o FILE written atomically)."""
+    from flower.core.entries import encode_entry
+
+    with _store(ctx) as (store, where):
+        key = find_key(store, session_id, where)
+        if output is None:
+            out = sys.stdout.buffer
+            for entry in store.iter_entries(key):
+                out.write(encode_entry(entry) + b"\n")
+            out.flush()
+            return
+        tmp = output.with_name(output.name + ".tmp")
+        count = 0
+        try:
+            with tmp.open("wb") as handle:
+                for entry in store.iter_entries(key):
+                    handle.write(encode_entry(entry) + b"\n")
+                    count += 1
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, output)
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            raise FlowerError(f"cannot write {output}: {exc.strerror or exc}") from None
+    typer.echo(f"exported {count} entries of {key.session_id} to {output}", err=True)
+
+
+def _read_jsonl(path: Path) -> Iterator[tuple[int, Entry]]:
+    """(line number, entry) for every non-blank line; a bad line is an error naming it."""
+    from flower.core.entries import check_entry, decode_entry
+
+    try:
+        handle = path.open("rb")
+    except OSError as exc:
+        raise FlowerError(f"cannot read {path}: {exc.strerror or exc}") from None
+    with handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                entry = decode_entry(line)
+            except Exception as exc:
+                raise InvalidEntryError(f"{path}:{number}: not valid JSON ({exc})") from None
+            try:
+                check_entry(entry, number)
+            except InvalidEntryError as exc:
+                raise InvalidEntryError(f"{path}:{number}: {exc}") from None
+            yield number, entry
+
+
+def _import_target(path: Path, project: str | None, session: str | None) -> tuple[str, str, int]:
+    """Validate the whole file first (nothing written on a bad line); find its key."""
+    from flower.core.keys import project_key
+    from flower.core.records import check_name
+
+    session_ids: set[str] = set()
+    cwd: str | None = None
+    count = 0
+    for _, entry in _read_jsonl(path):
+        count += 1
+        if isinstance(entry.get("sessionId"), str):
+            session_ids.add(entry["sessionId"])
+        if cwd is None and isinstance(entry.get("cwd"), str):
+            cwd = entry["cwd"]
+    if session is None:
+        if len(session_ids) > 1:
+            raise UsageFlowerError(
+                f"{path} holds entries of {len(session_ids)} sessions; pass --session ID"
+            )
+        session = session_ids.pop() if session_ids else path.stem
+    if project is None:
+        project = project_key(cwd) if cwd else project_key(Path.cwd())
+    return check_name("project key", project), check_name("session id", session), count
+
+
+@app.command("import")
+def import_(
+    ctx: typer.Context,
+    file: Annotated[Path, typer.Argument(metavar="FILE", help="A .jsonl transcript.")],
+    project: Annotated[
+        str | None,
+        typer.Option("--project", metavar="KEY", help="Default: from the entries' cwd."),
+    ] = None,
+    session: Annotated[
+        str | None,
+        typer.Option("--session", metavar="ID", help="Default: the entries' sessionId."),
+    ] = None,
+) -> None:
+    """Import a JSONL transcript. Idempotent: entries already there (by uuid) are skipped."""
+    from flower.core.records import SessionKey
+
+    project_key, session_id, count = _import_target(file, project, session)
+    key = SessionKey(project_key, session_id)
+    with _store(ctx) as (store, where):
+        before = sum(1 for _ in store.iter_entries(key))
+        batch: list[Entry] = []
+        for _, entry in _read_jsonl(file):
+            batch.append(entry)
+            if len(batch) >= IMPORT_BATCH:
+                store.append(key, batch)
+                batch = []
+        store.append(key, batch)
+        after = sum(1 for _ in store.iter_entries(key))
+    typer.echo(
+        f"imported {file}: {count} entries read, {after - before} new, "
+        f"into session {session_id} of project {project_key} in {where}"
+    )
+
+
+@app.command("rm")
+def remove(
+    ctx: typer.Context,
+    session_id: Annotated[str, typer.Argument(metavar="ID", help="Session id.")],
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+) -> None:
+    """Delete a session and its subagent transcripts."""
+    with _store(ctx) as (store, where):
+        key = find_key(store, session_id, where)
+        if not yes:
+            if not is_tty(sys.stdin):
+                raise UsageFlowerError(f"not deleting {session_id} without --yes (no terminal)")
+            if not typer.confirm(f"Delete session {session_id} from {where}?"):
+                typer.echo("nothing deleted")
+                raise typer.Exit(1)
+        try:
+            store.delete(key)
+        except NotImplementedError:
+            raise FlowerError(f"{where} cannot delete sessions") from None
+    typer.echo(f"deleted session {session_id} (project {key.project_key}) from {where}")
+
+
+@contextmanager
+def _progress_bar(total: int) -> Iterator[Callable[[CopyReport], None] | None]:
+    """A rich progress bar on stderr when it is a terminal, else no callback."""
+    if not is_tty(sys.stderr):
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    progress = Progress(
+        TextColumn("sessions"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[entries]} entries"),
+        console=Console(file=sys.stderr),
+        transient=True,
+    )
+    with progress:
+        task = progress.add_task("copy", total=total, entries=0)
+
+        def update(report: CopyReport) -> None:
+            progress.update(task, completed=report.sessions, entries=report.entries_read)
+
+        yield update
+
+
+def _print_report(report: CopyReport, source: str, target: str, as_json: bool) -> None:
+    conflicts = [
+        {
+            "project_key": c.key.project_key,
+            "session_id": c.key.session_id,
+            "subpath": c.key.subpath,
+            "uuid": c.uuid,
+        }
+        for c in report.conflicts
+    ]
+    mismatches = None
+    if report.mismatches is not None:
+        mismatches = [
+            {
+                "project_key": m.key.project_key,
+                "session_id": m.key.session_id,
+                "subpath": m.key.subpath,
+                "index": m.index,
+                "reason": m.reason,
+            }
+            for m in report.mismatches
+        ]
+    if as_json:
+        print_json(
+            {
+                "from": source,
+                "to": target,
+                "sessions": report.sessions,
+                "transcripts": report.transcripts,
+                "entries_read": report.entries_read,
+                "entries_written": report.entries_written,
+                "entries_present": report.entries_present,
+                "conflicts": conflicts,
+                "verified": mismatches == [] if mismatches is not None else None,
+                "mismatches": mismatches,
+            }
+        )
+    else:
+        typer.echo(
+            f"copied {report.sessions} sessions ({report.transcripts} transcripts) "
+            f"from {source} to {target}: {report.entries_read} entries read, "
+            f"{report.entries_written} written, {report.entries_present} already there, "
+            f"{len(report.conflicts)} conflicts"
+        )
+        for c in conflicts[:20]:
+            where = c["session_id"] + (f"/{c['subpath']}" if c["subpath"] else "")
+            typer.echo(
+                f"conflict: {where} already holds a different entry {c['uuid']} (kept)", err=True
+            )
+        if mismatches is not None:
+            typer.echo(
+                "verify: both sides equal"
+                if not mismatches
+                else f"verify: {len(mismatches)} transcripts differ"
+            )
+            for m in mismatches[:20]:
+                typer.echo(
+                    f"differs: {m['session_id']} at entry {m['index']}: {m['reason']}", err=True
+                )
+
+
+@app.command("copy")
+def copy(
+    ctx: typer.Context,
+    source_url: Annotated[str, typer.Option("--from", metavar="URL", help="Source store URL.")],
+    target_url: Annotated[str, typer.Option("--to", metavar="URL", help="Target store URL.")],
+    project: Annotated[
+        str | None, typer.Option("--project", metavar="KEY", help="Only this project.")
+    ] = None,
+    session: Annotated[
+        str | None, typer.Option("--session", metavar="ID", help="Only this session.")
+    ] = None,
+    verify: Annotated[
+        bool, typer.Option("--verify", help="Compare both sides entry by entry afterwards.")
+    ] = False,
+    batch_size: Annotated[
+        int, typer.Option("--batch-size", min=1, help="Entries per append.")
+    ] = 500,
+    as_json: JsonOption = False,
+) -> None:
+    """Copy sessions between any two stores (sqlite, postgres, jsonfs, ~/.claude/projects).
+
+    Streaming and idempotent: re-running adds nothing. A target entry with the same
+    uuid but different content is reported and kept, never overwritten (exit 1).
+    """
+    from flower.core.records import check_name
+    from flower.stores.copy import copy_sessions, select_sessions
+
+    if project is not None:
+        check_name("project key", project)
+    source_name, target_name = redact_text(source_url), redact_text(target_url)
+    with _store(ctx, source_url) as (source, _), _store(ctx, target_url) as (target, _):
+        try:
+            keys = select_sessions(source, project=project, session_id=session)
+        except UnknownSessionError as exc:
+            raise UnknownSessionError(f"{exc} in {source_name}") from None
+        except NotImplementedError:
+            raise FlowerError(f"{source_name} cannot list its sessions; pass --session") from None
+        with _progress_bar(len(keys)) as on_progress:
+            report = copy_sessions(
+                source, target, keys, batch_size=batch_size, progress=on_progress, verify=verify
+            )
+    _print_report(report, source_name, target_name, as_json)
+    if not report.ok:
+        raise typer.Exit(1)

@@ -1,0 +1,200 @@
+"""Copy sessions from any session store to any other, streaming and idempotent.
+
+Memory stays bounded by one batch plus a small digest per entry already in the
+target session: the source is read with ``iter_entries`` and written in batches.
+Re-running a copy adds nothing: an entry whose ``uuid`` the target already holds
+with the same content is skipped; one the target holds with *different* content is
+a conflict, reported and never overwritten. Entries without a ``uuid`` are matched
+by content so they are not doubled either.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from itertools import zip_longest
+
+import msgspec
+
+from flower.core.errors import UnknownSessionError
+from flower.core.protocols import SessionStoreBase
+from flower.core.records import Entry, SessionKey
+
+DEFAULT_BATCH = 500
+_canonical = msgspec.json.Encoder(order="sorted")
+
+
+def digest(entry: Entry) -> bytes:
+    """A content digest independent of key order (backends may reorder JSON keys)."""
+    return hashlib.blake2b(_canonical.encode(entry), digest_size=16).digest()
+
+
+@dataclass(frozen=True)
+class Conflict:
+    key: SessionKey
+    uuid: str
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    key: SessionKey
+    index: int
+    reason: str
+
+
+@dataclass
+class CopyReport:
+    sessions: int = 0
+    transcripts: int = 0
+    """Main transcripts plus their subpaths."""
+    entries_read: int = 0
+    entries_written: int = 0
+    entries_present: int = 0
+    """Already in the target with the same content (a re-run)."""
+    conflicts: list[Conflict] = field(default_factory=list)
+    mismatches: list[Mismatch] | None = None
+    """Set by verification; empty means both sides are equal entry by entry."""
+
+    @property
+    def ok(self) -> bool:
+        return not self.conflicts and not self.mismatches
+
+
+Progress = Callable[["CopyReport"], None]
+"""Called with the running report after every batch and every finished session."""
+PROGRESS_EVERY = 200
+
+
+def _subkeys(store: SessionStoreBase, key: SessionKey) -> list[SessionKey]:
+    try:
+        return [key.child(sub) for sub in store.list_subkeys(key)]
+    except NotImplementedError:
+        return []
+
+
+def select_sessions(
+    source: SessionStoreBase, *, project: str | None = None, session_id: str | None = None
+) -> list[SessionKey]:
+    """The main keys a copy covers: one session, one project, or everything."""
+    if session_id is not None:
+        if project is not None:
+            key = SessionKey(project, session_id)
+            if not source.exists(key):
+                raise UnknownSessionError(f"no session {session_id} in project {project}")
+            return [key]
+        found = source.find_session(session_id)
+        if found is None:
+            raise UnknownSessionError(f"no session {session_id}")
+        return [found]
+    projects = [project] if project is not None else source.list_projects()
+    return [
+        SessionKey(proj, info.session_id)
+        for proj in projects
+        for info in source.list_sessions(proj)
+    ]
+
+
+def _target_index(
+    target: SessionStoreBase, key: SessionKey
+) -> tuple[dict[str, bytes], Counter[bytes]]:
+    by_uuid: dict[str, bytes] = {}
+    anonymous: Counter[bytes] = Counter()
+    for entry in target.iter_entries(key):
+        uid = entry.get("uuid")
+        if isinstance(uid, str):
+            by_uuid[uid] = digest(entry)
+        else:
+            anonymous[digest(entry)] += 1
+    return by_uuid, anonymous
+
+
+def copy_transcript(
+    source: SessionStoreBase,
+    target: SessionStoreBase,
+    key: SessionKey,
+    report: CopyReport,
+    *,
+    batch_size: int = DEFAULT_BATCH,
+    progress: Progress | None = None,
+) -> None:
+    """Append to ``target`` every entry of ``key`` it does not hold yet, in order."""
+    by_uuid, anonymous = _target_index(target, key)
+    batch: list[Entry] = []
+    for entry in source.iter_entries(key):
+        report.entries_read += 1
+        if progress is not None and report.entries_read % PROGRESS_EVERY == 0:
+            progress(report)
+        uid = entry.get("uuid")
+        if isinstance(uid, str):
+            held = by_uuid.get(uid)
+            if held is not None:
+                if held == digest(entry):
+                    report.entries_present += 1
+                else:
+                    report.conflicts.append(Conflict(key, uid))
+                continue
+            by_uuid[uid] = digest(entry)
+        else:
+            d = digest(entry)
+            if anonymous[d] > 0:
+                anonymous[d] -= 1
+                report.entries_present += 1
+                continue
+        batch.append(entry)
+        if len(batch) >= batch_size:
+            target.append(key, batch)
+            report.entries_written += len(batch)
+            batch = []
+    if batch:
+        target.append(key, batch)
+        report.entries_written += len(batch)
+    report.transcripts += 1
+
+
+def copy_sessions(
+    source: SessionStoreBase,
+    target: SessionStoreBase,
+    keys: list[SessionKey],
+    *,
+    batch_size: int = DEFAULT_BATCH,
+    progress: Progress | None = None,
+    verify: bool = False,
+) -> CopyReport:
+    """Copy every session in ``keys`` (with its subpaths) from ``source`` to ``target``."""
+    report = CopyReport()
+    for main in keys:
+        for key in (main, *_subkeys(source, main)):
+            copy_transcript(source, target, key, report, batch_size=batch_size, progress=progress)
+        report.sessions += 1
+        if progress is not None:
+            progress(report)
+    if verify:
+        report.mismatches = verify_sessions(source, target, keys)
+    return report
+
+
+def _compare(source: Iterator[Entry], target: Iterator[Entry], key: SessionKey) -> Mismatch | None:
+    for index, (left, right) in enumerate(zip_longest(source, target)):
+        if left is None:
+            return Mismatch(key, index, "the target has more entries than the source")
+        if right is None:
+            return Mismatch(key, index, "the target is missing entries from here on")
+        if digest(left) != digest(right):
+            uid = left.get("uuid") or "(no uuid)"
+            return Mismatch(key, index, f"entry {uid} differs")
+    return None
+
+
+def verify_sessions(
+    source: SessionStoreBase, target: SessionStoreBase, keys: list[SessionKey]
+) -> list[Mismatch]:
+    """Compare both sides entry by entry, streaming; the first difference per transcript."""
+    mismatches = []
+    for main in keys:
+        for key in (main, *_subkeys(source, main)):
+            found = _compare(source.iter_entries(key), target.iter_entries(key), key)
+            if found is not None:
+                mismatches.append(found)
+    return mismatches
