@@ -119,7 +119,7 @@ class Price(_Section):
 
 
 class EngineConfig(_Section):
-    model: str = "claude-sonnet-4-5"
+    model: str = "claude-sonnet-4-6"
     max_tokens: int = 16_000
     bash_timeout: float = 120.0
     max_tool_output: int = 30_000

@@ -1,0 +1,373 @@
+"""``Runtime``: run an agent against the Messages API, persisting every turn as it happens.
+
+One ``run`` is one step: a new session (or ``resume=sid``), the messages loop of
+:mod:`flower.runtime.loop` inside :class:`~flower.core.resilience.Resilience` (which owns
+every retry: the SDK client is made with ``max_retries=0``), and a
+:class:`~flower.runtime.spec.StepResult`. Writes go to the raw store; a resume reads
+through the pruning view, so failed calls and stale denials never reach the model.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import uuid
+import warnings
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from flower.core.config import Settings, load_settings
+from flower.core.errors import FlowerError, InvalidKeyError, UnknownSessionError
+from flower.core.keys import project_key
+from flower.core.protocols import SessionStoreBase
+from flower.core.records import SessionKey
+from flower.runtime.events import Event, EventSink, SessionStarted, StepDone, Waiting
+from flower.runtime.loop import Conversation, IncompleteResponseError, Tally, converse
+from flower.runtime.persist import TranscriptWriter
+from flower.runtime.pricing import price_for, price_table
+from flower.runtime.spec import AgentSpec, StepResult
+
+
+class MissingAPIKeyError(FlowerError):
+    """No credentials for the Messages API."""
+
+    exit_code = 2
+
+
+NO_API_KEY = (
+    "no API key: set ANTHROPIC_API_KEY (for example `export ANTHROPIC_API_KEY=sk-ant-...`, "
+    "from https://console.anthropic.com/settings/keys) or ANTHROPIC_AUTH_TOKEN. "
+    "`flower demo` runs without one."
+)
+
+
+class _EngineFailure(Exception):
+    """Wraps a non-API failure (the store, a bug) so Resilience does not retry it."""
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+
+
+def _iso_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def _is_api_failure(exc: BaseException) -> bool:
+    """Errors of the wire (SDK, transport, a cut stream): the ones worth retrying."""
+    if isinstance(exc, IncompleteResponseError | TimeoutError | OSError):
+        return True
+    module = type(exc).__module__
+    return module.startswith(("anthropic", "httpx", "httpcore", "h11"))
+
+
+class _Session:
+    """The session of one ``run``: its id, writer and whether it holds entries."""
+
+    def __init__(self) -> None:
+        self.session_id: str | None = None
+        self.writer: TranscriptWriter | None = None
+        self.engine_failure = False
+
+
+class Runtime:
+    """Runs agents; see docs/engine.md.
+
+    ``run_dir`` is relative to the current working directory (seed) and wins over
+    ``settings.run_dir``. ``store`` is the raw session store (default: the configured
+    one); ``client`` an ``anthropic.AsyncAnthropic`` (default: one per run, from the
+    environment, ``max_retries=0``); ``resilience`` a
+    :class:`~flower.core.resilience.Resilience` (default: from settings).
+    """
+
+    def __init__(
+        self,
+        workspace: str | os.PathLike[str] = ".",
+        run_dir: str | os.PathLike[str] = "runs",
+        *,
+        trim: bool = False,
+        ephemeral: bool = True,
+        keep_denials: int = 1,
+        settings: Settings | None = None,
+        store: SessionStoreBase | None = None,
+        client: Any = None,
+        resilience: Any = None,
+        on_event: EventSink | None = None,
+    ) -> None:
+        self.workspace = Path(os.path.realpath(Path(workspace).expanduser()))
+        self.run_dir = Path(run_dir)
+        self.trim = trim
+        self.ephemeral = ephemeral
+        self.keep_denials = keep_denials
+        settings = settings or load_settings().settings
+        if settings.run_dir != str(self.run_dir):
+            settings = msgspec.structs.replace(settings, run_dir=str(self.run_dir))
+        self.settings = settings
+        self._store = store
+        self._view: SessionStoreBase | None = None
+        self.client = client
+        self.resilience = resilience
+        self.on_event = on_event
+        self.on_session: Callable[[str], None] | None = None
+        self.project_key = project_key(self.workspace)
+        self._prices = price_table(settings.engine.prices)
+
+    # -- stores
+
+    @property
+    def store(self) -> SessionStoreBase:
+        """The raw session store: everything as written."""
+        if self._store is None:
+            from flower.stores.open import open_session_store
+
+            self._store = open_session_store(settings=self.settings)
+        return self._store
+
+    @property
+    def view(self) -> SessionStoreBase:
+        """The pruning view over :attr:`store`: what the model is shown on resume."""
+        if self._view is None:
+            from flower.stores.prune import PruningSessionStore
+
+            self._view = PruningSessionStore.from_settings(
+                self.store,
+                self.settings,
+                trim=self.trim,
+                ephemeral=self.ephemeral,
+                keep_denials=self.keep_denials,
+                run_dir=self.run_dir,
+            )
+        return self._view
+
+    def key(self, session_id: str) -> SessionKey:
+        return SessionKey(self.project_key, session_id)
+
+    def has_session(self, session_id: str) -> bool:
+        """Whether the store holds ``session_id`` for this workspace."""
+        try:
+            key = self.key(session_id)
+        except InvalidKeyError:
+            return False
+        return bool(self.store.exists(key))
+
+    def context_size(self, session_id: str) -> int | None:
+        """Tokens of the last round's context in ``session_id`` (``None``: no usage yet)."""
+        from flower.core.transcript import context_tokens
+
+        try:
+            usage = self.store.last_usage(self.key(session_id))
+        except InvalidKeyError:
+            return None
+        return context_tokens(usage) if usage else None
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+            self._view = None
+
+    # -- events
+
+    def _emit(self, event: Event) -> None:
+        if self.on_event is None:
+            return
+        try:
+            self.on_event(event)
+        except Exception as exc:  # live output must never stop a run
+            warnings.warn(f"on_event failed: {exc!r}", RuntimeWarning, stacklevel=2)
+
+    def _fire_on_session(self, session_id: str, resumed: bool) -> None:
+        if self.on_session is not None:
+            # lineage is best effort (seed): a failing hook never stops the run
+            with contextlib.suppress(Exception):
+                self.on_session(session_id)
+        self._emit(SessionStarted(session_id, resumed))
+
+    # -- client and resilience
+
+    def _make_client(self) -> Any:
+        if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
+            raise MissingAPIKeyError(NO_API_KEY)
+        import anthropic
+
+        return anthropic.AsyncAnthropic(max_retries=0)
+
+    def _make_resilience(self, client: Any) -> Any:
+        if self.resilience is not None:
+            return self.resilience
+        from flower.core.resilience import Resilience
+
+        base_url = str(client.base_url) if getattr(client, "base_url", None) else None
+        return Resilience.from_settings(
+            self.settings, base_url=base_url, on_status=lambda line: self._emit(Waiting(line))
+        )
+
+    def _toolbox(self, agent: AgentSpec) -> Any:
+        from flower.runtime.tools import ToolBox
+
+        engine = self.settings.engine
+        return ToolBox(
+            self.workspace,
+            list(agent.allowed_tools),
+            bash_timeout=engine.bash_timeout,
+            max_output=engine.max_tool_output,
+            confine=engine.confine_to_workspace,
+        )
+
+    # -- running
+
+    async def run(
+        self, agent: AgentSpec, prompt: str, resume: str | None = None, *, step: str | None = None
+    ) -> StepResult:
+        """Run ``agent`` on ``prompt`` (in session ``resume`` when given) to its end."""
+        result = StepResult(step=step or agent.name, started_at=_iso_now())
+        if resume is not None and not self.has_session(resume):
+            raise UnknownSessionError(
+                f"no session {resume!r} for workspace {self.workspace} in {self.store!r}"
+            )
+        own_client = self.client is None
+        client = self._make_client() if own_client else self.client
+        try:
+            await self._run(agent, prompt, resume, client, result)
+        finally:
+            if own_client:
+                await client.close()
+        result.ended_at = _iso_now()
+        self._emit(StepDone(result))
+        return result
+
+    async def _run(
+        self, agent: AgentSpec, prompt: str, resume: str | None, client: Any, result: StepResult
+    ) -> None:
+        from flower.core.resilience import AttemptError, AttemptInfo, ResilienceError
+
+        resilience = self._make_resilience(client)
+        toolbox = self._toolbox(agent)
+        tools = toolbox.definitions()
+        model = agent.model or self.settings.engine.model
+        tally = Tally()
+        session = _Session()
+        if resume is not None:
+            session.session_id = resume
+            result.session_id = resume
+            result.resumed = True
+            self._fire_on_session(resume, True)
+
+        def start(text: str, resuming: bool) -> list[dict[str, Any]]:
+            if session.session_id is None:
+                session.session_id = str(uuid.uuid4())
+                result.session_id = session.session_id
+                session.writer = TranscriptWriter(
+                    self.store, self.key(session.session_id), str(self.workspace)
+                )
+                session.writer.user_prompt(text)
+                self._fire_on_session(session.session_id, False)
+                return [{"role": "user", "content": [{"type": "text", "text": text}]}]
+            return self._continue(session, text, resuming)
+
+        async def attempt(info: AttemptInfo) -> Any:
+            resuming = info.resuming and session.session_id is not None
+            if resuming:
+                result.resumed = True
+            try:
+                messages = start(resilience.resume_prompt if resuming else prompt, resuming)
+                assert session.writer is not None
+                conv = Conversation(
+                    client=client,
+                    writer=session.writer,
+                    messages=messages,
+                    model=model,
+                    system=agent.instructions,
+                    max_tokens=agent.max_tokens,
+                    max_turns=agent.max_turns,
+                    toolbox=toolbox,
+                    tools=tools,
+                    price=price_for(model, self._prices),
+                    emit=self._emit,
+                    tally=tally,
+                )
+                return await converse(conv)
+            except Exception as exc:
+                if _is_api_failure(exc):
+                    raise
+                session.engine_failure = True
+                raise _EngineFailure(exc) from exc
+
+        def on_error(error: AttemptError) -> None:
+            if session.engine_failure or session.writer is None:
+                return
+            try:
+                session.writer.api_error(error.text, error.kind, error.status)
+            except Exception as exc:  # the record of a failure is not worth a second one
+                warnings.warn(
+                    f"could not store the API error entry: {exc!r}", RuntimeWarning, stacklevel=2
+                )
+
+        finished = False
+        try:
+            outcome, errors = await resilience.run(
+                attempt, has_session=lambda: session.writer is not None, on_error=on_error
+            )
+            result.ok, result.error = outcome.ok, outcome.error
+            finished = True
+        except ResilienceError as exc:
+            if session.engine_failure and isinstance(exc.__cause__, _EngineFailure):
+                raise exc.__cause__.cause from None
+            errors = exc.errors
+            result.ok = False
+            result.error = _describe_failure(exc, model)
+        result.errors = [e.as_dict() for e in errors]
+        result.attempts = max(len(errors) + (1 if finished else 0), 1)
+        result.num_turns = tally.turns
+        result.cost_usd = (
+            tally.cost_usd if tally.turns else (0.0 if tally.cost_usd is not None else None)
+        )
+        result.text = tally.last_text
+        if tally.last_usage:
+            from flower.core.transcript import context_tokens
+
+            result.context = context_tokens(tally.last_usage)
+
+    def _continue(self, session: _Session, text: str, resuming: bool) -> list[dict[str, Any]]:
+        """Load the session through the pruning view, append ``text``, return the messages."""
+        from flower.core.transcript import active_chain, leaf_uuid, to_messages
+
+        assert session.session_id is not None
+        key = self.key(session.session_id)
+        if session.writer is None:
+            raw = self.store.load(key)
+            if raw is None:
+                raise UnknownSessionError(f"session {session.session_id!r} disappeared")
+            session.writer = TranscriptWriter(
+                self.store, key, str(self.workspace), leaf_uuid(raw) or _last_uuid(raw)
+            )
+        pruned = self.view.load(key) or []
+        messages = to_messages(active_chain(pruned))
+        session.writer.user_prompt(text)
+        from flower.runtime.loop import push
+
+        push(messages, "user", [{"type": "text", "text": text}])
+        return messages
+
+
+def _last_uuid(entries: list[dict[str, Any]]) -> str | None:
+    for entry in reversed(entries):
+        if isinstance(entry.get("uuid"), str):
+            return entry["uuid"]
+    return None
+
+
+def _describe_failure(exc: Any, model: str) -> str:
+    last = exc.errors[-1] if exc.errors else None
+    if last is not None and last.status == 404:
+        return (
+            f"unknown model {model!r}: the API answered 404 ({last.text}). Set "
+            "AgentSpec.model or [tool.flower.engine] model to a current model id."
+        )
+    if last is not None and last.status == 401:
+        return f"the API rejected the credentials (401: {last.text}); check ANTHROPIC_API_KEY"
+    return str(exc)

@@ -1,0 +1,363 @@
+"""The messages loop: stream a response, persist it, run its tools, go on.
+
+The stream is read as raw events and assembled here rather than by the SDK's stream
+helper, because the helper raises on tool input that is not valid JSON while flower
+must hand that raw text to the tool box (which answers the model with an error).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from flower.core.errors import FlowerError
+from flower.runtime.events import Event, TextDelta, ToolCall, ToolResult, TurnEnd
+from flower.runtime.persist import TranscriptWriter
+from flower.runtime.pricing import cost_of
+
+CACHE = {"type": "ephemeral"}
+MAX_TOKENS_NUDGE = (
+    "Your previous reply was cut off at the max_tokens limit. Continue exactly where it "
+    "stopped, without repeating what you already wrote."
+)
+TRUNCATED_TOOL_USE = (
+    "Not run: your reply was cut off at the max_tokens limit, so this tool input may be "
+    "incomplete. Send the call again."
+)
+_NOT_CACHEABLE = frozenset({"thinking", "redacted_thinking"})
+
+
+class IncompleteResponseError(FlowerError, ConnectionError):
+    """The response stream ended before ``message_stop`` (connection closed midway)."""
+
+
+class EngineError(FlowerError):
+    """A run cannot go on for a reason no retry fixes (the message says which)."""
+
+
+# --------------------------------------------------------------------------- stream
+
+
+@dataclass
+class Response:
+    """One assembled API response."""
+
+    message: dict[str, Any]
+    request_id: str | None
+    raw_inputs: dict[str, str] = field(default_factory=dict)
+    """tool_use id -> the input text, for inputs that were not a JSON object."""
+
+    @property
+    def stop_reason(self) -> str | None:
+        return self.message.get("stop_reason")
+
+    @property
+    def tool_uses(self) -> list[dict[str, Any]]:
+        return [b for b in self.message["content"] if b.get("type") == "tool_use"]
+
+    @property
+    def text(self) -> str:
+        return "".join(b["text"] for b in self.message["content"] if b.get("type") == "text")
+
+
+class _Assembler:
+    """Raw stream events -> the message dict the API would have returned whole."""
+
+    def __init__(self, emit: Callable[[Event], None]) -> None:
+        self.emit = emit
+        self.message: dict[str, Any] | None = None
+        self.blocks: dict[int, dict[str, Any]] = {}
+        self.parts: dict[int, list[str]] = {}
+        self.raw_inputs: dict[str, str] = {}
+        self.complete = False
+
+    def feed(self, event: Any) -> None:
+        kind = event.type
+        if kind == "content_block_delta":
+            self._delta(event.index, event.delta)
+        elif kind == "message_start":
+            message = event.message
+            self.message = {
+                "id": message.id,
+                "type": "message",
+                "role": "assistant",
+                "model": message.model,
+                "content": [],
+                "stop_reason": None,
+                "stop_sequence": None,
+                "usage": message.usage.model_dump(exclude_none=True),
+            }
+        elif kind == "content_block_start":
+            self.blocks[event.index] = event.content_block.model_dump(exclude_none=True)
+            self.parts[event.index] = []
+        elif kind == "content_block_stop":
+            self._finish_block(event.index)
+        elif kind == "message_delta":
+            self._message_delta(event)
+        elif kind == "message_stop":
+            self.complete = True
+
+    def _delta(self, index: int, delta: Any) -> None:
+        kind = delta.type
+        if kind == "text_delta":
+            self.parts[index].append(delta.text)
+            self.emit(TextDelta(delta.text))
+        elif kind == "input_json_delta":
+            self.parts[index].append(delta.partial_json)
+        elif kind == "thinking_delta":
+            self.parts[index].append(delta.thinking)
+        elif kind == "signature_delta":
+            self.blocks[index]["signature"] = delta.signature
+
+    def _finish_block(self, index: int) -> None:
+        block = self.blocks.pop(index)
+        joined = "".join(self.parts.pop(index, []))
+        kind = block.get("type")
+        if kind == "text":
+            block["text"] = block.get("text", "") + joined
+            if not block["text"]:
+                return  # the API rejects empty text blocks when they are sent back
+        elif kind == "thinking":
+            block["thinking"] = block.get("thinking", "") + joined
+        elif kind in ("tool_use", "server_tool_use"):
+            block["input"] = self._tool_input(block, joined)
+        assert self.message is not None
+        self.message["content"].append(block)
+
+    def _tool_input(self, block: dict[str, Any], raw: str) -> dict[str, Any]:
+        if not raw.strip():
+            return dict(block.get("input") or {})
+        try:
+            parsed = json.loads(raw)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict):
+            return parsed
+        self.raw_inputs[block["id"]] = raw
+        return {}
+
+    def _message_delta(self, event: Any) -> None:
+        assert self.message is not None
+        self.message["stop_reason"] = event.delta.stop_reason
+        self.message["stop_sequence"] = event.delta.stop_sequence
+        for name, value in event.usage.model_dump(exclude_none=True).items():
+            self.message["usage"][name] = value
+
+
+async def stream_response(
+    client: Any, params: dict[str, Any], emit: Callable[[Event], None]
+) -> Response:
+    """One streamed Messages API call, assembled; raises on any failure or a cut stream."""
+    stream = await client.messages.create(**params, stream=True)
+    assembler = _Assembler(emit)
+    try:
+        async for event in stream:
+            assembler.feed(event)
+    finally:
+        await stream.close()
+    if not assembler.complete or assembler.message is None:
+        raise IncompleteResponseError(
+            "connection closed before the response was complete (no message_stop)"
+        )
+    request_id = stream.response.headers.get("request-id")
+    return Response(assembler.message, request_id, assembler.raw_inputs)
+
+
+# --------------------------------------------------------------------------- messages
+
+
+def push(messages: list[dict[str, Any]], role: str, content: list[dict[str, Any]]) -> None:
+    """Append a message, merging into the last one when it has the same role.
+
+    Merging builds a new content list, so the blocks shared with stored entries are
+    never mutated.
+    """
+    if not content:
+        return
+    if messages and messages[-1]["role"] == role:
+        previous = messages[-1]
+        messages[-1] = {"role": role, "content": [*_as_blocks(previous["content"]), *content]}
+    else:
+        messages.append({"role": role, "content": list(content)})
+
+
+def _as_blocks(content: Any) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content else []
+    return list(content)
+
+
+def _with_cache_mark(message: dict[str, Any]) -> dict[str, Any]:
+    blocks = _as_blocks(message["content"])
+    for i in range(len(blocks) - 1, -1, -1):
+        if blocks[i].get("type") not in _NOT_CACHEABLE:
+            blocks[i] = {**blocks[i], "cache_control": CACHE}
+            return {"role": message["role"], "content": blocks}
+    return message
+
+
+def cached_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A copy with cache breakpoints on the last message and on the user message before
+    it, so each request writes the prefix cache the next one reads (copies, never the
+    stored blocks)."""
+    out = list(messages)
+    if not out:
+        return out
+    out[-1] = _with_cache_mark(out[-1])
+    for i in range(len(out) - 2, -1, -1):
+        if out[i]["role"] == "user":
+            out[i] = _with_cache_mark(out[i])
+            break
+    return out
+
+
+# --------------------------------------------------------------------------- the loop
+
+
+@dataclass
+class Tally:
+    """What a step has spent so far, across attempts."""
+
+    turns: int = 0
+    cost_usd: float | None = 0.0
+    last_usage: dict[str, Any] = field(default_factory=dict)
+    last_text: str = ""
+
+
+@dataclass
+class LoopOutcome:
+    ok: bool
+    error: str | None = None
+
+
+@dataclass
+class Conversation:
+    """Everything the loop needs for one attempt."""
+
+    client: Any
+    writer: TranscriptWriter
+    messages: list[dict[str, Any]]
+    model: str
+    system: str
+    max_tokens: int
+    max_turns: int
+    toolbox: Any
+    tools: list[dict[str, Any]]
+    price: Any
+    emit: Callable[[Event], None]
+    tally: Tally
+
+    def params(self) -> dict[str, Any]:
+        params: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "messages": cached_messages(self.messages),
+        }
+        if self.system:
+            params["system"] = [{"type": "text", "text": self.system, "cache_control": CACHE}]
+        if self.tools:
+            params["tools"] = self.tools
+        return params
+
+
+async def converse(conv: Conversation) -> LoopOutcome:
+    """Call the model until it ends its turn, stops, or ``max_turns`` is reached."""
+    cut_off = False
+    while True:
+        if conv.tally.turns >= conv.max_turns:
+            return LoopOutcome(
+                False, f"stopped at max_turns={conv.max_turns} before the agent finished"
+            )
+        response = await stream_response(conv.client, conv.params(), conv.emit)
+        conv.tally.turns += 1
+        entry = conv.writer.assistant(response.message, response.request_id)
+        _account(conv, response)
+        push(conv.messages, "assistant", response.message["content"])
+        stop = response.stop_reason
+        if stop == "max_tokens":
+            if cut_off:
+                return LoopOutcome(
+                    False,
+                    f"the reply hit max_tokens={conv.max_tokens} twice "
+                    "in a row; raise AgentSpec.max_tokens",
+                )
+            cut_off = True
+            await _answer_cut_off(conv, response, entry["uuid"])
+            continue
+        cut_off = False
+        if stop == "tool_use" and response.tool_uses:
+            await _run_tools(conv, response, entry["uuid"])
+        elif stop == "pause_turn":
+            continue
+        elif stop in ("end_turn", "stop_sequence", "tool_use"):
+            return LoopOutcome(True)
+        elif stop == "refusal":
+            return LoopOutcome(
+                False,
+                "the model refused to continue (stop_reason=refusal)"
+                + (f": {response.text}" if response.text else ""),
+            )
+        elif stop == "model_context_window_exceeded":
+            return LoopOutcome(
+                False,
+                "the conversation no longer fits the model's context "
+                "window; start a new session or relay",
+            )
+        else:
+            return LoopOutcome(False, f"unexpected stop_reason {stop!r}")
+
+
+def _account(conv: Conversation, response: Response) -> None:
+    usage = response.message.get("usage") or {}
+    cost = cost_of(usage, conv.price)
+    tally = conv.tally
+    tally.last_usage = usage
+    if response.text:
+        tally.last_text = response.text
+    tally.cost_usd = None if cost is None or tally.cost_usd is None else tally.cost_usd + cost
+    conv.emit(TurnEnd(response.stop_reason, usage, cost))
+
+
+async def _run_tools(conv: Conversation, response: Response, assistant_uuid: str) -> None:
+    blocks: list[dict[str, Any]] = []
+    results: list[dict[str, Any]] = []
+    for use in response.tool_uses:
+        tool_input = response.raw_inputs.get(use["id"], use.get("input") or {})
+        conv.emit(ToolCall(use["id"], use["name"], tool_input))
+        outcome = await conv.toolbox.run(use["name"], tool_input)
+        conv.emit(
+            ToolResult(use["id"], use["name"], outcome.content, outcome.is_error, outcome.denied)
+        )
+        blocks.append(
+            {
+                "type": "tool_result",
+                "tool_use_id": use["id"],
+                "content": outcome.content,
+                "is_error": outcome.is_error,
+            }
+        )
+        results.append(outcome.result)
+    conv.writer.tool_results(assistant_uuid, blocks, results)
+    push(conv.messages, "user", blocks)
+
+
+async def _answer_cut_off(conv: Conversation, response: Response, assistant_uuid: str) -> None:
+    """Continue once after max_tokens: truncated tool calls get an error, text a nudge."""
+    if response.tool_uses:
+        blocks = [
+            {
+                "type": "tool_result",
+                "tool_use_id": use["id"],
+                "content": TRUNCATED_TOOL_USE,
+                "is_error": True,
+            }
+            for use in response.tool_uses
+        ]
+        results = [{"error": TRUNCATED_TOOL_USE, "tool": use["name"]} for use in response.tool_uses]
+        conv.writer.tool_results(assistant_uuid, blocks, results)
+        push(conv.messages, "user", blocks)
+    else:
+        conv.writer.user_prompt(MAX_TOKENS_NUDGE)
+        push(conv.messages, "user", [{"type": "text", "text": MAX_TOKENS_NUDGE}])
