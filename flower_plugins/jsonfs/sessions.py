@@ -9,7 +9,6 @@ entry, and is fsynced before it returns.
 
 from __future__ import annotations
 
-import errno
 import fcntl
 import logging
 import os
@@ -37,6 +36,7 @@ from flower_plugins.jsonfs._fs import (
 log = logging.getLogger("flower.jsonfs")
 
 SUFFIX = ".jsonl"
+NAME_MAX = 255
 _BACKWARD_CHUNK = 1 << 16
 
 ProblemKind = Literal["torn-tail", "corrupt-line", "not-an-object"]
@@ -122,10 +122,13 @@ class JsonfsSessionStore(SessionStoreBase):
         else:
             check_subpath(key.subpath)
             candidate = base / key.session_id / f"{key.subpath}{SUFFIX}"
+        for part in candidate.relative_to(self.root).parts:
+            _check_length(part)
         return resolve_under(self.root, candidate)
 
     def _project_dir(self, project_key: str) -> Path:
         check_name("project_key", project_key)
+        _check_length(project_key)
         return resolve_under(self.root, self.root / project_key)
 
     # -- writing -----------------------------------------------------------------
@@ -137,12 +140,7 @@ class JsonfsSessionStore(SessionStoreBase):
         path = self._path(key)
         make_dirs(path.parent, durable=self.fsync)
         created = not path.exists()
-        try:
-            fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
-        except OSError as exc:
-            if exc.errno == errno.ENAMETOOLONG:
-                raise InvalidKeyError(f"{key} is too long for this filesystem") from None
-            raise
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             self._append_locked(fd, str(path), entries, lines)
@@ -395,6 +393,13 @@ def _lines_backwards(fd: int, size: int) -> Iterator[bytes]:
         yield from reversed(lines[1:])
     if tail:
         yield tail
+
+
+def _check_length(part: str) -> None:
+    if len(os.fsencode(part)) > NAME_MAX:
+        raise InvalidKeyError(
+            f"{part[:40]!r}... is too long for a file name ({NAME_MAX} bytes at most)"
+        )
 
 
 def _valid_name(name: str) -> bool:

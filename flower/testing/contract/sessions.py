@@ -509,6 +509,11 @@ def last_usage_of_last_assistant(ctx: Ctx) -> None:
         ],
     )
     expect_equal(store.last_usage(KEY), last, "usage of the last assistant entry")
+    # A retried batch adds nothing, so it cannot change which assistant entry is last.
+    store.append(
+        KEY, [entry(2, "assistant", message={"role": "assistant", "content": [], "usage": first})]
+    )
+    expect_equal(store.last_usage(KEY), last, "usage after re-appending an older entry")
 
 
 def iter_entries_matches_load(ctx: Ctx) -> None:

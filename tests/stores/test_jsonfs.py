@@ -1,0 +1,338 @@
+"""The jsonfs session store: Claude Code's layout, torn lines, locking, path guards."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from flower.core.config import ConfigError, SessionsConfig, Settings
+from flower.core.errors import InvalidEntryError, InvalidKeyError, StoreUnavailableError
+from flower.core.records import SessionKey
+from flower.stores.open import open_session_store
+from flower_plugins.jsonfs import JsonfsSessionStore, root_from_url
+
+FIXTURES = Path(__file__).parent / "fixtures" / "claude-projects"
+PROJECT = "-Users-you-proj"
+SID = "0d6b6a4e-3c1f-4d7e-9a59-2f1f0c2b8e11"
+KEY = SessionKey(PROJECT, SID)
+
+
+def user(n: int, **extra: object) -> dict[str, object]:
+    return {
+        "type": "user",
+        "uuid": f"u-{n}",
+        "message": {"role": "user", "content": f"#{n}"},
+        **extra,
+    }
+
+
+@pytest.fixture
+def claude_copy(tmp_path: Path) -> Path:
+    """A copy of a ~/.claude/projects folder holding real-shaped Claude Code transcripts."""
+    root = tmp_path / "projects"
+    shutil.copytree(FIXTURES, root)
+    return root
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> JsonfsSessionStore:
+    return JsonfsSessionStore(tmp_path / "transcripts")
+
+
+def raw_lines(path: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+# -- real Claude Code transcripts ----------------------------------------------------
+
+
+def test_loads_a_copy_of_claude_projects(claude_copy: Path) -> None:
+    store = JsonfsSessionStore(claude_copy)
+    main_file = claude_copy / PROJECT / f"{SID}.jsonl"
+    loaded = store.load(KEY)
+    assert loaded == raw_lines(main_file)
+    types = {entry["type"] for entry in loaded or []}
+    assert {"summary", "file-history-snapshot", "user", "assistant", "progress", "system"} <= types
+    assert {"attachment", "queue-operation", "custom-title", "tag", "ai-title", "mode"} <= types
+    assert store.problems(KEY) == []
+    assert store.list_projects() == [PROJECT]
+    assert [info.session_id for info in store.list_sessions(PROJECT)] == [SID]
+    assert store.list_subkeys(KEY) == ["subagents/agent-a1b2c3"]
+    sub = store.load(KEY.child("subagents/agent-a1b2c3"))
+    assert sub is not None and sub[-1]["message"]["content"][0]["text"] == "None found."  # type: ignore[index]
+    assert store.find_session(SID) == KEY
+
+
+def test_last_usage_of_a_claude_transcript_skips_the_synthetic_error(claude_copy: Path) -> None:
+    store = JsonfsSessionStore(claude_copy)
+    # The synthetic API-error entry has all-zero usage, which is falsy only per key;
+    # the last assistant entry with usage is the synthetic one: it is returned as written.
+    usage = store.last_usage(KEY)
+    assert usage == {
+        "input_tokens": 0,
+        "output_tokens": 0,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+    }
+
+
+def test_appending_to_a_claude_transcript_never_rewrites_it(claude_copy: Path) -> None:
+    store = JsonfsSessionStore(claude_copy)
+    path = claude_copy / PROJECT / f"{SID}.jsonl"
+    before = path.read_bytes()
+    existing = raw_lines(path)[2]  # a user entry with a uuid Claude Code wrote
+    store.append(KEY, [existing, user(1)])
+    after = path.read_bytes()
+    assert after.startswith(before)
+    assert after[len(before) :].count(b"\n") == 1, "the existing uuid must not be written again"
+    assert (store.load(KEY) or [])[-1] == user(1)
+
+
+# -- layout and durability -------------------------------------------------------------
+
+
+def test_layout_is_claude_codes(store: JsonfsSessionStore) -> None:
+    store.append(KEY, [user(1), user(2)])
+    store.append(KEY.child("subagents/agent-x"), [user(3)])
+    main = store.root / PROJECT / f"{SID}.jsonl"
+    sub = store.root / PROJECT / SID / "subagents" / "agent-x.jsonl"
+    assert main.read_bytes().count(b"\n") == 2 and main.read_bytes().endswith(b"\n")
+    assert raw_lines(main) == [user(1), user(2)]
+    assert raw_lines(sub) == [user(3)]
+
+
+def test_every_append_is_fsynced_unless_turned_off(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[int] = []
+    real = os.fdatasync
+    monkeypatch.setattr(os, "fdatasync", lambda fd: (calls.append(fd), real(fd))[1])
+    durable = JsonfsSessionStore(tmp_path / "a")
+    durable.append(KEY, [user(1)])
+    durable.append(KEY, [user(2)])
+    assert len(calls) == 2
+    calls.clear()
+    fast = JsonfsSessionStore(tmp_path / "b", fsync=False)
+    fast.append(KEY, [user(1)])
+    assert calls == [] and fast.load(KEY) == [user(1)]
+
+
+def test_fsync_option_from_configuration(in_tmp: Path) -> None:
+    settings = Settings(sessions=SessionsConfig(backend="jsonfs", options={"fsync": False}))
+    store = open_session_store(settings=settings)
+    assert isinstance(store, JsonfsSessionStore)
+    assert store.fsync is False
+    assert store.root == (in_tmp / "runs" / "transcripts").resolve()
+    bad = Settings(sessions=SessionsConfig(backend="jsonfs", options={"fsynk": False}))
+    with pytest.raises(ConfigError, match="fsynk"):
+        open_session_store(settings=bad)
+
+
+# -- URLs ------------------------------------------------------------------------------
+
+
+def test_url_forms(in_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(in_tmp / "home"))
+    assert root_from_url("jsonfs:///abs/path") == Path("/abs/path")
+    assert root_from_url("jsonfs:////abs/path") == Path("/abs/path")
+    assert root_from_url("jsonfs://runs/transcripts") == in_tmp / "runs" / "transcripts"
+    assert root_from_url("jsonfs://~/.claude/projects") == in_tmp / "home" / ".claude" / "projects"
+    assert root_from_url("jsonfs:///with%20space") == Path("/with space")
+    for bad in ("jsonfs://", "jsonfs:///x?fsync=0", "sqlite:///x.db"):
+        with pytest.raises(StoreUnavailableError):
+            root_from_url(bad)
+
+
+def test_opened_by_url_and_reopened_by_its_url(tmp_path: Path) -> None:
+    store = open_session_store(f"jsonfs://{tmp_path}/t", settings=Settings())
+    assert isinstance(store, JsonfsSessionStore)
+    store.append(KEY, [user(1)])
+    again = open_session_store(store.url, settings=Settings())
+    assert again.load(KEY) == [user(1)]
+
+
+def test_root_that_is_a_file_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(StoreUnavailableError, match="not a folder"):
+        JsonfsSessionStore(tmp_path / "file")
+
+
+def test_opening_creates_nothing_until_the_first_append(tmp_path: Path) -> None:
+    store = JsonfsSessionStore(tmp_path / "not-yet")
+    assert store.load(KEY) is None and store.list_projects() == []
+    assert store.list_sessions(PROJECT) == [] and store.find_session(SID) is None
+    assert not (tmp_path / "not-yet").exists()
+
+
+# -- torn and corrupt lines --------------------------------------------------------------
+
+
+def test_torn_last_line_is_skipped_reported_and_the_next_append_starts_fresh(
+    store: JsonfsSessionStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    store.append(KEY, [user(1), user(2)])
+    path = store.root / PROJECT / f"{SID}.jsonl"
+    with path.open("ab") as f:  # a crash in the middle of writing entry 3
+        f.write(b'{"type":"user","uuid":"u-3","message":{"ro')
+    with caplog.at_level(logging.WARNING, logger="flower.jsonfs"):
+        assert store.load(KEY) == [user(1), user(2)]
+    (problem,) = store.problems(KEY)
+    assert (problem.kind, problem.line) == ("torn-tail", 3)
+    assert problem.offset == len(path.read_bytes()) - len(
+        b'{"type":"user","uuid":"u-3","message":{"ro'
+    )
+    assert "torn-tail" in caplog.text and str(path) in caplog.text
+
+    # u-3 never became durable, so appending it again is not a duplicate.
+    store.append(KEY, [user(3)])
+    assert store.load(KEY) == [user(1), user(2), user(3)]
+    assert path.read_bytes().endswith(
+        b'"message":{"ro\n' + json.dumps(user(3), separators=(",", ":")).encode() + b"\n"
+    )
+    (problem,) = store.problems(KEY)
+    assert (problem.kind, problem.line) == ("corrupt-line", 3)
+    assert list(store.iter_entries(KEY)) == [user(1), user(2), user(3)]
+
+
+def test_a_fresh_handle_on_a_torn_file_also_starts_on_a_new_line(tmp_path: Path) -> None:
+    first = JsonfsSessionStore(tmp_path)
+    first.append(KEY, [user(1)])
+    path = tmp_path / PROJECT / f"{SID}.jsonl"
+    with path.open("ab") as f:
+        f.write(b'{"type":"us')
+    JsonfsSessionStore(tmp_path).append(KEY, [user(2)])
+    assert JsonfsSessionStore(tmp_path).load(KEY) == [user(1), user(2)]
+
+
+def test_non_object_lines_and_blank_lines(store: JsonfsSessionStore) -> None:
+    store.append(KEY, [user(1)])
+    path = store.root / PROJECT / f"{SID}.jsonl"
+    with path.open("ab") as f:
+        f.write(b"\n[1, 2]\n\n")
+    store.append(KEY, [user(2)])
+    assert store.load(KEY) == [user(1), user(2)]
+    assert [p.kind for p in store.problems(KEY)] == ["not-an-object"]
+    store.delete(KEY)
+    assert store.problems(KEY) == []
+
+
+# -- idempotency index ---------------------------------------------------------------------
+
+
+def test_uuid_index_follows_other_writers(tmp_path: Path) -> None:
+    mine, theirs = JsonfsSessionStore(tmp_path), JsonfsSessionStore(tmp_path)
+    mine.append(KEY, [user(1)])
+    theirs.append(KEY, [user(2)])  # mine's cached index is now behind the file
+    mine.append(KEY, [user(2), user(3)])
+    assert mine.load(KEY) == [user(1), user(2), user(3)]
+
+
+def test_uuid_index_resets_when_the_file_is_replaced(tmp_path: Path) -> None:
+    mine, theirs = JsonfsSessionStore(tmp_path), JsonfsSessionStore(tmp_path)
+    mine.append(KEY, [user(1), user(2)])
+    theirs.delete(KEY)
+    theirs.append(KEY, [user(9)])
+    mine.append(KEY, [user(1)])  # u-1 is gone with the old file: it must be written again
+    assert mine.load(KEY) == [user(9), user(1)]
+
+
+def test_rejected_batch_creates_no_file(store: JsonfsSessionStore) -> None:
+    with pytest.raises(InvalidEntryError):
+        store.append(KEY, [user(1), {"type": "user", "x": {1, 2}}])
+    assert not store.root.exists()
+
+
+# -- listing and deleting ----------------------------------------------------------------
+
+
+def test_list_sessions_newest_first_in_epoch_ms(store: JsonfsSessionStore) -> None:
+    old, new = SessionKey(PROJECT, "old"), SessionKey(PROJECT, "new")
+    store.append(old, [user(1)])
+    store.append(new, [user(1)])
+    os.utime(store.root / PROJECT / "old.jsonl", ns=(1_700_000_000_123_456_789,) * 2)
+    os.utime(store.root / PROJECT / "new.jsonl", ns=(1_800_000_000_987_000_000,) * 2)
+    infos = store.list_sessions(PROJECT)
+    assert [(i.session_id, i.mtime_ms) for i in infos] == [
+        ("new", 1_800_000_000_987),
+        ("old", 1_700_000_000_123),
+    ]
+
+
+def test_listing_ignores_what_is_not_a_transcript(store: JsonfsSessionStore) -> None:
+    store.append(KEY, [user(1)])
+    (store.root / ".locks").mkdir()
+    (store.root / "stray.txt").write_text("x")
+    (store.root / PROJECT / "notes.md").write_text("x")
+    (store.root / PROJECT / "folder.jsonl").mkdir()
+    (store.root / PROJECT / SID / "readme.txt").parent.mkdir(parents=True, exist_ok=True)
+    (store.root / PROJECT / SID / "readme.txt").write_text("x")
+    assert store.list_projects() == [PROJECT]
+    assert [i.session_id for i in store.list_sessions(PROJECT)] == [SID]
+    assert store.list_subkeys(KEY) == []
+
+
+def test_delete_removes_the_subkey_folder(store: JsonfsSessionStore) -> None:
+    store.append(KEY, [user(1)])
+    store.append(KEY.child("subagents/a"), [user(2)])
+    store.delete(KEY)
+    assert not (store.root / PROJECT / SID).exists()
+    assert not (store.root / PROJECT / f"{SID}.jsonl").exists()
+
+
+def test_last_usage_reads_from_the_end_without_loading(
+    store: JsonfsSessionStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    usage = {"input_tokens": 80_200, "output_tokens": 7}
+    assistant = {
+        "type": "assistant",
+        "uuid": "a-1",
+        "message": {"role": "assistant", "usage": usage},
+    }
+    big_tail = [user(n, blob="x" * 300_000) for n in range(3)]
+    store.append(KEY, [user(0), assistant, *big_tail])
+
+    def no_full_loads(*args: object) -> None:
+        raise AssertionError("last_usage must not load the whole transcript")
+
+    monkeypatch.setattr(store, "load", no_full_loads)
+    monkeypatch.setattr(store, "iter_entries", no_full_loads)
+    assert store.last_usage(KEY) == usage
+
+
+# -- path guards ---------------------------------------------------------------------------
+
+
+def test_symlink_out_of_the_root_is_refused(tmp_path: Path) -> None:
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    (root / "escape").symlink_to(outside, target_is_directory=True)
+    store = JsonfsSessionStore(root)
+    key = SessionKey("escape", "s")
+    with pytest.raises(InvalidKeyError, match="outside the store"):
+        store.append(key, [user(1)])
+    with pytest.raises(InvalidKeyError):
+        store.load(key)
+    with pytest.raises(InvalidKeyError):
+        store.list_sessions("escape")
+    assert list(outside.iterdir()) == []
+
+
+def test_symlinked_root_and_inner_links_that_stay_inside_work(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "link").symlink_to(real, target_is_directory=True)
+    store = JsonfsSessionStore(tmp_path / "link")
+    store.append(KEY, [user(1)])
+    (real / "alias").symlink_to(real / PROJECT, target_is_directory=True)
+    assert store.load(SessionKey("alias", SID)) == [user(1)]
+
+
+def test_too_long_session_id_is_a_key_error(store: JsonfsSessionStore) -> None:
+    with pytest.raises(InvalidKeyError, match="too long"):
+        store.append(SessionKey(PROJECT, "s" * 300), [user(1)])
