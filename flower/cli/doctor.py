@@ -1,0 +1,150 @@
+"""``flower doctor``: is everything a run needs in place? One line per check, ok or fail.
+
+Checks the configuration, the session store (reachable, schema current), the API
+endpoint (probed with the configured strategy, timed) and the presence of an API key
+(never its value). Exits 1 when any check fails.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from flower.core.errors import FlowerError
+
+if TYPE_CHECKING:
+    from flower.core.config import LoadedSettings, Settings
+
+KEY_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+
+
+@dataclass
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    seconds: float | None = None
+
+
+def _timed(work: Callable[[], Any]) -> tuple[Any, float]:
+    started = time.perf_counter()
+    value = work()
+    return value, time.perf_counter() - started
+
+
+def check_config(ctx: typer.Context) -> tuple[Check, LoadedSettings | None]:
+    from flower.cli.context import get_loaded_settings
+
+    try:
+        loaded = get_loaded_settings(ctx)
+    except FlowerError as exc:
+        return Check("config", False, str(exc)), None
+    where = str(loaded.pyproject) if loaded.pyproject else "defaults (no [tool.flower] found)"
+    return Check("config", True, where), loaded
+
+
+def _sqlite_file(url: str) -> Path | None:
+    """The database file of a ``sqlite:///`` URL, or None for any other URL."""
+    scheme, sep, rest = url.partition(":///")
+    if not sep or scheme.split("+", 1)[0] != "sqlite" or not rest or rest == ":memory:":
+        return None
+    return Path(rest.split("?", 1)[0])
+
+
+def check_store(settings: Settings) -> Check:
+    from flower.core.records import SessionKey
+    from flower.core.redact import redact_url
+    from flower.stores.open import open_session_store
+
+    url = settings.sessions.url or settings.sessions_url()
+    shown = redact_url(url)
+    sqlite_file = _sqlite_file(url)
+    if sqlite_file is not None and not sqlite_file.exists():
+        # Opening would create it: doctor leaves no files behind.
+        return Check("store", True, f"{shown} does not exist yet; the first run creates it")
+
+    def reach() -> None:
+        store = open_session_store(settings.sessions.url, settings=settings)
+        try:
+            store.exists(SessionKey("flower-doctor", "probe"))
+        finally:
+            store.close()
+
+    try:
+        _, seconds = _timed(reach)
+    except FlowerError as exc:
+        return Check("store", False, f"{shown}: {exc}")
+    except Exception as exc:
+        return Check("store", False, f"{shown}: {type(exc).__name__}: {exc}")
+    return Check("store", True, f"{shown} reachable, schema current", seconds)
+
+
+def check_endpoint(settings: Settings) -> Check:
+    from flower.core.resilience import endpoint, make_prober
+
+    source = "ANTHROPIC_BASE_URL" if os.environ.get("ANTHROPIC_BASE_URL", "").strip() else "default"
+    try:
+        host, port = endpoint()
+        prober = make_prober(settings)
+    except FlowerError as exc:
+        return Check("endpoint", False, str(exc))
+    strategy, timeout = settings.probe.strategy, settings.probe.timeout
+    reachable, seconds = _timed(lambda: prober.reachable(host, port, timeout))
+    took = f"{seconds * 1000:.0f} ms"
+    if reachable:
+        detail = f"{host}:{port} ({source}) reachable by {strategy} probe in {took}"
+    else:
+        detail = (
+            f"{host}:{port} ({source}) unreachable by {strategy} probe after {took} "
+            f"(timeout {timeout:g} s)"
+        )
+    return Check("endpoint", bool(reachable), detail, seconds)
+
+
+def check_api_key() -> Check:
+    present = [name for name in KEY_VARIABLES if os.environ.get(name, "").strip()]
+    if present:
+        return Check("api key", True, f"{' and '.join(present)} set")
+    return Check("api key", False, "set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN)")
+
+
+def run_checks(ctx: typer.Context) -> list[Check]:
+    config, loaded = check_config(ctx)
+    checks = [config]
+    if loaded is None:
+        checks.append(Check("store", False, "skipped: the configuration is invalid"))
+        checks.append(Check("endpoint", False, "skipped: the configuration is invalid"))
+    else:
+        checks.append(check_store(loaded.settings))
+        checks.append(check_endpoint(loaded.settings))
+    checks.append(check_api_key())
+    return checks
+
+
+def doctor(
+    ctx: typer.Context,
+    json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Check configuration, session store, API endpoint and API key; exit 1 if any fails."""
+    from flower.cli.output import print_json
+    from flower.core.redact import redact_text
+
+    checks = run_checks(ctx)
+    for check in checks:
+        check.detail = redact_text(check.detail)
+    failed = [c for c in checks if not c.ok]
+    if json:
+        print_json({"ok": not failed, "checks": [asdict(c) for c in checks]})
+    else:
+        width = max(len(c.name) for c in checks)
+        for check in checks:
+            typer.echo(f"{'ok' if check.ok else 'fail':<4}  {check.name:<{width}}  {check.detail}")
+        typer.echo(f"{len(failed)} of {len(checks)} checks failed" if failed else "all checks ok")
+    if failed:
+        raise typer.Exit(1)
