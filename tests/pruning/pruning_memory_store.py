@@ -1,0 +1,44 @@
+"""A dict-backed SessionStore, and a plugin module registering it as ``prune-test-memory``.
+
+Enough of the protocol for the pruning tests, which must not depend on the SQL stores
+being built elsewhere in the tree.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from typing import Any
+
+from flower.core.hookspecs import hookimpl
+from flower.core.protocols import SessionStoreBase
+from flower.core.records import SessionInfo, SessionKey
+
+SHARED: dict[SessionKey, list[dict[str, Any]]] = {}
+
+
+class MemoryStore(SessionStoreBase):
+    def __init__(self, data: dict[SessionKey, list[dict[str, Any]]] | None = None) -> None:
+        self.data = {} if data is None else data
+        self.loads = 0
+
+    def append(self, key: SessionKey, entries: Sequence[dict[str, Any]]) -> None:
+        rows = self.data.setdefault(key, [])
+        seen = {e.get("uuid") for e in rows if e.get("uuid")}
+        rows.extend(copy.deepcopy(e) for e in entries if not e.get("uuid") or e["uuid"] not in seen)
+
+    def load(self, key: SessionKey) -> list[dict[str, Any]] | None:
+        self.loads += 1
+        rows = self.data.get(key)
+        return copy.deepcopy(rows) if rows is not None else None
+
+    def list_projects(self) -> list[str]:
+        return sorted({k.project_key for k in self.data})
+
+    def list_sessions(self, project_key: str) -> list[SessionInfo]:
+        return [SessionInfo(k.session_id, 0) for k in self.data if k.project_key == project_key]
+
+
+@hookimpl
+def register_session_stores(register: Any) -> None:
+    register("prune-test-memory", lambda url, options, settings: MemoryStore(SHARED), schemes=("prunemem",))

@@ -1,0 +1,90 @@
+"""Hand-written, anonymised transcripts in Claude Code's real shape (fixtures/*.jsonl)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import warnings
+from pathlib import Path
+
+import pytest
+
+from flower.core.config import Settings
+from flower.core.protocols import PruneContext
+from flower.core.transcript import INTERRUPTED_NOTE, active_chain, conversation, conversation_problems
+from flower.stores.prune import PruningSessionStore, PruningWarning, prune_with_stats
+from flower_plugins.pruning import STALE_NOTE
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def load(name: str) -> list[dict]:
+    return [json.loads(line) for line in (FIXTURES / name).read_text().splitlines() if line.strip()]
+
+
+def default_policies(tmp_path: Path) -> list:
+    return PruningSessionStore.from_settings(object(), Settings(), run_dir=tmp_path).policies  # type: ignore[arg-type]
+
+
+def test_claude_code_session_through_the_default_chain(tmp_path: Path) -> None:
+    raw = load("claude_code_session.jsonl")
+    before = copy.deepcopy(raw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PruningWarning)
+        out, stats = prune_with_stats(raw, default_policies(tmp_path), PruneContext(run_dir=tmp_path))
+    assert raw == before
+    messages = conversation(out)
+    assert conversation_problems(messages) == []
+    text = json.dumps(messages)
+    assert "API Error" not in text
+    assert "git push --force" in text and "rm -rf build" not in text  # newest denial kept only
+    assert "summary" not in {e["type"] for e in active_chain(out)}
+    assert messages[0]["content"][0]["text"].startswith("This session is being continued")
+    # the compaction cut the chain: the STALE git status is before it, not in the messages
+    assert STALE_NOTE not in text
+    assert {e["type"] for e in out} >= {"summary", "file-history-snapshot", "progress", "system"}
+    rows = {s.policy: s for s in stats}
+    assert rows["synthetic-errors"].removed == 3
+    assert rows["denials"].removed >= 2
+    assert rows["interrupted"].added == 1
+
+
+def test_claude_code_session_before_compaction(tmp_path: Path) -> None:
+    raw = load("claude_code_session.jsonl")
+    boundary = next(i for i, e in enumerate(raw) if e.get("subtype") == "compact_boundary")
+    head = raw[:boundary]
+    assert conversation_problems(conversation(head))  # raw: the cut pytest -q is unanswered
+    out, _ = prune_with_stats(head, default_policies(tmp_path), PruneContext(run_dir=tmp_path))
+    messages = conversation(out)
+    assert conversation_problems(messages) == []
+    text = json.dumps(messages)
+    assert STALE_NOTE in text  # git status and ls
+    assert INTERRUPTED_NOTE in text  # both the residue and the cut pytest -q
+    assert "Request interrupted by user for tool use]\", \"is_error" not in text
+    assert messages[1]["content"][0]["type"] == "thinking"
+
+
+def test_forked_session_follows_the_newest_branch_and_completes_parallel_results(tmp_path: Path) -> None:
+    raw = load("forked_session.jsonl")
+    out, _ = prune_with_stats(raw, default_policies(tmp_path), PruneContext(run_dir=tmp_path))
+    messages = conversation(out)
+    assert conversation_problems(messages) == []
+    text = json.dumps(messages)
+    assert "inlining the css" not in text and "minify app.js" in text
+    assert [b["tool_use_id"] for b in messages[6]["content"]] == ["toolu_02", "toolu_03"]
+    assert messages[6]["content"][1]["content"].startswith(STALE_NOTE)  # du is ephemeral
+
+
+@pytest.mark.parametrize("name", ["claude_code_session.jsonl", "forked_session.jsonl"])
+def test_fixtures_round_trip_through_a_store(name: str, tmp_path: Path) -> None:
+    from pruning_memory_store import MemoryStore
+
+    from flower.core.records import SessionKey
+
+    raw = load(name)
+    inner = MemoryStore()
+    key = SessionKey("-home-user-proj", raw[-1].get("sessionId", "s"))
+    view = PruningSessionStore.from_settings(inner, Settings(), run_dir=tmp_path)
+    view.append(key, raw)
+    assert view.load_raw(key) == raw
+    assert conversation_problems(conversation(view.load(key) or [])) == []

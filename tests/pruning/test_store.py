@@ -1,0 +1,164 @@
+"""PruningSessionStore: pass-through writes, pruned loads, configuration, bad input."""
+
+from __future__ import annotations
+
+import copy
+import warnings
+from pathlib import Path
+
+import pytest
+from pruning_builders import TranscriptBuilder
+from pruning_memory_store import MemoryStore
+
+from flower.core.config import Settings, load_settings
+from flower.core.errors import ConfigError
+from flower.core.protocols import PruneContext
+from flower.core.records import SessionKey
+from flower.core.transcript import check_conversation, conversation
+from flower.stores.prune import PruningSessionStore, PruningWarning, policy_names, prune_with_stats
+from flower_plugins.pruning import Denials, SyntheticErrors
+
+KEY = SessionKey("-home-user-proj", "sess-1")
+
+
+def _messy() -> list[dict]:
+    b = TranscriptBuilder()
+    b.user("go")
+    b.denied("rm -rf a")
+    b.denied("rm -rf b")
+    b.api_error()
+    b.user("continue")
+    b.tool_round([("Bash", {"command": "git status"}, "clean", False)])
+    b.cut()
+    return b.entries
+
+
+def test_append_passes_through_and_storage_keeps_everything(tmp_path: Path) -> None:
+    inner = MemoryStore()
+    store = PruningSessionStore.from_settings(inner, Settings(), run_dir=tmp_path)
+    raw = _messy()
+    store.append(KEY, raw)
+    assert inner.data[KEY] == raw
+    pruned = store.load(KEY)
+    assert pruned is not None and len(pruned) < len(raw)
+    check_conversation(conversation(pruned))
+    assert store.load_raw(KEY) == raw
+    assert inner.data[KEY] == raw  # a load never writes back
+    assert store.load(SessionKey("p", "unknown")) is None
+    assert store.list_projects() == ["-home-user-proj"]
+
+
+def test_from_settings_builds_the_configured_chain(tmp_path: Path) -> None:
+    settings = Settings()
+    assert policy_names(settings) == ["synthetic-errors", "denials", "interrupted", "ephemeral", "trim"]
+    assert policy_names(settings, trim=False) == ["synthetic-errors", "denials", "interrupted", "ephemeral"]
+    assert policy_names(settings, ephemeral=False, trim=False) == ["synthetic-errors", "denials", "interrupted"]
+    store = PruningSessionStore.from_settings(MemoryStore(), settings, trim=False, keep_denials=3, run_dir=tmp_path)
+    assert [p.name for p in store.policies] == ["synthetic-errors", "denials", "interrupted", "ephemeral"]
+    assert store.policies[1].keep == 3  # type: ignore[attr-defined]
+    assert settings.pruning.keep_denials == 1  # the override did not leak into the settings
+
+
+def test_configuration_in_pyproject_selects_and_orders_policies(in_tmp: Path) -> None:
+    (in_tmp / "pyproject.toml").write_text(
+        '[tool.flower.pruning]\npolicies = ["denials", "synthetic-errors"]\nkeep_denials = 0\nephemeral = false\n'
+        "[tool.flower.trim]\nenabled = false\n"
+    )
+    settings = load_settings().settings
+    store = PruningSessionStore.from_settings(MemoryStore(), settings)
+    assert [p.name for p in store.policies] == ["denials", "synthetic-errors"]
+    assert store.run_dir == Path("runs")
+    store.append(KEY, _messy())
+    with pytest.warns(PruningWarning, match="repaired"):  # "interrupted" is not configured
+        pruned = store.load(KEY)
+    assert pruned is not None
+    assert not any("rm -rf" in str(e.get("message")) for e in pruned)
+
+
+def test_an_unknown_policy_name_is_a_config_error_listing_what_exists() -> None:
+    settings = Settings()
+    settings.pruning.policies = ["synthetic-errors", "no-such-policy"]
+    with pytest.raises(ConfigError) as info:
+        PruningSessionStore.from_settings(MemoryStore(), settings)
+    text = str(info.value)
+    assert "no-such-policy" in text
+    for name in ("synthetic-errors", "denials", "interrupted", "ephemeral", "trim"):
+        assert name in text
+    assert info.value.exit_code == 2
+
+
+def test_negative_keep_denials_is_a_config_error() -> None:
+    with pytest.raises(ConfigError):
+        PruningSessionStore.from_settings(MemoryStore(), Settings(), keep_denials=-1)
+
+
+class Exploding:
+    name = "exploding"
+
+    def prune(self, entries: list[dict], ctx: PruneContext) -> list[dict]:
+        raise RuntimeError("kaboom")
+
+
+class ReturnsGarbage:
+    name = "garbage"
+
+    def prune(self, entries: list[dict], ctx: PruneContext) -> object:
+        return None
+
+
+def test_a_failing_policy_is_skipped_with_a_warning_naming_it_and_the_session() -> None:
+    inner = MemoryStore()
+    inner.append(KEY, _messy())
+    store = PruningSessionStore(inner, [Exploding(), SyntheticErrors(), ReturnsGarbage(), Denials()])
+    with pytest.warns(PruningWarning) as record:
+        pruned = store.load(KEY)
+    messages = [str(w.message) for w in record]
+    assert any("'exploding'" in m and "sess-1" in m and "kaboom" in m for m in messages)
+    assert any("'garbage'" in m for m in messages)
+    assert pruned is not None
+    assert not any(e.get("isApiErrorMessage") for e in pruned)  # the others still ran
+    check_conversation(conversation(pruned))
+
+
+def test_the_safety_net_repairs_what_the_chain_left_invalid() -> None:
+    inner = MemoryStore()
+    inner.append(KEY, _messy())
+    store = PruningSessionStore(inner, [])  # no interrupted policy: the cut tool_use is unanswered
+    with pytest.warns(PruningWarning, match="repaired"):
+        pruned = store.load(KEY)
+    assert pruned is not None
+    check_conversation(conversation(pruned))
+
+
+def test_the_default_chain_needs_no_repair_on_a_messy_session(tmp_path: Path) -> None:
+    store = PruningSessionStore.from_settings(MemoryStore(), Settings(), run_dir=tmp_path)
+    store.append(KEY, _messy())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PruningWarning)
+        store.load(KEY)
+
+
+def test_prune_with_stats_reports_each_policy(tmp_path: Path) -> None:
+    raw = _messy()
+    before = copy.deepcopy(raw)
+    store = PruningSessionStore.from_settings(MemoryStore(), Settings(), run_dir=tmp_path)
+    out, stats = prune_with_stats(raw, store.policies, PruneContext(run_dir=tmp_path))
+    assert raw == before
+    rows = {s.policy: s for s in stats}
+    assert list(rows) == ["synthetic-errors", "denials", "interrupted", "ephemeral", "trim", "(repair)"]
+    assert rows["synthetic-errors"].removed == 1 and rows["synthetic-errors"].bytes_saved > 0
+    assert rows["denials"].removed == 2 and rows["denials"].tokens_saved > 0
+    assert rows["interrupted"].added == 1 and rows["interrupted"].bytes_saved < 0
+    assert rows["ephemeral"].changed == 1
+    assert rows["(repair)"].removed == rows["(repair)"].changed == rows["(repair)"].added == 0
+    check_conversation(conversation(out))
+
+
+def test_other_store_methods_are_delegated() -> None:
+    inner = MemoryStore()
+    inner.append(KEY, [{"type": "user", "uuid": "u", "parentUuid": None, "message": {"role": "user", "content": "x"}}])
+    store = PruningSessionStore(inner, [])
+    assert store.exists(KEY)
+    assert store.find_session("sess-1") == KEY
+    assert [s.session_id for s in store.list_sessions("-home-user-proj")] == ["sess-1"]
+    assert store.loads == inner.loads  # unknown attributes reach the inner store

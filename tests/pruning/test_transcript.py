@@ -1,0 +1,179 @@
+"""Chain walking, reparenting, messages and the conversation invariant."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+from pruning_builders import TranscriptBuilder
+
+from flower.core.errors import FlowerError
+from flower.core.transcript import (
+    InvalidConversationError,
+    active_chain,
+    check_conversation,
+    context_tokens,
+    conversation,
+    conversation_problems,
+    drop_entries,
+    insert_after,
+    leaf_uuid,
+    repair_conversation,
+    to_messages,
+)
+
+
+def _e(uid: str, parent: str | None, kind: str = "user", **extra: object) -> dict:
+    return {"type": kind, "uuid": uid, "parentUuid": parent, **extra}
+
+
+def test_active_chain_follows_the_newest_leaf_and_skips_abandoned_branches() -> None:
+    entries = [
+        _e("a", None, message={"role": "user", "content": "q"}),
+        _e("b", "a", "assistant", message={"id": "m1", "role": "assistant", "content": "x"}),
+        _e("old", "b", message={"role": "user", "content": "first try"}),
+        _e("new", "b", message={"role": "user", "content": "second try"}),
+        {"type": "file-history-snapshot", "messageId": "new"},
+    ]
+    assert [e["uuid"] for e in active_chain(entries)] == ["a", "b", "new"]
+    assert leaf_uuid(entries) == "new"
+
+
+def test_active_chain_stops_at_a_compact_boundary() -> None:
+    b = TranscriptBuilder()
+    b.user("before")
+    b.assistant([{"type": "text", "text": "old answer"}])
+    b.compact("summary")
+    b.assistant([{"type": "text", "text": "after"}])
+    chain = active_chain(b.entries)
+    assert chain[0]["subtype"] == "compact_boundary"
+    assert chain[0]["logicalParentUuid"] == b.entries[1]["uuid"]
+    assert [m["role"] for m in to_messages(chain)] == ["user", "assistant"]
+    assert to_messages(chain)[0]["content"][0]["text"] == "summary"
+
+
+def test_streamed_blocks_merge_into_one_assistant_message() -> None:
+    b = TranscriptBuilder(streamed=True)
+    b.user("go")
+    b.tool_round([("Bash", {"command": "ls"}, "a", False), ("Bash", {"command": "pwd"}, "/x", False)])
+    messages = conversation(b.entries)
+    assert [m["role"] for m in messages] == ["user", "assistant", "user"]
+    assert [blk["type"] for blk in messages[1]["content"]] == ["text", "tool_use", "tool_use"]
+    assert [blk["type"] for blk in messages[2]["content"]] == ["tool_result", "tool_result"]
+    check_conversation(messages)
+
+
+def test_a_cycle_in_corrupt_data_does_not_hang() -> None:
+    entries = [_e("a", "b", message={"role": "user", "content": "x"}), _e("b", "a", message={"role": "user", "content": "y"})]
+    assert {e["uuid"] for e in active_chain(entries)} == {"a", "b"}
+
+
+def test_drop_entries_relinks_children_to_the_nearest_survivor() -> None:
+    entries = [_e("a", None), _e("b", "a"), _e("c", "b"), _e("d", "c"), _e("e", "a")]
+    before = copy.deepcopy(entries)
+    out = drop_entries(entries, {"b", "c"})
+    assert [(e["uuid"], e["parentUuid"]) for e in out] == [("a", None), ("d", "a"), ("e", "a")]
+    assert entries == before
+    assert out[0] is entries[0]  # untouched entries are shared, not copied
+
+
+def test_dropping_the_root_makes_its_child_a_root() -> None:
+    out = drop_entries([_e("a", None), _e("b", "a")], ["a"])
+    assert out == [_e("b", None)]
+
+
+def test_drop_entries_relinks_a_compact_boundary_logical_parent() -> None:
+    boundary = {"type": "system", "subtype": "compact_boundary", "uuid": "c", "parentUuid": None, "logicalParentUuid": "b"}
+    out = drop_entries([_e("a", None), _e("b", "a"), boundary], ["b"])
+    assert out[-1]["logicalParentUuid"] == "a"
+    assert out[-1]["parentUuid"] is None
+
+
+def test_insert_after_puts_the_new_entry_on_the_chain() -> None:
+    entries = [_e("a", None), _e("b", "a"), _e("c", "a")]
+    out = insert_after(entries, "a", _e("n", None))
+    assert [(e["uuid"], e["parentUuid"]) for e in out] == [("a", None), ("n", "a"), ("b", "n"), ("c", "n")]
+    with pytest.raises(KeyError):
+        insert_after(entries, "nope", _e("n", None))
+
+
+def test_to_messages_merges_roles_and_puts_tool_results_first() -> None:
+    chain = [
+        _e("a", None, message={"role": "user", "content": "hi"}),
+        _e("b", "a", "assistant", message={"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "X", "input": {}}]}),
+        _e("c", "b", message={"role": "user", "content": "also this"}),
+        _e("d", "c", message={"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]}),
+        _e("p", "d", "progress"),
+        _e("s", "d", "user", isSidechain=True, message={"role": "user", "content": "subagent"}),
+    ]
+    messages = to_messages(chain)
+    assert [m["role"] for m in messages] == ["user", "assistant", "user"]
+    assert [b["type"] for b in messages[2]["content"]] == ["tool_result", "text"]
+    check_conversation(messages)
+    assert chain[2]["message"]["content"] == "also this"  # input untouched
+
+
+@pytest.mark.parametrize(
+    ("messages", "fragment"),
+    [
+        ([{"role": "assistant", "content": "x"}], "first message"),
+        ([{"role": "user", "content": "a"}, {"role": "user", "content": "b"}], "both user"),
+        ([{"role": "user", "content": "a"}, {"role": "assistant", "content": [{"type": "tool_use", "id": "t"}]}], "never answered"),
+        ([{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "zz"}]}], "not asked"),
+        (
+            [
+                {"role": "user", "content": "a"},
+                {"role": "assistant", "content": [{"type": "tool_use", "id": "t"}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t"}, {"type": "tool_result", "tool_use_id": "t"}]},
+            ],
+            "twice",
+        ),
+        (
+            [
+                {"role": "user", "content": "a"},
+                {"role": "assistant", "content": [{"type": "tool_use", "id": "t"}]},
+                {"role": "user", "content": [{"type": "text", "text": "x"}, {"type": "tool_result", "tool_use_id": "t"}]},
+            ],
+            "text before",
+        ),
+        ([{"role": "user", "content": []}], "empty"),
+    ],
+)
+def test_check_conversation_names_each_problem(messages: list, fragment: str) -> None:
+    assert any(fragment in p for p in conversation_problems(messages))
+    with pytest.raises(InvalidConversationError) as info:
+        check_conversation(messages)
+    assert isinstance(info.value, FlowerError)
+
+
+def test_repair_answers_a_cut_tool_use_and_drops_an_orphan_result() -> None:
+    b = TranscriptBuilder(streamed=False)
+    b.user("go")
+    cut = b.cut()
+    orphan = b.results([("toolu_ghost", "boo", False)])[0]
+    b.user("resume")
+    before = copy.deepcopy(b.entries)
+    out, fixes = repair_conversation(b.entries)
+    assert b.entries == before
+    assert len(fixes) == 2
+    messages = conversation(out)
+    check_conversation(messages)
+    assert messages[2]["content"][0]["tool_use_id"] == cut
+    assert orphan["uuid"] not in {e.get("uuid") for e in out}
+    assert repair_conversation(out) == (out, [])
+
+
+def test_repair_puts_a_user_note_before_a_chain_starting_with_the_assistant() -> None:
+    entries = [_e("a", None, "assistant", message={"id": "m", "role": "assistant", "content": "hello"})]
+    out, fixes = repair_conversation(entries)
+    assert fixes
+    messages = conversation(out)
+    check_conversation(messages)
+    assert messages[0]["role"] == "user"
+
+
+def test_context_tokens_adds_input_and_both_cache_counts() -> None:
+    usage = {"input_tokens": 5, "cache_creation_input_tokens": 100, "cache_read_input_tokens": 80000, "output_tokens": 999}
+    assert context_tokens(usage) == 80105
+    assert context_tokens(None) == 0
+    assert context_tokens({"input_tokens": 3, "cache_read_input_tokens": None}) == 3
