@@ -10,7 +10,7 @@ msgspec's lax mode, so ``"10"`` is accepted for an integer and ``"true"`` for a 
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar, get_args
 
 import msgspec
 
@@ -88,6 +88,13 @@ def accepted_keys(struct: type[_Input]) -> list[str]:
     return [f.encode_name for f in msgspec.structs.fields(struct)]
 
 
+def _choices(struct: type[_Input], key: str) -> str:
+    for f in msgspec.structs.fields(struct):
+        if f.encode_name == key:
+            return ", ".join(map(str, get_args(f.type)))
+    return "?"
+
+
 def _explain(exc: msgspec.ValidationError, struct: type[_Input]) -> str:
     text = str(exc)
     match = _AT.search(text)
@@ -100,6 +107,9 @@ def _explain(exc: msgspec.ValidationError, struct: type[_Input]) -> str:
         return f"missing required key {reason.split('`')[1]!r} (accepted keys: {keys})"
     if reason.startswith("Expected `object`"):
         return f"the input must be a JSON object with the keys {keys}"
+    if reason.startswith("Invalid enum value"):
+        choices = _choices(struct, where)
+        reason = f"{reason[0].lower()}{reason[1:]}; expected one of: {choices}"
     reason = reason.replace("Expected", "expected", 1)
     return f"{where!r}: {reason}" if where else reason
 

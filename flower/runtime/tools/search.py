@@ -78,8 +78,8 @@ def glob(args: GlobInput, ctx: ToolContext) -> ToolOutcome:
         if matcher.match(os.path.relpath(full, base)):
             found.append(full)
     ordered = _newest_first(found)
-    shown = ordered[:GLOB_LIMIT]
-    truncated = len(ordered) > GLOB_LIMIT
+    shown = _fitting(ordered[:GLOB_LIMIT], ctx.max_output - 200)
+    truncated = len(ordered) > len(shown)
     result = {
         "filenames": shown,
         "numFiles": len(ordered),
@@ -91,11 +91,21 @@ def glob(args: GlobInput, ctx: ToolContext) -> ToolOutcome:
     content = "\n".join(shown)
     if truncated:
         content += (
-            f"\n(Results are truncated: {len(ordered):,} files matched, the {GLOB_LIMIT} "
+            f"\n(Results are truncated: {len(ordered):,} files matched, the {len(shown)} "
             "newest are shown. Use a more specific path or pattern.)"
         )
-    content, _ = cap_head(content, ctx.max_output)
     return ToolOutcome(content, False, result)
+
+
+def _fitting(paths: list[str], budget: int) -> list[str]:
+    """The leading paths whose lines fit in ``budget`` characters (at least one)."""
+    kept, used = [], 0
+    for path in paths:
+        used += len(path) + 1
+        if used > budget and kept:
+            break
+        kept.append(path)
+    return kept
 
 
 @dataclass
