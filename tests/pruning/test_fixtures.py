@@ -37,7 +37,9 @@ def test_claude_code_session_through_the_default_chain(tmp_path: Path) -> None:
     assert conversation_problems(messages) == []
     text = json.dumps(messages)
     assert "API Error" not in text
-    assert "git push --force" in text and "rm -rf build" not in text  # newest denial kept only
+    # the newest denial is kept, the older one is gone from everything stored
+    assert '"command": "git push --force"' in text
+    assert '"command": "rm -rf build"' not in json.dumps(out)
     assert "summary" not in {e["type"] for e in active_chain(out)}
     assert messages[0]["content"][0]["text"].startswith("This session is being continued")
     # the compaction cut the chain: the STALE git status is before it, not in the messages
