@@ -123,7 +123,7 @@ def _pruned_entries(ctx: typer.Context, store: SessionStoreBase, key: SessionKey
         from flower.stores.prune import PruningSessionStore
     except ImportError:
         raise FlowerError("--pruned needs flower.stores.prune, which is not installed") from None
-    view = PruningSessionStore(store, settings=get_settings(ctx))
+    view = PruningSessionStore.from_settings(store, get_settings(ctx))
     return view.load(key) or []
 
 

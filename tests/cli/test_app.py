@@ -1,0 +1,205 @@
+"""The app itself: help, version, exit codes, error lines, routing, plugin commands."""
+
+from __future__ import annotations
+
+import sys
+import types
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated
+
+import pytest
+import typer
+from cli_helpers import run_flower
+from typer.testing import CliRunner
+
+from flower import __version__, hookimpl
+from flower.cli.main import build_app
+from flower.core.errors import UnknownSessionError
+from flower.core.plugins import PluginWarning, reset_registry
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def fresh_registry() -> Iterator[None]:
+    yield
+    reset_registry()
+
+
+def app_with_fake_run() -> tuple[typer.Typer, list[list[str]]]:
+    """The product app plus a tiny ``run`` command that records what it was given."""
+    calls: list[list[str]] = []
+    app = build_app()
+
+    @app.command("run")
+    def run(
+        words: Annotated[list[str] | None, typer.Argument()] = None,
+        yes: Annotated[bool, typer.Option("--yes")] = False,
+    ) -> None:
+        calls.append([*(words or []), *(["--yes"] if yes else [])])
+
+    return app, calls
+
+
+def test_help_lists_commands_and_global_options(in_tmp: Path) -> None:
+    result = runner.invoke(build_app(), ["--help"])
+    assert result.exit_code == 0
+    for word in ("sessions", "plugins", "config", "--run-dir", "--sessions-url", "--version"):
+        assert word in result.stdout
+    for sub in (["sessions", "--help"], ["sessions", "copy", "--help"], ["config", "-h"]):
+        assert runner.invoke(build_app(), sub).exit_code == 0
+
+
+def test_version(in_tmp: Path) -> None:
+    result = runner.invoke(build_app(), ["--version"])
+    assert result.exit_code == 0
+    assert result.stdout.strip() == f"flower {__version__}"
+
+
+def test_mistyped_subcommand_is_usage_error_with_suggestion(in_tmp: Path) -> None:
+    done = run_flower("sesions", "list", cwd=in_tmp)
+    assert done.returncode == 2
+    assert "No such command 'sesions'" in done.stderr
+    assert "Did you mean 'sessions'?" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_unknown_option_is_usage_error(in_tmp: Path) -> None:
+    done = run_flower("sessions", "list", "--jsn", cwd=in_tmp)
+    assert done.returncode == 2
+    assert "--jsn" in done.stderr
+
+
+def test_flower_error_is_one_line_and_exit_1(in_tmp: Path) -> None:
+    done = run_flower("sessions", "show", "nope", cwd=in_tmp)
+    assert done.returncode == 1
+    assert done.stderr.strip() == "flower: error: no session nope in sqlite:///runs/sessions.db"
+
+
+def test_flower_debug_shows_the_traceback(in_tmp: Path) -> None:
+    done = run_flower("sessions", "show", "nope", cwd=in_tmp, env={"FLOWER_DEBUG": "1"})
+    assert done.returncode == 1
+    assert "Traceback" in done.stderr
+    assert "UnknownSessionError" in done.stderr
+    assert done.stderr.rstrip().endswith(
+        "flower: error: no session nope in sqlite:///runs/sessions.db"
+    )
+
+
+def test_no_arguments_without_run_shows_help(in_tmp: Path) -> None:
+    result = runner.invoke(build_app(), [])
+    assert result.exit_code == 0
+    assert "Commands" in result.stdout
+
+
+# -- routing free text to `run` ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["write a script that turns md into html"], ["write a script that turns md into html"]),
+        (["写一个脚本"], ["写一个脚本"]),
+        (["hello"], ["hello"]),
+        (["--", "sessions"], ["sessions"]),
+        (["--", "--new idea"], ["--new idea"]),
+        (["do this", "--yes"], ["do this", "--yes"]),
+        (["-r", "other", "do this"], ["do this"]),
+        (["run", "explicit"], ["explicit"]),
+        ([], []),
+    ],
+)
+def test_free_text_routes_to_run(in_tmp: Path, argv: list[str], expected: list[str]) -> None:
+    app, calls = app_with_fake_run()
+    result = runner.invoke(app, argv)
+    assert result.exit_code == 0, result.output
+    assert calls == [expected]
+
+
+def test_mistyped_subcommand_never_becomes_a_prompt(in_tmp: Path) -> None:
+    app, calls = app_with_fake_run()
+    result = runner.invoke(app, ["sesions", "list"])
+    assert result.exit_code == 2
+    assert "Did you mean 'sessions'?" in result.stderr
+    assert "flower -- sesions" in result.stderr
+    assert calls == []
+
+
+def test_subcommands_still_win_over_run(in_tmp: Path) -> None:
+    app, calls = app_with_fake_run()
+    result = runner.invoke(app, ["config", "--json"])
+    assert result.exit_code == 0
+    assert calls == []
+
+
+def test_free_text_without_run_is_a_usage_error(in_tmp: Path) -> None:
+    result = runner.invoke(build_app(), ["--", "do this"])
+    assert result.exit_code == 2
+    assert "run" in result.stderr
+
+
+# -- plugin commands -------------------------------------------------------------
+
+
+def _plugin(name: str, body: object) -> types.ModuleType:
+    module = types.ModuleType(name)
+    module.register_commands = hookimpl(body)  # type: ignore[attr-defined]
+    sys.modules[name] = module
+    return module
+
+
+def test_plugin_command_is_registered_through_the_hook(in_tmp: Path, fresh_registry: None) -> None:
+    def register_commands(app: typer.Typer) -> None:
+        @app.command("hello")
+        def hello(name: str = "world") -> None:
+            """Say hello."""
+            typer.echo(f"hello {name}")
+
+    reset_registry(extra=[_plugin("hello_plugin", register_commands)])
+    result = runner.invoke(build_app(), ["hello", "--name", "flower"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "hello flower\n"
+    assert "hello" in runner.invoke(build_app(), ["--help"]).stdout
+    listed = runner.invoke(build_app(), ["plugins", "--json"])
+    import json
+
+    rows = {row["name"]: row for row in json.loads(listed.stdout)}
+    assert rows["hello_plugin"]["registered"]["commands"] == ["hello"]
+
+
+def test_plugin_whose_hook_raises_is_a_warning(in_tmp: Path, fresh_registry: None) -> None:
+    def register_commands(app: typer.Typer) -> None:
+        raise RuntimeError("boom in hook")
+
+    reset_registry(extra=[_plugin("raising_plugin", register_commands)])
+    with pytest.warns(PluginWarning, match="boom in hook"):
+        result = runner.invoke(build_app(), ["--help"])
+    assert result.exit_code == 0
+    assert "sessions" in result.stdout
+
+
+def test_plugin_cannot_replace_a_builtin_command(in_tmp: Path, fresh_registry: None) -> None:
+    def register_commands(app: typer.Typer) -> None:
+        @app.command("config")
+        def hijack() -> None:
+            typer.echo("hijacked")
+
+    reset_registry(extra=[_plugin("hijack_plugin", register_commands)])
+    with pytest.warns(PluginWarning, match="already provided"):
+        result = runner.invoke(build_app(), ["--help"])
+    assert result.exit_code == 0
+    result = runner.invoke(build_app(), ["config"])
+    assert "hijacked" not in result.stdout
+
+
+def test_error_from_a_command_is_reported_not_raised(in_tmp: Path) -> None:
+    app = build_app()
+
+    @app.command("fail")
+    def fail() -> None:
+        raise UnknownSessionError("no session x in somewhere")
+
+    result = runner.invoke(app, ["fail"])
+    assert result.exit_code == 1
+    assert result.stderr == "flower: error: no session x in somewhere\n"

@@ -1,0 +1,118 @@
+"""``flower config``: effective values, their sources, masking, errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from cli_helpers import run_flower
+from typer.testing import CliRunner
+
+from flower.cli.main import build_app
+
+runner = CliRunner()
+SECRET = "hunter2-very-secret"
+
+
+def write_pyproject(folder: Path, body: str) -> Path:
+    path = folder / "pyproject.toml"
+    path.write_text(f'[project]\nname = "x"\n\n[tool.flower]\n{body}\n', encoding="utf-8")
+    return path
+
+
+def config_json(*args: str) -> dict:
+    result = runner.invoke(build_app(), [*args, "config", "--json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_defaults_and_sources(in_tmp: Path) -> None:
+    data = config_json()
+    assert data["pyproject"] is None
+    assert data["settings"]["run_dir"] == "runs"
+    assert data["sources"]["sessions.backend"] == "default"
+    assert data["effective"]["sessions_url"] == "sqlite:///runs/sessions.db"
+
+
+def test_pyproject_env_and_flags_layer_in_order(
+    in_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pyproject = write_pyproject(
+        in_tmp, 'run_dir = "from-file"\n[tool.flower.relay]\nthreshold_tokens = 1000'
+    )
+    monkeypatch.setenv("FLOWER_RESILIENCE_MAX_ATTEMPTS", "9")
+    data = config_json("-r", "from-flag")
+    assert data["pyproject"] == str(pyproject)
+    assert data["settings"]["run_dir"] == "from-flag"
+    assert data["sources"]["run_dir"] == "command line"
+    assert data["settings"]["relay"]["threshold_tokens"] == 1000
+    assert (
+        data["sources"]["relay.threshold_tokens"]
+        == f"{pyproject} [tool.flower.relay] threshold_tokens"
+    )
+    assert data["settings"]["resilience"]["max_attempts"] == 9
+    assert data["sources"]["resilience.max_attempts"] == "env FLOWER_RESILIENCE_MAX_ATTEMPTS"
+    assert data["effective"]["sessions_url"] == "sqlite:///from-flag/sessions.db"
+
+
+def test_text_output_names_value_and_source(in_tmp: Path) -> None:
+    write_pyproject(in_tmp, "[tool.flower.workflow]\nrounds = 5")
+    result = runner.invoke(build_app(), ["config"])
+    assert result.exit_code == 0
+    line = next(x for x in result.stdout.splitlines() if x.startswith("workflow.rounds"))
+    assert "= 5" in line
+    assert "[tool.flower.workflow] rounds" in line
+
+
+@pytest.mark.parametrize("where", ["pyproject", "env", "flag"])
+def test_password_never_shown(in_tmp: Path, monkeypatch: pytest.MonkeyPatch, where: str) -> None:
+    url = f"postgresql+psycopg://flower:{SECRET}@db.example:5432/flower"
+    args: list[str] = []
+    if where == "pyproject":
+        write_pyproject(
+            in_tmp,
+            f'[tool.flower.sessions]\nbackend = "postgres"\nurl = "{url}"\n'
+            f'[tool.flower.sessions.options]\npassword = "{SECRET}"',
+        )
+    elif where == "env":
+        monkeypatch.setenv("FLOWER_SESSIONS_URL", url)
+    else:
+        args = ["--sessions-url", url]
+    for extra in ([], ["--json"]):
+        result = runner.invoke(build_app(), [*args, "config", *extra])
+        assert result.exit_code == 0, result.output
+        assert SECRET not in result.output
+        assert "flower:***@db.example:5432/flower" in result.output
+
+
+def test_unknown_key_exits_2_naming_file_key_and_expectation(in_tmp: Path) -> None:
+    pyproject = write_pyproject(in_tmp, "[tool.flower.sessions]\nbakend = 'sqlite'")
+    done = run_flower("config", cwd=in_tmp)
+    assert done.returncode == 2
+    assert str(pyproject) in done.stderr
+    assert "[tool.flower.sessions] bakend" in done.stderr
+    assert "unknown key" in done.stderr and "backend" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_wrong_type_exits_2(in_tmp: Path) -> None:
+    write_pyproject(in_tmp, "[tool.flower.workflow]\nrounds = 'three'")
+    done = run_flower("config", "--json", cwd=in_tmp)
+    assert done.returncode == 2
+    assert "[tool.flower.workflow] rounds" in done.stderr
+    assert "Expected `int`" in done.stderr
+    assert done.stdout == ""
+
+
+def test_bad_environment_variable_exits_2(in_tmp: Path) -> None:
+    done = run_flower("config", cwd=in_tmp, env={"FLOWER_WORKFLOW_ROUNDS": "many"})
+    assert done.returncode == 2
+    assert "FLOWER_WORKFLOW_ROUNDS" in done.stderr
+
+
+def test_broken_toml_exits_2(in_tmp: Path) -> None:
+    (in_tmp / "pyproject.toml").write_text("[tool.flower\n", encoding="utf-8")
+    done = run_flower("sessions", "list", cwd=in_tmp)
+    assert done.returncode == 2
+    assert "not valid TOML" in done.stderr

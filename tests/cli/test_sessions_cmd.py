@@ -1,0 +1,213 @@
+"""``flower sessions``: list, show, export, import, rm against the real built-in stores."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from cli_helpers import Cli, run_flower, transcript
+
+from flower.core.records import SessionKey
+from flower.stores.open import open_session_store
+
+
+def load(url: str, key: SessionKey) -> list[dict] | None:
+    with open_session_store(url) as store:
+        return store.load(key)
+
+
+def test_list_all_projects(cli: Cli, seeded: dict[str, SessionKey]) -> None:
+    result = cli("sessions", "list", "--json")
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)
+    assert sorted((r["project_key"], r["session_id"]) for r in rows) == [
+        ("-work-alpha", "s1"),
+        ("-work-alpha", "s2"),
+        ("-work-beta", "s3"),
+    ]
+    assert all(isinstance(r["mtime_ms"], int) for r in rows)
+    text = cli("sessions", "list").stdout
+    assert "s3" in text and "-work-beta" in text
+
+
+def test_list_one_project(cli: Cli, seeded: dict[str, SessionKey]) -> None:
+    rows = json.loads(cli("sessions", "list", "--project", "-work-beta", "--json").stdout)
+    assert [r["session_id"] for r in rows] == ["s3"]
+
+
+def test_list_rejects_a_hostile_project_key(cli: Cli, seeded: dict[str, SessionKey]) -> None:
+    result = cli("sessions", "list", "--project", "../etc")
+    assert result.exit_code == 1
+    assert "not allowed" in result.stderr
+
+
+def test_show_readable(cli: Cli, seeded: dict[str, SessionKey]) -> None:
+    result = cli("sessions", "show", "s3")
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert "user: question 0 你好" in out
+    assert "assistant: looking 1" in out
+    assert 'tool call: Bash {"command":"ls -la"}' in out
+    assert "tool result: a.txt" in out
+    assert "6 entries" in out
+
+
+def test_show_raw_is_the_stored_jsonl(
+    cli: Cli, seeded: dict[str, SessionKey], store_url: str
+) -> None:
+    result = cli("sessions", "show", "s1", "--raw")
+    assert result.exit_code == 0
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert lines == load(store_url, seeded["s1"])
+
+
+def test_show_json(cli: Cli, seeded: dict[str, SessionKey], store_url: str) -> None:
+    data = json.loads(cli("sessions", "show", "s2", "--json").stdout)
+    assert data["session_id"] == "s2" and data["project_key"] == "-work-alpha"
+    assert data["entries"] == load(store_url, seeded["s2"])
+
+
+def test_show_pruned_goes_through_the_pruning_store(cli: Cli, in_tmp: Path, store_url: str) -> None:
+    key = SessionKey("-work-p", "sp")
+    entries = transcript("sp", "/work/p", turns=1)
+    synthetic = {
+        "type": "assistant",
+        "uuid": "err1",
+        "parentUuid": entries[-1]["uuid"],
+        "sessionId": "sp",
+        "isApiErrorMessage": True,
+        "message": {
+            "id": "0b0c",
+            "model": "<synthetic>",
+            "role": "assistant",
+            "content": [{"type": "text", "text": "API Error: 529 Overloaded"}],
+            "stop_reason": "stop_sequence",
+            "usage": {"input_tokens": 0, "output_tokens": 0},
+        },
+    }
+    with open_session_store(store_url) as store:
+        store.append(key, [*entries, synthetic])
+    raw = json.loads(cli("sessions", "show", "sp", "--json").stdout)["entries"]
+    pruned = json.loads(cli("sessions", "show", "sp", "--json", "--pruned").stdout)
+    assert pruned["pruned"] is True
+    assert any(e["uuid"] == "err1" for e in raw)
+    assert not any(e.get("uuid") == "err1" for e in pruned["entries"])
+    assert "API Error" not in cli("sessions", "show", "sp", "--pruned").stdout
+    assert load(store_url, key) == raw  # viewing pruned never rewrites storage
+
+
+def test_raw_and_json_together_is_a_usage_error(cli: Cli, seeded: dict[str, SessionKey]) -> None:
+    result = cli("sessions", "show", "s1", "--raw", "--json")
+    assert result.exit_code == 2
+    assert "--raw" in result.stderr
+
+
+@pytest.mark.parametrize("command", ["show", "export", "rm"])
+def test_unknown_session_id(
+    cli: Cli, seeded: dict[str, SessionKey], store_url: str, command: str
+) -> None:
+    result = cli("sessions", command, "nope")
+    assert result.exit_code == 1
+    assert result.stderr == f"flower: error: no session nope in {store_url}\n"
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_hostile_session_id_is_rejected(cli: Cli, seeded: dict[str, SessionKey]) -> None:
+    result = cli("sessions", "show", "../../etc/passwd")
+    assert result.exit_code == 1
+    assert "not allowed" in result.stderr
+
+
+def test_export_to_stdout_and_file(
+    cli: Cli, seeded: dict[str, SessionKey], store_url: str, in_tmp: Path
+) -> None:
+    expected = load(store_url, seeded["s1"])
+    stdout = cli("sessions", "export", "s1").stdout
+    assert [json.loads(x) for x in stdout.splitlines()] == expected
+    out = in_tmp / "s1.jsonl"
+    result = cli("sessions", "export", "s1", "-o", str(out))
+    assert result.exit_code == 0
+    assert [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()] == expected
+    assert not (in_tmp / "s1.jsonl.tmp").exists()
+
+
+def test_export_to_unwritable_place(cli: Cli, seeded: dict[str, SessionKey], in_tmp: Path) -> None:
+    result = cli("sessions", "export", "s1", "-o", str(in_tmp / "missing" / "x.jsonl"))
+    assert result.exit_code == 1
+    assert "cannot write" in result.stderr
+
+
+def test_import_uses_entries_session_and_cwd_and_is_idempotent(
+    cli: Cli, in_tmp: Path, store_url: str
+) -> None:
+    entries = transcript("imp-1", str(in_tmp), turns=2)
+    path = in_tmp / "whatever.jsonl"
+    path.write_text(
+        "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries), encoding="utf-8"
+    )
+    first = cli("sessions", "import", str(path))
+    assert first.exit_code == 0, first.output
+    assert "6 new" in first.stdout
+    again = cli("sessions", "import", str(path))
+    assert "0 new" in again.stdout
+    from flower.core.keys import project_key
+
+    assert load(store_url, SessionKey(project_key(in_tmp), "imp-1")) == entries
+
+
+def test_import_with_explicit_key(cli: Cli, in_tmp: Path, store_url: str) -> None:
+    path = in_tmp / "t.jsonl"
+    path.write_text(
+        "".join(json.dumps(e) + "\n" for e in transcript("x", "/nowhere", 1)), encoding="utf-8"
+    )
+    result = cli("sessions", "import", str(path), "--project", "-p", "--session", "renamed")
+    assert result.exit_code == 0, result.output
+    assert len(load(store_url, SessionKey("-p", "renamed")) or []) == 3
+
+
+def test_import_bad_line_writes_nothing(cli: Cli, in_tmp: Path, store_url: str) -> None:
+    good = transcript("bad-1", "/w", 1)
+    path = in_tmp / "t.jsonl"
+    path.write_text(
+        json.dumps(good[0]) + "\n" + json.dumps(good[1]) + "\n{not json\n", encoding="utf-8"
+    )
+    result = cli("sessions", "import", str(path))
+    assert result.exit_code == 1
+    assert f"{path}:3: not valid JSON" in result.stderr
+    path.write_text(
+        json.dumps(good[0]) + "\n" + json.dumps({"no": "type"}) + "\n", encoding="utf-8"
+    )
+    result = cli("sessions", "import", str(path))
+    assert result.exit_code == 1
+    assert f"{path}:2:" in result.stderr and "type" in result.stderr
+    assert load(store_url, SessionKey("-w", "bad-1")) is None
+
+
+def test_import_missing_file(cli: Cli, in_tmp: Path) -> None:
+    result = cli("sessions", "import", str(in_tmp / "missing.jsonl"))
+    assert result.exit_code == 1
+    assert "cannot read" in result.stderr
+
+
+def test_rm_needs_yes_without_a_terminal(
+    cli: Cli, seeded: dict[str, SessionKey], store_url: str
+) -> None:
+    result = cli("sessions", "rm", "s2")
+    assert result.exit_code == 2
+    assert "--yes" in result.stderr
+    assert load(store_url, seeded["s2"]) is not None
+    result = cli("sessions", "rm", "s2", "--yes")
+    assert result.exit_code == 0, result.output
+    assert load(store_url, seeded["s2"]) is None
+    assert load(store_url, seeded["s1"]) is not None
+
+
+def test_cli_uses_the_configured_store(in_tmp: Path) -> None:
+    """No --sessions-url: the sqlite default under the run directory, from config."""
+    (in_tmp / "pyproject.toml").write_text('[tool.flower]\nrun_dir = "state"\n', encoding="utf-8")
+    with open_session_store(f"sqlite:///{in_tmp / 'state' / 'sessions.db'}") as store:
+        store.append(SessionKey("-p", "cfg"), transcript("cfg", "/p", 1))
+    done = run_flower("sessions", "list", "--json", cwd=in_tmp)
+    assert done.returncode == 0, done.stderr
+    assert [r["session_id"] for r in json.loads(done.stdout)] == ["cfg"]
