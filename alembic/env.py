@@ -6,7 +6,6 @@ transaction; there is no alembic.ini and no logging configuration here.
 """
 
 from alembic import context
-
 from flower_plugins.sql.schema import VERSION_TABLE, metadata
 
 connection = context.config.attributes.get("connection")

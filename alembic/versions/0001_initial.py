@@ -36,11 +36,6 @@ def upgrade() -> None:
         ),
         sqlite_autoincrement=True,
     )
-    op.create_index(
-        "ix_flower_sessions_project_key_subpath_mtime_ms",
-        "flower_sessions",
-        ["project_key", "subpath", "mtime_ms"],
-    )
     op.create_index("ix_flower_sessions_session_id", "flower_sessions", ["session_id"])
     op.create_table(
         "flower_entries",
@@ -67,7 +62,4 @@ def downgrade() -> None:
     op.drop_index("ix_flower_entries_session_pk_seq", table_name="flower_entries")
     op.drop_table("flower_entries")
     op.drop_index("ix_flower_sessions_session_id", table_name="flower_sessions")
-    op.drop_index(
-        "ix_flower_sessions_project_key_subpath_mtime_ms", table_name="flower_sessions"
-    )
     op.drop_table("flower_sessions")

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+if TYPE_CHECKING:
+    from flower_plugins.sql.engine import Database
 
 from flower.core.errors import FlowerError
 
@@ -36,7 +39,7 @@ def resolve_url(url: str | None) -> str:
     return configured
 
 
-def _open(url: str | None):  # noqa: ANN202 - Database, imported lazily
+def _open(url: str | None) -> Database:
     from flower_plugins.sql.engine import open_database
 
     return open_database(resolve_url(url))
@@ -84,6 +87,8 @@ def build_db_app() -> typer.Typer:
             }
             typer.echo(json.dumps(report))
         else:
-            typer.echo(f"{db.safe_url}: {state.current or 'empty'} ({state.status}; head {state.head})")
+            typer.echo(
+                f"{db.safe_url}: {state.current or 'empty'} ({state.status}; head {state.head})"
+            )
 
     return app

@@ -11,9 +11,10 @@ the database without its password.
 from __future__ import annotations
 
 import re
+import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -49,7 +50,9 @@ def parse_url(url: str) -> URL:
     backend, _, driver = parsed.drivername.partition("+")
     if backend == "sqlite":
         if driver not in ("", "pysqlite"):
-            raise StoreUnavailableError(f"{redact(url)}: only the built-in sqlite3 driver is supported")
+            raise StoreUnavailableError(
+                f"{redact(url)}: only the built-in sqlite3 driver is supported"
+            )
         return parsed
     if backend in ("postgresql", "postgres"):
         if driver not in ("", "psycopg"):
@@ -72,6 +75,13 @@ class Database:
     url: URL
     dialect: Dialect
     busy_timeout: float
+    _local: threading.local = field(default_factory=threading.local)
+    _hot: list[Any] = field(default_factory=list)
+    _hot_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def compile(self, statement: Any) -> str:
+        """SQL text of a Core statement for this dialect (named/pyformat parameters)."""
+        return str(statement.compile(dialect=self.engine.dialect))
 
     @property
     def safe_url(self) -> str:
@@ -101,6 +111,55 @@ class Database:
                 raise self.translate(exc) from exc
         raise AssertionError("unreachable")
 
+    def raw_write(self, work: Callable[[Any], T]) -> T:
+        """The append hot path: ``work(cursor)`` on this thread's DBAPI connection.
+
+        No SQLAlchemy ``Connection``, events or pool checkout per call: statements are
+        compiled once by the store. Same transaction rules as :meth:`write`.
+        """
+        dbapi = self.engine.dialect.loaded_dbapi
+        for attempt in (1, 2):
+            conn = self._hot_connection()
+            cursor = conn.cursor()
+            try:
+                if self.dialect == "sqlite":
+                    cursor.execute("BEGIN IMMEDIATE")
+                result = work(cursor)
+                conn.commit()
+                return result
+            except dbapi.Error as exc:
+                disconnected = self.engine.dialect.is_disconnect(exc, conn, cursor)
+                try:
+                    conn.rollback()
+                except dbapi.Error:
+                    disconnected = True
+                if disconnected:
+                    self._drop_hot_connection(conn)
+                    if attempt == 1:
+                        continue
+                if isinstance(exc, dbapi.IntegrityError):
+                    raise
+                raise self.translate(exc) from exc
+            finally:
+                cursor.close()
+        raise AssertionError("unreachable")
+
+    def _hot_connection(self) -> Any:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self.engine.raw_connection()
+            self._local.conn = conn
+            with self._hot_lock:
+                self._hot.append(conn)
+        return conn
+
+    def _drop_hot_connection(self, conn: Any) -> None:
+        self._local.conn = None
+        with self._hot_lock:
+            if conn in self._hot:
+                self._hot.remove(conn)
+        conn.invalidate()
+
     def read(self, work: Callable[[Connection], T]) -> T:
         for attempt in (1, 2):
             try:
@@ -116,6 +175,11 @@ class Database:
         return translate_error(exc, self.url, self.dialect, self.busy_timeout)
 
     def close(self) -> None:
+        with self._hot_lock:
+            hot, self._hot = self._hot, []
+        for conn in hot:
+            conn.close()  # back to the pool, which dispose() then closes
+        self._local = threading.local()
         self.engine.dispose()
 
 
@@ -179,6 +243,7 @@ def _sqlite_engine(url: URL, options: SqlOptions, synchronous: str) -> Engine:
         connect_args={"timeout": options.busy_timeout, "check_same_thread": False},
         echo=options.echo,
         hide_parameters=True,
+        paramstyle="named",  # dict parameters on both dialects for the raw hot path
         **kwargs,
     )
     sync = "FULL" if synchronous == "full" else "NORMAL"

@@ -38,7 +38,9 @@ def open_checked(url: str, backend: str, options: Any, settings: Settings) -> Da
     return db
 
 
-def open_session_store(backend: str, *, url: str, options: Any, settings: Settings) -> SqlSessionStore:
+def open_session_store(
+    backend: str, *, url: str, options: Any, settings: Settings
+) -> SqlSessionStore:
     return SqlSessionStore(open_checked(url, backend, options, settings))
 
 

@@ -22,6 +22,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
 from flower.core.records import LineageRecord
+from flower_plugins.jsonfs.lineage import ArchiveConflictError, check_record
 from flower_plugins.sql.engine import Database
 from flower_plugins.sql.schema import lineage
 
@@ -47,7 +48,9 @@ class SqlLineageStore:
         upsert = dialect_insert(lineage)
         self._upsert = upsert.on_conflict_do_update(
             index_elements=[lineage.c.workspace_id],
-            set_={c: upsert.excluded[c] for c in ("workspace", "woke", "steps", "extra", "updated_ms")},
+            set_={
+                c: upsert.excluded[c] for c in ("workspace", "woke", "steps", "extra", "updated_ms")
+            },
         )
 
     @property
@@ -62,6 +65,8 @@ class SqlLineageStore:
         return conn.execute(query).first()
 
     def load(self, workspace: str) -> LineageRecord | None:
+        if not isinstance(workspace, str | os.PathLike) or not str(workspace):
+            return None
         self._last_workspace = str(workspace)
         row = self._db.read(lambda conn: self._row(conn, self.workspace_id(workspace)))
         if row is None:
@@ -75,6 +80,7 @@ class SqlLineageStore:
         return LineageRecord(workspace=str(workspace), woke=row.woke, steps=steps, extra=extra)
 
     def save(self, record: LineageRecord) -> None:
+        check_record(record)  # the same rules as lineage.json, before any write
         self._last_workspace = record.workspace
         values = {
             "workspace_id": self.workspace_id(record.workspace),
@@ -99,9 +105,22 @@ class SqlLineageStore:
         if row is None and not present:
             return None
         into = Path(into)
+        names = [p.name for p in present] + (["lineage.json"] if row is not None else [])
+        clashes = [n for n in names if (into / n).exists()] or (
+            names if len(set(names)) != len(names) else []
+        )
+        if clashes:
+            raise ArchiveConflictError(
+                f"cannot archive into {str(into)!r}: {', '.join(clashes)} would be overwritten; "
+                "nothing moved"
+            )
         into.mkdir(parents=True, exist_ok=True)
         if row is not None:
-            document = {"workspace": row.workspace, "woke": row.woke, "steps": json.loads(row.steps)}
+            document = {
+                "workspace": row.workspace,
+                "woke": row.woke,
+                "steps": json.loads(row.steps),
+            }
             document.update(json.loads(row.extra))
             (into / "lineage.json").write_text(
                 json.dumps(document, ensure_ascii=False, indent=2) + "\n", encoding="utf-8"

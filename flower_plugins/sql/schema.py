@@ -52,8 +52,10 @@ sessions = Table(
     Column("created_ms", BigInteger, nullable=False),
     Column("mtime_ms", BigInteger, nullable=False),
     Column("last_usage", Text, nullable=True),
+    # Serves exists/load by key and, by its prefix, list_sessions and list_projects.
+    # mtime_ms is deliberately not indexed: every append updates it, and an index on
+    # it would cost one more page write per commit.
     UniqueConstraint("project_key", "session_id", "subpath"),
-    Index(None, "project_key", "subpath", "mtime_ms"),
     Index(None, "session_id"),
     # AUTOINCREMENT: a deleted session's id is never handed to a new one, so an id
     # cached by another process can never point at the wrong transcript.

@@ -17,11 +17,11 @@ import msgspec
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
-from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.exc import DBAPIError
 
 from flower.core.entries import encode_entries
 from flower.core.protocols import SessionStoreBase
-from flower.core.records import Entry, SessionInfo, SessionKey
+from flower.core.records import Entry, SessionInfo, SessionKey, check_name, check_subpath
 from flower_plugins.sql.engine import Database
 from flower_plugins.sql.schema import MAIN_SUBPATH, entries, sessions
 
@@ -31,7 +31,12 @@ STREAM_CHUNK = 1000
 
 
 def _subpath(key: SessionKey) -> str:
-    return key.subpath if key.subpath is not None else MAIN_SUBPATH
+    """The stored subpath, re-checking the key: a forged one never reaches SQL."""
+    check_name("project_key", key.project_key)
+    check_name("session_id", key.session_id)
+    if key.subpath is None:
+        return MAIN_SUBPATH
+    return check_subpath(key.subpath)
 
 
 def _batch_usage(batch: Sequence[Entry]) -> str | None:
@@ -53,10 +58,17 @@ class SqlSessionStore(SessionStoreBase):
         self._clock = clock
         self._pks: dict[SessionKey, int] = {}
         dialect_insert = sqlite.insert if db.dialect == "sqlite" else postgresql.insert
-        self._insert_entries = dialect_insert(entries).on_conflict_do_nothing(
-            index_elements=[entries.c.session_pk, entries.c.uuid]
+        self._insert_entries = (
+            dialect_insert(entries)
+            .values({c: sa.bindparam(c) for c in ("session_pk", "uuid", "type", "payload")})
+            .on_conflict_do_nothing(index_elements=[entries.c.session_pk, entries.c.uuid])
         )
-        upsert = dialect_insert(sessions)
+        upsert = dialect_insert(sessions).values(
+            {
+                c: sa.bindparam(c)
+                for c in ("project_key", "session_id", "subpath", "created_ms", "mtime_ms")
+            }
+        )
         self._upsert_session = upsert.on_conflict_do_update(
             index_elements=[sessions.c.project_key, sessions.c.session_id, sessions.c.subpath],
             set_={"mtime_ms": upsert.excluded.mtime_ms},
@@ -69,6 +81,9 @@ class SqlSessionStore(SessionStoreBase):
                 last_usage=sa.func.coalesce(sa.bindparam("usage"), sessions.c.last_usage),
             )
         )
+        self._sql_insert_entries = db.compile(self._insert_entries)
+        self._sql_upsert_session = db.compile(self._upsert_session)
+        self._sql_touch_session = db.compile(self._touch_session)
         self._select_pk = sa.select(sessions.c.id).where(
             sessions.c.project_key == sa.bindparam("project_key"),
             sessions.c.session_id == sa.bindparam("session_id"),
@@ -84,9 +99,15 @@ class SqlSessionStore(SessionStoreBase):
     def database(self) -> Database:
         return self._db
 
+    @property
+    def url(self) -> str:
+        """The URL this store was opened with (password included: do not print it)."""
+        return self._db.url.render_as_string(hide_password=False)
+
     # -- writing -----------------------------------------------------------------
 
     def append(self, key: SessionKey, entries_: Sequence[Entry]) -> None:
+        _subpath(key)
         if not entries_:
             return
         encoded = encode_entries(entries_)  # rejects a bad batch before any write
@@ -102,21 +123,22 @@ class SqlSessionStore(SessionStoreBase):
         usage = _batch_usage(entries_)
         now = int(self._clock() * 1000)
         cached = self._pks.get(key)
+        integrity_error = self._db.engine.dialect.loaded_dbapi.IntegrityError
         try:
-            self._db.write(lambda conn: self._append_tx(conn, key, rows, usage, now, cached))
-        except IntegrityError as exc:
+            self._db.raw_write(lambda cur: self._append_tx(cur, key, rows, usage, now, cached))
+        except integrity_error as exc:
             if cached is None:
                 raise self._db.translate(exc) from exc
             # Another process deleted this session since we cached its row id.
             self._pks.pop(key, None)
             try:
-                self._db.write(lambda conn: self._append_tx(conn, key, rows, usage, now, None))
-            except IntegrityError as again:
+                self._db.raw_write(lambda cur: self._append_tx(cur, key, rows, usage, now, None))
+            except integrity_error as again:
                 raise self._db.translate(again) from again
 
     def _append_tx(
         self,
-        conn: Connection,
+        cursor: Any,
         key: SessionKey,
         rows: list[dict[str, Any]],
         usage: str | None,
@@ -124,32 +146,34 @@ class SqlSessionStore(SessionStoreBase):
         pk: int | None,
     ) -> None:
         if pk is None:
-            pk = conn.execute(
-                self._upsert_session,
+            cursor.execute(
+                self._sql_upsert_session,
                 {
                     "project_key": key.project_key,
                     "session_id": key.session_id,
-                    "subpath": _subpath(key),
+                    "subpath": key.subpath or MAIN_SUBPATH,
                     "created_ms": now,
                     "mtime_ms": now,
                 },
-            ).scalar_one()
+            )
+            pk = cursor.fetchone()[0]
         for row in rows:
             row["session_pk"] = pk
-        inserted = conn.execute(self._insert_entries, rows).rowcount
-        if inserted:
-            conn.execute(self._touch_session, {"pk": pk, "now": now, "usage": usage})
+        cursor.executemany(self._sql_insert_entries, rows)
+        if cursor.rowcount:
+            cursor.execute(self._sql_touch_session, {"pk": pk, "now": now, "usage": usage})
         self._pks[key] = pk
 
     def delete(self, key: SessionKey) -> None:
+        _subpath(key)
         where = [sessions.c.project_key == key.project_key, sessions.c.session_id == key.session_id]
         if key.subpath is not None:
             where.append(sessions.c.subpath == key.subpath)
         self._db.write(lambda conn: conn.execute(sa.delete(sessions).where(*where)))
         for cached in list(self._pks):
-            if cached.project_key == key.project_key and cached.session_id == key.session_id:
-                if key.subpath is None or cached.subpath == key.subpath:
-                    del self._pks[cached]
+            same_session = cached.main == key.main
+            if same_session and (key.subpath is None or cached.subpath == key.subpath):
+                del self._pks[cached]
 
     # -- reading -----------------------------------------------------------------
 
@@ -191,6 +215,7 @@ class SqlSessionStore(SessionStoreBase):
         return self._db.read(lambda conn: self._pk(conn, key)) is not None
 
     def list_sessions(self, project_key: str) -> list[SessionInfo]:
+        check_name("project_key", project_key)
         query = (
             sa.select(sessions.c.session_id, sessions.c.mtime_ms)
             .where(sessions.c.project_key == project_key, sessions.c.subpath == MAIN_SUBPATH)
@@ -204,6 +229,7 @@ class SqlSessionStore(SessionStoreBase):
         return list(self._db.read(lambda conn: conn.execute(query).scalars().all()))
 
     def list_subkeys(self, key: SessionKey) -> list[str]:
+        _subpath(key)
         query = (
             sa.select(sessions.c.subpath)
             .where(
@@ -216,6 +242,7 @@ class SqlSessionStore(SessionStoreBase):
         return list(self._db.read(lambda conn: conn.execute(query).scalars().all()))
 
     def find_session(self, session_id: str) -> SessionKey | None:
+        check_name("session_id", session_id)
         query = (
             sa.select(sessions.c.project_key)
             .where(sessions.c.session_id == session_id, sessions.c.subpath == MAIN_SUBPATH)
