@@ -1,0 +1,46 @@
+"""A flower pruning policy: drop thinking blocks older than the newest N assistant turns."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flower import hookimpl
+from flower.core.protocols import PruneContext
+from flower.core.transcript import drop_entries, message_of, replace_blocks
+
+
+class DropOldThinking:
+    name = "drop-thinking"
+
+    def __init__(self, settings: Any) -> None:
+        options = settings.pruning.options.get(self.name, {})
+        self.keep_turns = int(options.get("keep_turns", 2))
+
+    def prune(self, entries: list[dict], ctx: PruneContext) -> list[dict]:
+        # Walk from the newest entry back, counting assistant turns (one per message.id).
+        turns: set[str] = set()
+        out: list[dict] = []
+        emptied: list[str] = []
+        for entry in reversed(entries):
+            if entry.get("type") == "assistant":
+                turns.add(message_of(entry).get("id") or entry["uuid"])
+                if len(turns) > self.keep_turns:
+                    new = replace_blocks(entry, _without_thinking)
+                    if new is None:  # a streamed entry that held only the thinking block
+                        emptied.append(entry["uuid"])
+                    else:
+                        entry = new
+            out.append(entry)
+        out.reverse()
+        return drop_entries(out, emptied)
+
+
+def _without_thinking(block: dict) -> dict | None:
+    if block.get("type") in ("thinking", "redacted_thinking"):
+        return None
+    return block
+
+
+@hookimpl
+def register_pruning_policies(register: Any) -> None:
+    register("drop-thinking", DropOldThinking)

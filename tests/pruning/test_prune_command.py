@@ -1,0 +1,86 @@
+"""``flower prune ID``: registered through the plugin's ``register_commands`` hook."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pruning_memory_store
+import pytest
+import typer
+from pruning_builders import TranscriptBuilder
+from typer.testing import CliRunner
+
+from flower.core.plugins import reset_registry
+from flower.core.records import SessionKey
+from flower_plugins import pruning
+
+KEY = SessionKey("-home-user-proj", "sess-cli")
+
+
+@pytest.fixture
+def app(in_tmp: Path) -> Iterator[typer.Typer]:
+    (in_tmp / "pyproject.toml").write_text('[tool.flower.sessions]\nbackend = "prune-test-memory"\n')
+    reset_registry(extra=[pruning_memory_store])
+    b = TranscriptBuilder(session_id=KEY.session_id)
+    b.user("go")
+    b.denied("rm -rf a")
+    b.denied("rm -rf b")
+    b.api_error()
+    b.user("continue")
+    b.tool_round([("Read", {"file_path": "/big"}, "q" * 9000, False)])
+    for i in range(7):
+        b.user(f"q{i}")
+        b.assistant([{"type": "text", "text": f"a{i}"}])
+    pruning_memory_store.SHARED.clear()
+    pruning_memory_store.SHARED[KEY] = b.entries
+    application = typer.Typer()
+
+    @application.callback()
+    def main() -> None:
+        """flower (test app)"""
+
+    pruning.register_commands(application)
+    yield application
+    pruning_memory_store.SHARED.clear()
+    reset_registry()
+
+
+def test_prune_json_reports_each_policy(app: typer.Typer, in_tmp: Path) -> None:
+    result = CliRunner().invoke(app, ["prune", KEY.session_id, "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    rows = {p["policy"]: p for p in report["policies"]}
+    assert list(rows) == ["synthetic-errors", "denials", "interrupted", "ephemeral", "trim", "(repair)"]
+    assert rows["synthetic-errors"]["removed"] == 1
+    assert rows["denials"]["removed"] == 2
+    assert rows["trim"]["changed"] == 1 and rows["trim"]["bytes_saved"] > 8000
+    assert report["chain_bytes"]["saved"] > 8000
+    assert report["tokens_saved"] == round(report["chain_bytes"]["saved"] / 4)
+    assert report["entries"]["raw"] > report["entries"]["pruned"]
+    assert not (in_tmp / "runs" / "trimmed").exists()  # a report writes no trim files
+    assert any(e.get("isApiErrorMessage") for e in pruning_memory_store.SHARED[KEY])  # storage kept
+
+
+def test_prune_text_output_and_no_trim(app: typer.Typer) -> None:
+    result = CliRunner().invoke(app, ["prune", KEY.session_id, "--no-trim"])
+    assert result.exit_code == 0, result.output
+    assert "synthetic-errors" in result.stdout and "denials" in result.stdout
+    assert "trim" not in result.stdout.split("(repair)")[0].split("denials")[1]
+    assert "saved" in result.stdout
+
+
+def test_prune_unknown_session_is_a_clear_error(app: typer.Typer) -> None:
+    result = CliRunner().invoke(app, ["prune", "nope"])
+    assert result.exit_code == 1
+    assert "no session 'nope'" in result.output
+
+
+def test_prune_with_a_bad_policy_name_exits_2(app: typer.Typer, in_tmp: Path) -> None:
+    (in_tmp / "pyproject.toml").write_text(
+        '[tool.flower.sessions]\nbackend = "prune-test-memory"\n[tool.flower.pruning]\npolicies = ["typo"]\n'
+    )
+    result = CliRunner().invoke(app, ["prune", KEY.session_id])
+    assert result.exit_code == 2
+    assert "typo" in result.output and "available" in result.output
