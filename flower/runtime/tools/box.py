@@ -13,7 +13,7 @@ import logging
 import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flower.runtime.tools import bash, files, search
 from flower.runtime.tools.base import (
@@ -26,6 +26,9 @@ from flower.runtime.tools.base import (
 )
 from flower.runtime.tools.inputs import INPUTS, parse_input
 from flower.runtime.tools.schemas import DEFINITIONS
+
+if TYPE_CHECKING:
+    from flower.core.config import EngineConfig
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +84,17 @@ class ToolBox:
         self.allowed: tuple[str, ...] = tuple(dict.fromkeys(allowed))
         self.context = ToolContext(
             workspace=real, confine=confine, max_output=max_output, bash_timeout=bash_timeout
+        )
+
+    @classmethod
+    def from_config(cls, workspace: Path, allowed: list[str], engine: EngineConfig) -> ToolBox:
+        """From ``[tool.flower.engine]``: bash_timeout, max_tool_output, confine_to_workspace."""
+        return cls(
+            workspace,
+            allowed,
+            bash_timeout=engine.bash_timeout,
+            max_output=engine.max_tool_output,
+            confine=engine.confine_to_workspace,
         )
 
     @property

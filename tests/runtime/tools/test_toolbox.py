@@ -11,6 +11,7 @@ from conftest import Call, run_tool
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from flower.core.config import EngineConfig, load_settings
 from flower.core.errors import FlowerError
 from flower.runtime.tools import TOOL_NAMES, ToolBox, ToolConfigError, UnknownToolError
 from flower.runtime.tools import box as box_module
@@ -30,6 +31,20 @@ def test_definitions_cover_every_tool_and_match_the_input_structs(box: ToolBox) 
         assert schema["required"] == required
         assert schema["additionalProperties"] is False
     json.dumps(definitions)
+
+
+def test_built_from_the_engine_configuration(ws: Path, tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.flower.engine]\n"
+        "bash_timeout = 7.5\nmax_tool_output = 5000\nconfine_to_workspace = false\n"
+    )
+    engine = load_settings(cwd=tmp_path, environ={}).settings.engine
+    box = ToolBox.from_config(ws, ["Read"], engine)
+    assert (box.context.bash_timeout, box.context.max_output) == (7.5, 5000)
+    assert box.context.confine is False
+    default = ToolBox.from_config(ws, ["Read"], EngineConfig())
+    assert (default.context.bash_timeout, default.context.max_output) == (120.0, 30_000)
+    assert default.context.confine is True
 
 
 def test_definitions_are_a_copy(box: ToolBox) -> None:

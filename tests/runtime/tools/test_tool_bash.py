@@ -1,0 +1,193 @@
+"""Bash: exit codes, timeouts, process groups, output caps."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from pathlib import Path
+
+import pytest
+from conftest import Call, run_tool
+
+from flower.runtime.tools import ToolBox
+from flower.runtime.tools.bash import CappedOutput
+
+
+def _gone(pid: int) -> bool:
+    """True once ``pid`` no longer runs (a zombie waiting for init counts as gone)."""
+    deadline = time.monotonic() + 2.0
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return True
+        except FileNotFoundError:
+            return True
+        time.sleep(0.02)
+    return False
+
+
+@pytest.fixture
+def quick(ws: Path) -> ToolBox:
+    return ToolBox(ws, ["Bash"], bash_timeout=0.5, max_output=2000)
+
+
+def test_output_and_exit_code(call: Call) -> None:
+    outcome = call("Bash", {"command": "echo out; echo err >&2; exit 3"})
+    assert outcome.content == "out\nerr\nExit code: 3"
+    assert outcome.is_error
+    assert outcome.result["exitCode"] == 3 and outcome.result["timedOut"] is False
+
+
+def test_success_is_not_an_error(call: Call) -> None:
+    outcome = call("Bash", {"command": "true"})
+    assert outcome.content == "(no output)\nExit code: 0"
+    assert not outcome.is_error and outcome.result["exitCode"] == 0
+
+
+def test_stdin_is_empty(call: Call) -> None:
+    assert call("Bash", {"command": "cat; echo done"}).content == "done\nExit code: 0"
+
+
+def test_undecodable_output_is_replaced(call: Call) -> None:
+    assert call("Bash", {"command": r"printf 'caf\xe9\n'"}).content.startswith("caf\ufffd\n")
+
+
+def test_flower_secrets_are_not_in_its_environment(
+    call: Call, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret")
+    monkeypatch.setenv("SOME_USER_VAR", "kept")
+    outcome = call("Bash", {"command": 'echo "${ANTHROPIC_API_KEY:-unset} $SOME_USER_VAR"'})
+    assert outcome.content.startswith("unset kept\n")
+
+
+def test_a_hanging_command_is_killed_at_its_timeout(call: Call, quick: ToolBox) -> None:
+    started = time.monotonic()
+    outcome = call("Bash", {"command": "echo partial; sleep 30"}, quick)
+    assert time.monotonic() - started < 3
+    assert outcome.is_error and outcome.result["timedOut"] is True
+    assert outcome.content.startswith("partial\n")
+    assert "Command timed out after 0.5 s and was killed" in outcome.content
+
+
+def test_the_model_may_set_a_timeout_in_milliseconds(call: Call) -> None:
+    started = time.monotonic()
+    outcome = call("Bash", {"command": "sleep 30", "timeout": 200})
+    assert time.monotonic() - started < 3
+    assert outcome.result["timedOut"] is True and outcome.result["timeoutSeconds"] == 0.2
+
+
+def test_a_command_ignoring_sigterm_is_killed(call: Call, quick: ToolBox) -> None:
+    started = time.monotonic()
+    outcome = call("Bash", {"command": "trap '' TERM; sleep 30"}, quick)
+    assert time.monotonic() - started < 3
+    assert outcome.result["timedOut"] is True
+    assert "Exit code: -9 (killed by signal 9)" in outcome.content
+
+
+def test_the_timeout_kills_the_whole_process_group(call: Call, quick: ToolBox) -> None:
+    outcome = call("Bash", {"command": "sleep 30 & echo $!; sleep 30"}, quick)
+    assert outcome.result["timedOut"] is True
+    assert _gone(int(outcome.content.split("\n")[0]))
+
+
+def test_a_background_child_holding_stdout_does_not_hang_the_call(call: Call) -> None:
+    started = time.monotonic()
+    outcome = call("Bash", {"command": "sleep 30 & echo $!"})  # bash_timeout=5 here
+    assert time.monotonic() - started < 3
+    assert outcome.result == {
+        "exitCode": 0,
+        "timedOut": False,
+        "timeoutSeconds": 5.0,
+        "outputChars": outcome.result["outputChars"],
+        "cutChars": 0,
+        "backgroundKilled": True,
+    }
+    assert "process group was killed" in outcome.content
+    assert _gone(int(outcome.content.split("\n")[0]))
+
+
+def test_a_background_child_with_its_own_output_keeps_running(call: Call) -> None:
+    outcome = call("Bash", {"command": "sleep 30 > /dev/null 2>&1 & echo $!"})
+    pid = int(outcome.content.split("\n")[0])
+    try:
+        assert outcome.result["backgroundKilled"] is False
+        assert not _gone_now(pid)
+    finally:
+        os.kill(pid, 9)
+
+
+def _gone_now(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def test_enormous_output_is_capped_with_the_cut_counted(call: Call) -> None:
+    outcome = call("Bash", {"command": "head -c 100000 /dev/zero | tr '\\0' a; echo; echo END"})
+    assert outcome.result["outputChars"] == 100_005
+    assert outcome.result["cutChars"] == 98_005
+    assert "[... 98,005 characters of output cut; showing the first 1,000 and the last 1,000" in (
+        outcome.content
+    )
+    assert outcome.content.startswith("a" * 1000 + "\n[...")
+    assert outcome.content.endswith("END\nExit code: 0")
+    assert len(outcome.content) < 2200
+
+
+def test_capped_output_keeps_head_and_tail_exactly() -> None:
+    out = CappedOutput(10)
+    for piece in (b"0123", b"45678", b"9abcdefgh", "ij\u00e9".encode()[:3]):
+        out.feed(piece)
+    out.feed("\u00e9".encode()[1:], final=True)
+    assert out.total == 21
+    assert out.cut == 11
+    assert out.text().startswith("01234\n[... 11 characters of output cut")
+    assert out.text().endswith("\nghij\u00e9")
+
+
+def test_the_event_loop_is_not_blocked(ws: Path) -> None:
+    box = ToolBox(ws, ["Bash"])
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.01)
+            ticks += 1
+
+    async def main() -> None:
+        task = asyncio.create_task(ticker())
+        await box.run("Bash", {"command": "sleep 0.3"})
+        task.cancel()
+
+    asyncio.run(main())
+    assert ticks >= 10
+
+
+def test_cancelling_the_call_kills_the_group(ws: Path, tmp_path: Path) -> None:
+    box = ToolBox(ws, ["Bash"])
+    pid_file = tmp_path / "pid"
+
+    async def main() -> None:
+        task = asyncio.create_task(box.run("Bash", {"command": f"echo $$ > {pid_file}; sleep 30"}))
+        while not pid_file.exists() or not pid_file.read_text().strip():
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    assert _gone(int(pid_file.read_text()))
+
+
+def test_many_calls_leave_no_pipes_open(ws: Path) -> None:
+    box = ToolBox(ws, ["Bash"])
+    before = len(os.listdir("/proc/self/fd"))
+    for command in ["echo x", "sleep 30 & echo y", "exit 1"] * 5:
+        run_tool(box, "Bash", {"command": command})
+    assert len(os.listdir("/proc/self/fd")) <= before + 2
