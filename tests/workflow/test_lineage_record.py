@@ -176,3 +176,47 @@ def test_archive_dir_shape(in_tmp: Path) -> None:
     path = archive_dir(in_tmp)
     assert path.parent == in_tmp / "notes" / "archive"
     assert len(path.name) == 15 and path.name[8] == "-"
+
+
+# -- the configured store: the built-in `json` backend writing runs/lineage.json -------
+
+
+def test_real_json_store_writes_the_seed_shape(in_tmp: Path) -> None:
+    lin = Lineage.load(in_tmp)
+    lin.bump_woke()
+    lin.record_session("干活", "47395075-bec7-466e-80cd-f4d60b360235")
+    data = json.loads((in_tmp / "runs" / "lineage.json").read_text(encoding="utf-8"))
+    assert data == {
+        "workspace": os.path.realpath(in_tmp),
+        "woke": 1,
+        "steps": {"干活": "47395075-bec7-466e-80cd-f4d60b360235"},
+    }
+    assert Lineage.load(in_tmp).steps == {"干活": "47395075-bec7-466e-80cd-f4d60b360235"}
+
+
+def test_real_json_store_run_dir_and_corruption(in_tmp: Path) -> None:
+    lin = Lineage.load(in_tmp, run_dir="elsewhere")
+    lin.record_session("a", "x")
+    assert (in_tmp / "elsewhere" / "lineage.json").is_file()
+    assert not Lineage.load(in_tmp).found  # another run_dir: another lineage
+    (in_tmp / "elsewhere" / "lineage.json").write_text('{"workspace": "/x", "wo')
+    assert not Lineage.load(in_tmp, run_dir="elsewhere").found
+
+
+def test_real_json_store_keeps_newer_fields(in_tmp: Path) -> None:
+    path = in_tmp / "runs" / "lineage.json"
+    path.parent.mkdir()
+    path.write_text(
+        json.dumps({"workspace": os.path.realpath(in_tmp), "woke": 4, "steps": {}, "v2": [1]})
+    )
+    lin = Lineage.load(in_tmp)
+    assert lin.found and lin.woke == 4
+    lin.record_session("b", "y")
+    assert json.loads(path.read_text())["v2"] == [1]
+
+
+def test_real_json_store_unwritable_dir_is_swallowed(in_tmp: Path) -> None:
+    (in_tmp / "runs").write_text("a file where the run dir should be")
+    lin = Lineage.load(in_tmp)
+    lin.record_session("a", "x")  # OSError (NotADirectory) swallowed
+    assert lin.steps == {"a": "x"}
