@@ -17,7 +17,7 @@ import signal
 from collections import deque
 from dataclasses import dataclass, field
 
-from flower.runtime.tools.base import ToolContext, ToolOutcome
+from flower.runtime.tools.base import ToolContext, ToolInputError, ToolOutcome
 from flower.runtime.tools.inputs import BashInput
 
 MAX_TIMEOUT_S = 600.0
@@ -26,6 +26,8 @@ TERM_GRACE_S = 0.2
 """Between SIGTERM and SIGKILL to the group at the timeout."""
 DRAIN_GRACE_S = 0.2
 """How long the output may stay open after bash exits before its group is killed."""
+MAX_COMMAND_BYTES = 128 * 1024 - 1
+"""Linux's limit on one exec argument (MAX_ARG_STRLEN, including its NUL)."""
 POLL_S = 0.05
 """How often bash's exit is checked while its output is still open."""
 HIDDEN_ENV = (
@@ -134,7 +136,19 @@ def timeout_for(args: BashInput, ctx: ToolContext) -> float:
     return min(args.timeout / 1000, max(MAX_TIMEOUT_S, ctx.bash_timeout))
 
 
+def check_command(command: str) -> None:
+    if "\x00" in command:
+        raise ToolInputError("command contains a NUL byte, which no command line may hold")
+    size = len(command.encode("utf-8", "surrogateescape"))
+    if size > MAX_COMMAND_BYTES:
+        raise ToolInputError(
+            f"command is {size:,} bytes; one argument may hold at most {MAX_COMMAND_BYTES:,}. "
+            "Write a script file with Write and run that instead."
+        )
+
+
 async def bash(args: BashInput, ctx: ToolContext) -> ToolOutcome:
+    check_command(args.command)
     timeout = timeout_for(args, ctx)
     out = CappedOutput(ctx.max_output)
     proc = await asyncio.create_subprocess_exec(

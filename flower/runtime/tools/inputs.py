@@ -125,7 +125,13 @@ def parse_input(tool: str, raw: Any, struct: type[T]) -> T:
                 f"Invalid input for {tool}: the input is not valid JSON ({exc}); "
                 f"received {len(raw)} characters: {preview!r}"
             ) from None
+        except RecursionError:
+            raise ToolInputError(
+                f"Invalid input for {tool}: the JSON is nested too deeply"
+            ) from None
     try:
         return msgspec.convert(raw, struct, strict=False)
     except msgspec.ValidationError as exc:
         raise ToolInputError(f"Invalid input for {tool}: {_explain(exc, struct)}") from None
+    except RecursionError:
+        raise ToolInputError(f"Invalid input for {tool}: the input is nested too deeply") from None

@@ -46,6 +46,16 @@ def test_success_is_not_an_error(call: Call) -> None:
     assert not outcome.is_error and outcome.result["exitCode"] == 0
 
 
+@pytest.mark.parametrize(
+    ("command", "message"),
+    [("echo a\x00b", "contains a NUL byte"), ("x" * 200_000, "Write a script file")],
+)
+def test_a_command_no_exec_can_take_is_an_error(call: Call, command: str, message: str) -> None:
+    outcome = call("Bash", {"command": command})
+    assert outcome.is_error and outcome.content.startswith("Error: ")
+    assert message in outcome.content
+
+
 def test_stdin_is_empty(call: Call) -> None:
     assert call("Bash", {"command": "cat; echo done"}).content == "done\nExit code: 0"
 

@@ -140,6 +140,11 @@ def test_malformed_json_input_is_an_error_outcome(call: Call, ws: Path) -> None:
     assert not (ws / "a.txt").exists()
 
 
+def test_deeply_nested_json_input_is_an_error_outcome(call: Call) -> None:
+    outcome = call("Read", "[" * 100_000 + "]" * 100_000)
+    assert outcome.is_error and "nested too deeply" in outcome.content
+
+
 def test_a_json_string_input_is_decoded_and_run(call: Call, ws: Path) -> None:
     outcome = call("Write", json.dumps({"file_path": "a.txt", "content": "hi"}))
     assert not outcome.is_error
