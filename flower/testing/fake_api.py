@@ -529,6 +529,8 @@ class FakeMessagesAPI:
     def _serve(self, h: _Connection) -> None:
         length = int(h.headers.get("content-length") or 0)
         raw = h.rfile.read(length) if length else b""
+        if len(raw) < length:  # the client went away mid-request: nothing to answer
+            raise _Dropped
         headers = {k.lower(): v for k, v in h.headers.items()}
         try:
             body = json.loads(raw or b"{}")

@@ -4,34 +4,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import pytest
+from runtime_helpers import fast_resilience, sqlite_settings
 
-from flower.core.config import ResilienceConfig, SessionsConfig, Settings
-from flower.core.resilience import Resilience
 from flower.runtime.engine import Runtime
 from flower.testing.fake_api import FakeMessagesAPI
 from flower.testing.pytest_plugin import fake_api  # noqa: F401  (the fixture)
-
-
-class AlwaysUp:
-    def reachable(self, host: str, port: int, timeout: float) -> bool:
-        return True
-
-
-async def no_sleep(seconds: float) -> None:
-    return None
-
-
-def fast_resilience(fake: FakeMessagesAPI, **conf: Any) -> Resilience:
-    """The real Resilience with zero waits (an injected sleep), pointed at the fake."""
-    config = ResilienceConfig(**{"base_delay": 0.0, "max_attempts": 4, **conf})
-    return Resilience(config, prober=AlwaysUp(), base_url=fake.base_url, sleep=no_sleep)
-
-
-def sqlite_settings(root: Path) -> Settings:
-    url = f"sqlite:///{root / 'runs' / 'sessions.db'}"
-    return msgspec.structs.replace(Settings(), sessions=SessionsConfig(backend="sqlite", url=url))
 
 
 @pytest.fixture
@@ -52,7 +30,7 @@ def make_runtime(
 
     def make(**kw: Any) -> Runtime:
         kw.setdefault("settings", sqlite_settings(in_tmp))
-        kw.setdefault("resilience", fast_resilience(fake_api))
+        kw.setdefault("resilience", fast_resilience(fake_api.base_url))
         rt = Runtime(workspace, in_tmp / "runs", **kw)
         made.append(rt)
         return rt
