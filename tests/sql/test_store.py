@@ -18,11 +18,20 @@ KEY = SessionKey("proj-a", "sess-1")
 
 
 def user(n: int, **extra: object) -> dict:
-    return {"type": "user", "uuid": f"u-{n}", "message": {"role": "user", "content": f"hi {n}"}, **extra}
+    return {
+        "type": "user",
+        "uuid": f"u-{n}",
+        "message": {"role": "user", "content": f"hi {n}"},
+        **extra,
+    }
 
 
 def assistant(n: int, usage: dict | None = None) -> dict:
-    message: dict = {"id": f"msg_{n}", "role": "assistant", "content": [{"type": "text", "text": "ok"}]}
+    message: dict = {
+        "id": f"msg_{n}",
+        "role": "assistant",
+        "content": [{"type": "text", "text": "ok"}],
+    }
     if usage is not None:
         message["usage"] = usage
     return {"type": "assistant", "uuid": f"a-{n}", "message": message}
@@ -34,7 +43,11 @@ def stored_rows(store: SqlSessionStore) -> int:
 
 
 def test_load_returns_what_was_appended_in_order(store: SqlSessionStore) -> None:
-    batch = [user(1), assistant(1), {"type": "file-history-snapshot", "snapshot": {"a": [1, 2.5, None]}}]
+    batch = [
+        user(1),
+        assistant(1),
+        {"type": "file-history-snapshot", "snapshot": {"a": [1, 2.5, None]}},
+    ]
     store.append(KEY, batch)
     store.append(KEY, [user(2)])
     assert store.load(KEY) == [*batch, user(2)]
@@ -64,7 +77,9 @@ def test_a_repeated_uuid_is_ignored_but_entries_without_uuid_always_append(
     assert store.load(KEY) == [user(1), snapshot, snapshot, user(2)]
 
 
-def test_a_retry_from_another_store_instance_adds_nothing(store: SqlSessionStore, db_url: str) -> None:
+def test_a_retry_from_another_store_instance_adds_nothing(
+    store: SqlSessionStore, db_url: str
+) -> None:
     other = SqlSessionStore(open_database(db_url))
     try:
         store.append(KEY, [user(1), user(2)])
@@ -174,7 +189,9 @@ def test_delete_main_key_cascades_to_subkeys(store: SqlSessionStore) -> None:
     store.delete(SessionKey("proj-a", "never-existed"))  # no error
 
 
-def test_append_after_another_process_deleted_the_session(store: SqlSessionStore, db_url: str) -> None:
+def test_append_after_another_process_deleted_the_session(
+    store: SqlSessionStore, db_url: str
+) -> None:
     store.append(KEY, [user(1)])  # caches the session's row id
     other = SqlSessionStore(open_database(db_url))
     try:

@@ -1,0 +1,201 @@
+"""Alembic owns the schema: one head, reversible, matching the models, on both dialects."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from flower.core.config import SessionsConfig, Settings
+from flower.core.errors import SchemaOutOfDateError
+from flower.core.records import SessionKey
+from flower.stores.open import open_session_store
+from flower_plugins.sql.engine import open_database
+from flower_plugins.sql.migrate import (
+    downgrade,
+    migrations_dir,
+    read_state,
+    script_directory,
+    upgrade,
+)
+from flower_plugins.sql.schema import HEAD_REVISION, VERSION_TABLE, metadata
+from flower_plugins.sql.store import SqlSessionStore
+
+KEY = SessionKey("p", "s")
+ENTRY = {"type": "assistant", "uuid": "a1", "message": {"usage": {"input_tokens": 3}}}
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def empty_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path}/s.db"
+    return request.getfixturevalue("pg_url")
+
+
+def test_one_head_and_it_is_the_one_the_code_expects() -> None:
+    assert script_directory().get_heads() == [HEAD_REVISION]
+
+
+def test_migrations_folder_is_not_an_importable_alembic_package() -> None:
+    import alembic
+
+    folder = migrations_dir()
+    assert (folder / "env.py").is_file()
+    assert not (folder / "__init__.py").exists()
+    assert Path(alembic.__file__).parent != folder
+    assert hasattr(alembic, "op") or hasattr(alembic, "context") or alembic.__version__
+
+
+def test_upgrade_down_to_base_and_back_keeps_data_where_tables_stay(empty_url: str) -> None:
+    db = open_database(empty_url)
+    try:
+        assert read_state(db).status == "empty"
+        upgrade(db)
+        store = SqlSessionStore(db)
+        store.append(KEY, [ENTRY, {"type": "user", "uuid": "u1"}])
+        assert store.last_usage(KEY) == {"input_tokens": 3}
+
+        assert downgrade(db, "0001_initial").current == "0001_initial"
+        with db.engine.connect() as conn:
+            columns = {c["name"] for c in sa.inspect(conn).get_columns("flower_sessions")}
+            assert "last_usage" not in columns
+            assert not sa.inspect(conn).has_table("flower_lineage")
+
+        before, after = upgrade(db)
+        assert (before.status, after.status) == ("behind", "up to date")
+        store = SqlSessionStore(db)
+        assert store.load(KEY) == [ENTRY, {"type": "user", "uuid": "u1"}]
+        store.append(KEY, [ENTRY])  # idempotency survived the table rebuild
+        assert len(store.load(KEY) or []) == 2
+
+        assert downgrade(db, "base").current is None
+        upgrade(db)
+        assert SqlSessionStore(db).load(KEY) is None
+        assert read_state(db).status == "up to date"
+    finally:
+        db.close()
+
+
+def test_models_match_the_migrations(empty_url: str) -> None:
+    from alembic.autogenerate import compare_metadata
+    from alembic.migration import MigrationContext
+
+    db = open_database(empty_url)
+    try:
+        upgrade(db)
+        with db.engine.connect() as conn:
+            context = MigrationContext.configure(
+                conn, opts={"compare_type": True, "version_table": VERSION_TABLE}
+            )
+            assert compare_metadata(context, metadata) == []
+    finally:
+        db.close()
+
+
+def test_upgrading_twice_is_harmless_and_reports_nothing_to_do(empty_url: str) -> None:
+    db = open_database(empty_url)
+    try:
+        first = upgrade(db)
+        second = upgrade(db)
+        assert first[0].status == "empty" and first[1].current == HEAD_REVISION
+        assert second[0].current == second[1].current == HEAD_REVISION
+    finally:
+        db.close()
+
+
+def test_migrations_leave_the_host_loggers_alone(empty_url: str) -> None:
+    host = logging.getLogger("host.application")
+    db = open_database(empty_url)
+    try:
+        upgrade(db)
+    finally:
+        db.close()
+    assert host.disabled is False
+
+
+def test_postgres_behind_is_an_error_naming_flower_db_upgrade(pg_url: str) -> None:
+    with pytest.raises(SchemaOutOfDateError, match="flower db upgrade"):
+        open_session_store(pg_url, settings=Settings())
+    db = open_database(pg_url)
+    try:
+        upgrade(db, "0001_initial")
+    finally:
+        db.close()
+    with pytest.raises(SchemaOutOfDateError, match=r"0001_initial.*flower db upgrade"):
+        open_session_store(pg_url, settings=Settings())
+
+
+def test_postgres_auto_migrate_is_opt_in(pg_url: str) -> None:
+    settings = Settings(sessions=SessionsConfig(backend="postgres", auto_migrate=True))
+    with open_session_store(pg_url, settings=settings) as store:
+        store.append(KEY, [ENTRY])
+    with open_session_store(pg_url, settings=Settings()) as store:  # now up to date
+        assert store.load(KEY) == [ENTRY]
+
+
+def test_postgres_ahead_is_a_clear_error(pg_url: str) -> None:
+    db = open_database(pg_url)
+    try:
+        upgrade(db)
+        with db.engine.begin() as conn:
+            conn.exec_driver_sql(f"UPDATE {VERSION_TABLE} SET version_num = 'zz_newer'")
+    finally:
+        db.close()
+    with pytest.raises(SchemaOutOfDateError, match="zz_newer.*newer flower"):
+        open_session_store(pg_url, settings=Settings())
+    db = open_database(pg_url)
+    try:
+        with pytest.raises(SchemaOutOfDateError, match="newer flower"):
+            upgrade(db)
+    finally:
+        db.close()
+
+
+def test_two_postgres_upgrades_at_once_are_safe(pg_url: str) -> None:
+    results: list[object] = []
+    barrier = threading.Barrier(3)
+
+    def run() -> None:
+        db = open_database(pg_url)
+        try:
+            barrier.wait()
+            results.append(upgrade(db)[1].current)
+        except Exception as exc:  # collected and asserted below
+            results.append(exc)
+        finally:
+            db.close()
+
+    threads = [threading.Thread(target=run) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert results == [HEAD_REVISION] * 3
+    db = open_database(pg_url)
+    try:
+        with db.engine.connect() as conn:
+            versions = conn.exec_driver_sql(f"SELECT version_num FROM {VERSION_TABLE}").all()
+            tables = set(sa.inspect(conn).get_table_names())
+        assert versions == [(HEAD_REVISION,)]
+        assert {"flower_sessions", "flower_entries", "flower_lineage", VERSION_TABLE} <= tables
+    finally:
+        db.close()
+
+
+def test_postgres_tables_land_in_the_search_path_schema(pg_url: str) -> None:
+    db = open_database(pg_url)
+    try:
+        upgrade(db)
+        with db.engine.connect() as conn:
+            schema = conn.exec_driver_sql("SELECT current_schema()").scalar()
+            found = conn.exec_driver_sql(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = %(s)s",
+                {"s": schema},
+            ).scalars()
+            assert schema.startswith("flower_test_")
+            assert {VERSION_TABLE, "flower_sessions", "flower_entries"} <= set(found)
+    finally:
+        db.close()

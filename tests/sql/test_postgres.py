@@ -1,0 +1,90 @@
+"""PostgreSQL failures users meet: unreachable, refused, missing, restarted."""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+
+from flower.core.config import Settings
+from flower.core.errors import StoreUnavailableError
+from flower.core.records import SessionKey
+from flower.stores.open import open_session_store
+from flower.testing.postgres import server_url
+from flower_plugins.sql.engine import open_database, redact
+from flower_plugins.sql.store import SqlSessionStore
+from tests.sql.conftest import migrated
+
+KEY = SessionKey("p", "s")
+SECRET = "s3cr3t-Pa55"
+
+
+def open_url(url: str) -> None:
+    open_session_store(url, settings=Settings()).close()
+
+
+def test_unreachable_server_names_host_and_port_never_the_password() -> None:
+    url = f"postgresql+psycopg://flower:{SECRET}@127.0.0.1:1/flowerdb"
+    with pytest.raises(StoreUnavailableError) as info:
+        open_url(url)
+    message = str(info.value)
+    assert "127.0.0.1:1" in message and "cannot reach PostgreSQL" in message
+    assert SECRET not in message and SECRET not in repr(info.value.__cause__ or "")
+
+
+def test_plain_postgres_scheme_is_accepted_and_redacted() -> None:
+    url = f"postgres://flower:{SECRET}@127.0.0.1:1/flowerdb"
+    assert SECRET not in redact(url)
+    with pytest.raises(StoreUnavailableError, match=r"127\.0\.0\.1:1") as info:
+        open_url(url)
+    assert SECRET not in str(info.value)
+
+
+def test_wrong_credentials_are_a_clear_error(pg_url: str) -> None:
+    url = pg_url.replace("postgres@", f"no_such_role_flower:{SECRET}@", 1)
+    with pytest.raises(StoreUnavailableError, match="rejected the credentials") as info:
+        open_url(url)
+    assert SECRET not in str(info.value)
+
+
+def test_a_missing_database_is_a_clear_error(pg_url: str) -> None:
+    url = server_url().rsplit("/", 1)[0] + "/no_such_database_flower"
+    with pytest.raises(StoreUnavailableError, match="has no database 'no_such_database_flower'"):
+        open_url(url)
+
+
+def test_only_psycopg3_is_accepted() -> None:
+    with pytest.raises(StoreUnavailableError, match="psycopg 3"):
+        open_url("postgresql+psycopg2://u@127.0.0.1/db")
+
+
+def _terminate_others(application_name: str) -> int:
+    """Kill the store's backends, as a server restart or a failover would."""
+    dsn = server_url().replace("postgresql+psycopg://", "postgresql://", 1)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE pid <> pg_backend_pid() AND datname = current_database() "
+            "AND application_name = %s",
+            (application_name,),
+        ).fetchall()
+    return len(rows)
+
+
+def test_a_dropped_connection_reconnects_and_doubles_nothing(pg_url: str) -> None:
+    schema = pg_url.rsplit("search_path%3D", 1)[1]
+    url = migrated(pg_url) + f"&application_name={schema}"
+    store = SqlSessionStore(open_database(url))
+    try:
+        store.append(KEY, [{"type": "user", "uuid": "1"}])
+        assert store.load(KEY) == [{"type": "user", "uuid": "1"}]
+        assert _terminate_others(schema) >= 1
+        # The hot connection is dead: the append notices, reconnects, retries once.
+        store.append(KEY, [{"type": "user", "uuid": "2"}])
+        assert _terminate_others(schema) >= 1
+        store.append(KEY, [{"type": "user", "uuid": "2"}, {"type": "user", "uuid": "3"}])
+        assert _terminate_others(schema) >= 1
+        # Pooled read connections are pinged before use.
+        assert [e["uuid"] for e in store.load(KEY) or []] == ["1", "2", "3"]
+        assert store.exists(KEY)
+    finally:
+        store.close()
