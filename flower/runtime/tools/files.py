@@ -54,10 +54,34 @@ def open_regular(path: Path) -> BinaryIO:
     return os.fdopen(fd, "rb")
 
 
-def _lines(f: BinaryIO) -> Iterator[tuple[int, bytes, bool]]:
+def _skip_lines(f: BinaryIO, count: int) -> int:
+    """Move past ``count`` lines in big chunks; return how many there were."""
+    skipped = 0
+    while skipped < count:
+        at = f.tell()
+        chunk = f.read(1 << 20)
+        if not chunk:
+            break
+        newlines = chunk.count(b"\n")
+        if skipped + newlines < count:
+            skipped += newlines
+            continue
+        cut = -1
+        for _ in range(count - skipped):
+            cut = chunk.index(b"\n", cut + 1)
+        f.seek(at + cut + 1)
+        return count
+    if skipped < count and f.tell() > 0:
+        f.seek(-1, os.SEEK_END)
+        if f.read(1) != b"\n":
+            skipped += 1  # a last line without a newline
+    return skipped
+
+
+def _lines(f: BinaryIO, first: int = 1) -> Iterator[tuple[int, bytes, bool]]:
     """(line number, at most MAX_LINE_CHARS*4 bytes of it, whether the line was longer)."""
     max_bytes = MAX_LINE_CHARS * 4
-    number = 0
+    number = first - 1
     while chunk := f.readline(max_bytes):
         number += 1
         longer = False
@@ -97,11 +121,9 @@ def read(args: ReadInput, ctx: ToolContext) -> ToolOutcome:
                 f"{path} is a binary file ({size:,} bytes); Read shows text files only."
             )
         f.seek(0)
-        total = 0
-        for number, raw, longer in _lines(f):
+        total = _skip_lines(f, start - 1)
+        for number, raw, longer in _lines(f, start):
             total = number
-            if number < start:
-                continue
             if len(shown) >= limit:
                 stop_reason = "limit"
                 total = _count_rest(f, number)

@@ -219,8 +219,23 @@ def _compile(args: GrepInput) -> re.Pattern[str]:
         raise ToolInputError(f"invalid regular expression {args.pattern!r}: {exc}") from None
 
 
+_LINE_ANCHORED = re.compile(r"\\[AZ]|\(\?<[=!]")
+
+
+def _prefilter(args: GrepInput, regex: re.Pattern[str]) -> re.Pattern[str] | None:
+    """One search over a whole file that finds a match whenever some line has one.
+
+    Skips the per-line loop for the files that do not match. Not used when ``\\A``,
+    ``\\Z`` or a lookbehind would mean something else across the whole text.
+    """
+    if args.multiline or _LINE_ANCHORED.search(args.pattern):
+        return None
+    return re.compile(regex.pattern, regex.flags | re.MULTILINE)
+
+
 def grep(args: GrepInput, ctx: ToolContext) -> ToolOutcome:
     regex = _compile(args)
+    quick = _prefilter(args, regex)
     root = _search_root(args.path, ctx)
     if not root.exists():
         raise ToolFailure(f"Path does not exist: {root}")
@@ -232,7 +247,7 @@ def grep(args: GrepInput, ctx: ToolContext) -> ToolOutcome:
             found.timed_out = True
             break
         text = _read_text(path, limit)
-        if text is None:
+        if text is None or (quick is not None and not quick.search(text)):
             continue
         if args.output_mode == "content":
             if _content_lines(path, text, regex, args, found, ctx):

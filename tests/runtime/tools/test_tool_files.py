@@ -6,6 +6,7 @@ import os
 import stat
 from pathlib import Path
 
+import pytest
 from conftest import Call
 
 from flower.runtime.tools import ToolBox
@@ -42,6 +43,22 @@ def test_read_offset_and_limit(call: Call, ws: Path) -> None:
     assert "offset=13" in lines[3]
     assert outcome.result["file"]["totalLines"] == 50
     assert outcome.result["file"]["truncated"] is True
+
+
+@pytest.mark.parametrize("trailing_newline", [True, False])
+@pytest.mark.parametrize("offset", [1, 2, 29_999, 30_000, 60_000, 60_001, 99_999])
+def test_read_offset_across_chunk_boundaries(
+    call: Call, ws: Path, offset: int, trailing_newline: bool
+) -> None:
+    lines = [f"{i:07d}" + "y" * (i % 50) for i in range(1, 60_001)]  # about 2 MB
+    (ws / "n.txt").write_text("\n".join(lines) + ("\n" if trailing_newline else ""))
+    outcome = call("Read", {"file_path": "n.txt", "offset": offset, "limit": 2})
+    assert outcome.result["file"]["totalLines"] == 60_000
+    if offset > 60_000:
+        assert "has 60,000 lines; offset" in outcome.content
+    else:
+        expected = [f"{n:>6}\t{lines[n - 1]}" for n in range(offset, min(offset + 2, 60_001))]
+        assert outcome.content.split("\n")[: len(expected)] == expected
 
 
 def test_read_offset_past_the_end_says_so(call: Call, ws: Path) -> None:

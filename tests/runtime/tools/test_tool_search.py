@@ -224,3 +224,21 @@ def test_grep_stops_at_the_time_limit(ws: Path, call: Call) -> None:
     outcome = call("Grep", {"pattern": "x"}, box)
     assert outcome.result["timedOut"] is True
     assert "results are partial" in outcome.content
+
+
+@pytest.mark.parametrize(
+    ("pattern", "lines"),
+    [
+        (r"\Afoo", [2]),
+        (r"bar\Z", [1]),
+        (r"(?<!x)foo", [2]),
+        (r"^foo$", [2]),
+        (r"o\s", []),
+        (r"^$", [3]),
+    ],
+)
+def test_grep_matches_line_by_line(call: Call, ws: Path, pattern: str, lines: list[int]) -> None:
+    _tree(ws, {"f.txt": "bar\nfoo\n\n"})
+    outcome = call("Grep", {"pattern": pattern, "output_mode": "content", "path": "f.txt"})
+    found = [int(row.split(":")[-2]) for row in outcome.content.split("\n") if ":" in row]
+    assert found == lines
