@@ -1,7 +1,8 @@
 """Public helpers for testing flower workflows and plugins.
 
-``FakeMessagesAPI`` (a scripted Messages API on loopback) is imported lazily, so
-importing :mod:`flower.testing` costs nothing until it is used.
+``FakeMessagesAPI`` (a scripted Messages API on loopback) and the store contract
+suite (``check_session_store``, ``check_lineage_store``; see docs/contract.md) are
+imported lazily, so importing :mod:`flower.testing` costs nothing until they are used.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ _EXPORTS = {
     "RecordedRequest": "flower.testing.fake_api",
     "Reply": "flower.testing.fake_api",
     "Fault": "flower.testing.fake_api",
+    "check_session_store": "flower.testing.contract",
+    "check_lineage_store": "flower.testing.contract",
 }
 
 
