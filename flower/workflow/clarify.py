@@ -157,7 +157,7 @@ def append_to_brief(path: Path, said: str, when: str) -> None:
 
 # -- the goals -----------------------------------------------------------------------
 
-_GOAL = re.compile(r"^\s*(\d+)[.)、]\s+(\S.*?)\s*$")
+_GOAL = re.compile(r"^\s*(\d+)(?:[.)]\s+|、\s*)(\S.*?)\s*$")
 
 
 def parse_goals(text: str) -> list[str]:
@@ -283,7 +283,7 @@ def goals_step(
 
     async def body(run: StepRun) -> StepResult:
         result = await run.turn(run.first_prompt())
-        for _ in range(2):
+        for attempt in range(3):
             if not result.ok:
                 return result
             goals = parse_goals(result.text)
@@ -291,7 +291,8 @@ def goals_step(
                 write_atomic(goals_path(run.ctx), render_goals(goals))
                 run.ctx["_goals"] = goals
                 return result
-            result = await run.turn(GOALS_RETRY)
+            if attempt < 2:
+                result = await run.turn(GOALS_RETRY)
         result.ok = False
         result.error = "the goal-setting step gave no numbered goals"
         return result

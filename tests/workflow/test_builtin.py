@@ -1,0 +1,222 @@
+"""The built-in workflow: frozen brief and goals, CLARIFY_RESUME, the three-places rule."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import last_user_text, system_text, user_prompts
+
+from flower.core.config import Settings, WorkflowConfig
+from flower.core.manifest import read_manifest
+from flower.testing.fake_api import FakeMessagesAPI, RecordedRequest, text
+from flower.workflow.builtin import WORK_RESUME, builtin_workflow
+from flower.workflow.clarify import CLARIFY_RESUME, MalformedGoalsWarning, read_goals
+
+BRIEF = """\
+好的,需求如下:
+
+## 背景
+手上有一堆 markdown 笔记。
+
+## 要做什么
+写一个 md 转 html 的脚本。
+
+## 不做什么
+不做 GUI。
+
+## 怎样算完成
+运行 md2html.py a.md 得到 a.html。
+"""
+
+
+def role(req: RecordedRequest) -> str:
+    system = system_text(req)
+    for marker, name in (
+        ("问清楚", "clarifier"),
+        ("验收目标", "goal-setter"),
+        ("验收人", "judge"),
+        ("执行者", "worker"),
+    ):
+        if marker in system:
+            return name
+    raise AssertionError(f"unknown agent: {system!r}")
+
+
+class Model:
+    """A scripted model per agent role; remembers every request it saw, by role."""
+
+    def __init__(self, **answers: Callable[[RecordedRequest], str] | str) -> None:
+        self.answers = answers
+        self.seen: dict[str, list[RecordedRequest]] = {}
+
+    def __call__(self, req: RecordedRequest) -> Any:
+        who = role(req)
+        self.seen.setdefault(who, []).append(req)
+        answer = self.answers[who]
+        return text(answer(req) if callable(answer) else answer)
+
+
+def goals_from_brief(req: RecordedRequest) -> str:
+    goals = ["1. 有 md2html.py", "2. 能转换标题"]
+    if "代码块高亮" in last_user_text(req):
+        goals.append("3. 代码块有高亮")
+    return "\n".join(goals)
+
+
+def standard_model() -> Model:
+    return Model(
+        clarifier=BRIEF,
+        **{"goal-setter": goals_from_brief},
+        worker="做完了",
+        judge="1. 达成\n2. 达成\n3. 达成",
+    )
+
+
+async def wake(said: str | None = None, **kw: Any) -> dict[str, Any]:
+    from flower.runtime.engine import Runtime
+
+    rt = Runtime(workspace=".", run_dir="runs", settings=kw.pop("settings", None))
+    try:
+        return await builtin_workflow(said, settings=rt.settings, **kw).run(rt)
+    finally:
+        rt.close()
+
+
+def steps_in_manifest() -> list[str]:
+    return [r["step"] for r in read_manifest("runs")]
+
+
+def test_first_run_confirms_sets_goals_and_works(in_tmp: Path, fake: FakeMessagesAPI) -> None:
+    model = standard_model()
+    fake.set_script(model)
+    ctx = asyncio.run(wake("写个 md 转 html 的脚本"))
+    assert ctx["_ok"] and ctx["_goal_met"] is True
+    assert steps_in_manifest() == ["确认需求", "设定目标", "干活", "干活·判定#1"]
+    assert "写个 md 转 html 的脚本" in last_user_text(model.seen["clarifier"][0])
+    brief = (in_tmp / "需求.md").read_text(encoding="utf-8")
+    assert brief.startswith("## 背景") and "好的" not in brief
+    assert read_goals(in_tmp / "目标.md") == ["有 md2html.py", "能转换标题"]
+    lineage = json.loads((in_tmp / "runs" / "lineage.json").read_text(encoding="utf-8"))
+    assert set(lineage["steps"]) == {"确认需求", "设定目标", "干活"}
+
+
+def test_wake_with_nothing_said_adds_and_rederives_nothing(
+    in_tmp: Path, fake: FakeMessagesAPI
+) -> None:
+    fake.set_script(standard_model())
+    first = asyncio.run(wake("写个 md 转 html 的脚本"))
+    brief = (in_tmp / "需求.md").read_bytes()
+    goals = (in_tmp / "目标.md").read_bytes()
+    model = standard_model()
+    fake.set_script(model)
+    ctx = asyncio.run(wake(None))
+    assert set(model.seen) == {"worker", "judge"}  # frozen steps skipped, no extra pass
+    assert ctx["_skipped"] == ["确认需求", "设定目标"]
+    assert ctx["确认需求"] == brief.decode()  # the brief still lands in ctx
+    assert (in_tmp / "需求.md").read_bytes() == brief
+    assert (in_tmp / "目标.md").read_bytes() == goals
+    assert ctx["_sessions"]["干活"] == first["_sessions"]["干活"]
+    assert user_prompts(model.seen["worker"][0])[-1] == WORK_RESUME
+    assert ctx["_woke"] == 2
+
+
+def test_what_is_said_on_wake_lands_in_three_places(in_tmp: Path, fake: FakeMessagesAPI) -> None:
+    fake.set_script(standard_model())
+    first = asyncio.run(wake("写个 md 转 html 的脚本"))
+    model = standard_model()
+    fake.set_script(model)
+    ctx = asyncio.run(wake("顺便支持代码块高亮"))
+    # 1. appended to the brief
+    brief = (in_tmp / "需求.md").read_text(encoding="utf-8")
+    assert "## 补充" in brief and "顺便支持代码块高亮" in brief
+    # 2. the goals re-derived from the full brief, so the judge checks the addition
+    assert "顺便支持代码块高亮" in last_user_text(model.seen["goal-setter"][0])
+    assert read_goals(in_tmp / "目标.md") == ["有 md2html.py", "能转换标题", "代码块有高亮"]
+    assert "代码块有高亮" in last_user_text(model.seen["judge"][0])
+    # 3. the working step hears it as the next message of its own conversation
+    assert ctx["_sessions"]["干活"] == first["_sessions"]["干活"]
+    assert "顺便支持代码块高亮" in user_prompts(model.seen["worker"][0])[-1]
+    assert "clarifier" not in model.seen
+
+
+def test_clarify_resumes_with_clarify_resume(in_tmp: Path, fake: FakeMessagesAPI) -> None:
+    model = Model(clarifier="输出格式要单文件还是目录?")
+    fake.set_script(model)
+
+    def user_left(questions: str) -> str:
+        raise KeyboardInterrupt  # the terminal went away mid-confirmation
+
+    with pytest.raises(KeyboardInterrupt):
+        asyncio.run(wake("写个 md 转 html 的脚本", ask=user_left))
+    assert not (in_tmp / "需求.md").exists()
+    sid = json.loads((in_tmp / "runs/lineage.json").read_text())["steps"]["确认需求"]
+
+    model = standard_model()
+    fake.set_script(model)
+    ctx = asyncio.run(wake(None))
+    first = model.seen["clarifier"][0]
+    assert user_prompts(first)[-1] == CLARIFY_RESUME
+    assert "输出格式要单文件还是目录?" in json.dumps(first.messages, ensure_ascii=False)
+    assert ctx["_sessions"]["确认需求"] == sid and ctx["_ok"]
+
+
+def test_answers_go_back_to_the_clarifier(in_tmp: Path, fake: FakeMessagesAPI) -> None:
+    replies = iter(["单文件还是目录?", BRIEF])
+    model = Model(
+        clarifier=lambda req: next(replies),
+        **{"goal-setter": goals_from_brief},
+        worker="好",
+        judge="1. 达成\n2. 达成",
+    )
+    fake.set_script(model)
+    asked: list[str] = []
+
+    async def ask(questions: str) -> str:
+        asked.append(questions)
+        return "单文件"
+
+    ctx = asyncio.run(wake("写个脚本", ask=ask))
+    assert asked == ["单文件还是目录?"]
+    assert user_prompts(model.seen["clarifier"][1])[-1] == "单文件"
+    assert ctx["_ok"]
+
+
+def test_malformed_goals_are_rederived_with_a_warning(in_tmp: Path, fake: FakeMessagesAPI) -> None:
+    (in_tmp / "需求.md").write_text(BRIEF[BRIEF.index("## 背景") :], encoding="utf-8")
+    (in_tmp / "目标.md").write_text("随便写写,没有编号\n", encoding="utf-8")
+    model = standard_model()
+    fake.set_script(model)
+    with pytest.warns(MalformedGoalsWarning, match="目标.md"):
+        ctx = asyncio.run(wake(None))
+    assert ctx["_skipped"] == ["确认需求"]
+    assert read_goals(in_tmp / "目标.md") == ["有 md2html.py", "能转换标题"]
+
+
+def test_names_come_from_settings(in_tmp: Path, fake: FakeMessagesAPI) -> None:
+    settings = Settings(
+        workflow=WorkflowConfig(
+            brief_file="brief.md",
+            goals_file="goals.md",
+            clarify_step="confirm",
+            goals_step="goals",
+            work_step="work",
+            rounds=1,
+        )
+    )
+    model = Model(
+        clarifier=BRIEF,
+        **{"goal-setter": goals_from_brief},
+        worker="好",
+        judge="1. 未达成 — 缺\n2. 达成",
+    )
+    fake.set_script(model)
+    ctx = asyncio.run(wake("写个脚本", settings=settings))
+    assert (in_tmp / "brief.md").is_file() and (in_tmp / "goals.md").is_file()
+    assert not (in_tmp / "需求.md").exists()
+    assert steps_in_manifest() == ["confirm", "goals", "work", "work·判定#1"]  # rounds=1
+    assert ctx["_goal_met"] is False

@@ -1,0 +1,118 @@
+"""Pieces of the workflow that need no model: verdicts, briefs, goals, handoff paths,
+plus failure handling (retries) against the fake API."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from flower import AgentSpec, Step, Workflow
+from flower.core.manifest import read_manifest
+from flower.testing.fake_api import FakeMessagesAPI, api_error, text
+from flower.workflow.clarify import (
+    append_to_brief,
+    extract_brief,
+    is_complete_brief,
+    parse_goals,
+    render_goals,
+)
+from flower.workflow.goal import parse_verdict
+from flower.workflow.relay import handoff_path, needs_relay
+
+GOALS = ["a", "b", "c"]
+FULL = "## 背景\nx\n## 要做什么\ny\n## 不做什么\nz\n## 怎样算完成\nw\n"
+
+
+def test_verdict_per_goal_and_missing_is_unmet() -> None:
+    v = parse_verdict("思考过程……\n1. 达成 — 有\n2. 未达成 — 缺测试\n", GOALS)
+    assert v.met == [True, False, False]
+    assert v.notes[1] == "缺测试"
+    assert not v.all_met
+    assert [n for n, _, _ in v.unmet()] == [2, 3]
+    assert "2. b —— 缺测试" in v.findings()
+
+
+def test_verdict_last_line_wins_and_other_spellings() -> None:
+    reply = "1. 未达成\n1. 达成\n- G2: ✅ fine\n目标3、PASS"
+    assert parse_verdict(reply, GOALS).all_met
+    assert parse_verdict("1. unmet\n2. met\n3. met", GOALS).met == [False, True, True]
+    assert parse_verdict("4. 达成", GOALS).met == [False, False, False]
+
+
+def test_brief_completeness() -> None:
+    assert is_complete_brief(FULL)
+    assert not is_complete_brief(FULL.replace("z\n", ""))
+    assert not is_complete_brief(FULL.replace("## 不做什么", "## 别的"))
+    assert extract_brief("好的:\n\n```markdown\n" + FULL + "```\n") == FULL
+    assert extract_brief("还有问题:格式?") is None
+
+
+def test_append_to_brief_keeps_it_complete(tmp_path: Path) -> None:
+    path = tmp_path / "需求.md"
+    path.write_text(FULL, encoding="utf-8")
+    append_to_brief(path, "顺便高亮", "2026-09-07 10:00")
+    append_to_brief(path, "再加个目录", "2026-09-07 11:00")
+    text_ = path.read_text(encoding="utf-8")
+    assert text_.count("## 补充") == 1
+    assert text_.index("顺便高亮") < text_.index("再加个目录")
+    assert is_complete_brief(text_)
+
+
+def test_goals_round_trip() -> None:
+    assert parse_goals(render_goals(["x", "y"])) == ["x", "y"]
+    assert parse_goals("intro\n1) one\n2、two\n- not numbered\n") == ["one", "two"]
+
+
+def test_handoff_path_never_overwrites(tmp_path: Path) -> None:
+    first = handoff_path(tmp_path, "干/活", now=0)
+    first.parent.mkdir(parents=True)
+    first.write_text("x")
+    second = handoff_path(tmp_path, "干/活", now=0)
+    assert first.name.endswith("-干-活.md") and second != first
+
+
+def test_needs_relay_tolerates_a_broken_runtime() -> None:
+    class Broken:
+        def context_size(self, sid: str) -> int:
+            raise RuntimeError("store down")
+
+    from flower.core.config import Settings
+
+    assert needs_relay(Broken(), "s", Settings()) is False
+
+
+def test_step_and_workflow_reject_bad_input() -> None:
+    agent = AgentSpec(name="a", instructions="x")
+    with pytest.raises(ValueError, match="non-empty name"):
+        Step("  ", agent, "p")
+    with pytest.raises(ValueError, match="unique"):
+        Workflow([Step("x", agent, "p"), Step("x", agent, "q")])
+
+
+def test_failed_step_is_retried_then_stops_the_workflow(
+    in_tmp: Path, fake: FakeMessagesAPI
+) -> None:
+    from flower.runtime.engine import Runtime
+
+    agent = AgentSpec(name="a", instructions="x", max_turns=2)
+    fake.set_script([api_error(400, "bad request"), text("好了"), text("第二步")])
+    rt = Runtime(workspace=".", run_dir="runs")
+    try:
+        wf = Workflow([Step("一", agent, "go"), Step("二", agent, "go")], retries=1)
+        ctx = asyncio.run(wf.run(rt))
+    finally:
+        rt.close()
+    assert [r["step"] for r in read_manifest("runs")] == ["一", "一#retry1", "二"]
+    assert ctx["_ok"] and ctx["一"] == "好了"
+
+    fake.set_script([api_error(400, "bad request")])
+    rt = Runtime(workspace=".", run_dir="runs")
+    try:
+        ctx = asyncio.run(
+            Workflow([Step("一", agent, "go"), Step("二", agent, "go")], continuous=False).run(rt)
+        )
+    finally:
+        rt.close()
+    assert ctx["_ok"] is False and ctx["_failed"] == "一" and "二" not in ctx
