@@ -191,11 +191,10 @@ async def bash(args: BashInput, ctx: ToolContext) -> ToolOutcome:
         transport = getattr(proc, "_transport", None)
         if transport is not None:
             transport.close()
-    return _outcome(args, proc.returncode, out, timeout, timed_out, stragglers_killed)
+    return _outcome(proc.returncode, out, timeout, timed_out, stragglers_killed)
 
 
 def _outcome(
-    args: BashInput,
     code: int | None,
     out: CappedOutput,
     timeout: float,
