@@ -24,6 +24,7 @@ from flower.core.transcript import (
     content_blocks,
     drop_entries,
     insert_chains,
+    iter_blocks,
     message_of,
     replace_blocks,
     replace_result_body,
@@ -52,10 +53,6 @@ INTERRUPTION_TEXTS = (
 )
 
 
-def _result_ids(entries: Iterable[Entry]) -> set[str]:
-    return {b.get("tool_use_id") for e in entries for b in tool_results(e)}
-
-
 # --------------------------------------------------------------------------- synthetic-errors
 
 
@@ -75,7 +72,11 @@ class SyntheticErrors:
         pass
 
     def prune(self, entries: list[Entry], ctx: PruneContext) -> list[Entry]:
-        doomed = [e["uuid"] for e in entries if is_synthetic_error(e) and e.get("uuid")]
+        doomed = [
+            e["uuid"]
+            for e in entries
+            if e.get("type") == "assistant" and is_synthetic_error(e) and e.get("uuid")
+        ]
         return drop_entries(entries, doomed) if doomed else entries
 
 
@@ -112,18 +113,25 @@ def remove_tool_calls(entries: list[Entry], tool_use_ids: set[str]) -> list[Entr
             return None
         return block
 
-    out: list[Entry] = []
+    touched = {
+        i
+        for i, _, b in iter_blocks(entries, "assistant", "tool_use")
+        if b.get("id") in tool_use_ids
+    }
+    touched.update(
+        i
+        for i, _, b in iter_blocks(entries, "user", "tool_result")
+        if b.get("tool_use_id") in tool_use_ids
+    )
+    out = list(entries)
     emptied: list[str] = []
-    for entry in entries:
-        if entry.get("type") not in ("user", "assistant"):
-            out.append(entry)
-            continue
+    for i in sorted(touched):
+        entry = entries[i]
         new = replace_blocks(entry, without)
         if new is None:
             emptied.append(entry["uuid"])
-            out.append(entry)
         else:
-            out.append(new)
+            out[i] = new
     return drop_entries(out, emptied)
 
 
@@ -138,12 +146,12 @@ class Denials:
         self.keep = max(0, keep)
 
     def prune(self, entries: list[Entry], ctx: PruneContext) -> list[Entry]:
-        denied: list[str] = []
-        for entry in entries:
-            for block in tool_results(entry):
-                if is_denial(entry, block) and block.get("tool_use_id") not in denied:
-                    denied.append(block.get("tool_use_id"))
-        old = denied[: len(denied) - self.keep] if self.keep else denied
+        denied: dict[str, None] = {}  # ordered set, oldest first
+        for _, entry, block in iter_blocks(entries, "user", "tool_result"):
+            if (block.get("is_error") or "toolUseResult" in entry) and is_denial(entry, block):
+                denied[block.get("tool_use_id")] = None
+        ids = list(denied)
+        old = ids[: len(ids) - self.keep] if self.keep else ids
         return remove_tool_calls(entries, set(old))
 
 
@@ -151,8 +159,10 @@ class Denials:
 
 
 def is_interruption_residue(block: dict[str, Any]) -> bool:
-    text = result_text(block).strip()
-    return any(text.startswith(t) for t in INTERRUPTION_TEXTS)
+    content = block.get("content")
+    head = content[:100] if isinstance(content, str) else result_text(block)[:100]
+    head = head.lstrip()
+    return any(head.startswith(t) for t in INTERRUPTION_TEXTS)
 
 
 class Interrupted:
@@ -170,15 +180,19 @@ class Interrupted:
                 return replace_result_body(block, INTERRUPTED_NOTE)
             return block
 
-        out: list[Entry] = []
-        for entry in entries:
-            new = replace_blocks(entry, neutral) if entry.get("type") == "user" else entry
-            out.append(new if new is not None else entry)
-        return insert_chains(out, self._missing_results(out))
+        out = list(entries)
+        answered: set[str] = set()
+        for i, _, block in iter_blocks(entries, "user", "tool_result"):
+            answered.add(block.get("tool_use_id"))
+            if is_interruption_residue(block):
+                out[i] = replace_blocks(out[i], neutral) or out[i]
+        asked = {b.get("id") for _, _, b in iter_blocks(entries, "assistant", "tool_use")}
+        if asked <= answered:
+            return out
+        return insert_chains(out, self._missing_results(out, answered))
 
     @staticmethod
-    def _missing_results(entries: list[Entry]) -> dict[str, list[Entry]]:
-        answered = _result_ids(entries)
+    def _missing_results(entries: list[Entry], answered: set[str]) -> dict[str, list[Entry]]:
         # a reply's results go after its last block entry, or after its last result entry
         anchor_of_reply: dict[str, Entry] = {}
         reply_of_tool: dict[str, str] = {}
@@ -248,19 +262,25 @@ class Ephemeral:
         if settings is not None and not commands:
             commands = settings.pruning.ephemeral_commands
         self.prefixes = tuple(" ".join(c.split()) for c in commands if c.strip())
+        self._verdicts: dict[str, bool] = {}
+
+    def is_ephemeral(self, command: str) -> bool:
+        verdict = self._verdicts.get(command)
+        if verdict is None:
+            verdict = self._verdicts[command] = _is_ephemeral_command(command, self.prefixes)
+        return verdict
 
     def prune(self, entries: list[Entry], ctx: PruneContext) -> list[Entry]:
         stale: set[str] = set()
-        for entry in entries:
-            for block in tool_uses(entry):
-                tool_input = block.get("input")
-                command = tool_input.get("command") if isinstance(tool_input, dict) else None
-                if (
-                    isinstance(command, str)
-                    and str(block.get("name", "")).lower().startswith("bash")
-                    and _is_ephemeral_command(command, self.prefixes)
-                ):
-                    stale.add(block.get("id"))
+        for _, _, block in iter_blocks(entries, "assistant", "tool_use"):
+            tool_input = block.get("input")
+            command = tool_input.get("command") if isinstance(tool_input, dict) else None
+            if (
+                isinstance(command, str)
+                and str(block.get("name", "")).lower().startswith("bash")
+                and self.is_ephemeral(command)
+            ):
+                stale.add(block.get("id"))
         if not stale:
             return entries
 
@@ -274,10 +294,10 @@ class Ephemeral:
                 return block
             return _prefixed(block, STALE_NOTE)
 
-        out: list[Entry] = []
-        for entry in entries:
-            new = replace_blocks(entry, mark) if entry.get("type") == "user" else entry
-            out.append(new if new is not None else entry)
+        out = list(entries)
+        for i, _, block in iter_blocks(entries, "user", "tool_result"):
+            if block.get("tool_use_id") in stale:
+                out[i] = replace_blocks(out[i], mark) or out[i]
         return out
 
 
@@ -339,6 +359,8 @@ class Trim:
             if keep_recent_turns is not None
             else (conf.keep_recent_turns if conf else 6)
         )
+        # files this instance already wrote or checked: later loads skip the disk
+        self._saved: dict[tuple[Path, int], Path] = {}
 
     def _cutoff(self, entries: list[Entry]) -> int:
         """Index of the first entry of the oldest turn that is kept whole."""
@@ -359,17 +381,30 @@ class Trim:
         if cutoff == 0:
             return entries
         out = list(entries)
-        for i in range(cutoff):
+        root = Path(ctx.run_dir).resolve() / "trimmed"
+        large = sorted(
+            {
+                i
+                for i, _, b in iter_blocks(entries[:cutoff], "user", "tool_result")
+                if self._large(b)
+            }
+        )
+        for i in large:
             entry = entries[i]
-            if entry.get("type") != "user" or not tool_results(entry):
-                continue
             session = (ctx.key.session_id if ctx.key else None) or entry.get("sessionId")
-            new = replace_blocks(entry, lambda b, s=session: self._trim_block(b, s, ctx))
+            folder = root / _safe_name(str(session or "unknown"))
+            new = replace_blocks(entry, lambda b, f=folder: self._trim_block(b, f, ctx))
             if new is not None:
                 out[i] = new
         return out
 
-    def _trim_block(self, block: dict[str, Any], session: Any, ctx: PruneContext) -> dict[str, Any]:
+    def _large(self, block: dict[str, Any]) -> bool:
+        content = block.get("content")
+        if isinstance(content, str):
+            return len(content) > self.min_chars
+        return isinstance(content, list) and len(result_text(block)) > self.min_chars
+
+    def _trim_block(self, block: dict[str, Any], folder: Path, ctx: PruneContext) -> dict[str, Any]:
         if block.get("type") != "tool_result":
             return block
         content = block.get("content")
@@ -380,13 +415,19 @@ class Trim:
         text = result_text(block)
         if len(text) <= self.min_chars or text.startswith(TRIM_MARK):
             return block
-        folder = Path(ctx.run_dir).resolve() / "trimmed" / _safe_name(str(session or "unknown"))
         path = folder / f"{_safe_name(str(block.get('tool_use_id') or 'result'))}.txt"
         if not ctx.options.get("dry_run"):
-            try:
-                path = save_once(path, text.encode("utf-8"))
-            except OSError:
-                return block  # nothing may be lost: keep the full result in context
+            data = text.encode("utf-8")
+            known = self._saved.get((path, len(data)))
+            if known is not None and known.exists():
+                path = known
+            else:
+                try:
+                    saved = save_once(path, data)
+                except OSError:
+                    return block  # nothing may be lost: keep the full result in context
+                self._saved[(path, len(data))] = saved
+                path = saved
         head = text[: self.HEAD_CHARS].rstrip()
         pointer = (
             f"{TRIM_MARK}this tool result was {len(text)} characters; the full output is "

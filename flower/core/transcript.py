@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import copy
 import uuid as uuid_module
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from flower.core.errors import FlowerError
@@ -61,18 +61,47 @@ def is_conversation(entry: Mapping[str, Any]) -> bool:
     return entry.get("type") in CONVERSATION_TYPES and not entry.get("isSidechain")
 
 
+def _blocks_of_kind(entry: Mapping[str, Any], kind: str) -> list[dict[str, Any]]:
+    # hot path (every policy scans every entry): plain lookups, no helper calls
+    message = entry.get("message")
+    if not isinstance(message, dict):
+        return []
+    content = message.get("content")
+    if not isinstance(content, list):
+        return []
+    return [b for b in content if isinstance(b, dict) and b.get("type") == kind]
+
+
+def iter_blocks(
+    entries: Sequence[Entry], entry_type: str, block_type: str
+) -> Iterator[tuple[int, Entry, dict[str, Any]]]:
+    """``(index, entry, block)`` for every ``block_type`` block in entries of
+    ``entry_type``: the one fast scan policies share (``tool_use`` in ``assistant``,
+    ``tool_result`` in ``user``)."""
+    for i, entry in enumerate(entries):
+        if entry.get("type") != entry_type:
+            continue
+        message = entry.get("message")
+        if message.__class__ is not dict:
+            continue
+        content = message.get("content")
+        if content.__class__ is not list:
+            continue
+        for block in content:
+            if block.__class__ is dict and block.get("type") == block_type:
+                yield i, entry, block
+
+
 def tool_uses(entry: Mapping[str, Any]) -> list[dict[str, Any]]:
     if entry.get("type") != "assistant":
         return []
-    return [b for b in content_blocks(entry) if isinstance(b, dict) and b.get("type") == "tool_use"]
+    return _blocks_of_kind(entry, "tool_use")
 
 
 def tool_results(entry: Mapping[str, Any]) -> list[dict[str, Any]]:
     if entry.get("type") != "user":
         return []
-    return [
-        b for b in content_blocks(entry) if isinstance(b, dict) and b.get("type") == "tool_result"
-    ]
+    return _blocks_of_kind(entry, "tool_result")
 
 
 def result_text(block: Mapping[str, Any]) -> str:
@@ -107,16 +136,39 @@ def active_chain(entries: Sequence[Entry], leaf_uuid: str | None = None) -> list
     one entry per block sharing ``message.id``) and with the tool results answering them
     that sit on sibling branches, so a reply is never cut in half.
     """
+    # one indexing pass: uuid -> position, reply id -> block entries, tool id -> results
     position: dict[str, int] = {}
+    reply_entries: dict[str, list[int]] = {}
+    result_entries: dict[str, list[int]] = {}
+    newest = -1
     for i, entry in enumerate(entries):
         uid = entry.get("uuid")
-        if isinstance(uid, str):
-            position[uid] = i
+        if not isinstance(uid, str):
+            continue
+        position[uid] = i
+        kind = entry.get("type")
+        if kind != "assistant" and kind != "user":
+            continue
+        if entry.get("isSidechain"):
+            continue
+        newest = i
+        message = entry.get("message")
+        if not isinstance(message, dict):
+            continue
+        if kind == "assistant":
+            mid = message.get("id")
+            if isinstance(mid, str):
+                reply_entries.setdefault(mid, []).append(i)
+        else:
+            content = message.get("content")
+            if isinstance(content, list):
+                for block in content:
+                    if isinstance(block, dict) and block.get("type") == "tool_result":
+                        result_entries.setdefault(block.get("tool_use_id"), []).append(i)
     if leaf_uuid is None:
-        leaf = newest_leaf(entries)
-        if leaf is None:
+        if newest < 0:
             return []
-        leaf_uuid = leaf["uuid"]
+        leaf_uuid = entries[newest]["uuid"]
     if leaf_uuid not in position:
         return []
 
@@ -130,42 +182,45 @@ def active_chain(entries: Sequence[Entry], leaf_uuid: str | None = None) -> list
         parent = entries[i].get("parentUuid")
         current = parent if isinstance(parent, str) else None
 
-    _complete_replies(entries, on_chain)
+    _complete_replies(entries, on_chain, reply_entries, result_entries)
     return [entries[i] for i in sorted(on_chain)]
 
 
-def _complete_replies(entries: Sequence[Entry], on_chain: set[int]) -> None:
-    reply_ids: set[str] = set()
-    for i in on_chain:
-        entry = entries[i]
-        if entry.get("type") == "assistant":
-            mid = message_of(entry).get("id")
-            if isinstance(mid, str):
-                reply_ids.add(mid)
-    if not reply_ids:
-        return
-    for i, entry in enumerate(entries):
-        if i in on_chain or entry.get("type") != "assistant" or entry.get("isSidechain"):
-            continue
-        if message_of(entry).get("id") in reply_ids:
-            on_chain.add(i)
-    asked: set[str] = set()
+def _complete_replies(
+    entries: Sequence[Entry],
+    on_chain: set[int],
+    reply_entries: dict[str, list[int]],
+    result_entries: dict[str, list[int]],
+) -> None:
+    """Add the sibling block entries of replies on the chain, then results on side
+    branches (hanging off the chain) for tool_uses the chain leaves unanswered."""
+    added: list[int] = []
+    for indices in reply_entries.values():
+        if len(indices) > 1 and any(i in on_chain for i in indices):
+            added.extend(i for i in indices if i not in on_chain)
+    on_chain.update(added)
+    asked: list[str] = []
     answered: set[str] = set()
     for i in on_chain:
-        asked.update(b.get("id") for b in tool_uses(entries[i]))
-        answered.update(b.get("tool_use_id") for b in tool_results(entries[i]))
-    missing = asked - answered
+        entry = entries[i]
+        kind = entry.get("type")
+        if kind == "assistant":
+            asked.extend(b.get("id") for b in tool_uses(entry))
+        elif kind == "user":
+            answered.update(b.get("tool_use_id") for b in tool_results(entry))
+    missing = [tid for tid in asked if tid not in answered and tid in result_entries]
     if not missing:
         return
     chain_uuids = {entries[i].get("uuid") for i in on_chain}
-    for i, entry in enumerate(entries):
-        if i in on_chain or entry.get("isSidechain"):
-            continue
-        ids = {b.get("tool_use_id") for b in tool_results(entry)}
-        if ids and ids <= missing and entry.get("parentUuid") in chain_uuids:
-            on_chain.add(i)
-            chain_uuids.add(entry.get("uuid"))
-            missing -= ids
+    for tid in missing:
+        for i in result_entries[tid]:
+            entry = entries[i]
+            ids = {b.get("tool_use_id") for b in tool_results(entry)}
+            if i not in on_chain and entry.get("parentUuid") in chain_uuids and not ids & answered:
+                on_chain.add(i)
+                chain_uuids.add(entry.get("uuid"))
+                answered.update(ids)
+                break
 
 
 def leaf_uuid(entries: Sequence[Entry]) -> str | None:
@@ -216,15 +271,21 @@ def drop_entries(entries: Sequence[Entry], uuids_to_drop: Collection[str]) -> li
         return current
 
     kept: list[Entry] = []
+    append = kept.append
     for entry in entries:
         if entry.get("uuid") in drop:
             continue
+        parent = entry.get("parentUuid")
+        logical = entry.get("logicalParentUuid")
+        if parent not in drop and logical not in drop:
+            append(entry)
+            continue
         changes: dict[str, Any] = {}
-        for field in ("parentUuid", "logicalParentUuid"):
-            value = entry.get(field)
-            if isinstance(value, str) and value in drop:
-                changes[field] = survivor(value)
-        kept.append({**entry, **changes} if changes else entry)
+        if parent in drop:
+            changes["parentUuid"] = survivor(parent)
+        if logical in drop:
+            changes["logicalParentUuid"] = survivor(logical)
+        append({**entry, **changes})
     return kept
 
 

@@ -1,0 +1,141 @@
+"""Cost of the pruning view: raw load vs pruned load, on sessions of 4,000 and 100,000 entries.
+
+Run: ``python -m bench.prune_bench`` (``--help`` for options). The session is a seeded
+Claude-Code-shaped transcript (streamed replies, parallel tool calls, denials, API-error
+storms, interruptions, cut tool calls, ephemeral commands, large results, compaction)
+stored in the SQLite session store. Reported per size, medians of ``--runs``:
+
+- ``raw``: ``store.load(key)``;
+- ``policies``: the default chain on the loaded list (no I/O);
+- ``view``: ``PruningSessionStore.load(key)`` = raw + policies + the safety net;
+- overhead = view / raw - 1, for the Runtime default (no trim) and the CLI (trim on).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import tempfile
+import time
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "pruning"))
+
+from pruning_builders import TranscriptBuilder  # noqa: E402
+
+from flower.core.config import Settings  # noqa: E402
+from flower.core.protocols import PruneContext  # noqa: E402
+from flower.core.records import SessionKey  # noqa: E402
+from flower.stores.prune import PruningSessionStore, PruningWarning, prune  # noqa: E402
+
+COMMANDS = ["git status", "ls src", "pytest -q", "cat setup.cfg", "date", "grep -rn TODO src"]
+
+
+def make_session(target: int, seed: int = 11) -> list[dict[str, Any]]:
+    """About ``target`` entries of a long, messy coding session."""
+    rng = random.Random(seed)
+    b = TranscriptBuilder(session_id="bench-prune", streamed=True, seed=seed)
+    b.user("make the test suite pass")
+    filler = "def f(x):\n    return x * 2\n" * 400
+    while len(b.entries) < target:
+        roll = rng.random()
+        if roll < 0.55:
+            calls = [
+                (
+                    "Bash" if rng.random() < 0.6 else "Read",
+                    {"command": rng.choice(COMMANDS), "file_path": "src/x.py"},
+                    filler[: rng.choice([200, 800, 1500, 1500, 3000, 9000])],
+                    False,
+                )
+                for _ in range(rng.choice([1, 1, 1, 2, 3]))
+            ]
+            b.tool_round(calls, text="Checking." if rng.random() < 0.5 else None)
+        elif roll < 0.70:
+            b.user("next step please")
+            b.assistant([{"type": "text", "text": "Done with that step."}])
+        elif roll < 0.76:
+            b.denied(f"rm -rf build{len(b.entries)}", claude_code=rng.random() < 0.5)
+        elif roll < 0.80:
+            for _ in range(rng.randint(1, 4)):
+                b.api_error()
+            b.user("continue")
+        elif roll < 0.83:
+            b.interrupted(rng.choice(COMMANDS))
+        elif roll < 0.85:
+            b.cut(rng.choice(COMMANDS))
+            b.user("continue")
+        elif roll < 0.995:
+            rng.choice([b.progress, b.system, b.snapshot])()
+        else:
+            b.compact("Summary of the work so far.")
+    return b.entries
+
+
+def median_time(fn: Callable[[], Any], runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def measure(size: int, runs: int, folder: Path) -> dict[str, float]:
+    from flower.stores.open import open_session_store
+
+    entries = make_session(size)
+    key = SessionKey("-home-bench-proj", f"prune-{size}")
+    store = open_session_store(f"sqlite:///{folder / f'sessions-{size}.db'}", settings=Settings())
+    store.append(key, entries)
+    run_dir = folder / "runs"
+    settings = Settings()
+    no_trim = PruningSessionStore.from_settings(store, settings, trim=False, run_dir=run_dir)
+    with_trim = PruningSessionStore.from_settings(store, settings, trim=True, run_dir=run_dir)
+    loaded = store.load(key) or []
+    ctx = PruneContext(key=key, run_dir=run_dir)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PruningWarning)  # the chain must need no repair
+        with_trim.load(key)  # first load writes the trim files; later loads reuse them
+        figures = {
+            "entries": float(len(loaded)),
+            "raw": median_time(lambda: store.load(key), runs),
+            "policies": median_time(lambda: prune(loaded, no_trim.policies, ctx), runs),
+            "policies_trim": median_time(lambda: prune(loaded, with_trim.policies, ctx), runs),
+            "view": median_time(lambda: no_trim.load(key), runs),
+            "view_trim": median_time(lambda: with_trim.load(key), runs),
+        }
+    store.close()
+    return figures
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[4_000, 100_000])
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args(argv)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="flower-prune-bench-") as tmp:
+        for size in args.sizes:
+            rows.append(measure(size, args.runs, Path(tmp)))
+    print(
+        f"{'entries':>8} {'raw ms':>8} {'chain ms':>9} {'view ms':>8} {'overhead':>9}"
+        f" {'chain+trim':>11} {'view+trim':>10} {'overhead':>9} {'us/entry':>9}"
+    )
+    for r in rows:
+        print(
+            f"{int(r['entries']):>8} {r['raw'] * 1e3:>8.1f} {r['policies'] * 1e3:>9.1f}"
+            f" {r['view'] * 1e3:>8.1f} {r['view'] / r['raw'] - 1:>9.0%}"
+            f" {r['policies_trim'] * 1e3:>11.1f} {r['view_trim'] * 1e3:>10.1f}"
+            f" {r['view_trim'] / r['raw'] - 1:>9.0%} {r['policies_trim'] / r['entries'] * 1e6:>9.2f}"
+        )
+
+
+if __name__ == "__main__":
+    main()
