@@ -8,22 +8,28 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from functools import cache
 from typing import Any
 
-import msgspec
 
-_json = msgspec.json.Encoder(order="deterministic")
+@cache
+def _encoder() -> Any:
+    import msgspec
+
+    return msgspec.json.Encoder(order="deterministic")
 
 
 def print_json(value: Any) -> None:
     """Pretty, valid JSON on stdout (``json.loads`` reads it back)."""
-    text = msgspec.json.format(_json.encode(value), indent=2).decode("utf-8")
+    import msgspec
+
+    text = msgspec.json.format(_encoder().encode(value), indent=2).decode("utf-8")
     sys.stdout.write(text + "\n")
 
 
 def compact_json(value: Any) -> str:
     """One-line JSON, for values inside a table."""
-    return _json.encode(value).decode("utf-8")
+    return _encoder().encode(value).decode("utf-8")
 
 
 def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
