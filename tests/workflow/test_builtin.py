@@ -220,3 +220,17 @@ def test_names_come_from_settings(in_tmp: Path, fake: FakeMessagesAPI) -> None:
     assert not (in_tmp / "需求.md").exists()
     assert steps_in_manifest() == ["confirm", "goals", "work", "work·判定#1"]  # rounds=1
     assert ctx["_goal_met"] is False
+
+
+def test_goal_setter_without_a_list_is_asked_again(in_tmp: Path, fake: FakeMessagesAPI) -> None:
+    from flower.workflow.clarify import GOALS_RETRY
+
+    answers = iter(["目标大概就是把它做好。", "1. 有 md2html.py"])
+    model = Model(
+        clarifier=BRIEF, **{"goal-setter": lambda req: next(answers)}, worker="好", judge="1. 达成"
+    )
+    fake.set_script(model)
+    ctx = asyncio.run(wake("写个脚本"))
+    assert user_prompts(model.seen["goal-setter"][1])[-1] == GOALS_RETRY
+    assert read_goals(in_tmp / "目标.md") == ["有 md2html.py"]
+    assert ctx["_ok"]
