@@ -3,8 +3,9 @@
 typer >= 0.28 coerces every parameter value through a pydantic ``TypeAdapter``, built
 on first use; the first one imports pydantic (about 100 ms, several times a bare
 interpreter start), even for a flag left unset. A ``str`` option or a ``bool`` flag
-needs no coercion, so those parameters get a pass-through instead. Anything else (ints, paths, choices) keeps typer's own
-coercion and its error messages. If typer's internals change, this does nothing.
+needs no coercion, so those parameters get a pass-through instead. Anything else
+(ints, paths, choices) keeps typer's own coercion and its error messages. If typer's
+internals change, this does nothing.
 """
 
 from __future__ import annotations

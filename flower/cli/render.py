@@ -106,7 +106,8 @@ def print_transcript(entries: Iterable[Entry], title: str) -> int:
     for entry in entries:
         count += 1
         for style, label, text in entry_lines(entry):
-            body = f": {escape(text)}" if text else ""
+            # continuation lines are indented so each entry stays one visual block
+            body = f": {escape(text)}".replace("\n", "\n    ") if text else ""
             console.print(f"[{style}]{escape(label)}[/]{body}")
     console.rule(f"{count} entries")
     return count

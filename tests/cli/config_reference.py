@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import itertools
 import re
 import sys
 from pathlib import Path
@@ -40,7 +41,10 @@ NOTES: dict[tuple[str, str], str] = {
     ("ResilienceConfig", "probe_timeout"): "Seconds one reachability probe may take.",
     ("ResilienceConfig", "probe_interval"): "Seconds between probes while offline.",
     ("ResilienceConfig", "max_offline_wait"): "Longest wait for the endpoint to come back.",
-    ("ResilienceConfig", "retry_unknown"): "Retry errors that are neither clearly fatal nor transient.",
+    (
+        "ResilienceConfig",
+        "retry_unknown",
+    ): "Retry errors that are neither clearly fatal nor transient.",
     ("EngineConfig", "model"): "Default model id.",
     ("EngineConfig", "max_tokens"): "max_tokens of each request.",
     ("EngineConfig", "bash_timeout"): "Seconds a Bash tool call may run.",
@@ -65,7 +69,7 @@ def field_docs() -> dict[tuple[str, str], str]:
         if not isinstance(node, ast.ClassDef):
             continue
         body = node.body
-        for item, following in zip(body, body[1:], strict=False):
+        for item, following in itertools.pairwise(body):
             if (
                 isinstance(item, ast.AnnAssign)
                 and isinstance(item.target, ast.Name)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -219,3 +220,26 @@ def test_copy_streams_in_bounded_batches() -> None:
     assert max(target.batches) == 256 and len(target.batches) == 40
     assert target.uuids == [f"g{i}" for i in range(10_000)]
     assert reports and reports[-1].sessions == 1
+
+
+def test_progress_bar_on_a_terminal(jsonfs_url: str, sqlite_url: str, in_tmp: Path) -> None:
+    import os
+
+    import pexpect
+
+    seed(jsonfs_url, KEYS)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FLOWER_")}
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "flower.cli.main", "sessions", "copy", "--from", jsonfs_url, "--to", sqlite_url],
+        cwd=str(in_tmp),
+        env=env,
+        encoding="utf-8",
+        timeout=60,
+        dimensions=(24, 120),
+    )
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0, child.before
+    assert "copied 3 sessions (3 transcripts)" in child.before
+    assert load(sqlite_url, KEYS[2]) == load(jsonfs_url, KEYS[2])
