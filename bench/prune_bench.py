@@ -28,12 +28,12 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "pruning"))
 
-from pruning_builders import TranscriptBuilder  # noqa: E402
+from pruning_builders import TranscriptBuilder
 
-from flower.core.config import Settings  # noqa: E402
-from flower.core.protocols import PruneContext  # noqa: E402
-from flower.core.records import SessionKey  # noqa: E402
-from flower.stores.prune import PruningSessionStore, PruningWarning, prune  # noqa: E402
+from flower.core.config import Settings
+from flower.core.protocols import PruneContext
+from flower.core.records import SessionKey
+from flower.stores.prune import PruningSessionStore, PruningWarning, prune
 
 COMMANDS = ["git status", "ls src", "pytest -q", "cat setup.cfg", "date", "grep -rn TODO src"]
 
@@ -133,7 +133,8 @@ def main(argv: list[str] | None = None) -> None:
             f"{int(r['entries']):>8} {r['raw'] * 1e3:>8.1f} {r['policies'] * 1e3:>9.1f}"
             f" {r['view'] * 1e3:>8.1f} {r['view'] / r['raw'] - 1:>9.0%}"
             f" {r['policies_trim'] * 1e3:>11.1f} {r['view_trim'] * 1e3:>10.1f}"
-            f" {r['view_trim'] / r['raw'] - 1:>9.0%} {r['policies_trim'] / r['entries'] * 1e6:>9.2f}"
+            f" {r['view_trim'] / r['raw'] - 1:>9.0%}"
+            f" {r['policies_trim'] / r['entries'] * 1e6:>9.2f}"
         )
 
 

@@ -84,17 +84,26 @@ class TranscriptBuilder:
                 "role": "assistant",
                 "model": "claude-sonnet-4-5",
                 "content": part,
-                "stop_reason": "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn",
+                "stop_reason": "tool_use"
+                if any(b["type"] == "tool_use" for b in blocks)
+                else "end_turn",
                 "stop_sequence": None,
                 "usage": usage,
             }
             written.append(
-                self._add(self._envelope("assistant", message=message, requestId="req_" + message_id[4:]))
+                self._add(
+                    self._envelope("assistant", message=message, requestId="req_" + message_id[4:])
+                )
             )
         return written
 
     def tool_use_block(self, name: str, tool_input: dict[str, Any]) -> dict[str, Any]:
-        return {"type": "tool_use", "id": f"toolu_{next(self._ids):06d}", "name": name, "input": tool_input}
+        return {
+            "type": "tool_use",
+            "id": f"toolu_{next(self._ids):06d}",
+            "name": name,
+            "input": tool_input,
+        }
 
     def results(
         self,
@@ -111,16 +120,27 @@ class TranscriptBuilder:
         parts = [[b] for b in blocks] if self.streamed else [blocks]
         written = []
         for part in parts:
-            extra: dict[str, Any] = {"toolUseResult": tool_use_result or {"stdout": "", "stderr": ""}}
+            extra: dict[str, Any] = {
+                "toolUseResult": tool_use_result or {"stdout": "", "stderr": ""}
+            }
             if source:
                 extra["sourceToolAssistantUUID"] = source
-            written.append(self._add(self._envelope("user", message={"role": "user", "content": part}, **extra)))
+            written.append(
+                self._add(
+                    self._envelope("user", message={"role": "user", "content": part}, **extra)
+                )
+            )
         return written
 
     def tool_round(
-        self, calls: list[tuple[str, dict[str, Any], Any, bool]], *, text: str | None = "Let me check."
+        self,
+        calls: list[tuple[str, dict[str, Any], Any, bool]],
+        *,
+        text: str | None = "Let me check.",
     ) -> list[str]:
-        """One assistant reply with these tool calls and their results: (name, input, result, is_error)."""
+        """One assistant reply with these calls and their results.
+
+        Each call is (name, input, result, is_error)."""
         uses = [self.tool_use_block(name, tool_input) for name, tool_input, _, _ in calls]
         blocks = ([{"type": "text", "text": text}] if text else []) + uses
         written = self.assistant(blocks)
@@ -156,7 +176,9 @@ class TranscriptBuilder:
         self.assistant([{"type": "text", "text": "Building."}, use])
         return use["id"]
 
-    def api_error(self, text: str = "API Error: Connection error.", *, error: str = "connection") -> Entry:
+    def api_error(
+        self, text: str = "API Error: Connection error.", *, error: str = "connection"
+    ) -> Entry:
         return self._add(
             self._envelope(
                 "assistant",
@@ -183,7 +205,9 @@ class TranscriptBuilder:
         )
 
     def system(self, subtype: str = "turn_duration") -> Entry:
-        return self._add(self._envelope("system", subtype=subtype, durationMs=1234, isMeta=False), advance=False)
+        return self._add(
+            self._envelope("system", subtype=subtype, durationMs=1234, isMeta=False), advance=False
+        )
 
     def snapshot(self) -> Entry:
         entry = {

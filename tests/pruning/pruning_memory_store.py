@@ -41,4 +41,8 @@ class MemoryStore(SessionStoreBase):
 
 @hookimpl
 def register_session_stores(register: Any) -> None:
-    register("prune-test-memory", lambda url, options, settings: MemoryStore(SHARED), schemes=("prunemem",))
+    register(
+        "prune-test-memory",
+        lambda url, options, settings: MemoryStore(SHARED),
+        schemes=("prunemem",),
+    )

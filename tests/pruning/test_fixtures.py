@@ -11,7 +11,12 @@ import pytest
 
 from flower.core.config import Settings
 from flower.core.protocols import PruneContext
-from flower.core.transcript import INTERRUPTED_NOTE, active_chain, conversation, conversation_problems
+from flower.core.transcript import (
+    INTERRUPTED_NOTE,
+    active_chain,
+    conversation,
+    conversation_problems,
+)
 from flower.stores.prune import PruningSessionStore, PruningWarning, prune_with_stats
 from flower_plugins.pruning import STALE_NOTE
 
@@ -31,7 +36,9 @@ def test_claude_code_session_through_the_default_chain(tmp_path: Path) -> None:
     before = copy.deepcopy(raw)
     with warnings.catch_warnings():
         warnings.simplefilter("error", PruningWarning)
-        out, stats = prune_with_stats(raw, default_policies(tmp_path), PruneContext(run_dir=tmp_path))
+        out, stats = prune_with_stats(
+            raw, default_policies(tmp_path), PruneContext(run_dir=tmp_path)
+        )
     assert raw == before
     messages = conversation(out)
     assert conversation_problems(messages) == []
@@ -62,11 +69,13 @@ def test_claude_code_session_before_compaction(tmp_path: Path) -> None:
     text = json.dumps(messages)
     assert STALE_NOTE in text  # git status and ls
     assert INTERRUPTED_NOTE in text  # both the residue and the cut pytest -q
-    assert "Request interrupted by user for tool use]\", \"is_error" not in text
+    assert 'Request interrupted by user for tool use]", "is_error' not in text
     assert messages[1]["content"][0]["type"] == "thinking"
 
 
-def test_forked_session_follows_the_newest_branch_and_completes_parallel_results(tmp_path: Path) -> None:
+def test_forked_session_follows_the_newest_branch_and_completes_parallel_results(
+    tmp_path: Path,
+) -> None:
     raw = load("forked_session.jsonl")
     out, _ = prune_with_stats(raw, default_policies(tmp_path), PruneContext(run_dir=tmp_path))
     messages = conversation(out)

@@ -78,7 +78,7 @@ def test_a_plugin_policy_is_discovered_selected_in_pyproject_and_applied(
     (in_tmp / "pyproject.toml").write_text(
         "[tool.flower.pruning]\n"
         'policies = ["synthetic-errors", "drop-thinking"]\n'
-        '[tool.flower.pruning.options.drop-thinking]\nkeep_turns = 1\n'
+        "[tool.flower.pruning.options.drop-thinking]\nkeep_turns = 1\n"
     )
     inner = MemoryStore()
     inner.append(KEY, thinking_session())
@@ -99,7 +99,7 @@ def test_a_plugin_policy_is_discovered_selected_in_pyproject_and_applied(
 def test_without_the_plugin_the_same_pyproject_is_a_clear_error(in_tmp: Path) -> None:
     reset_registry()
     (in_tmp / "pyproject.toml").write_text('[tool.flower.pruning]\npolicies = ["drop-thinking"]\n')
-    with pytest.raises(ConfigError, match="drop-thinking.*available: .*denials"):
+    with pytest.raises(ConfigError, match=r"drop-thinking.*available: .*denials"):
         PruningSessionStore.from_settings(MemoryStore(), load_settings().settings)
 
 
@@ -110,3 +110,12 @@ def test_the_tutorial_shows_exactly_the_tested_code() -> None:
     assert module in blocks
     pyproject = re.findall(r"```toml\n(.*?)```", text, flags=re.S)
     assert any("[project.entry-points.flower]" in b and "drop_thinking" in b for b in pyproject)
+
+
+def test_the_pruning_page_samples_run(in_tmp: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = (DOCS.parent / "pruning.md").read_text()
+    for block in re.findall(r"```python\n(.*?)```", text, flags=re.S):
+        exec(compile(block, "docs/pruning.md", "exec"), {})
+    out = capsys.readouterr().out
+    assert "['synthetic-errors', 'denials', 'interrupted', 'ephemeral']" in out
+    assert "tool_use 't1' is never answered" in out

@@ -29,7 +29,9 @@ def _texts(entries: list[dict]) -> list[str]:
             if block.get("type") == "text":
                 out.append(block["text"])
             elif block.get("type") == "tool_result":
-                out.append(block["content"] if isinstance(block["content"], str) else str(block["content"]))
+                out.append(
+                    block["content"] if isinstance(block["content"], str) else str(block["content"])
+                )
     return out
 
 
@@ -70,9 +72,17 @@ def test_denials_keep_only_the_newest(claude_code: bool) -> None:
 def test_a_denied_block_is_removed_from_an_entry_with_other_blocks() -> None:
     b = TranscriptBuilder(streamed=False)
     b.user("go")
-    uses = [b.tool_use_block("Bash", {"command": "rm x"}), b.tool_use_block("Bash", {"command": "rm y"})]
+    uses = [
+        b.tool_use_block("Bash", {"command": "rm x"}),
+        b.tool_use_block("Bash", {"command": "rm y"}),
+    ]
     b.assistant([{"type": "text", "text": "removing"}, *uses])
-    b.results([(uses[0]["id"], "Permission denied: Bash is not in allowed_tools", True), (uses[1]["id"], "ok", False)])
+    b.results(
+        [
+            (uses[0]["id"], "Permission denied: Bash is not in allowed_tools", True),
+            (uses[1]["id"], "ok", False),
+        ]
+    )
     b.assistant([{"type": "text", "text": "one done"}])
     out = Denials(keep=0).prune(b.entries, CTX)
     messages = conversation(out)
@@ -85,7 +95,9 @@ def test_a_denied_block_is_removed_from_an_entry_with_other_blocks() -> None:
 def test_a_result_that_only_mentions_denial_without_error_is_not_a_denial() -> None:
     b = TranscriptBuilder()
     b.user("grep")
-    b.tool_round([("Bash", {"command": "grep denied log"}, "Permission denied: /etc/shadow", False)])
+    b.tool_round(
+        [("Bash", {"command": "grep denied log"}, "Permission denied: /etc/shadow", False)]
+    )
     assert Denials(keep=0).prune(b.entries, CTX) == b.entries
 
 
@@ -97,7 +109,9 @@ def test_interruption_residue_becomes_the_neutral_note(streamed: bool) -> None:
     b.assistant([{"type": "text", "text": "ok"}])
     out = Interrupted().prune(b.entries, CTX)
     assert len(out) == len(b.entries)
-    results = [blk for m in conversation(out) for blk in m["content"] if blk.get("tool_use_id") == tid]
+    results = [
+        blk for m in conversation(out) for blk in m["content"] if blk.get("tool_use_id") == tid
+    ]
     assert [r["content"] for r in results] == [INTERRUPTED_NOTE]
     assert CC_INTERRUPTED in _texts(out)  # the user's own text marker is kept
     assert Interrupted().prune(out, CTX) == out
@@ -114,7 +128,11 @@ def test_a_tool_use_cut_off_gets_a_synthetic_result_in_the_view(streamed: bool) 
     assert b.entries == raw
     messages = conversation(out)
     check_conversation(messages)
-    assert messages[2]["content"][0] == {"type": "tool_result", "tool_use_id": tid, "content": INTERRUPTED_NOTE}
+    assert messages[2]["content"][0] == {
+        "type": "tool_result",
+        "tool_use_id": tid,
+        "content": INTERRUPTED_NOTE,
+    }
     assert messages[2]["content"][1]["text"] == "continue"
     again = Interrupted().prune(out, CTX)
     assert again == out
@@ -137,7 +155,12 @@ def test_ephemeral_marks_stale_and_keeps_the_body() -> None:
     )
     policy = Ephemeral(commands=["git status", "ls", "date", "ps"])
     out = policy.prune(b.entries, CTX)
-    by_id = {blk["tool_use_id"]: blk["content"] for m in conversation(out) for blk in m["content"] if blk.get("type") == "tool_result"}
+    by_id = {
+        blk["tool_use_id"]: blk["content"]
+        for m in conversation(out)
+        for blk in m["content"]
+        if blk.get("type") == "tool_result"
+    }
     assert by_id[ids[0]] == f"{STALE_NOTE}\n M a.py"
     assert by_id[ids[1]].startswith(STALE_NOTE)
     assert by_id[ids[2]] == "gone"
@@ -165,7 +188,12 @@ def test_trim_moves_large_old_results_to_a_file_once(tmp_path: Path) -> None:
     out = policy.prune(b.entries, ctx)
     path = tmp_path / "trimmed" / "s-1" / f"{tid}.txt"
     assert path.read_text() == big
-    [pointer] = [blk["content"] for m in conversation(out) for blk in m["content"] if blk.get("tool_use_id") == tid]
+    [pointer] = [
+        blk["content"]
+        for m in conversation(out)
+        for blk in m["content"]
+        if blk.get("tool_use_id") == tid
+    ]
     assert str(path.resolve()) in pointer and len(pointer) < 1000
     mtime = path.stat().st_mtime_ns
     assert policy.prune(b.entries, ctx) == out
@@ -177,8 +205,14 @@ def test_trim_moves_large_old_results_to_a_file_once(tmp_path: Path) -> None:
 def test_trim_keeps_recent_turns_and_small_results(tmp_path: Path) -> None:
     b = TranscriptBuilder()
     _long_session(b, "x" * 5000, turns=2)
-    assert Trim(min_chars=1000, keep_recent_turns=3).prune(b.entries, PruneContext(run_dir=tmp_path)) == b.entries
-    assert Trim(min_chars=10_000, keep_recent_turns=0).prune(b.entries, PruneContext(run_dir=tmp_path)) == b.entries
+    assert (
+        Trim(min_chars=1000, keep_recent_turns=3).prune(b.entries, PruneContext(run_dir=tmp_path))
+        == b.entries
+    )
+    assert (
+        Trim(min_chars=10_000, keep_recent_turns=0).prune(b.entries, PruneContext(run_dir=tmp_path))
+        == b.entries
+    )
     assert not (tmp_path / "trimmed").exists()
 
 
@@ -187,7 +221,10 @@ def test_trim_keeps_the_full_result_when_the_file_cannot_be_written(tmp_path: Pa
     blocker.write_text("a file where a folder should be")
     b = TranscriptBuilder()
     _long_session(b, "y" * 5000)
-    assert Trim(min_chars=1000, keep_recent_turns=1).prune(b.entries, PruneContext(run_dir=tmp_path)) == b.entries
+    assert (
+        Trim(min_chars=1000, keep_recent_turns=1).prune(b.entries, PruneContext(run_dir=tmp_path))
+        == b.entries
+    )
 
 
 def test_trim_does_not_overwrite_a_different_file_with_the_same_name(tmp_path: Path) -> None:
@@ -206,17 +243,33 @@ def test_trim_does_not_overwrite_a_different_file_with_the_same_name(tmp_path: P
 def test_trim_dry_run_writes_nothing(tmp_path: Path) -> None:
     b = TranscriptBuilder()
     _long_session(b, "w" * 5000)
-    out = Trim(min_chars=1000, keep_recent_turns=1).prune(b.entries, PruneContext(run_dir=tmp_path, options={"dry_run": True}))
+    out = Trim(min_chars=1000, keep_recent_turns=1).prune(
+        b.entries, PruneContext(run_dir=tmp_path, options={"dry_run": True})
+    )
     assert out != b.entries
     assert not (tmp_path / "trimmed").exists()
 
 
-@pytest.mark.parametrize("policy", [SyntheticErrors(), Denials(keep=0), Interrupted(), Ephemeral(commands=["ls"]), Trim(min_chars=1, keep_recent_turns=0)])
+@pytest.mark.parametrize(
+    "policy",
+    [
+        SyntheticErrors(),
+        Denials(keep=0),
+        Interrupted(),
+        Ephemeral(commands=["ls"]),
+        Trim(min_chars=1, keep_recent_turns=0),
+    ],
+)
 def test_unknown_entry_types_pass_through_untouched(policy: object, tmp_path: Path) -> None:
     odd = [
         {"type": "queue-operation", "operation": "enqueue", "content": "ls"},
         {"type": "custom-title", "customTitle": "x", "sessionId": "s"},
-        {"type": "mystery", "uuid": "m1", "parentUuid": None, "message": {"content": [{"type": "tool_result", "tool_use_id": "t"}]}},
+        {
+            "type": "mystery",
+            "uuid": "m1",
+            "parentUuid": None,
+            "message": {"content": [{"type": "tool_result", "tool_use_id": "t"}]},
+        },
     ]
     out = policy.prune(odd, PruneContext(run_dir=tmp_path))  # type: ignore[attr-defined]
     assert out == odd

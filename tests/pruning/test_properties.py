@@ -18,8 +18,29 @@ from flower.core.transcript import active_chain, conversation, conversation_prob
 from flower.stores.prune import PruningWarning, prune
 from flower_plugins.pruning import Denials, Ephemeral, Interrupted, SyntheticErrors, Trim
 
-COMMANDS = ["git status", "ls -la", "date", "pytest -q", "cat setup.cfg", "ps aux | grep py", "make"]
-OPS = ["turn", "tool", "parallel", "big", "denied", "denied-flower", "interrupted", "cut", "api-error", "noise", "compact", "fork"]
+COMMANDS = [
+    "git status",
+    "ls -la",
+    "date",
+    "pytest -q",
+    "cat setup.cfg",
+    "ps aux | grep py",
+    "make",
+]
+OPS = [
+    "turn",
+    "tool",
+    "parallel",
+    "big",
+    "denied",
+    "denied-flower",
+    "interrupted",
+    "cut",
+    "api-error",
+    "noise",
+    "compact",
+    "fork",
+]
 RUN_DIR = Path(tempfile.mkdtemp(prefix="flower-prune-props-"))
 
 
@@ -45,7 +66,9 @@ def build(ops: list[tuple[str, int]], streamed: bool) -> list[dict]:
         elif op == "tool":
             b.tool_round([("Bash", {"command": command}, f"output {n}", n % 5 == 0)])
         elif op == "parallel":
-            b.tool_round([("Bash", {"command": c}, f"out {c}", False) for c in COMMANDS[: 2 + n % 3]])
+            b.tool_round(
+                [("Bash", {"command": c}, f"out {c}", False) for c in COMMANDS[: 2 + n % 3]]
+            )
         elif op == "big":
             b.tool_round([("Read", {"file_path": f"/f{n}"}, "x" * (400 + n), False)], text=None)
         elif op == "denied":
@@ -101,7 +124,9 @@ def test_the_generator_makes_connected_transcripts(entries: list[dict]) -> None:
 
 @FAST
 @given(transcripts)
-def test_each_policy_keeps_input_unchanged_chain_connected_and_is_idempotent(entries: list[dict]) -> None:
+def test_each_policy_keeps_input_unchanged_chain_connected_and_is_idempotent(
+    entries: list[dict],
+) -> None:
     raw = copy.deepcopy(entries)
     for policy in policies():
         once = policy.prune(entries, ctx())
@@ -142,7 +167,11 @@ def test_the_safety_net_alone_makes_any_generated_transcript_valid(entries: list
 @given(transcripts)
 def test_pruning_never_loses_the_newest_user_words(entries: list[dict]) -> None:
     chain = active_chain(entries)
-    prompts = [e["message"]["content"] for e in chain if e["type"] == "user" and isinstance(e["message"]["content"], str)]
+    prompts = [
+        e["message"]["content"]
+        for e in chain
+        if e["type"] == "user" and isinstance(e["message"]["content"], str)
+    ]
     texts = [
         b.get("text")
         for m in conversation(prune(entries, policies(), ctx()))

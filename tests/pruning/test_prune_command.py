@@ -21,7 +21,9 @@ KEY = SessionKey("-home-user-proj", "sess-cli")
 
 @pytest.fixture
 def app(in_tmp: Path) -> Iterator[typer.Typer]:
-    (in_tmp / "pyproject.toml").write_text('[tool.flower.sessions]\nbackend = "prune-test-memory"\n')
+    (in_tmp / "pyproject.toml").write_text(
+        '[tool.flower.sessions]\nbackend = "prune-test-memory"\n'
+    )
     reset_registry(extra=[pruning_memory_store])
     b = TranscriptBuilder(session_id=KEY.session_id)
     b.user("go")
@@ -52,7 +54,14 @@ def test_prune_json_reports_each_policy(app: typer.Typer, in_tmp: Path) -> None:
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
     rows = {p["policy"]: p for p in report["policies"]}
-    assert list(rows) == ["synthetic-errors", "denials", "interrupted", "ephemeral", "trim", "(repair)"]
+    assert list(rows) == [
+        "synthetic-errors",
+        "denials",
+        "interrupted",
+        "ephemeral",
+        "trim",
+        "(repair)",
+    ]
     assert rows["synthetic-errors"]["removed"] == 1
     assert rows["denials"]["removed"] == 2
     assert rows["trim"]["changed"] == 1 and rows["trim"]["bytes_saved"] > 8000
@@ -79,7 +88,8 @@ def test_prune_unknown_session_is_a_clear_error(app: typer.Typer) -> None:
 
 def test_prune_with_a_bad_policy_name_exits_2(app: typer.Typer, in_tmp: Path) -> None:
     (in_tmp / "pyproject.toml").write_text(
-        '[tool.flower.sessions]\nbackend = "prune-test-memory"\n[tool.flower.pruning]\npolicies = ["typo"]\n'
+        '[tool.flower.sessions]\nbackend = "prune-test-memory"\n'
+        '[tool.flower.pruning]\npolicies = ["typo"]\n'
     )
     result = CliRunner().invoke(app, ["prune", KEY.session_id])
     assert result.exit_code == 2

@@ -50,18 +50,41 @@ def test_append_passes_through_and_storage_keeps_everything(tmp_path: Path) -> N
 
 def test_from_settings_builds_the_configured_chain(tmp_path: Path) -> None:
     settings = Settings()
-    assert policy_names(settings) == ["synthetic-errors", "denials", "interrupted", "ephemeral", "trim"]
-    assert policy_names(settings, trim=False) == ["synthetic-errors", "denials", "interrupted", "ephemeral"]
-    assert policy_names(settings, ephemeral=False, trim=False) == ["synthetic-errors", "denials", "interrupted"]
-    store = PruningSessionStore.from_settings(MemoryStore(), settings, trim=False, keep_denials=3, run_dir=tmp_path)
-    assert [p.name for p in store.policies] == ["synthetic-errors", "denials", "interrupted", "ephemeral"]
+    assert policy_names(settings) == [
+        "synthetic-errors",
+        "denials",
+        "interrupted",
+        "ephemeral",
+        "trim",
+    ]
+    assert policy_names(settings, trim=False) == [
+        "synthetic-errors",
+        "denials",
+        "interrupted",
+        "ephemeral",
+    ]
+    assert policy_names(settings, ephemeral=False, trim=False) == [
+        "synthetic-errors",
+        "denials",
+        "interrupted",
+    ]
+    store = PruningSessionStore.from_settings(
+        MemoryStore(), settings, trim=False, keep_denials=3, run_dir=tmp_path
+    )
+    assert [p.name for p in store.policies] == [
+        "synthetic-errors",
+        "denials",
+        "interrupted",
+        "ephemeral",
+    ]
     assert store.policies[1].keep == 3  # type: ignore[attr-defined]
     assert settings.pruning.keep_denials == 1  # the override did not leak into the settings
 
 
 def test_configuration_in_pyproject_selects_and_orders_policies(in_tmp: Path) -> None:
     (in_tmp / "pyproject.toml").write_text(
-        '[tool.flower.pruning]\npolicies = ["denials", "synthetic-errors"]\nkeep_denials = 0\nephemeral = false\n'
+        '[tool.flower.pruning]\npolicies = ["denials", "synthetic-errors"]\n'
+        "keep_denials = 0\nephemeral = false\n"
         "[tool.flower.trim]\nenabled = false\n"
     )
     settings = load_settings().settings
@@ -109,7 +132,9 @@ class ReturnsGarbage:
 def test_a_failing_policy_is_skipped_with_a_warning_naming_it_and_the_session() -> None:
     inner = MemoryStore()
     inner.append(KEY, _messy())
-    store = PruningSessionStore(inner, [Exploding(), SyntheticErrors(), ReturnsGarbage(), Denials()])
+    store = PruningSessionStore(
+        inner, [Exploding(), SyntheticErrors(), ReturnsGarbage(), Denials()]
+    )
     with pytest.warns(PruningWarning) as record:
         pruned = store.load(KEY)
     messages = [str(w.message) for w in record]
@@ -145,7 +170,14 @@ def test_prune_with_stats_reports_each_policy(tmp_path: Path) -> None:
     out, stats = prune_with_stats(raw, store.policies, PruneContext(run_dir=tmp_path))
     assert raw == before
     rows = {s.policy: s for s in stats}
-    assert list(rows) == ["synthetic-errors", "denials", "interrupted", "ephemeral", "trim", "(repair)"]
+    assert list(rows) == [
+        "synthetic-errors",
+        "denials",
+        "interrupted",
+        "ephemeral",
+        "trim",
+        "(repair)",
+    ]
     assert rows["synthetic-errors"].removed == 1 and rows["synthetic-errors"].bytes_saved > 0
     assert rows["denials"].removed == 2 and rows["denials"].tokens_saved > 0
     assert rows["interrupted"].added == 1 and rows["interrupted"].bytes_saved < 0
@@ -156,7 +188,17 @@ def test_prune_with_stats_reports_each_policy(tmp_path: Path) -> None:
 
 def test_other_store_methods_are_delegated() -> None:
     inner = MemoryStore()
-    inner.append(KEY, [{"type": "user", "uuid": "u", "parentUuid": None, "message": {"role": "user", "content": "x"}}])
+    inner.append(
+        KEY,
+        [
+            {
+                "type": "user",
+                "uuid": "u",
+                "parentUuid": None,
+                "message": {"role": "user", "content": "x"},
+            }
+        ],
+    )
     store = PruningSessionStore(inner, [])
     assert store.exists(KEY)
     assert store.find_session("sess-1") == KEY

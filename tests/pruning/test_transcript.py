@@ -55,7 +55,9 @@ def test_active_chain_stops_at_a_compact_boundary() -> None:
 def test_streamed_blocks_merge_into_one_assistant_message() -> None:
     b = TranscriptBuilder(streamed=True)
     b.user("go")
-    b.tool_round([("Bash", {"command": "ls"}, "a", False), ("Bash", {"command": "pwd"}, "/x", False)])
+    b.tool_round(
+        [("Bash", {"command": "ls"}, "a", False), ("Bash", {"command": "pwd"}, "/x", False)]
+    )
     messages = conversation(b.entries)
     assert [m["role"] for m in messages] == ["user", "assistant", "user"]
     assert [blk["type"] for blk in messages[1]["content"]] == ["text", "tool_use", "tool_use"]
@@ -64,7 +66,10 @@ def test_streamed_blocks_merge_into_one_assistant_message() -> None:
 
 
 def test_a_cycle_in_corrupt_data_does_not_hang() -> None:
-    entries = [_e("a", "b", message={"role": "user", "content": "x"}), _e("b", "a", message={"role": "user", "content": "y"})]
+    entries = [
+        _e("a", "b", message={"role": "user", "content": "x"}),
+        _e("b", "a", message={"role": "user", "content": "y"}),
+    ]
     assert {e["uuid"] for e in active_chain(entries)} == {"a", "b"}
 
 
@@ -83,7 +88,13 @@ def test_dropping_the_root_makes_its_child_a_root() -> None:
 
 
 def test_drop_entries_relinks_a_compact_boundary_logical_parent() -> None:
-    boundary = {"type": "system", "subtype": "compact_boundary", "uuid": "c", "parentUuid": None, "logicalParentUuid": "b"}
+    boundary = {
+        "type": "system",
+        "subtype": "compact_boundary",
+        "uuid": "c",
+        "parentUuid": None,
+        "logicalParentUuid": "b",
+    }
     out = drop_entries([_e("a", None), _e("b", "a"), boundary], ["b"])
     assert out[-1]["logicalParentUuid"] == "a"
     assert out[-1]["parentUuid"] is None
@@ -92,7 +103,12 @@ def test_drop_entries_relinks_a_compact_boundary_logical_parent() -> None:
 def test_insert_after_puts_the_new_entry_on_the_chain() -> None:
     entries = [_e("a", None), _e("b", "a"), _e("c", "a")]
     out = insert_after(entries, "a", _e("n", None))
-    assert [(e["uuid"], e["parentUuid"]) for e in out] == [("a", None), ("n", "a"), ("b", "n"), ("c", "n")]
+    assert [(e["uuid"], e["parentUuid"]) for e in out] == [
+        ("a", None),
+        ("n", "a"),
+        ("b", "n"),
+        ("c", "n"),
+    ]
     with pytest.raises(KeyError):
         insert_after(entries, "nope", _e("n", None))
 
@@ -100,9 +116,24 @@ def test_insert_after_puts_the_new_entry_on_the_chain() -> None:
 def test_to_messages_merges_roles_and_puts_tool_results_first() -> None:
     chain = [
         _e("a", None, message={"role": "user", "content": "hi"}),
-        _e("b", "a", "assistant", message={"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "X", "input": {}}]}),
+        _e(
+            "b",
+            "a",
+            "assistant",
+            message={
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": "t1", "name": "X", "input": {}}],
+            },
+        ),
         _e("c", "b", message={"role": "user", "content": "also this"}),
-        _e("d", "c", message={"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]}),
+        _e(
+            "d",
+            "c",
+            message={
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}],
+            },
+        ),
         _e("p", "d", "progress"),
         _e("s", "d", "user", isSidechain=True, message={"role": "user", "content": "subagent"}),
     ]
@@ -118,13 +149,28 @@ def test_to_messages_merges_roles_and_puts_tool_results_first() -> None:
     [
         ([{"role": "assistant", "content": "x"}], "first message"),
         ([{"role": "user", "content": "a"}, {"role": "user", "content": "b"}], "both user"),
-        ([{"role": "user", "content": "a"}, {"role": "assistant", "content": [{"type": "tool_use", "id": "t"}]}], "never answered"),
-        ([{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "zz"}]}], "not asked"),
         (
             [
                 {"role": "user", "content": "a"},
                 {"role": "assistant", "content": [{"type": "tool_use", "id": "t"}]},
-                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t"}, {"type": "tool_result", "tool_use_id": "t"}]},
+            ],
+            "never answered",
+        ),
+        (
+            [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "zz"}]}],
+            "not asked",
+        ),
+        (
+            [
+                {"role": "user", "content": "a"},
+                {"role": "assistant", "content": [{"type": "tool_use", "id": "t"}]},
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "tool_result", "tool_use_id": "t"},
+                        {"type": "tool_result", "tool_use_id": "t"},
+                    ],
+                },
             ],
             "twice",
         ),
@@ -132,7 +178,13 @@ def test_to_messages_merges_roles_and_puts_tool_results_first() -> None:
             [
                 {"role": "user", "content": "a"},
                 {"role": "assistant", "content": [{"type": "tool_use", "id": "t"}]},
-                {"role": "user", "content": [{"type": "text", "text": "x"}, {"type": "tool_result", "tool_use_id": "t"}]},
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "text", "text": "x"},
+                        {"type": "tool_result", "tool_use_id": "t"},
+                    ],
+                },
             ],
             "text before",
         ),
@@ -164,7 +216,9 @@ def test_repair_answers_a_cut_tool_use_and_drops_an_orphan_result() -> None:
 
 
 def test_repair_puts_a_user_note_before_a_chain_starting_with_the_assistant() -> None:
-    entries = [_e("a", None, "assistant", message={"id": "m", "role": "assistant", "content": "hello"})]
+    entries = [
+        _e("a", None, "assistant", message={"id": "m", "role": "assistant", "content": "hello"})
+    ]
     out, fixes = repair_conversation(entries)
     assert fixes
     messages = conversation(out)
@@ -173,7 +227,12 @@ def test_repair_puts_a_user_note_before_a_chain_starting_with_the_assistant() ->
 
 
 def test_context_tokens_adds_input_and_both_cache_counts() -> None:
-    usage = {"input_tokens": 5, "cache_creation_input_tokens": 100, "cache_read_input_tokens": 80000, "output_tokens": 999}
+    usage = {
+        "input_tokens": 5,
+        "cache_creation_input_tokens": 100,
+        "cache_read_input_tokens": 80000,
+        "output_tokens": 999,
+    }
     assert context_tokens(usage) == 80105
     assert context_tokens(None) == 0
     assert context_tokens({"input_tokens": 3, "cache_read_input_tokens": None}) == 3
