@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import Call, run_tool
+from tool_helpers import Call, run_tool
 
 from flower.runtime.tools import ToolBox
 from flower.runtime.tools.bash import CappedOutput

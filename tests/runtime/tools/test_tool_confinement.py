@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import Call
+from tool_helpers import Call
 
 from flower.runtime.tools import TOOL_NAMES, ToolBox, ToolOutcome
 

@@ -7,7 +7,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from conftest import Call
+from tool_helpers import Call
 
 from flower.runtime.tools import ToolBox
 

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import Call
+from tool_helpers import Call
 
 from flower.runtime.tools import ToolBox
 from flower.runtime.tools.globbing import compile_glob, expand_braces, split_base

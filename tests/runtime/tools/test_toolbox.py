@@ -7,9 +7,9 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from conftest import Call, run_tool
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tool_helpers import Call, run_tool
 
 from flower.core.config import EngineConfig, load_settings
 from flower.core.errors import FlowerError
