@@ -144,7 +144,7 @@ def test_postgres_ahead_is_a_clear_error(pg_url: str) -> None:
             conn.exec_driver_sql(f"UPDATE {VERSION_TABLE} SET version_num = 'zz_newer'")
     finally:
         db.close()
-    with pytest.raises(SchemaOutOfDateError, match="zz_newer.*newer flower"):
+    with pytest.raises(SchemaOutOfDateError, match=r"zz_newer.*newer flower"):
         open_session_store(pg_url, settings=Settings())
     db = open_database(pg_url)
     try:

@@ -91,7 +91,7 @@ def test_a_schema_from_a_newer_flower_is_refused(tmp_path: Path) -> None:
     open_session_store(url, settings=Settings()).close()
     with sqlite3.connect(tmp_path / "s.db") as raw:
         raw.execute(f"UPDATE {VERSION_TABLE} SET version_num = '9999_from_the_future'")
-    with pytest.raises(SchemaOutOfDateError, match="9999_from_the_future.*newer flower"):
+    with pytest.raises(SchemaOutOfDateError, match=r"9999_from_the_future.*newer flower"):
         open_session_store(url, settings=Settings())
 
 
