@@ -1,0 +1,78 @@
+"""``flower db upgrade|current`` through the sql plugin's own register_commands hook."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from typer.testing import CliRunner
+
+import flower_plugins.sql as sql_plugin
+from flower.core.errors import FlowerError
+from flower_plugins.sql.schema import HEAD_REVISION
+
+runner = CliRunner()
+
+
+def app() -> typer.Typer:
+    root = typer.Typer()
+
+    @root.callback()
+    def main() -> None:
+        """A stand-in for the flower CLI."""
+
+    sql_plugin.register_commands(root)
+    return root
+
+
+def invoke(*args: str) -> tuple[int, str, BaseException | None]:
+    result = runner.invoke(app(), list(args))
+    return result.exit_code, result.output, result.exception
+
+
+def test_current_then_upgrade_then_current_on_sqlite(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path}/s.db"
+    code, out, _ = invoke("db", "current", "--url", url, "--json")
+    assert code == 0
+    assert json.loads(out) == {
+        "url": url,
+        "current": None,
+        "head": HEAD_REVISION,
+        "status": "empty",
+    }
+    code, out, _ = invoke("db", "upgrade", "--url", url)
+    assert code == 0 and f"upgraded empty -> {HEAD_REVISION}" in out
+    code, out, _ = invoke("db", "upgrade", "--url", url)
+    assert code == 0 and "already at" in out
+    code, out, _ = invoke("db", "current", "--url", url)
+    assert code == 0 and f"{HEAD_REVISION} (up to date" in out
+
+
+def test_upgrade_defaults_to_the_configured_sessions_url(in_tmp: Path) -> None:
+    (in_tmp / "pyproject.toml").write_text(
+        '[tool.flower.sessions]\nurl = "sqlite:///data/flower.db"\n', encoding="utf-8"
+    )
+    code, out, exc = invoke("db", "upgrade")
+    assert code == 0, (out, exc)
+    assert (in_tmp / "data" / "flower.db").is_file()
+
+
+def test_postgres_upgrade_and_current_hide_the_password(pg_url: str) -> None:
+    code, out, exc = invoke("db", "upgrade", "--url", pg_url)
+    assert code == 0, (out, exc)
+    code, out, _ = invoke("db", "current", "--url", pg_url, "--json")
+    assert json.loads(out)["status"] == "up to date"
+    secret_url = "postgresql+psycopg://u:hunter2@127.0.0.1:1/db"
+    code, out, exc = invoke("db", "current", "--url", secret_url)
+    assert code != 0 and isinstance(exc, FlowerError)
+    assert "hunter2" not in str(exc) and "127.0.0.1:1" in str(exc)
+
+
+def test_a_non_sql_backend_is_a_clear_error(in_tmp: Path) -> None:
+    (in_tmp / "pyproject.toml").write_text(
+        '[tool.flower.sessions]\nbackend = "jsonfs"\n', encoding="utf-8"
+    )
+    code, _, exc = invoke("db", "current")
+    assert isinstance(exc, FlowerError) and "has no SQL schema" in str(exc)
+    assert code != 0

@@ -1,0 +1,105 @@
+"""Lineage in SQL, keyed by workspace id (the absolute path unless configured)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from flower.core.config import LineageConfig, SessionsConfig, Settings
+from flower.core.records import LineageRecord
+from flower.stores.open import open_lineage_store
+from flower_plugins.sql.engine import open_database
+from flower_plugins.sql.lineage import SqlLineageStore
+
+
+def record(workspace: str, **steps: str) -> LineageRecord:
+    return LineageRecord(workspace=workspace, woke=2, steps=steps or {"需求": "sess-1"})
+
+
+def test_save_then_load_by_absolute_path(db_url: str, tmp_path: Path) -> None:
+    store = SqlLineageStore(open_database(db_url))
+    try:
+        ws = str(tmp_path / "proj")
+        assert store.load(ws) is None
+        store.save(record(ws, plan="s1", 干活="s2"))
+        assert store.load(ws) == record(ws, plan="s1", 干活="s2")
+        store.save(LineageRecord(workspace=ws, woke=3, steps={"plan": "s9"}, extra={"v": 2}))
+        assert store.load(ws) == LineageRecord(ws, 3, {"plan": "s9"}, {"v": 2})
+        # A moved workspace (another path) finds nothing: the seed's guard.
+        assert store.load(str(tmp_path / "copied-proj")) is None
+    finally:
+        store.close()
+
+
+def test_two_paths_sharing_one_workspace_id_share_one_lineage(db_url: str) -> None:
+    host_a = SqlLineageStore(open_database(db_url), workspace_id="team/proj")
+    host_b = SqlLineageStore(open_database(db_url), workspace_id="team/proj")
+    other = SqlLineageStore(open_database(db_url), workspace_id="team/other")
+    try:
+        host_a.save(record("/home/alice/proj", plan="s1"))
+        loaded = host_b.load("/srv/worker-7/proj")
+        assert loaded == record("/srv/worker-7/proj", plan="s1")  # the reader's own path
+        assert other.load("/home/alice/proj") is None
+    finally:
+        for s in (host_a, host_b, other):
+            s.close()
+
+
+def test_archive_writes_the_record_moves_files_and_resets(db_url: str, tmp_path: Path) -> None:
+    store = SqlLineageStore(open_database(db_url))
+    try:
+        ws = str(tmp_path)
+        store.save(record(ws, plan="s1"))
+        brief = tmp_path / "需求.md"
+        brief.write_text("# 需求\n", encoding="utf-8")
+        into = tmp_path / "notes" / "archive" / "20261130-021531"
+        assert store.archive(into, extra=[brief, tmp_path / "missing.md"]) == into
+        assert json.loads((into / "lineage.json").read_text(encoding="utf-8")) == {
+            "workspace": ws,
+            "woke": 2,
+            "steps": {"plan": "s1"},
+        }
+        assert (into / "需求.md").read_text(encoding="utf-8") == "# 需求\n"
+        assert not brief.exists()
+        assert store.load(ws) == LineageRecord(ws, 0, {})
+    finally:
+        store.close()
+
+
+def test_open_lineage_store_defaults_to_the_sessions_database(in_tmp: Path) -> None:
+    settings = Settings(lineage=LineageConfig(backend="sqlite", workspace_id="shared-id"))
+    store = open_lineage_store(settings=settings)
+    try:
+        assert isinstance(store, SqlLineageStore)
+        store.save(record(str(in_tmp)))
+    finally:
+        store.close()  # type: ignore[attr-defined]
+    assert (in_tmp / "runs" / "sessions.db").is_file()
+
+
+def test_postgres_lineage_through_the_configured_url(pg_url: str) -> None:
+    settings = Settings(
+        sessions=SessionsConfig(backend="postgres", url=pg_url, auto_migrate=True),
+        lineage=LineageConfig(backend="postgres"),
+    )
+    store = open_lineage_store(settings=settings)
+    try:
+        store.save(record("/a/b"))
+        assert store.load("/a/b") == record("/a/b")
+    finally:
+        store.close()  # type: ignore[attr-defined]
+
+
+def test_an_invalid_record_is_rejected_and_the_old_one_kept(db_url: str) -> None:
+    from flower.core.errors import FlowerError
+
+    store = SqlLineageStore(open_database(db_url))
+    try:
+        store.save(record("/w"))
+        with pytest.raises(FlowerError):
+            store.save(LineageRecord(workspace="/w", woke=-1))
+        assert store.load("/w") == record("/w")
+    finally:
+        store.close()
