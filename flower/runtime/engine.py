@@ -227,7 +227,7 @@ class Runtime:
         result = StepResult(step=step or agent.name, started_at=_iso_now())
         if resume is not None and not self.has_session(resume):
             raise UnknownSessionError(
-                f"no session {resume!r} for workspace {self.workspace} in {self.store!r}"
+                f"no session {resume!r} for workspace {self.workspace} in the session store"
             )
         own_client = self.client is None
         client = self._make_client() if own_client else self.client
