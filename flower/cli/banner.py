@@ -64,6 +64,15 @@ def fresh_banner(workspace: str | os.PathLike[str], home: str | None = None) -> 
     return f"-> 在 {short_path(workspace, home)} 开始新的一件事"
 
 
+def lost_sessions_line(steps: list[str]) -> str:
+    """Under the banner when lineage names sessions the store no longer holds.
+
+    Those steps start a new conversation (the seed's silent fresh start); saying so
+    keeps "did it remember?" visible.
+    """
+    return f"   !! 记录里的会话已不在存储里:{'、'.join(steps)} —— 这些步骤从头开始"
+
+
 def step_header(step: str, round_no: int, rounds: int, *, resumed: bool, woke: int) -> str:
     """``== 干活 =====...  3/3  <- 接上次 · 第 3 次唤醒`` (the tail only when resumed)."""
     head = f"== {step} "

@@ -1,0 +1,169 @@
+"""``flower demo``: the whole story offline, in a temporary directory, in about 10 s.
+
+A fake Messages API (:mod:`flower.testing.fake_api`) plays the model from a script
+(:mod:`flower.cli.demo_script`). The first ``flower "..."`` is a real child process;
+it is killed with SIGKILL once the working step's session exists and a tool has run,
+the way a lost terminal or a reboot would end it. The second ``flower`` in the same
+directory shows in its banner that it resumed, and finishes the task. No API key is
+needed: only the demo's own children get the fake's key.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import TextIO
+
+from flower.cli.demo_script import REQUEST, DemoModel
+from flower.testing.fake_api import FakeMessagesAPI
+
+CUT_TIMEOUT = 60.0
+RUN_TIMEOUT = 120.0
+
+
+class DemoFailed(Exception):
+    """Something in the demo did not go as scripted (the message says what)."""
+
+
+def child_env(api: FakeMessagesAPI) -> dict[str, str]:
+    """This environment without flower/Anthropic settings, pointed at the fake."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("FLOWER_", "ANTHROPIC_"))}
+    env.update(api.env())
+    env["FLOWER_PROBE_STRATEGY"] = "none"
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+class Child:
+    """``flower run ...`` in a subprocess, its output echoed (indented) as it comes."""
+
+    def __init__(self, args: list[str], cwd: Path, env: dict[str, str], out: TextIO) -> None:
+        self.out = out
+        self.lines: list[str] = []
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "flower.cli.main", *args],
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+        )
+        self._reader = threading.Thread(target=self._echo, daemon=True)
+        self._reader.start()
+
+    def _echo(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.append(line.rstrip("\n"))
+            self.out.write("    │ " + line)
+            self.out.flush()
+
+    def wait(self, timeout: float) -> int:
+        code = self.proc.wait(timeout)
+        self._reader.join(timeout=5)
+        return code
+
+    def kill(self) -> None:
+        self.proc.send_signal(signal.SIGKILL)
+        self.wait(10)
+
+    @property
+    def output(self) -> str:
+        return "\n".join(self.lines)
+
+
+def _work_session(workdir: Path) -> str | None:
+    try:
+        lineage = json.loads((workdir / "runs" / "lineage.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    steps = lineage.get("steps") if isinstance(lineage, dict) else None
+    return steps.get("干活") if isinstance(steps, dict) else None
+
+
+def _wait_for_cut(child: Child, model: DemoModel, workdir: Path) -> str:
+    """Block until a tool has run in the work step and its session is in lineage."""
+    deadline = time.monotonic() + CUT_TIMEOUT
+    while time.monotonic() < deadline:
+        session = _work_session(workdir)
+        if model.worker_held.is_set() and session:
+            return session
+        if child.proc.poll() is not None:
+            raise DemoFailed(f"the first run ended on its own (exit {child.proc.returncode})")
+        time.sleep(0.05)
+    raise DemoFailed(f"the work step did not start within {CUT_TIMEOUT:.0f} s")
+
+
+def _play(workdir: Path, out: TextIO) -> None:
+    def say(text: str) -> None:
+        out.write(text + "\n")
+        out.flush()
+
+    model = DemoModel(python=sys.executable)
+    with FakeMessagesAPI(model) as api:
+        env = child_env(api)
+        say(f"flower demo: offline, in {workdir}, a scripted fake API at {api.base_url}\n")
+        say(f'1. First run: flower --yes "{REQUEST}"')
+        first = Child(["run", "--yes", REQUEST], workdir, env, out)
+        try:
+            session = _wait_for_cut(child=first, model=model, workdir=workdir)
+        except BaseException:
+            first.proc.kill()
+            raise
+        first.kill()
+        model.release()
+        say(f"\n2. Killed it (SIGKILL, pid {first.proc.pid}) in the middle of 干活.")
+        say("   No finally ran. What is on disk:")
+        say(f"   runs/lineage.json  干活 -> {session}")
+        for name in ("需求.md", "目标.md"):
+            state = "frozen" if (workdir / name).exists() else "missing"
+            say(f"   {name:<17} {state}")
+        say("\n3. Second run in the same directory, nothing said: flower")
+        second = Child(["run", "--yes"], workdir, env, out)
+        code = second.wait(RUN_TIMEOUT)
+        banner = second.lines[0] if second.lines else ""
+        if code != 0:
+            raise DemoFailed(f"the second run failed (exit {code})")
+        if "接上上次" not in banner or "干活上下文" not in banner:
+            raise DemoFailed(f"the second run did not resume: {banner!r}")
+        html = workdir / "sample.html"
+        if not (workdir / "md2html.py").is_file() or not html.is_file():
+            raise DemoFailed("md2html.py or sample.html is missing after the second run")
+        say("\n4. It remembered: the banner says 接上上次 (carried on) and how big 干活's")
+        say("   context is; the step header says <- 接上次. The judge, a fresh session,")
+        say("   ran md2html.py itself and found every goal met.")
+        first_line = html.read_text(encoding="utf-8").splitlines()[2]
+        say(f"   Result: {html.name} starts with {first_line!r}")
+
+
+def run_demo(*, keep: bool = False, out: TextIO | None = None) -> int:
+    """Play the demo; 0 when it went as scripted. ``keep`` leaves the directory."""
+    stream = out if out is not None else sys.stdout
+    workdir = Path(tempfile.mkdtemp(prefix="flower-demo-")).resolve()
+    try:
+        _play(workdir, stream)
+    except DemoFailed as exc:
+        stream.write(f"\nflower demo: {exc}\n")
+        keep = True
+        return 1
+    finally:
+        if keep:
+            stream.write(f"\nThe demo directory is kept: {workdir}\n")
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
+    stream.write('\nNext: export ANTHROPIC_API_KEY=... and run flower "..." in a project.\n')
+    return 0
+
+
+__all__ = ["Child", "DemoFailed", "child_env", "run_demo"]

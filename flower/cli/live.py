@@ -1,0 +1,258 @@
+"""Live output of a run: what the agent is doing while it does it.
+
+:class:`Live` receives the runtime's events (:mod:`flower.runtime.events`) and the
+step starts, and writes them as they happen: streamed text, tool calls with their
+arguments shortened, tool results summarised, the offline wait line, then a final
+summary. On a terminal it draws with rich (imported on first use); anywhere else it
+writes plain text, one thing a line, so logs and pipes stay greppable.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+from flower.cli.banner import step_header
+from flower.cli.output import compact_json, is_tty
+from flower.runtime.engine import Runtime
+from flower.runtime.events import (
+    Event,
+    SessionStarted,
+    StepDone,
+    TextDelta,
+    ToolCall,
+    ToolResult,
+    TurnEnd,
+    Waiting,
+)
+
+MAX_ARGS = 80
+MAX_RESULT_LINE = 80
+KEY_ARGUMENT = {
+    "Bash": "command",
+    "Read": "file_path",
+    "Write": "file_path",
+    "Edit": "file_path",
+    "Glob": "pattern",
+    "Grep": "pattern",
+}
+"""The argument that says what a known tool call does; others show compact JSON."""
+
+_LABEL = re.compile(r"^(?P<step>.*?)(?:(?P<judge>·判定)#(?P<jn>\d+)|#round(?P<rn>\d+)|#retry\d+)?$")
+
+
+def one_line(text: str, limit: int) -> str:
+    """``text`` on one line, cut to ``limit`` characters with an ellipsis."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def describe_call(name: str, tool_input: dict[str, Any] | str) -> str:
+    """``Bash: ls -la`` / ``Write: md2html.py (1.2K chars)`` / ``Tool {"a": 1}``."""
+    if isinstance(tool_input, str):
+        return f"{name} {one_line(tool_input, MAX_ARGS)}"
+    key = KEY_ARGUMENT.get(name)
+    if key and isinstance(tool_input.get(key), str):
+        shown = f"{name}: {one_line(tool_input[key], MAX_ARGS)}"
+        content = tool_input.get("content")
+        if name == "Write" and isinstance(content, str):
+            shown += f" ({len(content)} chars)"
+        return shown
+    return f"{name} {one_line(compact_json(tool_input), MAX_ARGS)}"
+
+
+def summarize_result(content: str, *, is_error: bool, denied: bool) -> str:
+    """``3 lines: first line…`` or ``denied: why`` / ``error: why``."""
+    text = content.strip()
+    if denied:
+        return "denied: " + one_line(text, MAX_RESULT_LINE)
+    if is_error:
+        return "error: " + one_line(text, MAX_RESULT_LINE)
+    if not text:
+        return "(no output)"
+    lines = text.splitlines()
+    first = one_line(lines[0], MAX_RESULT_LINE)
+    return first if len(lines) == 1 else f"{len(lines)} lines: {first}"
+
+
+@dataclass(frozen=True)
+class StepLabel:
+    """What a run label (``干活``, ``干活#round2``, ``干活·判定#1``) says."""
+
+    step: str
+    round_no: int
+    judge: bool
+
+
+def parse_label(label: str) -> StepLabel:
+    match = _LABEL.match(label)
+    assert match is not None  # the pattern matches any string
+    if match.group("judge"):
+        return StepLabel(match.group("step"), int(match.group("jn")), True)
+    return StepLabel(match.group("step"), int(match.group("rn") or 1), False)
+
+
+@dataclass
+class Totals:
+    steps: int = 0
+    turns: int = 0
+    cost_usd: float | None = None
+    seconds: float = 0.0
+
+
+def totals(results: Iterable[Any], seconds: float) -> Totals:
+    """Steps, turns and cost of a run's StepResults (cost None when none is known)."""
+    out = Totals(seconds=seconds)
+    for result in results:
+        out.steps += 1
+        out.turns += result.num_turns
+        if result.cost_usd is not None:
+            out.cost_usd = (out.cost_usd or 0.0) + result.cost_usd
+    return out
+
+
+def format_totals(t: Totals) -> str:
+    cost = "cost unknown" if t.cost_usd is None else f"${t.cost_usd:.4f}"
+    return f"{t.steps} steps · {t.turns} turns · {cost} · {t.seconds:.1f} s"
+
+
+class Live:
+    """Writes a run as it happens; ``rich`` styles on a terminal, plain text otherwise.
+
+    ``rounds`` is the number of work rounds per wake of ``work_step`` (for the step
+    headers); set ``woke`` to this wake's number once it is known. Pass
+    :meth:`on_event` as ``Runtime(on_event=...)`` and call :meth:`step_started` before
+    each ``runtime.run`` (:class:`LiveRuntime` does both).
+    """
+
+    def __init__(
+        self,
+        stream: TextIO | None = None,
+        *,
+        rich: bool | None = None,
+        rounds: int = 3,
+        work_step: str = "干活",
+    ) -> None:
+        self.stream = stream if stream is not None else sys.stdout
+        self.rich = is_tty(self.stream) if rich is None else rich
+        self.rounds = rounds
+        self.work_step = work_step
+        self.woke = 1
+        self._console: Any = None
+        self._in_text = False
+        self._last_label: str | None = None
+        self._born_here: set[str] = set()
+        self.sessions: list[str] = []
+
+    # -- writing
+
+    def _console_for(self) -> Any:
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(file=self.stream, highlight=False, soft_wrap=True)
+        return self._console
+
+    def line(self, text: str, style: str = "") -> None:
+        """One whole line (ends any streamed text first)."""
+        self._end_text()
+        if self.rich and style:
+            from rich.markup import escape
+
+            self._console_for().print(f"[{style}]{escape(text)}[/]")
+        else:
+            self.stream.write(text + "\n")
+            self.stream.flush()
+
+    def _end_text(self) -> None:
+        if self._in_text:
+            self.stream.write("\n")
+            self.stream.flush()
+            self._in_text = False
+
+    # -- what a run reports
+
+    def step_started(self, label: str, *, resume: str | None) -> None:
+        """A ``runtime.run`` is about to start; print its header when the step changes.
+
+        It counts as resumed only when ``resume`` is a session an earlier process
+        made (a second round in this process continues, it does not wake).
+        """
+        if label == self._last_label:
+            return
+        self._last_label = label
+        parsed = parse_label(label)
+        resumed = resume is not None and resume not in self._born_here
+        if parsed.judge:
+            head = step_header(
+                f"{parsed.step}·判定", parsed.round_no, self.rounds, resumed=False, woke=self.woke
+            )
+        elif "#retry" in label:
+            head = step_header(label, 1, 1, resumed=resumed, woke=self.woke)
+        else:
+            gated = parsed.round_no > 1 or parsed.step == self.work_step
+            total = self.rounds if gated else 1
+            head = step_header(parsed.step, parsed.round_no, total, resumed=resumed, woke=self.woke)
+        self.line(head, "bold")
+
+    def on_event(self, event: Event) -> None:
+        if isinstance(event, TextDelta):
+            if not self._in_text:
+                self._in_text = True
+            self.stream.write(event.text)
+            self.stream.flush()
+        elif isinstance(event, ToolCall):
+            self.line("  -> " + describe_call(event.name, event.tool_input), "yellow")
+        elif isinstance(event, ToolResult):
+            summary = summarize_result(event.content, is_error=event.is_error, denied=event.denied)
+            self.line("  <- " + summary, "red" if event.is_error else "cyan")
+        elif isinstance(event, Waiting):
+            self.line("  ... " + event.line, "magenta")
+        elif isinstance(event, SessionStarted):
+            if not event.resumed:
+                self._born_here.add(event.session_id)
+            if event.session_id not in self.sessions:
+                self.sessions.append(event.session_id)
+        elif isinstance(event, StepDone):
+            result = event.result
+            if not result.ok:
+                self.line(f"  !! {result.step} failed: {result.error}", "bold red")
+        elif isinstance(event, TurnEnd):
+            self._end_text()
+
+    def summary(self, results: list[Any], seconds: float, transcript: str) -> None:
+        """The closing lines: steps, turns, cost, duration, where the transcript is."""
+        self.line("")
+        self.line("== " + format_totals(totals(results, seconds)), "bold")
+        self.line(f"   transcript: {transcript}", "dim")
+
+
+class LiveRuntime(Runtime):
+    """A :class:`Runtime` that announces each run to a :class:`Live` (its step header)."""
+
+    def __init__(self, live: Live, **kwargs: Any) -> None:
+        super().__init__(on_event=live.on_event, **kwargs)
+        self.live = live
+
+    async def run(
+        self, agent: Any, prompt: str, resume: str | None = None, *, step: str | None = None
+    ) -> Any:
+        self.live.step_started(step or agent.name, resume=resume)
+        return await super().run(agent, prompt, resume, step=step)
+
+
+__all__ = [
+    "Live",
+    "LiveRuntime",
+    "StepLabel",
+    "Totals",
+    "describe_call",
+    "format_totals",
+    "one_line",
+    "parse_label",
+    "summarize_result",
+    "totals",
+]

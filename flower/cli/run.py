@@ -1,0 +1,504 @@
+"""The everyday commands: ``flower "..."`` (``run``), ``once``, ``status`` and ``demo``.
+
+``flower "do this"`` runs the built-in workflow in the working directory: confirm the
+brief, set the goals, work under the goal judge, with trim and relay on. In a used
+directory what you say is the next sentence of the same conversation; ``flower``
+alone carries on (on a terminal it shows the wake prompt first); ``--new`` archives
+and starts over. See docs/everyday.md.
+
+This module is imported whenever the app is built, so it imports nothing heavy at
+module level: the engine, the stores and rich load inside the commands.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, TextIO
+
+import typer
+
+from flower.cli.context import get_settings, get_state
+from flower.core.errors import FlowerError
+
+if TYPE_CHECKING:
+    from flower.cli.live import Live
+    from flower.core.config import Settings
+
+KEY_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+INTERRUPTED_EXIT = 130
+
+
+class NoAPIKeyError(FlowerError):
+    """Neither ANTHROPIC_API_KEY nor ANTHROPIC_AUTH_TOKEN is set."""
+
+    exit_code = 1
+
+
+class RunDirError(FlowerError):
+    """The run directory (or the workspace) cannot be written."""
+
+    exit_code = 1
+
+
+class NothingToDoError(FlowerError):
+    """A fresh directory, nothing said, and no terminal to ask on."""
+
+    exit_code = 2
+
+
+NO_KEY_MESSAGE = (
+    "no API key: set ANTHROPIC_API_KEY (export ANTHROPIC_API_KEY=sk-ant-..., from "
+    "https://console.anthropic.com/settings/keys; ANTHROPIC_AUTH_TOKEN works too). "
+    "To see flower work without one, run `flower demo` (offline, against a scripted fake)."
+)
+
+
+# -- options shared by run and once ----------------------------------------------------
+
+RunDirOption = Annotated[
+    str | None,
+    typer.Option(
+        "-r",
+        "--run-dir",
+        metavar="DIR",
+        help="Run directory, relative to the working directory (default: runs).",
+    ),
+]
+ModelOption = Annotated[
+    str | None, typer.Option("--model", metavar="MODEL", help="Model id for every agent.")
+]
+JsonOption = Annotated[
+    bool,
+    typer.Option(
+        "--json", help="Print the final StepResults as JSON on stdout (and nothing else)."
+    ),
+]
+PromptArgument = Annotated[
+    list[str] | None,
+    typer.Argument(metavar="[TEXT]...", help="What to do, or what to add (quote it)."),
+]
+
+
+def _joined(words: list[str] | None) -> str | None:
+    text = " ".join(words or []).strip()
+    return text or None
+
+
+def require_api_key() -> None:
+    if not any(os.environ.get(name) for name in KEY_VARIABLES):
+        raise NoAPIKeyError(NO_KEY_MESSAGE)
+
+
+def require_writable(path: Path, what: str) -> None:
+    """``path`` exists as a writable directory, or can be created as one."""
+    probe = path
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if not probe.is_dir():
+        raise RunDirError(
+            f"{what} {str(path)!r} cannot be created: {str(probe)!r} is not a directory"
+        )
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise RunDirError(
+            f"{what} {str(path)!r} is not writable (no write permission on {str(probe)!r})"
+        )
+
+
+def _settings(ctx: typer.Context, run_dir: str | None, model: str | None) -> Settings:
+    import msgspec
+
+    if run_dir:
+        get_state(ctx).run_dir = run_dir
+    settings = get_settings(ctx)
+    if model:
+        engine = msgspec.structs.replace(settings.engine, model=model)
+        settings = msgspec.structs.replace(settings, engine=engine)
+    return settings
+
+
+def _preflight(settings: Settings) -> None:
+    """Everything that must hold before a single byte is written."""
+    require_api_key()
+    require_writable(Path.cwd(), "the workspace")
+    require_writable(settings.run_path, "the run directory")
+
+
+def _transcript_hint(settings: Settings, session_id: str | None) -> str:
+    from flower.core.redact import redact_text
+
+    where = redact_text(settings.sessions_url())
+    return f"{where} · flower sessions show {session_id}" if session_id else where
+
+
+def _print_json(value: Any) -> None:
+    from flower.cli.output import print_json
+
+    print_json(value)
+
+
+def _results_json(results: list[Any]) -> list[dict[str, Any]]:
+    from flower.core.manifest import result_line
+
+    return [result_line(r) for r in results]
+
+
+# -- run ------------------------------------------------------------------------------
+
+
+def run(
+    ctx: typer.Context,
+    prompt: PromptArgument = None,
+    new: Annotated[
+        bool, typer.Option("--new", help="Archive the last conversation and start over.")
+    ] = False,
+    no_trim: Annotated[
+        bool, typer.Option("--no-trim", help="Keep large old tool results in the context.")
+    ] = False,
+    rounds: Annotated[
+        int | None,
+        typer.Option("--rounds", min=1, metavar="N", help="Work rounds this wake (default 3)."),
+    ] = None,
+    run_dir: RunDirOption = None,
+    model: ModelOption = None,
+    yes: Annotated[
+        bool,
+        typer.Option("--yes", "-y", help="Ask nothing: no brief questions, no wake prompt."),
+    ] = False,
+    json_out: JsonOption = False,
+) -> None:
+    """Run the built-in workflow here: flower "what to do" (or just flower to carry on)."""
+    settings = _settings(ctx, run_dir, model)
+    _preflight(settings)
+    code = _run_builtin(
+        settings,
+        _joined(prompt),
+        new=new,
+        trim=not no_trim,
+        rounds=rounds,
+        interactive=sys.stdin.isatty() and not yes,
+        json_out=json_out,
+    )
+    raise typer.Exit(code)
+
+
+def _run_builtin(
+    settings: Settings,
+    said: str | None,
+    *,
+    new: bool,
+    trim: bool,
+    rounds: int | None,
+    interactive: bool,
+    json_out: bool,
+) -> int:
+    from flower.cli.live import Live
+    from flower.cli.wake import read_line, wake_prompt
+    from flower.workflow.base import wake_state
+    from flower.workflow.clarify import workflow_names
+
+    out: TextIO = sys.stderr if json_out else sys.stdout
+    names = workflow_names(settings)
+    workspace = Path.cwd().resolve()
+    live = Live(out, rounds=rounds or settings.workflow.rounds, work_step=names.work_step)
+
+    def read() -> str:
+        return read_line("> ", out)
+
+    if new:
+        if said is None and interactive:
+            from flower.cli.wake import ask_new_task
+
+            said = ask_new_task(read, out)
+            if said is None:
+                return 0
+        if said is None:
+            raise NothingToDoError('--new needs something to do: flower --new "what to do"')
+        _archive(settings, workspace, live)
+        _banner(live, workspace, None, names.work_step)
+    else:
+        state = wake_state(workspace, settings.run_dir, settings=settings)
+        used = _is_used(state)
+        if said is None and not used:
+            if not interactive:
+                raise NothingToDoError(
+                    f"nothing to carry on in {workspace} (no {settings.run_dir}/lineage.json) "
+                    'and nothing said. Say what to do: flower "write a script that ..."; '
+                    "or see it work offline: flower demo"
+                )
+            from flower.cli.wake import ask_new_task
+
+            said = ask_new_task(read, out)
+            if said is None:
+                return 0
+        _banner(live, workspace, state, names.work_step)
+        if said is None and interactive:
+            choice = wake_prompt(read, out)
+            if choice.action == "leave":
+                return 0
+            if choice.action == "new":
+                _archive(settings, workspace, live)
+                _banner(live, workspace, None, names.work_step)
+            said = choice.said
+    ask = _asker(read, out) if interactive else None
+    return _execute(settings, live, said, ask=ask, trim=trim, rounds=rounds, json_out=json_out)
+
+
+def _is_used(state: dict[str, Any]) -> bool:
+    checks = state["checks"]
+    return bool(state["waking"] or checks["brief"] or checks["recorded"] or state["woke"])
+
+
+def _banner(live: Live, workspace: Path, state: dict[str, Any] | None, work_step: str) -> None:
+    """The first line: fresh, or what this wake resumes (with lost sessions named)."""
+    from flower.cli.banner import fresh_banner, lost_sessions_line, wake_banner
+
+    if state is None:
+        live.woke = 1
+        live.line(fresh_banner(workspace), "bold green")
+        return
+    checks = state["checks"]
+    live.woke = state["woke"] + 1
+    lost = [name for name, alive in checks["alive"].items() if not alive]
+    if state["waking"] or checks["brief"]:
+        line = wake_banner(
+            workspace,
+            woke=live.woke,
+            brief_confirmed=checks["brief"],
+            goals=checks["goals"],
+            work_step=work_step,
+            context_tokens=checks["context"].get(work_step),
+        )
+    else:
+        line = fresh_banner(workspace)
+    live.line(line, "bold green")
+    if lost:
+        live.line(lost_sessions_line(lost), "yellow")
+
+
+def _archive(settings: Settings, workspace: Path, live: Live) -> None:
+    """Move lineage, brief and goals into notes/archive/<stamp>/; sessions stay."""
+    from flower.core.lineage import Lineage, archive_dir
+    from flower.workflow.clarify import workflow_names
+
+    names = workflow_names(settings)
+    lineage = Lineage.load(workspace, settings=settings, run_dir=settings.run_dir)
+    into = archive_dir(workspace)
+    moved = lineage.archive(
+        into, extra=[workspace / names.brief_file, workspace / names.goals_file]
+    )
+    if moved is not None:
+        live.line(f"   archived the last conversation into {into.relative_to(workspace)}/", "dim")
+
+
+def _asker(read: Any, out: TextIO) -> Any:
+    """The clarify step's ``ask``: the questions were streamed already; read the answer."""
+
+    def ask(questions: str) -> str | None:
+        out.write("\n(回答后回车;直接回车 = 让它按最合理的假设写需求)\n")
+        try:
+            return read()
+        except EOFError:
+            return None
+
+    return ask
+
+
+def _execute(
+    settings: Settings,
+    live: Live,
+    said: str | None,
+    *,
+    ask: Any,
+    trim: bool,
+    rounds: int | None,
+    json_out: bool,
+) -> int:
+    import asyncio
+    import time
+
+    from flower.cli.live import LiveRuntime
+    from flower.workflow.builtin import builtin_workflow
+
+    started = time.monotonic()
+    rt = LiveRuntime(live, workspace=".", run_dir=settings.run_dir, trim=trim, settings=settings)
+    workflow = builtin_workflow(said, settings=rt.settings, ask=ask, rounds=rounds)
+    try:
+        ctx = asyncio.run(workflow.run(rt))
+    except KeyboardInterrupt:
+        live.line("")
+        live.line(
+            "interrupted: lineage and transcript are saved; `flower` here carries on", "yellow"
+        )
+        return INTERRUPTED_EXIT
+    finally:
+        rt.close()
+    results = ctx["_results"]
+    work_sid = ctx["_sessions"].get(live.work_step) or next(iter(ctx["_sessions"].values()), None)
+    live.summary(results, time.monotonic() - started, _transcript_hint(settings, work_sid))
+    if ctx.get("_goal_met") is False:
+        live.line("   the judge found goals not met yet: `flower` here goes on", "yellow")
+    if json_out:
+        _print_json(
+            {
+                "ok": ctx["_ok"],
+                "woke": ctx["_woke"],
+                "goal_met": ctx.get("_goal_met"),
+                "sessions": ctx["_sessions"],
+                "results": _results_json(results),
+            }
+        )
+    return 0 if ctx["_ok"] else 1
+
+
+# -- once -----------------------------------------------------------------------------
+
+
+def once(
+    ctx: typer.Context,
+    prompt: PromptArgument = None,
+    resume: Annotated[
+        str | None,
+        typer.Option("--resume", metavar="SESSION_ID", help="Continue that session by hand."),
+    ] = None,
+    run_dir: RunDirOption = None,
+    model: ModelOption = None,
+    no_trim: Annotated[bool, typer.Option("--no-trim", help="Do not trim on resume.")] = False,
+    json_out: JsonOption = False,
+) -> None:
+    """One agent, outside any workflow and without lineage (resume only with --resume)."""
+    said = _joined(prompt)
+    if said is None:
+        raise NothingToDoError('flower once needs something to say: flower once "what to do"')
+    settings = _settings(ctx, run_dir, model)
+    _preflight(settings)
+    raise typer.Exit(_run_once(settings, said, resume, trim=not no_trim, json_out=json_out))
+
+
+def _run_once(
+    settings: Settings, said: str, resume: str | None, *, trim: bool, json_out: bool
+) -> int:
+    import asyncio
+    import time
+
+    from flower.cli.live import Live, LiveRuntime
+    from flower.workflow.builtin import WORKER
+
+    out: TextIO = sys.stderr if json_out else sys.stdout
+    live = Live(out, rounds=1, work_step="once")
+    started = time.monotonic()
+    rt = LiveRuntime(live, workspace=".", run_dir=settings.run_dir, trim=trim, settings=settings)
+    try:
+        if resume is not None and not rt.has_session(resume):
+            from flower.core.errors import UnknownSessionError
+
+            raise UnknownSessionError(
+                f"no session {resume!r} for {rt.workspace} in {settings.sessions_url()}; "
+                "`flower sessions list` shows the ones there are"
+            )
+        result = asyncio.run(rt.run(WORKER, said, resume, step="once"))
+    except KeyboardInterrupt:
+        live.line("")
+        live.line("interrupted: the transcript is saved", "yellow")
+        return INTERRUPTED_EXIT
+    finally:
+        rt.close()
+    live.summary(
+        [result], time.monotonic() - started, _transcript_hint(settings, result.session_id)
+    )
+    if result.session_id:
+        live.line(f'   carry on by hand: flower once --resume {result.session_id} "..."', "dim")
+    if json_out:
+        _print_json({"ok": result.ok, "results": _results_json([result])})
+    return 0 if result.ok else 1
+
+
+# -- status ---------------------------------------------------------------------------
+
+
+def status(
+    ctx: typer.Context,
+    run_dir: RunDirOption = None,
+    json_out: Annotated[bool, typer.Option("--json", help="wake_state as JSON.")] = False,
+) -> None:
+    """What the next `flower` here would resume, without starting anything."""
+    from flower.workflow.base import wake_state
+
+    settings = _settings(ctx, run_dir, None)
+    workspace = Path.cwd().resolve()
+    state = wake_state(workspace, settings.run_dir, settings=settings)
+    if json_out:
+        _print_json(state)
+        return
+    for line in describe_state(state, workspace, settings):
+        typer.echo(line)
+
+
+def describe_state(state: dict[str, Any], workspace: Path, settings: Settings) -> list[str]:
+    """wake_state in words, one fact a line."""
+    from flower.cli.banner import human_tokens, short_path
+    from flower.workflow.clarify import workflow_names
+
+    names = workflow_names(settings)
+    checks = state["checks"]
+    lines = [f"workspace   {short_path(workspace)}"]
+    if checks["lineage"] == "ok":
+        lines.append(f"lineage     {settings.run_dir}/lineage.json, woken {state['woke']} time(s)")
+    else:
+        lines.append(
+            f"lineage     none in {settings.run_dir}/ (missing, unreadable or another workspace)"
+        )
+    lines.append(
+        f"brief       {names.brief_file} " + ("confirmed" if checks["brief"] else "not confirmed")
+    )
+    lines.append(f"goals       {checks['goals']} in {names.goals_file}")
+    for step, sid in checks["recorded"].items():
+        if checks["alive"].get(step):
+            size = checks["context"].get(step)
+            tail = f", context {human_tokens(size)}" if size is not None else ""
+            lines.append(f"step        {step}: {sid} (in the store{tail})")
+        else:
+            lines.append(f"step        {step}: {sid} (gone from the store: starts fresh)")
+    if state["waking"]:
+        lines.append(
+            f"next        `flower` resumes {', '.join(state['steps'])} (wake {state['woke'] + 1})"
+        )
+    elif checks["brief"]:
+        lines.append("next        `flower` goes on from the confirmed brief in new sessions")
+    else:
+        lines.append('next        nothing to resume: flower "what to do" starts something')
+    return lines
+
+
+# -- demo -----------------------------------------------------------------------------
+
+
+def demo(
+    keep: Annotated[
+        bool, typer.Option("--keep", help="Keep the demo directory instead of removing it.")
+    ] = False,
+) -> None:
+    """See it work offline: a run cut off midway, then a second run that resumes it."""
+    from flower.cli.demo import run_demo
+
+    raise typer.Exit(run_demo(keep=keep))
+
+
+def register(app: typer.Typer) -> None:
+    """Attach ``run``, ``once``, ``status`` and ``demo`` to the root app."""
+    app.command(name="run")(run)
+    app.command(name="once")(once)
+    app.command(name="status")(status)
+    app.command(name="demo")(demo)
+
+
+__all__ = [
+    "NoAPIKeyError",
+    "NothingToDoError",
+    "RunDirError",
+    "describe_state",
+    "register",
+    "require_api_key",
+    "require_writable",
+]

@@ -1,0 +1,74 @@
+"""The wake prompt: what a bare ``flower`` asks in a used directory on a terminal.
+
+Enter continues; any text is the next sentence of the same conversation; ``/new``
+asks what to do instead (the caller archives and starts over); Ctrl-C or end of
+input leaves without touching anything.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal, TextIO
+
+from flower.cli.banner import NEW_TASK_PROMPT, WAKE_PROMPT
+
+NEW_COMMAND = "/new"
+
+Action = Literal["continue", "say", "new", "leave"]
+
+
+@dataclass(frozen=True)
+class WakeChoice:
+    """``action`` and, for ``say`` and ``new``, the text the user typed."""
+
+    action: Action
+    said: str | None = None
+
+
+Reader = Callable[[], str]
+"""Reads one line; raises ``EOFError`` at end of input and ``KeyboardInterrupt`` on Ctrl-C."""
+
+
+def read_line(prompt: str = "> ", out: TextIO | None = None) -> str:
+    """``input()`` with the prompt on ``out`` (stderr keeps stdout clean for ``--json``)."""
+    stream = out if out is not None else sys.stderr
+    stream.write(prompt)
+    stream.flush()
+    line = sys.stdin.readline()
+    if not line:
+        raise EOFError
+    return line.rstrip("\r\n")
+
+
+def ask_new_task(read: Reader, out: TextIO) -> str | None:
+    """``NEW_TASK_PROMPT`` until something is said; ``None`` when the user leaves."""
+    out.write(NEW_TASK_PROMPT + "\n")
+    out.flush()
+    while True:
+        try:
+            said = read().strip()
+        except (EOFError, KeyboardInterrupt):
+            return None
+        if said:
+            return said
+
+
+def wake_prompt(read: Reader, out: TextIO) -> WakeChoice:
+    """Ask ``WAKE_PROMPT`` once and say what the user chose."""
+    out.write(WAKE_PROMPT + "\n")
+    out.flush()
+    try:
+        said = read().strip()
+    except (EOFError, KeyboardInterrupt):
+        return WakeChoice("leave")
+    if not said:
+        return WakeChoice("continue")
+    if said == NEW_COMMAND:
+        task = ask_new_task(read, out)
+        return WakeChoice("leave") if task is None else WakeChoice("new", task)
+    return WakeChoice("say", said)
+
+
+__all__ = ["NEW_COMMAND", "WakeChoice", "ask_new_task", "read_line", "wake_prompt"]
