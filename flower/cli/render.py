@@ -10,7 +10,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from flower.cli.output import compact_json
+from flower.cli.output import compact_json, is_tty
 from flower.core.records import Entry
 
 MAX_TEXT = 2000
@@ -96,18 +96,45 @@ def entry_lines(entry: Entry) -> Iterator[Line]:
 
 
 def print_transcript(entries: Iterable[Entry], title: str) -> int:
-    """Draw the transcript on stdout; returns the number of entries shown."""
-    from rich.console import Console
-    from rich.markup import escape
+    """Draw the transcript on stdout; returns the number of entries shown.
 
-    console = Console(file=sys.stdout, highlight=False, soft_wrap=True)
-    console.rule(escape(title))
+    Colours on a terminal (rich); plain ``label: text`` lines into a pipe or file,
+    which is also much faster for long transcripts.
+    """
+    if not is_tty(sys.stdout):
+        return _print_plain(entries, title)
+    from rich.console import Console
+    from rich.text import Text
+
+    console = Console(file=sys.stdout, highlight=False)
+    console.rule(Text(title))
     count = 0
+    chunk = Text()
     for entry in entries:
         count += 1
         for style, label, text in entry_lines(entry):
-            # continuation lines are indented so each entry stays one visual block
-            body = f": {escape(text)}".replace("\n", "\n    ") if text else ""
-            console.print(f"[{style}]{escape(label)}[/]{body}")
+            chunk.append(label, style=style)
+            chunk.append(f": {_indent(text)}\n" if text else "\n")
+        if count % 500 == 0:
+            console.print(chunk, end="")
+            chunk = Text()
+    console.print(chunk, end="")
     console.rule(f"{count} entries")
+    return count
+
+
+def _indent(text: str) -> str:
+    # continuation lines are indented so each entry stays one visual block
+    return text.replace("\n", "\n    ")
+
+
+def _print_plain(entries: Iterable[Entry], title: str) -> int:
+    out = sys.stdout
+    out.write(f"== {title} ==\n")
+    count = 0
+    for entry in entries:
+        count += 1
+        for _, label, text in entry_lines(entry):
+            out.write(f"{label}: {_indent(text)}\n" if text else f"{label}\n")
+    out.write(f"== {count} entries ==\n")
     return count
