@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib
 import sys
 import warnings
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 import typer
@@ -83,8 +84,8 @@ def _attach_optional(app: typer.Typer, module_name: str, command: str) -> None:
         app.command(name=command)(getattr(module, command))
 
 
-def build_app() -> typer.Typer:
-    """A fresh ``flower`` app (tests add commands to their own copy)."""
+def build_app(*, optional_modules: Mapping[str, str] = OPTIONAL_MODULES) -> typer.Typer:
+    """A fresh ``flower`` app; tests pass ``optional_modules={}`` for the bare core."""
     app = typer.Typer(
         cls=FlowerGroup,
         name="flower",
@@ -98,7 +99,7 @@ def build_app() -> typer.Typer:
     app.add_typer(sessions_cmd.app, name="sessions")
     app.command(name="plugins")(plugins_cmd.plugins)
     app.command(name="config")(config_cmd.config)
-    for module_name, command in OPTIONAL_MODULES.items():
+    for module_name, command in optional_modules.items():
         _attach_optional(app, module_name, command)
     return app
 
