@@ -24,6 +24,7 @@ from sqlalchemy.engine import URL, Connection, Engine
 from sqlalchemy.exc import ArgumentError, DBAPIError, IntegrityError
 
 from flower.core.errors import StoreUnavailableError
+from flower.core.fileperms import create_private, private_dir
 from flower_plugins.sql.options import SqlOptions
 
 T = TypeVar("T")
@@ -232,7 +233,8 @@ def _sqlite_engine(url: URL, options: SqlOptions, synchronous: str) -> Engine:
     in_memory = database in ("", ":memory:")
     if not in_memory:
         try:
-            Path(database).parent.mkdir(parents=True, exist_ok=True)
+            private_dir(Path(database).parent)
+            create_private(database)  # SQLite gives -wal and -shm the mode of the db
         except OSError as exc:
             raise StoreUnavailableError(f"cannot create the folder of {database}: {exc}") from exc
     kwargs: dict[str, Any] = {}

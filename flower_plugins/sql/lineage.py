@@ -21,6 +21,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
+from flower.core.fileperms import private_dir
 from flower.core.records import LineageRecord
 from flower_plugins.jsonfs.lineage import ArchiveConflictError, check_record
 from flower_plugins.sql.engine import Database
@@ -114,7 +115,7 @@ class SqlLineageStore:
                 f"cannot archive into {str(into)!r}: {', '.join(clashes)} would be overwritten; "
                 "nothing moved"
             )
-        into.mkdir(parents=True, exist_ok=True)
+        private_dir(into)
         if row is not None:
             document = {
                 "workspace": row.workspace,

@@ -107,7 +107,9 @@ class SqlSessionStore(SessionStoreBase):
     # -- writing -----------------------------------------------------------------
 
     def append(self, key: SessionKey, entries_: Sequence[Entry]) -> None:
-        _subpath(key)
+        cached = self._pks.get(key)
+        if cached is None:
+            _subpath(key)  # keys already written through were checked then
         if not entries_:
             return
         encoded = encode_entries(entries_)  # rejects a bad batch before any write
@@ -122,7 +124,6 @@ class SqlSessionStore(SessionStoreBase):
         ]
         usage = _batch_usage(entries_)
         now = int(self._clock() * 1000)
-        cached = self._pks.get(key)
         integrity_error = self._db.engine.dialect.loaded_dbapi.IntegrityError
         try:
             self._db.raw_write(lambda cur: self._append_tx(cur, key, rows, usage, now, cached))
