@@ -98,7 +98,11 @@ class FlowerGroup(TyperGroup):
     # -- routing ---------------------------------------------------------------
 
     def _first_positional(self, ctx: _click.Context, args: Sequence[str]) -> int | None:
-        """Index of the first argument that is not one of the group's own options."""
+        """Index of the first argument that is not one of the group's own options.
+
+        An option the group does not know is where ``run``'s own arguments begin
+        (``flower --new "something else"``).
+        """
         takes_value: dict[str, bool] = {}
         for param in self.get_params(ctx):
             if param.param_type_name == "option":
@@ -111,7 +115,9 @@ class FlowerGroup(TyperGroup):
             if token == "--" or not token.startswith("-") or token == "-":
                 return i
             name = token.split("=", 1)[0]
-            if takes_value.get(name) and "=" not in token:
+            if name not in takes_value:
+                return i
+            if takes_value[name] and "=" not in token:
                 i += 1
             i += 1
         return None
@@ -126,6 +132,8 @@ class FlowerGroup(TyperGroup):
             if not has_run:
                 raise UsageError("free-text prompts need the 'run' command", ctx)
             return [*args[:index], RUN_COMMAND, *args[index:]]
+        if token.startswith("-") and token != "-":  # an option of run's, or a typo
+            return [*args[:index], RUN_COMMAND, *args[index:]] if has_run else args
         if token in self.commands:
             return args
         self.load_plugin_commands()
