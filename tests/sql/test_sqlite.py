@@ -70,6 +70,7 @@ def test_a_corrupted_file_is_reported_and_left_untouched(tmp_path: Path) -> None
     path = tmp_path / "sessions.db"
     garbage = b"this is not a database\x00\xff" * 400
     path.write_bytes(garbage)
+    path.chmod(0o600)
     with pytest.raises(StoreUnavailableError) as info:
         open_session_store(f"sqlite:///{path}", settings=Settings())
     message = str(info.value)
@@ -80,7 +81,7 @@ def test_a_corrupted_file_is_reported_and_left_untouched(tmp_path: Path) -> None
 
 def test_an_empty_file_becomes_a_fresh_database(tmp_path: Path) -> None:
     path = tmp_path / "sessions.db"
-    path.touch()
+    path.touch(mode=0o600)
     with open_session_store(f"sqlite:///{path}", settings=Settings()) as store:
         store.append(KEY, [{"type": "user"}])
         assert store.load(KEY) == [{"type": "user"}]
