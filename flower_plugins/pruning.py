@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from flower.core.fileperms import private_dir
 from flower.core.hookspecs import hookimpl
 from flower.core.protocols import PruneContext
 from flower.core.records import Entry
@@ -321,7 +322,7 @@ def save_once(path: Path, data: bytes) -> Path:
         path = path.with_name(f"{path.stem}-{digest}{path.suffix}")
         if path.exists():
             return path
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
     try:
         with os.fdopen(fd, "wb") as handle:

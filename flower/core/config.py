@@ -35,6 +35,10 @@ class SessionsConfig(_Section):
     """SQLite durability: ``normal`` (WAL; survives a killed process) or ``full`` (fsync)."""
     auto_migrate: bool = False
     """Upgrade a Postgres schema on open instead of asking for ``flower db upgrade``."""
+    encrypt: bool = False
+    """Encrypt entry payloads at rest (AES-GCM); key from ``FLOWER_ENCRYPTION_KEY`` or key_file."""
+    key_file: str | None = None
+    """File holding the encryption key (first line; older keys on later lines)."""
     options: dict[str, Any] = msgspec.field(default_factory=dict)
     """Backend-specific options, decoded by the backend's own options Struct."""
 

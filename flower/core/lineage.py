@@ -22,6 +22,7 @@ from typing import Any
 
 import msgspec
 
+from flower.core.fileperms import private_dir
 from flower.core.protocols import LineageStore
 from flower.core.records import LineageRecord
 
@@ -65,7 +66,7 @@ class _NoStore:
         moved = [p for p in extra if p.exists()]
         if not moved:
             return None
-        into.mkdir(parents=True, exist_ok=True)
+        private_dir(into)
         for path in moved:
             os.replace(path, into / path.name)
         return into

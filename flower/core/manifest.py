@@ -22,6 +22,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from flower.core.fileperms import check_private, private_dir
+
 MANIFEST_NAME = "manifest.json"
 
 _run_id: tuple[int, str] | None = None
@@ -50,10 +52,14 @@ def result_line(result: Any, run: str | None = None) -> dict[str, Any]:
     return row
 
 
+def _owner_only(path: str, flags: int) -> int:
+    return os.open(path, flags, 0o600)
+
+
 @contextlib.contextmanager
 def _locked(path: Path) -> Iterator[None]:
     lock_path = path.with_name(path.name + ".lock")
-    with open(lock_path, "a+b") as handle:
+    with open(lock_path, "a+b", opener=_owner_only) as handle:
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
         try:
             yield
@@ -90,7 +96,7 @@ class Manifest:
         self._flush(mine)
 
     def _flush(self, mine: list[str]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(self.path.parent)
         me = self.run
         with _locked(self.path):
             try:
@@ -100,7 +106,8 @@ class Manifest:
             # Unparsable lines are someone's data too: kept as they are.
             others = [ln for ln in existing if ln.strip() and _line_run(ln) != me]
             tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-            with open(tmp, "w", encoding="utf-8") as out:
+            check_private(self.path)
+            with open(tmp, "w", encoding="utf-8", opener=_owner_only) as out:
                 out.write("".join(f"{ln}\n" for ln in [*others, *mine]))
                 out.flush()
                 os.fsync(out.fileno())

@@ -32,13 +32,24 @@ def open_session_store(
     settings = settings or load_settings().settings
     registry = get_registry()
     conf = settings.sessions
+    configured = url is None or url in (conf.url, settings.sessions_url())
     if url is None:
         reg = registry.get("session_stores", conf.backend)
         url = settings.sessions_url()
     else:
         reg = registry.by_scheme("session_stores", _scheme(url))
     options = _options(reg, conf.options, "tool.flower.sessions.options")
-    return reg.factory(url=url, options=options, settings=settings)
+    store = reg.factory(url=url, options=options, settings=settings)
+    if conf.encrypt and configured:
+        # Only the configured store is encrypted; another URL (sessions copy --from) opens raw.
+        from flower.stores.encrypt import encrypt_store
+
+        try:
+            return encrypt_store(store, settings)
+        except BaseException:
+            store.close()
+            raise
+    return store
 
 
 def open_lineage_store(url: str | None = None, *, settings: Settings | None = None) -> LineageStore:

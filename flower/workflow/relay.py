@@ -12,6 +12,7 @@ It is not a compaction: you can read what was carried over, and what was not.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import time
 from pathlib import Path
@@ -83,12 +84,16 @@ def handoff_path(workspace: Path, step: str, now: float | None = None) -> Path:
 
 
 def write_handoff(path: Path, step: str, old_session: str, body: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    from flower.core.fileperms import open_private, private_dir
+
+    private_dir(path.parent)
     header = (
         f"# 接力:{step}\n\n"
         f"- 来自会话 `{old_session}`\n- 写于 {time.strftime('%Y-%m-%d %H:%M:%S')}\n\n"
     )
-    path.write_text(header + body.strip() + "\n", encoding="utf-8")
+    fd = open_private(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(header + body.strip() + "\n")
 
 
 async def relay(run: Any, prompt: str, *, label: str) -> StepResult:

@@ -75,7 +75,7 @@ def make_dirs(path: Path, *, durable: bool) -> None:
         here = here.parent
     for folder in reversed(missing):
         try:
-            folder.mkdir()
+            folder.mkdir(mode=0o700)  # owner-only, see flower.core.fileperms
         except FileExistsError:
             if not folder.is_dir():
                 raise

@@ -20,6 +20,7 @@ from typing import Any
 import msgspec
 
 from flower.core.errors import FlowerError
+from flower.core.fileperms import check_private
 from flower.core.records import LineageRecord
 from flower_plugins.jsonfs._fs import fsync_dir, make_dirs, write_all
 
@@ -56,6 +57,7 @@ class JsonLineageStore:
             raw = self.path.read_bytes()
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             return None
+        check_private(self.path)
         record = parse_lineage(raw)
         if record is None:
             log.info("%s is not a lineage record; starting fresh", self.path)
@@ -74,7 +76,7 @@ class JsonLineageStore:
         data = render_lineage(record)
         make_dirs(self.path.parent, durable=self.fsync)
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
         try:
             try:
                 write_all(fd, data)

@@ -22,6 +22,7 @@ import msgspec
 
 from flower.core.entries import decode_entry, encode_entries
 from flower.core.errors import InvalidKeyError, StoreUnavailableError
+from flower.core.fileperms import check_private
 from flower.core.protocols import SessionStoreBase
 from flower.core.records import Entry, SessionInfo, SessionKey, check_name, check_subpath
 from flower_plugins.jsonfs._fs import (
@@ -141,7 +142,9 @@ class JsonfsSessionStore(SessionStoreBase):
         path = self._path(key)
         make_dirs(path.parent, durable=self.fsync)
         created = not path.exists()
-        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        if not created:
+            check_private(path, fd=fd)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             self._append_locked(fd, str(path), entries, lines)

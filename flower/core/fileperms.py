@@ -1,0 +1,121 @@
+"""Owner-only files and folders.
+
+Everything flower creates (stores, lineage, manifest, trim files, relay notes,
+archives) is readable by its owner only: files ``0600``, folders ``0700``. An
+existing file that group or others can read is left alone but warned about, once
+per file per process, through :mod:`warnings` and the ``flower.fileperms`` logger.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import stat
+import threading
+import warnings
+from pathlib import Path
+
+FILE_MODE = 0o600
+DIR_MODE = 0o700
+_OPEN_TO_OTHERS = stat.S_IRWXG | stat.S_IRWXO
+
+log = logging.getLogger("flower.fileperms")
+_checked: set[str] = set()
+_lock = threading.Lock()
+
+
+class PermissionWarning(UserWarning):
+    """A file or folder flower uses is readable (or writable) by group or others."""
+
+
+def private_dir(path: str | os.PathLike[str]) -> Path:
+    """``mkdir -p path`` where every folder created is ``0700``; an existing one is checked."""
+    path = Path(path)
+    missing: list[Path] = []
+    here = path
+    while not here.is_dir() and here != here.parent:
+        missing.append(here)
+        here = here.parent
+    for folder in reversed(missing):
+        try:
+            folder.mkdir(mode=DIR_MODE)
+        except FileExistsError:
+            if not folder.is_dir():
+                raise
+            continue
+    if not missing:
+        check_private(path)
+    return path
+
+
+def private_file(path: str | os.PathLike[str]) -> Path:
+    """Make a file flower just created owner-only (``0600``)."""
+    path = Path(path)
+    os.chmod(path, FILE_MODE)
+    return path
+
+
+def create_private(path: str | os.PathLike[str]) -> bool:
+    """Create an empty ``0600`` file unless it exists; True when this call created it.
+
+    An existing file is checked instead (see :func:`check_private`).
+    """
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, FILE_MODE)
+    except FileExistsError:
+        check_private(path)
+        return False
+    os.close(fd)
+    return True
+
+
+def open_private(path: str | os.PathLike[str], flags: int) -> int:
+    """``os.open`` that creates ``0600`` files; an existing file is checked."""
+    fd = os.open(path, flags | os.O_CLOEXEC, FILE_MODE)
+    check_private(path, fd=fd)
+    return fd
+
+
+def check_private(path: str | os.PathLike[str], *, fd: int | None = None) -> bool:
+    """True when ``path`` is owner-only (or missing); else warn once and return False."""
+    key = os.fspath(path)
+    if key in _checked:
+        return True
+    try:
+        mode = os.fstat(fd).st_mode if fd is not None else os.stat(key).st_mode
+    except OSError:
+        return True
+    with _lock:
+        if key in _checked:
+            return True
+        _checked.add(key)
+    if not mode & _OPEN_TO_OTHERS:
+        return True
+    kind = "folder" if stat.S_ISDIR(mode) else "file"
+    wanted = DIR_MODE if stat.S_ISDIR(mode) else FILE_MODE
+    message = (
+        f"{kind} {key} is accessible by group or others (mode {stat.S_IMODE(mode):04o}); "
+        f"flower keeps transcripts private: chmod {wanted:o} {key}"
+    )
+    log.warning(message)
+    warnings.warn(message, PermissionWarning, stacklevel=2)
+    return False
+
+
+def forget_checks() -> None:
+    """Check every file again (tests, or after fixing permissions in-process)."""
+    with _lock:
+        _checked.clear()
+
+
+__all__ = [
+    "DIR_MODE",
+    "FILE_MODE",
+    "PermissionWarning",
+    "check_private",
+    "create_private",
+    "forget_checks",
+    "open_private",
+    "private_dir",
+    "private_file",
+]

@@ -1,0 +1,323 @@
+"""Encryption at rest: a wrapper that seals entry payloads over any session store.
+
+Each entry is stored as its clear index fields (see :data:`CLEAR_FIELDS`, plus
+``message.usage`` of assistant entries) and one ``_flower_enc`` field holding the whole
+entry encrypted with AES-256-GCM under the current key::
+
+    {"type": "user", "uuid": "...", "parentUuid": "...", "sessionId": "...",
+     "timestamp": "...", "_flower_enc": {"v": 1, "kid": "<key id>", "n": "<nonce>",
+     "ct": "<ciphertext + tag>"}}
+
+The authenticated data binds the ciphertext to its key id, ``type`` and ``uuid``, so
+a ciphertext moved onto another entry fails to open. Loading returns the decrypted
+entry, deep-equal to what was appended; entries written before encryption was turned
+on load as they are. A key-check record (the hidden session
+``flower-encryption/key-check``) holds a sealed marker per key id, checked before the
+first read or write: a wrong key is an :class:`EncryptionKeyError`, and nothing is
+ever written under it. See docs/security.md.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import os
+import threading
+import warnings
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+
+from flower.core.entries import encode_entries
+from flower.core.protocols import SessionStoreBase
+from flower.core.records import Entry, SessionInfo, SessionKey
+from flower.stores.keyring import KEY_ENV, EncryptionKeyError, Keyring, key_id
+
+log = logging.getLogger(__name__)
+
+ENC = "_flower_enc"
+VERSION = 1
+NONCE_BYTES = 12
+CLEAR_FIELDS = ("type", "uuid", "parentUuid", "sessionId", "timestamp")
+CHECK_KEY = SessionKey("flower-encryption", "key-check")
+CHECK_TYPE = "flower-key-check"
+CHECK_PLAINTEXT = b"flower key check v1"
+STAGING_SUFFIX = ".flower-rekey"
+"""Sessions being re-encrypted by ``flower sessions rekey`` (hidden from listings)."""
+
+_decoder = msgspec.json.Decoder()
+
+
+class DecryptWarning(UserWarning):
+    """An entry that cannot be decrypted (truncated or altered); the rest still loads."""
+
+
+@dataclass(frozen=True)
+class DecryptProblem:
+    """One stored entry that did not open: where, which, and why (never its content)."""
+
+    key: SessionKey
+    index: int
+    uuid: str | None
+    reason: str
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def _aad(kid: str, entry_type: Any, uuid: Any) -> bytes:
+    return f"flower/{VERSION}\x00{kid}\x00{entry_type}\x00{uuid or ''}".encode()
+
+
+def is_sealed(stored: Entry) -> bool:
+    return isinstance(stored.get(ENC), dict)
+
+
+def sealed_key_id(stored: Entry) -> str | None:
+    """The key id a stored entry was sealed with; ``None`` for a clear entry."""
+    enc = stored.get(ENC)
+    return enc.get("kid") if isinstance(enc, dict) else None
+
+
+class Codec:
+    """Seals entries with the keyring's current key; opens them with any of its keys."""
+
+    def __init__(self, keyring: Keyring) -> None:
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+        self.keyring = keyring
+        self.kid = keyring.current_id
+        self._seal = AESGCM(keyring.current)
+        self._open = {kid: AESGCM(key) for kid, key in keyring.by_id().items()}
+
+    def seal_raw(self, entry: Entry, plaintext: bytes) -> Entry:
+        """``entry``'s stored form; ``plaintext`` is its JSON encoding."""
+        stored: Entry = {name: entry[name] for name in CLEAR_FIELDS if name in entry}
+        if entry.get("type") == "assistant":
+            message = entry.get("message")
+            if isinstance(message, dict) and "usage" in message:
+                stored["message"] = {"usage": message["usage"]}
+        nonce = os.urandom(NONCE_BYTES)
+        sealed = self._seal.encrypt(
+            nonce, plaintext, _aad(self.kid, entry.get("type"), entry.get("uuid"))
+        )
+        stored[ENC] = {"v": VERSION, "kid": self.kid, "n": _b64(nonce), "ct": _b64(sealed)}
+        return stored
+
+    def seal(self, entries: Sequence[Entry]) -> list[Entry]:
+        """Validate a whole batch (nothing sealed on a bad entry), then seal each entry."""
+        plaintexts = encode_entries(entries)
+        return [self.seal_raw(e, p) for e, p in zip(entries, plaintexts, strict=True)]
+
+    def open(self, stored: Entry) -> Entry:
+        """The entry ``stored`` seals (or ``stored`` itself when it is clear).
+
+        An unknown key id is an :class:`EncryptionKeyError`; a ciphertext that does not
+        authenticate is a :class:`ValueError` (the caller reports that entry).
+        """
+        enc = stored.get(ENC)
+        if not isinstance(enc, dict):
+            return stored
+        from cryptography.exceptions import InvalidTag
+
+        kid = enc.get("kid")
+        aead = self._open.get(kid) if isinstance(kid, str) else None
+        if aead is None:
+            raise EncryptionKeyError(
+                f"entry {stored.get('uuid')} was encrypted with key id {kid}, which "
+                f"{self.keyring.source} does not hold (it holds {', '.join(self._open)}); "
+                "add the older key as a further key, or rekey the store with it"
+            )
+        try:
+            nonce = base64.b64decode(enc["n"], validate=True)
+            sealed = base64.b64decode(enc["ct"], validate=True)
+            plaintext = aead.decrypt(
+                nonce, sealed, _aad(kid, stored.get("type"), stored.get("uuid"))
+            )
+        except InvalidTag:
+            raise ValueError("ciphertext does not authenticate (truncated or altered)") from None
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"malformed ciphertext ({type(exc).__name__})") from None
+        try:
+            entry = _decoder.decode(plaintext)
+        except msgspec.DecodeError:
+            raise ValueError("decrypted payload is not JSON") from None
+        if not isinstance(entry, dict):
+            raise ValueError("decrypted payload is not an entry")
+        return entry
+
+    def check_record(self) -> Entry:
+        marker = {"type": CHECK_TYPE, "uuid": f"key-check-{self.kid}"}
+        return self.seal_raw(marker, CHECK_PLAINTEXT)
+
+    def opens_check(self, stored: Entry) -> bool:
+        """True when ``stored`` is this keyring's check record and decrypts correctly."""
+        enc = stored.get(ENC) or {}
+        aead = self._open.get(enc.get("kid"))
+        if aead is None:
+            return False
+        try:
+            plaintext = aead.decrypt(
+                base64.b64decode(enc["n"]),
+                base64.b64decode(enc["ct"]),
+                _aad(enc["kid"], stored.get("type"), stored.get("uuid")),
+            )
+        except Exception:
+            return False
+        return plaintext == CHECK_PLAINTEXT
+
+
+def verify_key(inner: SessionStoreBase, codec: Codec) -> None:
+    """Check ``codec``'s keys against the store's key-check record before any use.
+
+    First use writes a record for the current key. A current key the store has not
+    seen is accepted (and recorded) only when an older key of the keyring opens a
+    record already there: that is a rotation, not a wrong key.
+    """
+    records = [r for r in inner.load(CHECK_KEY) or [] if r.get("type") == CHECK_TYPE]
+    if not records:
+        inner.append(CHECK_KEY, [codec.check_record()])
+        return
+    opened = {sealed_key_id(r) for r in records if codec.opens_check(r)}
+    if codec.kid in opened:
+        return
+    if opened:
+        inner.append(CHECK_KEY, [codec.check_record()])
+        return
+    known = sorted({str(sealed_key_id(r)) for r in records})
+    source = codec.keyring.source
+    raise EncryptionKeyError(
+        f"wrong encryption key: {source} (key id {codec.kid}) does not open this store, "
+        f"which was encrypted with key id {', '.join(known)}; nothing was read or written. "
+        f"Set {KEY_ENV} (or the key file) to the key this store was written with"
+    )
+
+
+class EncryptedSessionStore(SessionStoreBase):
+    """Any session store, with entry payloads sealed at rest. See the module docstring."""
+
+    def __init__(self, inner: SessionStoreBase, keyring: Keyring) -> None:
+        self.inner = inner
+        self.codec = Codec(keyring)
+        self._verified = False
+        self._lock = threading.Lock()
+        self._problems: dict[SessionKey, list[DecryptProblem]] = {}
+
+    def __repr__(self) -> str:
+        return f"EncryptedSessionStore({self.inner!r}, key id {self.codec.kid})"
+
+    @property
+    def url(self) -> str | None:
+        return getattr(self.inner, "url", None)
+
+    def _ready(self) -> None:
+        if self._verified:
+            return
+        with self._lock:
+            if not self._verified:
+                verify_key(self.inner, self.codec)
+                self._verified = True
+
+    # -- writing -------------------------------------------------------------------
+
+    def append(self, key: SessionKey, entries: Sequence[Entry]) -> None:
+        if not entries:
+            return
+        sealed = self.codec.seal(entries)
+        self._ready()
+        self.inner.append(key, sealed)
+
+    # -- reading -------------------------------------------------------------------
+
+    def problems(self, key: SessionKey) -> list[DecryptProblem]:
+        """Entries of ``key`` that did not decrypt at the last load (empty when none)."""
+        return list(self._problems.get(key, []))
+
+    def _opened(self, key: SessionKey, stored: Iterator[Entry]) -> Iterator[Entry]:
+        problems: list[DecryptProblem] = []
+        self._problems[key] = problems
+        for index, raw in enumerate(stored):
+            try:
+                yield self.codec.open(raw)
+            except ValueError as exc:
+                problem = DecryptProblem(key, index, raw.get("uuid"), str(exc))
+                problems.append(problem)
+                message = (
+                    f"session {key.session_id}"
+                    f"{'/' + key.subpath if key.subpath else ''}: entry {index} "
+                    f"(uuid {problem.uuid}) skipped: {problem.reason}"
+                )
+                log.warning(message)
+                warnings.warn(message, DecryptWarning, stacklevel=3)
+
+    def load(self, key: SessionKey) -> list[Entry] | None:
+        self._ready()
+        stored = self.inner.load(key)
+        if stored is None:
+            return None
+        return list(self._opened(key, iter(stored)))
+
+    def iter_entries(self, key: SessionKey) -> Iterator[Entry]:
+        self._ready()
+        yield from self._opened(key, self.inner.iter_entries(key))
+
+    # -- the index, served by the inner store in the clear ----------------------------
+
+    def list_projects(self) -> list[str]:
+        return [p for p in self.inner.list_projects() if p != CHECK_KEY.project_key]
+
+    def list_sessions(self, project_key: str) -> list[SessionInfo]:
+        return [
+            info
+            for info in self.inner.list_sessions(project_key)
+            if not info.session_id.endswith(STAGING_SUFFIX)
+        ]
+
+    def delete(self, key: SessionKey) -> None:
+        self.inner.delete(key)
+
+    def list_subkeys(self, key: SessionKey) -> list[str]:
+        return self.inner.list_subkeys(key)
+
+    def exists(self, key: SessionKey) -> bool:
+        return self.inner.exists(key)
+
+    def last_usage(self, key: SessionKey) -> dict[str, Any] | None:
+        return self.inner.last_usage(key)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def encrypt_store(inner: SessionStoreBase, settings: Any) -> EncryptedSessionStore:
+    """Wrap ``inner`` with the keys ``settings`` and the environment give."""
+    from flower.stores.keyring import load_keyring
+
+    return EncryptedSessionStore(inner, load_keyring(settings))
+
+
+def open_encrypted_url(url: str, key: str) -> EncryptedSessionStore:
+    """Open the store at ``url`` encrypted under ``key`` (text form); picklable for tests."""
+    from flower.core.config import Settings
+    from flower.stores.keyring import parse_keys
+    from flower.stores.open import open_session_store
+
+    keyring = parse_keys(key, "the key argument")
+    return EncryptedSessionStore(open_session_store(url, settings=Settings()), keyring)
+
+
+__all__ = [
+    "CLEAR_FIELDS",
+    "Codec",
+    "DecryptProblem",
+    "DecryptWarning",
+    "EncryptedSessionStore",
+    "EncryptionKeyError",
+    "encrypt_store",
+    "open_encrypted_url",
+    "key_id",
+    "verify_key",
+]
