@@ -254,7 +254,24 @@ def _import_target(path: Path, project: str | None, session: str | None) -> tupl
 @app.command("import")
 def import_(
     ctx: typer.Context,
-    file: Annotated[Path, typer.Argument(metavar="FILE", help="A .jsonl transcript.")],
+    file: Annotated[
+        Path | None,
+        typer.Argument(
+            metavar="FILE|DIR",
+            help="A .jsonl transcript; with --claude-code a projects folder "
+            "(default ~/.claude/projects).",
+        ),
+    ] = None,
+    claude_code: Annotated[
+        bool,
+        typer.Option(
+            "--claude-code", help="Import every Claude Code session (with subagents) in DIR."
+        ),
+    ] = False,
+    to: Annotated[
+        str | None,
+        typer.Option("--to", metavar="URL", help="Into this store, not the configured one."),
+    ] = None,
     project: Annotated[
         str | None,
         typer.Option("--project", metavar="KEY", help="Default: from the entries' cwd."),
@@ -264,12 +281,27 @@ def import_(
         typer.Option("--session", metavar="ID", help="Default: the entries' sessionId."),
     ] = None,
 ) -> None:
-    """Import a JSONL transcript. Idempotent: entries already there (by uuid) are skipped."""
+    """Import a JSONL transcript, or Claude Code's sessions with --claude-code.
+
+    Idempotent: entries already there (by uuid) are skipped.
+    """
     from flower.core.records import SessionKey
 
+    if claude_code:
+        if project is not None or session is not None:
+            raise UsageFlowerError(
+                "--claude-code takes the keys from the folders: no --project/--session"
+            )
+        from flower.cli.claude_import import run_claude_import
+
+        with _store(ctx, to) as (store, where):
+            run_claude_import(file, store, where, _progress_bar)
+        return
+    if file is None:
+        raise UsageFlowerError("give a FILE to import, or --claude-code [DIR]")
     project_key, session_id, count = _import_target(file, project, session)
     key = SessionKey(project_key, session_id)
-    with _store(ctx) as (store, where):
+    with _store(ctx, to) as (store, where):
         before = sum(1 for _ in store.iter_entries(key))
         batch: list[Entry] = []
         for _, entry in _read_jsonl(file):
