@@ -1,0 +1,113 @@
+"""Killed mid-run, then ``flower`` again: the banner proves it remembered; ``--new`` archives."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+from pathlib import Path
+
+import pytest
+from cli_run_helpers import REQUEST, Flower, ScriptedModel, kill_at_cut, lineage
+
+from flower.cli.banner import human_tokens
+from flower.core.keys import project_key
+from flower.core.records import SessionKey
+from flower.core.transcript import context_tokens
+from flower.stores.open import open_session_store
+from flower.testing.fake_api import FakeMessagesAPI
+from flower.workflow.builtin import WORK_RESUME
+
+
+def store_url(ws: Path) -> str:
+    return f"sqlite:///{ws / 'runs' / 'sessions.db'}"
+
+
+def context_of(ws: Path, sid: str) -> str:
+    with open_session_store(store_url(ws)) as store:
+        usage = store.last_usage(SessionKey(project_key(ws), sid))
+    assert usage
+    return human_tokens(context_tokens(usage))
+
+
+def entries_of(ws: Path, sid: str) -> list[dict[str, object]]:
+    with open_session_store(store_url(ws)) as store:
+        entries = store.load(SessionKey(project_key(ws), sid))
+    assert entries is not None
+    return entries
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGHUP], ids=["SIGKILL", "SIGHUP"])
+def test_killed_mid_work_then_resumed_with_the_right_banner(
+    flower: Flower, model: ScriptedModel, ws: Path, sig: signal.Signals
+) -> None:
+    model.hold_worker = True
+    sid, proc = kill_at_cut(flower, model, sig, "--yes", REQUEST)
+    assert proc.returncode == -sig
+    assert lineage(ws)["woke"] == 1
+    size = context_of(ws, sid)
+
+    done = flower()
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == f"<- 在 {ws} 接上上次  需求已确认 · 目标 3 条 · 干活上下文 {size} · 第 2 次唤醒"
+    assert lines[1].startswith("== 干活 ==")
+    assert lines[1].endswith("  1/3  <- 接上次 · 第 2 次唤醒")
+    assert lineage(ws)["steps"]["干活"] == sid and lineage(ws)["woke"] == 2
+    assert (ws / "sample.html").read_text(encoding="utf-8").count("<h1>") == 1
+    # the resumed worker saw its own earlier tool call: the same conversation went on
+    woke = [r for r in model.seen if WORK_RESUME in r.texts()]
+    assert woke and woke[0].texts()[-1] == WORK_RESUME
+    calls = [b for m in woke[0].messages if m["role"] == "assistant" for b in m["content"]]
+    assert {"type": "tool_use", "name": "Read"}.items() <= calls[-1].items()
+
+
+def test_ctrl_c_mid_run_keeps_lineage_and_transcript_valid(
+    flower: Flower, model: ScriptedModel, ws: Path, api: FakeMessagesAPI
+) -> None:
+    model.hold_worker = True
+    sid, proc = kill_at_cut(flower, model, signal.SIGINT, "--yes", REQUEST)
+    assert proc.returncode == 130
+    assert "`flower` here carries on" in proc.stdout.read()  # type: ignore[union-attr]
+    assert lineage(ws)["steps"]["干活"] == sid
+    done = flower("--yes")
+    assert done.returncode == 0, done.stderr
+    assert "干活上下文" in done.stdout.splitlines()[0]
+    assert api.rejections == []  # every request, resumed ones included, was a valid conversation
+    assert lineage(ws)["steps"]["干活"] == sid
+
+
+def test_resumed_with_the_session_gone_says_so(flower: Flower, ws: Path) -> None:
+    assert flower("--yes", REQUEST).returncode == 0
+    (ws / "runs" / "sessions.db").unlink()
+    done = flower()
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == f"<- 在 {ws} 接上上次  需求已确认 · 目标 3 条 · 第 2 次唤醒"
+    assert lines[1] == "   !! 记录里的会话已不在存储里:确认需求、设定目标、干活 —— 这些步骤从头开始"
+    assert lines[2].startswith("== 干活 ==") and lines[2].endswith("  1/3")
+
+
+def test_new_archives_lineage_brief_and_goals_and_leaves_sessions(
+    flower: Flower, ws: Path
+) -> None:
+    assert flower("--yes", REQUEST).returncode == 0
+    old = lineage(ws)
+    before = {step: entries_of(ws, sid) for step, sid in old["steps"].items()}
+    brief = (ws / "需求.md").read_bytes()
+
+    done = flower("--yes", "--new", "另一件事")
+    assert done.returncode == 0, done.stderr
+    archives = list((ws / "notes" / "archive").iterdir())
+    assert len(archives) == 1 and re.fullmatch(r"\d{8}-\d{6}", archives[0].name)
+    archived = archives[0]
+    assert sorted(p.name for p in archived.iterdir()) == ["lineage.json", "目标.md", "需求.md"]
+    assert json.loads((archived / "lineage.json").read_text(encoding="utf-8")) == old
+    assert (archived / "需求.md").read_bytes() == brief
+    lines = done.stdout.splitlines()
+    assert lines[0] == f"   archived the last conversation into notes/archive/{archived.name}/"
+    assert lines[1] == f"-> 在 {ws} 开始新的一件事"
+    # the session store is the history: every old transcript is still there, unchanged
+    assert {step: entries_of(ws, sid) for step, sid in old["steps"].items()} == before
+    fresh = lineage(ws)
+    assert fresh["woke"] == 1 and set(fresh["steps"].values()).isdisjoint(old["steps"].values())
