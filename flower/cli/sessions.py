@@ -297,6 +297,13 @@ def import_(
         with _store(ctx, to) as (store, where):
             run_claude_import(file, store, where, _progress_bar)
         return
+    if file is not None and file.name.endswith(".jsonl.gz"):
+        from flower.cli.retention import import_archive
+
+        with _store(ctx, to) as (store, where):
+            lines, transcripts = import_archive(store, file)
+        typer.echo(f"imported {file}: {lines} entries into {transcripts} transcripts in {where}")
+        return
     if file is None:
         raise UsageFlowerError("give a FILE to import, or --claude-code [DIR]")
     project_key, session_id, count = _import_target(file, project, session)
@@ -470,3 +477,14 @@ def copy(
     _print_report(report, source_name, target_name, as_json)
     if not report.ok:
         raise typer.Exit(1)
+
+
+def _attach_security_commands() -> None:
+    """keygen, rekey, scan, gc and archive live in their own modules (docs/security.md)."""
+    from flower.cli import encryption, retention, secrets_scan
+
+    for module in (encryption, secrets_scan, retention):
+        module.attach(app)
+
+
+_attach_security_commands()

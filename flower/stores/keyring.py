@@ -127,13 +127,12 @@ def load_keyring(settings: Any, environ: Mapping[str, str] | None = None) -> Key
     )
 
 
-def load_new_keyring(path: Path | None, environ: Mapping[str, str] | None = None) -> Keyring:
-    """The key ``rekey`` moves to: ``--new-key-file`` or ``FLOWER_NEW_ENCRYPTION_KEY``."""
+def load_new_keyring(path: Path | None, environ: Mapping[str, str] | None = None) -> Keyring | None:
+    """The key ``rekey`` moves to: ``--new-key-file``, ``FLOWER_NEW_ENCRYPTION_KEY``, or
+    ``None`` for the current key (which re-encrypts clear or older-key entries)."""
     environ = os.environ if environ is None else environ
     if path is not None:
         return _read_key_file(path.expanduser(), "--new-key-file")
     if environ.get(NEW_KEY_ENV, "").strip():
         return parse_keys(environ[NEW_KEY_ENV], NEW_KEY_ENV)
-    raise EncryptionKeyError(
-        f"rekey needs the new key: pass --new-key-file FILE or set {NEW_KEY_ENV}"
-    )
+    return None

@@ -1,0 +1,82 @@
+"""``flower sessions keygen`` and ``flower sessions rekey``: keys for encryption at rest."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from flower.core.errors import FlowerError
+
+
+def keygen() -> None:
+    """Print a new random encryption key (for FLOWER_ENCRYPTION_KEY or a key file)."""
+    from flower.stores.keyring import generate_key
+
+    typer.echo(generate_key())
+
+
+def rekey(
+    ctx: typer.Context,
+    new_key_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--new-key-file",
+            metavar="FILE",
+            help="The new key (default: FLOWER_NEW_ENCRYPTION_KEY, else the current key).",
+        ),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Re-encrypt every session under a new key; resumable, nothing lost.
+
+    Without a new key, re-encrypts under the current key whatever is not yet under it
+    (entries written before encryption was on, or under an older key of the keyring).
+    Run it while no flower run writes to the store.
+    """
+    from flower.cli.context import open_store
+    from flower.cli.output import print_json
+    from flower.stores.encrypt import EncryptedSessionStore
+    from flower.stores.keyring import load_new_keyring
+    from flower.stores.rekey import rekey as run_rekey
+
+    new = load_new_keyring(new_key_file)
+    store = open_store(ctx)
+    try:
+        if not isinstance(store, EncryptedSessionStore):
+            raise FlowerError(
+                "rekey works on an encrypted store: set [tool.flower.sessions] encrypt = true "
+                "and FLOWER_ENCRYPTION_KEY first"
+            )
+        report = run_rekey(store, new or store.codec.keyring)
+    finally:
+        store.close()
+    if as_json:
+        print_json(
+            {
+                "key_id": report.new_key_id,
+                "sessions": report.sessions,
+                "resumed": report.resumed,
+                "skipped": report.skipped,
+                "entries": report.entries,
+                "failed": report.failed,
+            }
+        )
+    else:
+        typer.echo(
+            f"re-encrypted {report.sessions} sessions ({report.entries} entries, "
+            f"{report.resumed} resumed) under key id {report.new_key_id}; "
+            f"{report.skipped} were already under it"
+        )
+        for failure in report.failed:
+            typer.echo(f"not re-encrypted: {failure}", err=True)
+        if new is not None and not report.failed:
+            typer.echo("now set FLOWER_ENCRYPTION_KEY (or the key file) to the new key", err=True)
+    if report.failed:
+        raise typer.Exit(1)
+
+
+def attach(app: typer.Typer) -> None:
+    app.command("keygen")(keygen)
+    app.command("rekey")(rekey)

@@ -1,0 +1,299 @@
+"""``flower sessions gc`` and ``flower sessions archive``: retention that never surprises.
+
+Nothing is deleted automatically, ever. ``gc`` lists the sessions older than a given
+age, then deletes them only on confirmation; ``archive`` first exports them to a
+gzip-compressed JSONL file (one ``{"key": ..., "entry": ...}`` per line), reads it
+back, and only then deletes. A session that lineage still points at (the configured
+lineage store, and every ``lineage.json`` under the run directory) is never selected.
+``flower sessions import FILE.jsonl.gz`` puts an archive back.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import re
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from flower.core.errors import FlowerError, InvalidEntryError
+
+if TYPE_CHECKING:
+    from flower.core.config import Settings
+    from flower.core.protocols import SessionStoreBase
+    from flower.core.records import Entry, SessionKey
+
+_DURATION = re.compile(r"^\s*(\d+)\s*([smhdw])\s*$")
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+class RetentionUsageError(FlowerError):
+    exit_code = 2
+
+
+def parse_age(text: str) -> float:
+    """``30d`` -> seconds. Units: s, m, h, d, w."""
+    match = _DURATION.match(text)
+    if not match:
+        raise RetentionUsageError(
+            f"--older-than {text!r}: expected a number and a unit (s, m, h, d, w), e.g. 30d"
+        )
+    return int(match[1]) * _UNIT_SECONDS[match[2]]
+
+
+def lineage_session_ids(settings: Settings, workspace: Path) -> set[str]:
+    """Every session id lineage points at: the configured store for ``workspace`` and
+    each lineage.json (current or archived) found under the run directory."""
+    from flower.core.lineage import workspace_identity
+    from flower.stores.open import open_lineage_store
+    from flower_plugins.jsonfs.lineage import parse_lineage
+
+    ids: set[str] = set()
+    # The configured store could not be opened: refusing is safer than deleting blind.
+    store = open_lineage_store(settings=settings)
+    try:
+        record = store.load(workspace_identity(workspace, settings))
+    finally:
+        close = getattr(store, "close", None)
+        if close is not None:
+            close()
+    if record is not None:
+        ids.update(record.steps.values())
+    run_dir = (
+        settings.run_path if settings.run_path.is_absolute() else Path.cwd() / settings.run_dir
+    )
+    for path in run_dir.rglob("lineage.json") if run_dir.is_dir() else []:
+        try:
+            found = parse_lineage(path.read_bytes())
+        except OSError:
+            continue
+        if found is not None:
+            ids.update(found.steps.values())
+    return {i for i in ids if isinstance(i, str)}
+
+
+@dataclass(frozen=True)
+class Candidate:
+    key: SessionKey
+    mtime_ms: int
+
+
+def select_old(
+    store: SessionStoreBase, older_than: float | None, protected: set[str], now: float
+) -> tuple[list[Candidate], list[Candidate]]:
+    """(sessions to act on, old sessions kept because lineage points at them)."""
+    from flower.core.records import SessionKey
+
+    cutoff_ms = (now - older_than) * 1000 if older_than is not None else float("inf")
+    chosen: list[Candidate] = []
+    kept: list[Candidate] = []
+    try:
+        projects = store.list_projects()
+    except NotImplementedError:
+        raise FlowerError("this store cannot list its sessions") from None
+    for project in projects:
+        for info in store.list_sessions(project):
+            if info.mtime_ms >= cutoff_ms:
+                continue
+            candidate = Candidate(SessionKey(project, info.session_id), info.mtime_ms)
+            (kept if info.session_id in protected else chosen).append(candidate)
+    chosen.sort(key=lambda c: c.mtime_ms)
+    return chosen, kept
+
+
+def _show(chosen: list[Candidate], kept: list[Candidate], verb: str) -> None:
+    from flower.cli.output import print_table
+    from flower.cli.sessions import _iso
+
+    if chosen:
+        print_table(
+            ["SESSION", "MODIFIED (UTC)", "PROJECT"],
+            [(c.key.session_id, _iso(c.mtime_ms), c.key.project_key) for c in chosen],
+        )
+    for c in kept:
+        typer.echo(f"kept {c.key.session_id}: lineage still points at it", err=True)
+    typer.echo(f"{len(chosen)} sessions to {verb}", err=True)
+
+
+def _confirm(question: str, yes: bool) -> None:
+    from flower.cli.output import is_tty
+
+    if yes:
+        return
+    if not is_tty(sys.stdin):
+        raise RetentionUsageError("not deleting anything without --yes (no terminal to ask)")
+    if not typer.confirm(question):
+        typer.echo("nothing deleted")
+        raise typer.Exit(1)
+
+
+def _selection(
+    ctx: typer.Context, store: SessionStoreBase, older_than: str | None
+) -> tuple[list[Candidate], list[Candidate]]:
+    from flower.cli.context import get_settings
+
+    age = parse_age(older_than) if older_than is not None else None
+    protected = lineage_session_ids(get_settings(ctx), Path.cwd())
+    return select_old(store, age, protected, time.time())
+
+
+OlderThan = Annotated[str, typer.Option("--older-than", metavar="AGE", help="e.g. 30d, 12h, 2w.")]
+Yes = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
+DryRun = Annotated[bool, typer.Option("--dry-run", help="Only list what would go.")]
+
+
+def gc(
+    ctx: typer.Context, older_than: OlderThan, dry_run: DryRun = False, yes: Yes = False
+) -> None:
+    """List sessions older than AGE, then delete them on confirmation.
+
+    Never a session that lineage still points at; nothing is ever deleted automatically.
+    """
+    from flower.cli.sessions import _store
+
+    with _store(ctx) as (store, where):
+        chosen, kept = _selection(ctx, store, older_than)
+        _show(chosen, kept, "delete")
+        if dry_run or not chosen:
+            return
+        _confirm(f"Delete these {len(chosen)} sessions from {where}?", yes)
+        for c in chosen:
+            store.delete(c.key)
+    typer.echo(f"deleted {len(chosen)} sessions from {where}")
+
+
+def _transcripts(store: SessionStoreBase, key: SessionKey) -> Iterator[SessionKey]:
+    yield key
+    try:
+        subpaths = store.list_subkeys(key)
+    except NotImplementedError:
+        subpaths = []
+    for sub in sorted(subpaths):
+        yield key.child(sub)
+
+
+def _key_dict(key: SessionKey) -> dict[str, Any]:
+    return {"project_key": key.project_key, "session_id": key.session_id, "subpath": key.subpath}
+
+
+def write_archive(store: SessionStoreBase, keys: list[SessionKey], output: Path) -> int:
+    """Export ``keys`` (with their subkeys) to ``output`` (gzip JSONL, 0600), atomically."""
+    from flower.core.entries import encode_entry
+    from flower.core.fileperms import open_private
+
+    tmp = output.with_name(f".{output.name}.{os.getpid()}.tmp")
+    count = 0
+    try:
+        fd = open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        with os.fdopen(fd, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb") as out:
+            for key in keys:
+                for transcript in _transcripts(store, key):
+                    head = json.dumps({"key": _key_dict(transcript)})[:-1].encode()
+                    for entry in store.iter_entries(transcript):
+                        out.write(head + b', "entry": ' + encode_entry(entry) + b"}\n")
+                        count += 1
+            out.close()
+            raw.flush()
+            os.fsync(raw.fileno())
+        os.replace(tmp, output)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise FlowerError(f"cannot write {output}: {exc.strerror or exc}") from None
+    return count
+
+
+def read_archive(path: Path) -> Iterator[tuple[SessionKey, Entry]]:
+    """``(key, entry)`` for every line; a bad line is an error naming it."""
+    from flower.core.entries import check_entry
+    from flower.core.records import SessionKey
+
+    if not path.is_file():
+        raise FlowerError(f"cannot read {path}: no such file")
+    with gzip.open(path, "rb") as handle:
+        lines = iter(handle)
+        number = 0
+        while True:
+            try:
+                line = next(lines, None)
+            except (OSError, EOFError) as exc:
+                raise InvalidEntryError(f"{path}: not a complete gzip file ({exc})") from None
+            if line is None:
+                return
+            number += 1
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+                key = SessionKey(**row["key"])
+                entry = check_entry(row["entry"], number)
+            except (ValueError, KeyError, TypeError) as exc:
+                raise InvalidEntryError(f"{path}:{number}: not an archive line ({exc})") from None
+            yield key, entry
+
+
+def import_archive(store: SessionStoreBase, path: Path) -> tuple[int, int]:
+    """Append an archive back (idempotent by uuid); (lines read, transcripts touched).
+
+    The whole file is checked first, so a bad line writes nothing.
+    """
+    total = sum(1 for _ in read_archive(path))
+    batches: dict[SessionKey, list[Entry]] = {}
+    for key, entry in read_archive(path):
+        batches.setdefault(key, []).append(entry)
+        if len(batches[key]) >= 500:
+            store.append(key, batches.pop(key))
+    for key, batch in batches.items():
+        store.append(key, batch)
+    return total, len(batches)
+
+
+def archive(
+    ctx: typer.Context,
+    output: Annotated[
+        Path, typer.Option("-o", "--output", metavar="FILE", help="A .jsonl.gz file to write.")
+    ],
+    older_than: Annotated[
+        str | None,
+        typer.Option("--older-than", metavar="AGE", help="e.g. 30d (default: every session)."),
+    ] = None,
+    keep: Annotated[bool, typer.Option("--keep", help="Export only; delete nothing.")] = False,
+    dry_run: DryRun = False,
+    yes: Yes = False,
+) -> None:
+    """Export sessions to a compressed JSONL file, check it, then delete them on confirmation.
+
+    Never a session that lineage still points at. `flower sessions import FILE` restores.
+    """
+    from flower.cli.sessions import _store
+
+    if output.exists():
+        raise RetentionUsageError(f"{output} exists; pick a new file (archives never overwrite)")
+    with _store(ctx) as (store, where):
+        chosen, kept = _selection(ctx, store, older_than)
+        _show(chosen, kept, "archive")
+        if dry_run or not chosen:
+            return
+        keys = [c.key for c in chosen]
+        written = write_archive(store, keys, output)
+        read_back = sum(1 for _ in read_archive(output))
+        if read_back != written:
+            raise FlowerError(f"{output}: wrote {written} entries, read back {read_back}; kept all")
+        typer.echo(f"archived {written} entries of {len(keys)} sessions to {output}")
+        if keep:
+            return
+        _confirm(f"Delete these {len(keys)} archived sessions from {where}?", yes)
+        for key in keys:
+            store.delete(key)
+    typer.echo(f"deleted {len(keys)} archived sessions from {where}")
+
+
+def attach(app: typer.Typer) -> None:
+    app.command("gc")(gc)
+    app.command("archive")(archive)
