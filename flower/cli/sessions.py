@@ -136,16 +136,39 @@ def show(
         bool, typer.Option("--pruned", help="What the model sees: through the pruning policies.")
     ] = False,
     as_json: JsonOption = False,
+    follow: Annotated[
+        bool,
+        typer.Option("--follow", "-f", help="Keep printing new entries as they are written."),
+    ] = False,
+    since: Annotated[
+        str | None,
+        typer.Option(
+            "--since", metavar="WHEN", help="Only entries from WHEN on: 10m, 2h, 1d or an ISO time."
+        ),
+    ] = None,
+    interval: Annotated[
+        float, typer.Option("--interval", min=0.05, metavar="SECONDS", help="--follow poll period.")
+    ] = 1.0,
 ) -> None:
     """Show a session: a readable view of messages, tool calls and results."""
     if raw and as_json:
         raise UsageFlowerError("--raw and --json do not go together: pick one")
+    if follow and (pruned or as_json):
+        raise UsageFlowerError("--follow shows stored entries as they come: no --pruned or --json")
+    from flower.cli import session_view
     from flower.core.entries import encode_entry
 
+    cutoff = session_view.parse_since(since) if since is not None else None
     with _store(ctx) as (store, where):
         key = find_key(store, session_id, where)
+        if follow:
+            printer = session_view.EntryPrinter(raw)
+            session_view.follow(store, key, printer, cutoff=cutoff, interval=interval)
+            return
         entries: Iterator[Entry] | list[Entry]
         entries = _pruned_entries(ctx, store, key) if pruned else store.iter_entries(key)
+        if cutoff is not None:
+            entries = list(session_view.since(entries, cutoff))
         if raw:
             out = sys.stdout.buffer
             for entry in entries:
@@ -477,6 +500,42 @@ def copy(
     _print_report(report, source_name, target_name, as_json)
     if not report.ok:
         raise typer.Exit(1)
+
+
+@app.command("stats")
+def stats(
+    ctx: typer.Context,
+    session_id: Annotated[
+        str | None, typer.Argument(metavar="[ID]", help="One session; default every session.")
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Entries, bytes and tokens by kind of entry, and what pruning would remove.
+
+    ~tokens are estimated (4 bytes of message JSON per token); usage figures are the
+    API's own counts. Storage is not modified.
+    """
+    from flower.cli.session_stats import collect, render
+    from flower.stores.copy import select_sessions
+    from flower.stores.prune import PruningSessionStore
+
+    with _store(ctx) as (store, where):
+        if session_id is not None:
+            keys = [find_key(store, session_id, where)]
+            title = f"session {session_id} ({keys[0].project_key})"
+        else:
+            try:
+                keys = select_sessions(store)
+            except NotImplementedError:
+                raise FlowerError(f"{where} cannot list its sessions; pass an ID") from None
+            title = f"{len(keys)} sessions in {where}"
+        view = PruningSessionStore.from_settings(store, get_settings(ctx))
+        view.options["dry_run"] = True
+        result = collect(store, keys, view)
+    if as_json:
+        print_json(result.as_dict())
+    else:
+        typer.echo(render(result, title))
 
 
 def _attach_security_commands() -> None:
