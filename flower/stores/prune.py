@@ -12,6 +12,7 @@ policy and the session; the load goes on with the other policies.
 from __future__ import annotations
 
 import contextlib
+import gc
 import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -296,7 +297,16 @@ class PruningSessionStore(SessionStoreBase):
         raw = self.inner.load(key)
         if raw is None:
             return None
-        return prune(raw, self.policies, self.context(key))
+        # Pruning allocates many small containers and frees none of them in cycles; the
+        # collector's repeated full scans of a large transcript cost more than the
+        # pruning itself, so it is paused for the duration (and restored after).
+        paused = gc.isenabled()
+        gc.disable()
+        try:
+            return prune(raw, self.policies, self.context(key))
+        finally:
+            if paused:
+                gc.enable()
 
     def load_with_stats(self, key: SessionKey) -> tuple[list[Entry], list[PolicyStats]] | None:
         raw = self.inner.load(key)
