@@ -317,7 +317,7 @@ __all__ = [
     "EncryptedSessionStore",
     "EncryptionKeyError",
     "encrypt_store",
-    "open_encrypted_url",
     "key_id",
+    "open_encrypted_url",
     "verify_key",
 ]

@@ -163,9 +163,11 @@ def test_ciphertext_moved_to_another_entry_does_not_open(tmp_path: Path, key_env
     first, second = (json.loads(x) for x in path.read_text(encoding="utf-8").splitlines())
     second[ENC] = first[ENC]
     path.write_text(json.dumps(first) + "\n" + json.dumps(second) + "\n", encoding="utf-8")
-    with open_session_store(settings=settings_for(f"jsonfs://{root}")) as store:
-        with pytest.warns(DecryptWarning):
-            assert store.load(KEY) == [turn(0)]
+    with (
+        open_session_store(settings=settings_for(f"jsonfs://{root}")) as store,
+        pytest.warns(DecryptWarning),
+    ):
+        assert store.load(KEY) == [turn(0)]
 
 
 def test_clear_entries_from_before_encryption_still_load(tmp_path: Path, key_env: str) -> None:
