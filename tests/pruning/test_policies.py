@@ -231,7 +231,8 @@ def test_trim_does_not_overwrite_a_different_file_with_the_same_name(tmp_path: P
     b = TranscriptBuilder(session_id="s")
     tid = _long_session(b, "z" * 5000)
     clash = tmp_path / "trimmed" / "s" / f"{tid}.txt"
-    clash.parent.mkdir(parents=True)
+    clash.parent.mkdir(parents=True, mode=0o700)
+    clash.parent.parent.chmod(0o700)
     clash.write_text("something else")
     out = Trim(min_chars=1000, keep_recent_turns=1).prune(b.entries, PruneContext(run_dir=tmp_path))
     assert clash.read_text() == "something else"
