@@ -277,13 +277,16 @@ def drop_entries(entries: Sequence[Entry], uuids_to_drop: Collection[str]) -> li
             continue
         parent = entry.get("parentUuid")
         logical = entry.get("logicalParentUuid")
-        if parent not in drop and logical not in drop:
+        # A hostile or corrupt entry may hold a list or dict here: not a uuid, not dropped.
+        parent_dropped = isinstance(parent, str) and parent in drop
+        logical_dropped = isinstance(logical, str) and logical in drop
+        if not parent_dropped and not logical_dropped:
             append(entry)
             continue
         changes: dict[str, Any] = {}
-        if parent in drop:
+        if parent_dropped:
             changes["parentUuid"] = survivor(parent)
-        if logical in drop:
+        if logical_dropped:
             changes["logicalParentUuid"] = survivor(logical)
         append({**entry, **changes})
     return kept
