@@ -50,7 +50,8 @@ def test_killed_mid_work_then_resumed_with_the_right_banner(
     done = flower()
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0] == f"<- 在 {ws} 接上上次  需求已确认 · 目标 3 条 · 干活上下文 {size} · 第 2 次唤醒"
+    banner = f"<- 在 {ws} 接上上次  需求已确认 · 目标 3 条 · 干活上下文 {size} · 第 2 次唤醒"
+    assert lines[0] == banner
     assert lines[1].startswith("== 干活 ==")
     assert lines[1].endswith("  1/3  <- 接上次 · 第 2 次唤醒")
     assert lineage(ws)["steps"]["干活"] == sid and lineage(ws)["woke"] == 2
@@ -77,8 +78,11 @@ def test_ctrl_c_mid_run_keeps_lineage_and_transcript_valid(
     assert lineage(ws)["steps"]["干活"] == sid
 
 
-def test_resumed_with_the_session_gone_says_so(flower: Flower, ws: Path) -> None:
-    assert flower("--yes", REQUEST).returncode == 0
+def test_resumed_with_the_session_gone_says_so(
+    flower: Flower, model: ScriptedModel, ws: Path
+) -> None:
+    model.hold_worker = True
+    kill_at_cut(flower, model, signal.SIGKILL, "--yes", REQUEST)
     (ws / "runs" / "sessions.db").unlink()
     done = flower()
     assert done.returncode == 0, done.stderr
@@ -88,9 +92,7 @@ def test_resumed_with_the_session_gone_says_so(flower: Flower, ws: Path) -> None
     assert lines[2].startswith("== 干活 ==") and lines[2].endswith("  1/3")
 
 
-def test_new_archives_lineage_brief_and_goals_and_leaves_sessions(
-    flower: Flower, ws: Path
-) -> None:
+def test_new_archives_lineage_brief_and_goals_and_leaves_sessions(flower: Flower, ws: Path) -> None:
     assert flower("--yes", REQUEST).returncode == 0
     old = lineage(ws)
     before = {step: entries_of(ws, sid) for step, sid in old["steps"].items()}
