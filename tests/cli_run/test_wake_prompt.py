@@ -1,0 +1,106 @@
+"""The wake prompt and the brief questions, at a real pseudo-terminal (pexpect)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pexpect
+import pytest
+from cli_run_helpers import FLOWER, REQUEST, Flower, ScriptedModel, lineage
+
+from flower.cli.banner import NEW_TASK_PROMPT, WAKE_PROMPT
+from flower.cli.demo_script import BRIEF
+from flower.testing.fake_api import RecordedRequest, Reply, reply
+from flower.workflow.clarify import CLARIFIER, GOAL_SETTER, NO_ANSWER
+
+QUESTION = "输出要单文件还是目录?"
+
+
+def clarifier(req: RecordedRequest) -> Reply:
+    """Asks once; writes the brief after an answer (or after being told no one answers)."""
+    last = req.texts()[-1]
+    return reply(BRIEF) if last in ("单文件", NO_ANSWER) else reply(QUESTION)
+
+
+@pytest.fixture
+def used(flower: Flower, model: ScriptedModel, ws: Path) -> Flower:
+    """A workspace where one run went all the way (no terminal: no questions asked)."""
+    model.override(CLARIFIER.instructions, clarifier)
+    assert flower(REQUEST).returncode == 0
+    return flower
+
+
+def spawn(flower: Flower, *args: str) -> pexpect.spawn:
+    child = pexpect.spawn(
+        FLOWER[0],
+        [*FLOWER[1:], *args],
+        cwd=str(flower.cwd),
+        env=flower.env,
+        encoding="utf-8",
+        timeout=90,
+        dimensions=(40, 200),
+    )
+    return child
+
+
+def finish(child: pexpect.spawn) -> str:
+    child.expect(pexpect.EOF)
+    child.close()
+    return str(child.before)
+
+
+def test_enter_continues(used: Flower, ws: Path) -> None:
+    child = spawn(used)
+    child.expect_exact("接上上次")
+    child.expect_exact(WAKE_PROMPT)
+    child.sendline("")
+    rest = finish(child)
+    assert child.exitstatus == 0, rest
+    assert "<- 接上次 · 第 2 次唤醒" in rest
+    assert lineage(ws)["woke"] == 2
+
+
+def test_new_text_lands_in_the_brief_and_the_goals(
+    used: Flower, model: ScriptedModel, ws: Path
+) -> None:
+    child = spawn(used)
+    child.expect_exact(WAKE_PROMPT)
+    child.sendline("顺便支持代码块高亮")
+    rest = finish(child)
+    assert child.exitstatus == 0, rest
+    assert "顺便支持代码块高亮" in (ws / "需求.md").read_text(encoding="utf-8")
+    goal_setters = [r for r in model.seen if r.texts()[0] == GOAL_SETTER.instructions]
+    assert "顺便支持代码块高亮" in goal_setters[-1].texts()[-1]
+
+
+def test_slash_new_archives_then_asks_what_to_do_and_its_questions(
+    used: Flower, model: ScriptedModel, ws: Path
+) -> None:
+    old = lineage(ws)
+    child = spawn(used)
+    child.expect_exact(WAKE_PROMPT)
+    child.sendline("/new")
+    child.expect_exact(NEW_TASK_PROMPT)
+    child.sendline("另一件事")
+    child.expect_exact("开始新的一件事")
+    child.expect_exact(QUESTION)  # the clarifier asks at the terminal
+    child.expect_exact("> ")
+    child.sendline("单文件")
+    rest = finish(child)
+    assert child.exitstatus == 0, rest
+    (archived,) = (ws / "notes" / "archive").iterdir()
+    assert json.loads((archived / "lineage.json").read_text(encoding="utf-8")) == old
+    assert lineage(ws)["woke"] == 1
+    clarifiers = [r for r in model.seen if r.texts()[0] == CLARIFIER.instructions]
+    assert "另一件事" in clarifiers[-2].texts()[-1] and clarifiers[-1].texts()[-1] == "单文件"
+
+
+def test_ctrl_c_at_the_wake_prompt_leaves_everything_as_it_was(used: Flower, ws: Path) -> None:
+    before = (ws / "runs" / "lineage.json").read_bytes()
+    child = spawn(used)
+    child.expect_exact(WAKE_PROMPT)
+    child.sendintr()
+    finish(child)
+    assert child.exitstatus == 0
+    assert (ws / "runs" / "lineage.json").read_bytes() == before
