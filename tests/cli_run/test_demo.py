@@ -1,0 +1,24 @@
+"""``flower demo``: offline, killed midway, resumed, finished, exit 0."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from cli_run_helpers import FLOWER
+
+
+def test_demo_runs_offline_without_a_key(in_tmp: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "FLOWER_"))}
+    done = subprocess.run(
+        [*FLOWER, "demo"], cwd=in_tmp, env=env, capture_output=True, text=True, timeout=180
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = done.stdout
+    assert "2. Killed it (SIGKILL" in out
+    second = out[out.index("3. Second run") :]
+    assert "接上上次  需求已确认 · 目标 3 条 · 干活上下文 " in second
+    assert "<- 接上次 · 第 2 次唤醒" in second
+    assert "3. 达成" in second and "Result: sample.html starts with '<h1>笔记</h1>'" in out
+    assert list(in_tmp.iterdir()) == []  # everything happened in its own temporary directory

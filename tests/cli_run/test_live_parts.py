@@ -1,0 +1,121 @@
+"""The pieces of live output and the wake prompt, in-process."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+
+import pytest
+
+from flower.cli.banner import NEW_TASK_PROMPT, WAKE_PROMPT, lost_sessions_line, step_header
+from flower.cli.live import (
+    Live,
+    describe_call,
+    format_totals,
+    parse_label,
+    summarize_result,
+    totals,
+)
+from flower.cli.wake import WakeChoice, wake_prompt
+from flower.runtime.events import SessionStarted, TextDelta, ToolCall, ToolResult, Waiting
+from flower.runtime.spec import StepResult
+
+
+def test_describe_call_shows_the_argument_that_matters() -> None:
+    assert describe_call("Bash", {"command": "ls  -la\n  | wc"}) == "Bash: ls -la | wc"
+    assert describe_call("Write", {"file_path": "a.py", "content": "x" * 10}) == (
+        "Write: a.py (10 chars)"
+    )
+    assert describe_call("Other", {"a": 1}) == 'Other {"a":1}'
+    long = describe_call("Bash", {"command": "echo " + "y" * 200})
+    assert len(long) == len("Bash: ") + 80 and long.endswith("…")
+    assert describe_call("Bash", "{not json") == "Bash {not json"
+
+
+def test_summarize_result() -> None:
+    assert summarize_result("one\ntwo\nthree", is_error=False, denied=False) == "3 lines: one"
+    assert summarize_result("", is_error=False, denied=False) == "(no output)"
+    assert summarize_result("nope", is_error=True, denied=True) == "denied: nope"
+    assert summarize_result("boom\nmore", is_error=True, denied=False) == "error: boom more"
+
+
+@pytest.mark.parametrize(
+    ("label", "step", "round_no", "judge"),
+    [
+        ("干活", "干活", 1, False),
+        ("干活#round3", "干活", 3, False),
+        ("干活·判定#2", "干活", 2, True),
+        ("确认需求#retry1", "确认需求", 1, False),
+    ],
+)
+def test_parse_label(label: str, step: str, round_no: int, judge: bool) -> None:
+    parsed = parse_label(label)
+    assert (parsed.step, parsed.round_no, parsed.judge) == (step, round_no, judge)
+
+
+def test_totals_and_their_line() -> None:
+    results = [StepResult("a", num_turns=2, cost_usd=0.5), StepResult("b", num_turns=1)]
+    assert format_totals(totals(results, 3.25)) == "2 steps · 3 turns · $0.5000 · 3.2 s"
+    assert format_totals(totals([StepResult("c")], 1)).endswith("cost unknown · 1.0 s")
+
+
+def test_plain_live_output_and_headers() -> None:
+    out = io.StringIO()
+    live = Live(out, rich=False, rounds=3)
+    live.woke = 2
+    live.step_started("干活", resume="old-session")
+    live.on_event(SessionStarted("old-session", resumed=True))
+    live.on_event(TextDelta("hel"))
+    live.on_event(TextDelta("lo"))
+    live.on_event(ToolCall("t1", "Read", {"file_path": "a.md"}))
+    live.on_event(ToolResult("t1", "Read", "x\ny", is_error=False, denied=False))
+    live.on_event(Waiting("offline: waiting for api.anthropic.com:443"))
+    live.step_started("干活", resume="old-session")  # same label: no second header
+    live.on_event(SessionStarted("new-session", resumed=False))
+    live.step_started("干活#round2", resume="new-session")  # born here: not a wake
+    live.step_started("干活·判定#1", resume=None)
+    assert out.getvalue().splitlines() == [
+        step_header("干活", 1, 3, resumed=True, woke=2),
+        "hello",
+        "  -> Read: a.md",
+        "  <- 2 lines: x",
+        "  ... offline: waiting for api.anthropic.com:443",
+        step_header("干活", 2, 3, resumed=False, woke=2),
+        step_header("干活·判定", 1, 3, resumed=False, woke=2),
+    ]
+
+
+def test_lost_sessions_line() -> None:
+    assert lost_sessions_line(["干活"]) == "   !! 记录里的会话已不在存储里:干活 —— 这些步骤从头开始"
+
+
+def answers(*lines: str | type[BaseException]) -> Iterator[str]:
+    for line in lines:
+        if isinstance(line, type):
+            raise line
+        yield line
+
+
+@pytest.mark.parametrize(
+    ("typed", "choice"),
+    [
+        (
+            [
+                "",
+            ],
+            WakeChoice("continue"),
+        ),
+        (["  also this  "], WakeChoice("say", "also this")),
+        (["/new", "", "other thing"], WakeChoice("new", "other thing")),
+        (["/new", KeyboardInterrupt], WakeChoice("leave")),
+        ([KeyboardInterrupt], WakeChoice("leave")),
+        ([EOFError], WakeChoice("leave")),
+    ],
+)
+def test_wake_prompt_choices(typed: list[str | type[BaseException]], choice: WakeChoice) -> None:
+    out = io.StringIO()
+    lines = answers(*typed)
+    assert wake_prompt(lambda: next(lines), out) == choice
+    shown = out.getvalue().splitlines()
+    assert shown[0] == WAKE_PROMPT
+    assert (NEW_TASK_PROMPT in shown) == (typed[0] == "/new")

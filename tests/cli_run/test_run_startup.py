@@ -1,0 +1,53 @@
+"""Start-up stays light: ``--help`` and ``status`` do not load the engine's libraries."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from cli_run_helpers import REQUEST, Flower
+
+PROBE = """
+import json, sys
+from flower.cli.main import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+sys.__stdout__.write("\\n" + json.dumps(sorted(sys.modules)))
+"""
+
+ENGINE = ("anthropic", "httpx", "pydantic", "rich")
+DIALECTS = "sqlalchemy.dialects"
+
+
+def loaded(args: list[str], cwd: Path) -> set[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, *args], cwd=cwd, capture_output=True, text=True, timeout=60
+    )
+    return set(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def heavy(modules: set[str], prefixes: tuple[str, ...]) -> list[str]:
+    return sorted(m for m in modules if m.split(".")[0] in prefixes or m.startswith(DIALECTS))
+
+
+@pytest.mark.parametrize("args", [["--help"], ["status"], ["status", "--json"], ["run", "--help"]])
+def test_help_and_status_in_a_fresh_directory_load_nothing_heavy(
+    args: list[str], in_tmp: Path
+) -> None:
+    modules = loaded(args, in_tmp)
+    assert heavy(modules, (*ENGINE, "sqlalchemy")) == []
+    assert "flower.runtime.engine" not in modules and "flower.cli.live" not in modules
+
+
+def test_status_in_a_used_directory_loads_the_store_but_not_the_engine(
+    flower: Flower, ws: Path
+) -> None:
+    assert flower("--yes", REQUEST).returncode == 0
+    modules = loaded(["status"], ws)
+    assert [m for m in modules if m.split(".")[0] in ENGINE] == []
+    assert "flower.runtime.engine" not in modules
