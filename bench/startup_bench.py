@@ -1,0 +1,96 @@
+"""Start-up time of the CLI: ``flower --help`` and ``flower status`` vs a bare interpreter.
+
+Each command runs N times as a fresh process (the way a user types it); the median
+wall time is reported next to ``python -c pass`` and ``python -c "import typer"``
+(the floor any typer CLI pays). ``status`` runs in an empty temporary directory (no
+store to open) and in a used one (lineage and a SQLite session store present).
+
+    python bench/startup_bench.py --runs 15
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+PYTHON = sys.executable
+_SCRIPT = Path(PYTHON).with_name("flower")
+FLOWER = [str(_SCRIPT)] if _SCRIPT.exists() else [PYTHON, "-m", "flower.cli.main"]
+
+
+def median_seconds(argv: Sequence[str], cwd: Path, runs: int) -> float:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FLOWER_")}
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        subprocess.run(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            check=False,
+        )
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def used_directory(root: Path) -> Path:
+    """A workspace with a lineage record and a session in the SQLite store."""
+    from flower.core.keys import project_key
+    from flower.core.records import SessionKey
+    from flower.stores.open import open_session_store
+
+    ws = (root / "used").resolve()
+    (ws / "runs").mkdir(parents=True, mode=0o700)
+    sid = "47395075-bec7-466e-80cd-f4d60b360235"
+    with open_session_store(f"sqlite:///{ws / 'runs' / 'sessions.db'}") as store:
+        entry = {
+            "type": "assistant",
+            "uuid": "a1",
+            "parentUuid": None,
+            "sessionId": sid,
+            "message": {"role": "assistant", "content": "hi", "usage": {"input_tokens": 80_213}},
+        }
+        store.append(SessionKey(project_key(ws), sid), [entry])
+    lineage = {"workspace": str(ws), "woke": 3, "steps": {"干活": sid}}
+    record = ws / "runs" / "lineage.json"
+    record.write_text(json.dumps(lineage), encoding="utf-8")
+    record.chmod(0o600)
+    return ws
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=15, help="runs per command (median)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        fresh = Path(tmp) / "fresh"
+        fresh.mkdir()
+        used = used_directory(Path(tmp))
+        cases = [
+            ("python -c pass", [PYTHON, "-c", "pass"], fresh),
+            ('python -c "import typer"', [PYTHON, "-c", "import typer"], fresh),
+            ("flower --help", [*FLOWER, "--help"], fresh),
+            ("flower status (fresh dir)", [*FLOWER, "status"], fresh),
+            ("flower status (used dir)", [*FLOWER, "status"], used),
+        ]
+        medians = {name: median_seconds(argv, cwd, args.runs) for name, argv, cwd in cases}
+    bare = medians["python -c pass"]
+    print(f"median of {args.runs} runs each")
+    for name, seconds in medians.items():
+        print(f"{name:<28} {seconds * 1000:8.1f} ms   {seconds / bare:5.1f}x bare")
+    verdict = "met" if medians["flower --help"] < 3 * bare else "NOT met"
+    print(f"target flower --help < 3x bare interpreter: {verdict}")
+
+
+if __name__ == "__main__":
+    main()
