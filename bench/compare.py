@@ -1,0 +1,213 @@
+"""The transcript suite: every system on one seeded conversation.
+
+Per system: a verification pass (append every turn, load, deep-compare; peak traced
+memory and bytes on disk are taken here, untimed), then ``runs`` timed passes,
+round-robin over systems so machine noise drifts evenly. A system whose load is not
+deep-equal to what was appended is FAILED and never timed.
+"""
+
+from __future__ import annotations
+
+import gc
+import shutil
+import statistics
+import tempfile
+import time
+import tracemalloc
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench.systems import SPECS, Skipped, Spec, System, folder_bytes
+from bench.workload import Entry, make_turns
+
+LATENCY_WINDOW = 20
+"""Per-turn latency at turn T is the median of the turns around T (T-10..T+9)."""
+
+
+class NotEqual(AssertionError):
+    """The loaded transcript differs from what was appended."""
+
+
+def check_equal(loaded: list[Entry], expected: list[Entry]) -> None:
+    if loaded == expected:
+        return
+    same = sum(1 for a, b in zip(loaded, expected, strict=False) if a == b)
+    first = next(
+        (i for i, (a, b) in enumerate(zip(loaded, expected, strict=False)) if a != b),
+        min(len(loaded), len(expected)),
+    )
+    raise NotEqual(
+        f"loaded {len(loaded)} entries, expected {len(expected)}; "
+        f"{same} equal in position; first difference at entry {first}"
+    )
+
+
+@dataclass
+class Sample:
+    turns_per_s: float
+    lat_100_ms: float
+    lat_n_ms: float
+    load_ms: float
+
+
+@dataclass
+class Outcome:
+    spec: Spec
+    turns: int
+    status: str = "ok"
+    """``ok``, ``FAILED`` or ``skipped``."""
+    detail: str = ""
+    samples: list[Sample] = field(default_factory=list)
+    bytes_on_disk: int = 0
+    peak_mib: float = 0.0
+
+    def stat(self, name: str) -> tuple[float, float, float]:
+        """(median, min, max) of one figure over the timed runs."""
+        values = [getattr(s, name) for s in self.samples]
+        return statistics.median(values), min(values), max(values)
+
+
+def window_ms(latencies: list[float], turn: int) -> float:
+    """Median latency (ms) of the turns around ``turn`` (1-based), clipped to the run."""
+    end = min(len(latencies), max(turn + LATENCY_WINDOW // 2, LATENCY_WINDOW))
+    start = max(0, end - LATENCY_WINDOW)
+    return statistics.median(latencies[start:end]) * 1000
+
+
+def _bytes(system: System, folder: Path) -> int:
+    measure = getattr(system, "bytes_on_disk", None)
+    return int(measure()) if callable(measure) else folder_bytes(folder)
+
+
+def verify(spec: Spec, batches: list[list[Entry]], expected: list[Entry], base: Path) -> Outcome:
+    outcome = Outcome(spec, len(batches))
+    folder = Path(tempfile.mkdtemp(prefix="bench-", dir=base))
+    system: System | None = None
+    try:
+        try:
+            system = spec.make(folder)
+        except Skipped as skip:
+            outcome.status, outcome.detail = "skipped", f"{skip.reason}; {skip.hint}".strip("; ")
+            return outcome
+        gc.collect()
+        tracemalloc.start()
+        try:
+            for batch in batches:
+                system.append(batch)
+            loaded = system.load()
+            outcome.peak_mib = tracemalloc.get_traced_memory()[1] / 2**20
+        finally:
+            tracemalloc.stop()
+        check_equal(loaded, expected)
+        outcome.bytes_on_disk = _bytes(system, folder)
+    except Exception as exc:
+        outcome.status, outcome.detail = "FAILED", f"{type(exc).__name__}: {exc}"
+    finally:
+        if system is not None:
+            try:
+                system.close()
+            except Exception as exc:
+                if outcome.status == "ok":
+                    outcome.status, outcome.detail = "FAILED", f"close: {exc}"
+        shutil.rmtree(folder, ignore_errors=True)
+    return outcome
+
+
+def timed_run(spec: Spec, batches: list[list[Entry]], expected: list[Entry], base: Path) -> Sample:
+    folder = Path(tempfile.mkdtemp(prefix="bench-", dir=base))
+    try:
+        system = spec.make(folder)
+        try:
+            latencies: list[float] = []
+            clock = time.perf_counter
+            for batch in batches:
+                started = clock()
+                system.append(batch)
+                latencies.append(clock() - started)
+            started = clock()
+            loaded = system.load()
+            loading = clock() - started
+        finally:
+            system.close()
+        check_equal(loaded, expected)
+        turns = len(batches)
+        return Sample(
+            turns_per_s=turns / sum(latencies),
+            lat_100_ms=window_ms(latencies, 100),
+            lat_n_ms=window_ms(latencies, turns),
+            load_ms=loading * 1000,
+        )
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def run(
+    turns: int,
+    runs: int,
+    *,
+    seed: int = 7,
+    specs: list[Spec] | None = None,
+    base: Path | None = None,
+    progress: Any = None,
+) -> list[Outcome]:
+    base = base or Path(tempfile.gettempdir())
+    all_batches = make_turns(turns, seed)
+    specs = list(SPECS if specs is None else specs)
+
+    def workload(spec: Spec) -> tuple[list[list[Entry]], list[Entry]]:
+        batches = all_batches[: spec.max_turns] if spec.max_turns else all_batches
+        return batches, [entry for batch in batches for entry in batch]
+
+    outcomes = []
+    for spec in specs:
+        batches, expected = workload(spec)
+        outcome = verify(spec, batches, expected, base)
+        if progress:
+            progress(f"verified {spec.name}: {outcome.status} {outcome.detail}".rstrip())
+        outcomes.append(outcome)
+    for _ in range(runs):  # round-robin, so machine load drifts evenly over systems
+        for outcome in outcomes:
+            if outcome.status != "ok":
+                continue
+            batches, expected = workload(outcome.spec)
+            try:
+                outcome.samples.append(timed_run(outcome.spec, batches, expected, base))
+            except Exception as exc:
+                outcome.status, outcome.detail = "FAILED", f"{type(exc).__name__}: {exc}"
+                outcome.samples.clear()
+        if progress:
+            progress(f"timed run {_ + 1}/{runs}")
+    return outcomes
+
+
+FIGURES = ("turns_per_s", "lat_100_ms", "lat_n_ms", "load_ms")
+
+
+def rows(outcomes: list[Outcome]) -> list[dict[str, Any]]:
+    """One JSON-ready row per system, with ratios to its raw baseline from this run."""
+    by_name = {o.spec.name: o for o in outcomes}
+    table: list[dict[str, Any]] = []
+    for o in outcomes:
+        row: dict[str, Any] = {
+            "system": o.spec.name,
+            "kind": o.spec.kind,
+            "durability": o.spec.durability,
+            "turns": o.turns,
+            "status": o.status,
+            "detail": o.detail,
+        }
+        if o.status == "ok" and o.samples:
+            row["runs"] = len(o.samples)
+            for name in FIGURES:
+                row[name] = dict(zip(("median", "min", "max"), o.stat(name), strict=True))
+            row["bytes_on_disk"] = o.bytes_on_disk
+            row["peak_mib"] = o.peak_mib
+            base = by_name.get(o.spec.baseline or "")
+            if base is not None and base.status == "ok" and base.samples:
+                row["baseline"] = base.spec.name
+                row["ratio"] = {name: row[name]["median"] / base.stat(name)[0] for name in FIGURES}
+                row["ratio"]["bytes_on_disk"] = o.bytes_on_disk / max(1, base.bytes_on_disk)
+                row["ratio"]["peak_mib"] = o.peak_mib / max(1e-9, base.peak_mib)
+        table.append(row)
+    return table

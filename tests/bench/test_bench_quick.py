@@ -1,0 +1,102 @@
+"""The bench's quick path on a tiny workload: correct systems pass, a broken one is
+FAILED (never timed), a missing peer is skipped with its install command."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from bench import compare, peers, report
+from bench.systems import BY_NAME, Skipped, Spec
+from bench.transcript_bench import RawSqlite
+from bench.workload import make_turns
+
+TURNS = 20
+
+
+class DropsLastEntry(RawSqlite):
+    """A store that loses the newest entry: what the correctness check must catch."""
+
+    def load(self) -> list[dict]:
+        return super().load()[:-1]
+
+
+class Reorders(RawSqlite):
+    def load(self) -> list[dict]:
+        loaded = super().load()
+        loaded[0], loaded[1] = loaded[1], loaded[0]
+        return loaded
+
+
+def _missing_peer(folder: Path) -> RawSqlite:
+    raise Skipped("not installed (langgraph)", peers.INSTALL["langgraph"])
+
+
+BROKEN = [
+    Spec("broken: drops last", "full", lambda d: DropsLastEntry(d / "x.db", "FULL"), None, "raw"),
+    Spec("broken: reorders", "full", lambda d: Reorders(d / "y.db", "FULL"), None, "raw"),
+]
+
+
+def _specs() -> list[Spec]:
+    names = ["flower sqlite (normal)", "flower jsonfs", "raw sqlite3 (normal)", "raw jsonl + fsync"]
+    if importlib.util.find_spec("agents") is not None:
+        names.append("openai-agents SQLiteSession")
+    return [BY_NAME[n] for n in names]
+
+
+def test_quick_path_reports_broken_systems_failed(tmp_path: Path) -> None:
+    missing = Spec("absent peer", "full", _missing_peer, None, "peer")
+    outcomes = compare.run(TURNS, 1, specs=[*_specs(), *BROKEN, missing], base=tmp_path)
+    rows = {r["system"]: r for r in compare.rows(outcomes)}
+
+    for spec in _specs():
+        row = rows[spec.name]
+        assert row["status"] == "ok", row
+        assert row["runs"] == 1 and row["turns"] == TURNS
+        assert row["bytes_on_disk"] > 0 and row["peak_mib"] > 0
+    assert rows["flower sqlite (normal)"]["baseline"] == "raw sqlite3 (normal)"
+    assert rows["flower sqlite (normal)"]["ratio"]["turns_per_s"] > 0
+
+    drops = rows["broken: drops last"]
+    assert drops["status"] == "FAILED" and "turns_per_s" not in drops
+    assert f"loaded {2 * TURNS - 1} entries, expected {2 * TURNS}" in drops["detail"]
+    reorders = rows["broken: reorders"]
+    assert reorders["status"] == "FAILED" and "first difference at entry 0" in reorders["detail"]
+
+    absent = rows["absent peer"]
+    assert absent["status"] == "skipped" and "pip install" in absent["detail"]
+
+    table = report.transcript_table(list(rows.values()))
+    assert "| broken: drops last | full | 20 | **FAILED**" in table
+    assert "skipped: not installed (langgraph)" in table
+
+
+def test_peer_items_convert_back_exactly() -> None:
+    entries = [e for batch in make_turns(5) for e in batch]
+    entries.append({"type": "user", "uuid": "u", "message": {"role": "user", "content": "hi"}})
+    entries.append(
+        {"type": "assistant", "uuid": "a", "message": {"role": "assistant", "content": []}}
+    )
+    items = [item for entry in entries for item in peers.entry_to_items(entry)]
+    assert {"function_call", "function_call_output", "message"} <= {i["type"] for i in items}
+    assert peers.items_to_entries(items) == entries
+
+
+def test_results_block_replaced_in_place(tmp_path: Path) -> None:
+    page = tmp_path / "benchmarks.md"
+    page.write_text("# Benchmarks\n\nintro\n", encoding="utf-8")
+    report.write_into(page, "first\n")
+    report.write_into(page, "second\n")
+    text = page.read_text(encoding="utf-8")
+    assert text.count(report.START) == 1 and "second" in text and "first" not in text
+    assert text.startswith("# Benchmarks\n\nintro\n")
+
+
+def test_latency_window_is_the_median_around_the_turn() -> None:
+    latencies = [i / 1000 for i in range(150)]  # turn t took t-1 ms
+    assert compare.window_ms(latencies, 100) == pytest.approx(99.5)  # turns 91..110
+    assert compare.window_ms(latencies, 150) == pytest.approx(139.5)  # the last 20
+    assert compare.window_ms(latencies[:5], 100) == pytest.approx(2.0)  # clipped to the run
