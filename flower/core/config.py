@@ -30,7 +30,7 @@ class SessionsConfig(_Section):
     backend: str = "sqlite"
     """sqlite | postgres | jsonfs | any plugin's backend name."""
     url: str | None = None
-    """Default: ``sqlite:///<run_dir>/sessions.db`` (jsonfs: ``<run_dir>/transcripts``)."""
+    """Its scheme picks the backend. Default: ``sqlite:///<run_dir>/sessions.db``."""
     synchronous: Literal["normal", "full"] = "normal"
     """SQLite durability: ``normal`` (WAL; survives a killed process) or ``full`` (fsync)."""
     auto_migrate: bool = False

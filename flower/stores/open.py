@@ -33,10 +33,13 @@ def open_session_store(
     registry = get_registry()
     conf = settings.sessions
     configured = url is None or url in (conf.url, settings.sessions_url())
-    if url is None:
+    if url is None and conf.url is None:
         reg = registry.get("session_stores", conf.backend)
         url = settings.sessions_url()
     else:
+        # A URL, given or configured, names its backend by its scheme.
+        url = url or conf.url
+        assert url is not None
         reg = registry.by_scheme("session_stores", _scheme(url))
     options = _options(reg, conf.options, "tool.flower.sessions.options")
     store = reg.factory(url=url, options=options, settings=settings)

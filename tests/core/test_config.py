@@ -94,3 +94,18 @@ def test_effective_items_report_sources(tmp_path: Path) -> None:
     assert rows["probe.strategy"][0] == "none"
     assert "pyproject.toml [tool.flower.probe] strategy" in rows["probe.strategy"][1]
     assert rows["probe.timeout"] == (5.0, "default")
+
+
+def test_a_configured_url_picks_its_backend_by_scheme(tmp_path: Path) -> None:
+    from flower.stores.open import open_session_store
+
+    (tmp_path / "t").mkdir()
+    write(
+        tmp_path / "pyproject.toml",
+        f'[tool.flower.sessions]\nurl = "jsonfs://{tmp_path / "t"}"\n',
+    )
+    store = open_session_store(settings=load_settings(tmp_path, environ={}).settings)
+    try:
+        assert type(store).__module__.startswith("flower_plugins.jsonfs")
+    finally:
+        store.close()
