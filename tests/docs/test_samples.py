@@ -1,7 +1,7 @@
 """Every Python sample in README.md and docs/ runs, so the docs cannot rot.
 
-Each ```python block runs in a fresh temporary directory, in a subprocess, with the
-fake Messages API's address and a dummy key in its environment. A block that needs
+Each ```python block runs in a fresh temporary directory, in a subprocess (a few at a
+time), with the fake Messages API's address and a dummy key in its environment. A block that needs
 the blocks before it on the same page starts with ``# continued``. A block that is a
 fragment on purpose (a hook signature, say) is fenced as ```py instead.
 """
@@ -13,6 +13,7 @@ import re
 import subprocess
 import sys
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -49,14 +50,19 @@ def api_env() -> Iterator[dict[str, str]]:
         yield api.env()
 
 
-@pytest.mark.parametrize("code", list(_samples()))
-def test_sample_runs(code: str, tmp_path: Path, api_env: dict[str, str]) -> None:
+WORKERS = 3
+"""Samples run a few at a time: each is mostly interpreter start-up and imports."""
+
+
+def _run_sample(
+    code: str, tmp_path: Path, api_env: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
     (tmp_path / "seed.txt").write_text("flower\n", encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("FLOWER_", "ANTHROPIC_"))}
     env.update(api_env)
     env["FLOWER_PROBE_STRATEGY"] = "none"
     env["HOME"] = str(tmp_path)
-    done = subprocess.run(
+    return subprocess.run(
         [sys.executable, "-c", code],
         cwd=tmp_path,
         env=env,
@@ -64,4 +70,29 @@ def test_sample_runs(code: str, tmp_path: Path, api_env: dict[str, str]) -> None
         text=True,
         timeout=120,
     )
+
+
+@pytest.fixture(scope="module")
+def ran(
+    request: pytest.FixtureRequest,
+    api_env: dict[str, str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict[str, subprocess.CompletedProcess[str]]:
+    """Every selected sample of this module, run concurrently once, by its code."""
+    codes = {
+        item.callspec.params["code"]
+        for item in request.session.items
+        if item.module is request.module and hasattr(item, "callspec")
+    }
+    with ThreadPoolExecutor(max_workers=WORKERS) as pool:
+        futures = {
+            code: pool.submit(_run_sample, code, tmp_path_factory.mktemp("sample"), api_env)
+            for code in codes
+        }
+        return {code: future.result() for code, future in futures.items()}
+
+
+@pytest.mark.parametrize("code", list(_samples()))
+def test_sample_runs(code: str, ran: dict[str, subprocess.CompletedProcess[str]]) -> None:
+    done = ran[code]
     assert done.returncode == 0, f"sample failed:\n{code}\n--- stderr ---\n{done.stderr}"
