@@ -91,6 +91,9 @@ def entry_lines(entry: Entry) -> Iterator[Line]:
     elif kind == "system":
         detail = entry.get("subtype") or entry.get("content") or ""
         yield ("magenta", "system", shorten(str(detail), MAX_RESULT))
+    elif kind == "summary" and isinstance(entry.get("summary"), str):
+        # Claude Code's session title line
+        yield ("dim", "summary", shorten(entry["summary"], MAX_RESULT))
     else:
         yield ("dim", str(kind), "")
 

@@ -85,6 +85,7 @@ def test_show_renders_an_imported_transcript(claude_home: dict[str, Any], in_tmp
     assert shown.exit_code == 0, shown.output
     text = shown.stdout
     for expected in (
+        "summary: Convert md to html",
         "user: list the files",
         "assistant: Let me look.",
         'tool call: Bash {"command":"ls"}',
