@@ -77,7 +77,7 @@ JsonOption = Annotated[
 ]
 PromptArgument = Annotated[
     list[str] | None,
-    typer.Argument(metavar="[TEXT]...", help="What to do, or what to add (quote it)."),
+    typer.Argument(metavar="TEXT", help="What to do, or what to add (quote it)."),
 ]
 
 
@@ -168,7 +168,11 @@ def run(
     ] = False,
     json_out: JsonOption = False,
 ) -> None:
-    """Run the built-in workflow here: flower "what to do" (or just flower to carry on)."""
+    """Run the built-in workflow here (what `flower "..."` does).
+
+    In a used directory the text is the next sentence of the same conversation;
+    no text carries on (on a terminal, the wake prompt asks first).
+    """
     settings = _settings(ctx, run_dir, model)
     _preflight(settings)
     code = _run_builtin(
@@ -296,11 +300,18 @@ def _asker(read: Any, out: TextIO) -> Any:
     """The clarify step's ``ask``: the questions were streamed already; read the answer."""
 
     def ask(questions: str) -> str | None:
+        import signal
+
         out.write("\n(回答后回车;直接回车 = 让它按最合理的假设写需求)\n")
+        # asyncio.run's own SIGINT handler only cancels the task, which a blocking read
+        # never notices: while waiting for the answer, Ctrl-C must interrupt at once.
+        previous = signal.signal(signal.SIGINT, signal.default_int_handler)
         try:
             return read()
         except EOFError:
             return None
+        finally:
+            signal.signal(signal.SIGINT, previous)
 
     return ask
 
@@ -367,7 +378,10 @@ def once(
     no_trim: Annotated[bool, typer.Option("--no-trim", help="Do not trim on resume.")] = False,
     json_out: JsonOption = False,
 ) -> None:
-    """One agent, outside any workflow and without lineage (resume only with --resume)."""
+    """One agent, no workflow, no lineage.
+
+    Prints its session id; continue it by hand with --resume.
+    """
     said = _joined(prompt)
     if said is None:
         raise NothingToDoError('flower once needs something to say: flower once "what to do"')
@@ -422,7 +436,10 @@ def status(
     run_dir: RunDirOption = None,
     json_out: Annotated[bool, typer.Option("--json", help="wake_state as JSON.")] = False,
 ) -> None:
-    """What the next `flower` here would resume, without starting anything."""
+    """What the next `flower` here would resume.
+
+    Starts nothing and needs no API key.
+    """
     from flower.workflow.base import wake_state
 
     settings = _settings(ctx, run_dir, None)
@@ -479,7 +496,10 @@ def demo(
         bool, typer.Option("--keep", help="Keep the demo directory instead of removing it.")
     ] = False,
 ) -> None:
-    """See it work offline: a run cut off midway, then a second run that resumes it."""
+    """See it work offline, no API key needed.
+
+    A first run is killed midway; a second run in the same directory resumes it.
+    """
     from flower.cli.demo import run_demo
 
     raise typer.Exit(run_demo(keep=keep))

@@ -12,7 +12,7 @@ from cli_run_helpers import FLOWER, REQUEST, Flower, ScriptedModel, lineage
 from flower.cli.banner import NEW_TASK_PROMPT, WAKE_PROMPT
 from flower.cli.demo_script import BRIEF
 from flower.testing.fake_api import RecordedRequest, Reply, reply
-from flower.workflow.clarify import CLARIFIER, GOAL_SETTER, NO_ANSWER
+from flower.workflow.clarify import CLARIFIER, CLARIFY_RESUME, GOAL_SETTER, NO_ANSWER
 
 QUESTION = "输出要单文件还是目录?"
 
@@ -104,3 +104,30 @@ def test_ctrl_c_at_the_wake_prompt_leaves_everything_as_it_was(used: Flower, ws:
     finish(child)
     assert child.exitstatus == 0
     assert (ws / "runs" / "lineage.json").read_bytes() == before
+
+
+def test_fresh_directory_on_a_terminal_asks_what_to_do(flower: Flower, ws: Path) -> None:
+    child = spawn(flower)
+    child.expect_exact(NEW_TASK_PROMPT)
+    child.sendintr()
+    finish(child)
+    assert child.exitstatus == 0 and list(ws.iterdir()) == []
+
+
+def test_ctrl_c_at_a_brief_question_then_the_clarifier_resumes(
+    flower: Flower, model: ScriptedModel, ws: Path
+) -> None:
+    model.override(CLARIFIER.instructions, clarifier)
+    child = spawn(flower, REQUEST)
+    child.expect_exact(QUESTION)
+    child.expect_exact("> ")
+    child.sendintr()
+    rest = finish(child)
+    assert child.exitstatus == 130, rest
+    sid = lineage(ws)["steps"]["确认需求"]  # on disk the instant it existed
+
+    done = flower("--yes")
+    assert done.returncode == 0, done.stderr
+    assert lineage(ws)["steps"]["确认需求"] == sid
+    resumed = [r for r in model.seen if r.texts()[0] == CLARIFIER.instructions][1]
+    assert resumed.texts()[-1] == CLARIFY_RESUME and QUESTION in resumed.texts()
