@@ -118,15 +118,28 @@ class Database:
         No SQLAlchemy ``Connection``, events or pool checkout per call: statements are
         compiled once by the store. Same transaction rules as :meth:`write`.
         """
+        return self._raw(work, write=True)
+
+    def raw_read(self, work: Callable[[Any], T]) -> T:
+        """The load hot path: ``work(cursor)`` on the same connection, read only.
+
+        The implicit read transaction ends at once so no snapshot is held between loads.
+        """
+        return self._raw(work, write=False)
+
+    def _raw(self, work: Callable[[Any], T], *, write: bool) -> T:
         dbapi = self.engine.dialect.loaded_dbapi
         for attempt in (1, 2):
             conn = self._hot_connection()
             cursor = conn.cursor()
             try:
-                if self.dialect == "sqlite":
+                if write and self.dialect == "sqlite":
                     cursor.execute("BEGIN IMMEDIATE")
                 result = work(cursor)
-                conn.commit()
+                if write:
+                    conn.commit()
+                else:
+                    conn.rollback()
                 return result
             except dbapi.Error as exc:
                 disconnected = self.engine.dialect.is_disconnect(exc, conn, cursor)
@@ -138,7 +151,7 @@ class Database:
                     self._drop_hot_connection(conn)
                     if attempt == 1:
                         continue
-                if isinstance(exc, dbapi.IntegrityError):
+                if write and isinstance(exc, dbapi.IntegrityError):
                     raise
                 raise self.translate(exc) from exc
             finally:

@@ -94,6 +94,8 @@ class SqlSessionStore(SessionStoreBase):
             .where(entries.c.session_pk == sa.bindparam("pk"))
             .order_by(entries.c.seq)
         )
+        self._sql_select_pk = db.compile(self._select_pk)
+        self._sql_select_payloads = db.compile(self._select_payloads)
 
     @property
     def database(self) -> Database:
@@ -187,14 +189,25 @@ class SqlSessionStore(SessionStoreBase):
         return conn.execute(self._select_pk, params).scalar()
 
     def load(self, key: SessionKey) -> list[Entry] | None:
-        def work(conn: Connection) -> list[Entry] | None:
-            pk = self._pk(conn, key)
-            if pk is None:
-                return None
-            payloads = conn.execute(self._select_payloads, {"pk": pk}).scalars().all()
-            return [_decode(p) for p in payloads]
+        _subpath(key)
+        params = {
+            "project_key": key.project_key,
+            "session_id": key.session_id,
+            "subpath": key.subpath or MAIN_SUBPATH,
+        }
 
-        return self._db.read(work)
+        def work(cursor: Any) -> list[Any] | None:
+            cursor.execute(self._sql_select_pk, params)
+            row = cursor.fetchone()
+            if row is None:
+                return None
+            cursor.execute(self._sql_select_payloads, {"pk": row[0]})
+            return cursor.fetchall()
+
+        rows = self._db.raw_read(work)
+        if rows is None:
+            return None
+        return [_decode(payload) for (payload,) in rows]
 
     def iter_entries(self, key: SessionKey) -> Iterator[Entry]:
         """Stream a transcript in chunks: memory stays bounded for any length."""
