@@ -12,7 +12,7 @@ import hashlib
 import os
 import re
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,13 +30,16 @@ from flower.core.transcript import (
     replace_blocks,
     replace_result_body,
     result_text,
+    surviving_ancestor,
     synthetic_tool_result,
     tool_results,
     tool_uses,
 )
+from flower.core.transcript_index import Fallback
 
 if TYPE_CHECKING:
     from flower.core.config import Settings
+    from flower.core.transcript_index import TranscriptIndex
 
 STALE_NOTE = "[stale: this output is from an earlier session; re-run the command if you need it]"
 TRIM_MARK = "[trimmed: "
@@ -79,6 +82,16 @@ class SyntheticErrors:
             if e.get("type") == "assistant" and is_synthetic_error(e) and e.get("uuid")
         ]
         return drop_entries(entries, doomed) if doomed else entries
+
+    def plan(self, index: TranscriptIndex) -> None:
+        """The fast path: the same edits, on the shared index (see prune.py)."""
+        doomed = []
+        for slot in index.synthetic_slots:
+            entry = index.current(slot)
+            if entry is not None and is_synthetic_error(entry) and entry.get("uuid"):
+                doomed.append(entry["uuid"])
+        if doomed:
+            index.drop(doomed, surviving_ancestor)
 
 
 # --------------------------------------------------------------------------- denials
@@ -155,6 +168,48 @@ class Denials:
         old = ids[: len(ids) - self.keep] if self.keep else ids
         return remove_tool_calls(entries, set(old))
 
+    def plan(self, index: TranscriptIndex) -> None:
+        """The fast path: the same edits, on the shared index (see prune.py)."""
+        denied: dict[str, None] = {}
+        for slot in index.flagged_results:
+            entry = index.current(slot)
+            if entry is None:
+                continue
+            for block in tool_results(entry):
+                if (block.get("is_error") or "toolUseResult" in entry) and is_denial(entry, block):
+                    denied[block.get("tool_use_id")] = None
+        ids = list(denied)
+        old = set(ids[: len(ids) - self.keep] if self.keep else ids)
+        if not old:
+            return
+        for note in index.notes():
+            if any(b.get("tool_use_id") in old for b in tool_results(note)):
+                raise Fallback("a denied call is answered by an inserted note")
+
+        def without(block: dict[str, Any]) -> dict[str, Any] | None:
+            kind = block.get("type")
+            if kind == "tool_use" and block.get("id") in old:
+                return None
+            if kind == "tool_result" and block.get("tool_use_id") in old:
+                return None
+            return block
+
+        touched = {index.use_slot[tid] for tid in old if tid in index.use_slot}
+        for tid in old:
+            touched.update(index.result_slots.get(tid, ()))
+        emptied: list[str] = []
+        for slot in sorted(touched):
+            entry = index.current(slot)
+            if entry is None:
+                continue
+            new = replace_blocks(entry, without)
+            if new is None:
+                emptied.append(entry["uuid"])
+            elif new is not entry:
+                index.replace_with_ids(slot, new)
+        if emptied:
+            index.drop(emptied, surviving_ancestor)
+
 
 # --------------------------------------------------------------------------- interrupted
 
@@ -191,6 +246,67 @@ class Interrupted:
         if asked <= answered:
             return out
         return insert_chains(out, self._missing_results(out, answered))
+
+    def plan(self, index: TranscriptIndex) -> None:
+        """The fast path: the same edits, on the shared index (see prune.py)."""
+
+        def neutral(block: dict[str, Any]) -> dict[str, Any]:
+            if block.get("type") == "tool_result" and is_interruption_residue(block):
+                return replace_result_body(block, INTERRUPTED_NOTE)
+            return block
+
+        for slot in index.residue_slots:
+            entry = index.current(slot)
+            if entry is None:
+                continue
+            if any(is_interruption_residue(b) for b in tool_results(entry)):
+                new = replace_blocks(entry, neutral)
+                if new is not None and new is not entry:
+                    index.replace(slot, new)
+        if index.asked_all_answered():
+            return
+        if index.inserted:
+            raise Fallback("notes were already inserted")
+        result_alive = index.result_alive
+        unanswered = [
+            tid for tid, alive in index.use_alive.items() if alive and not result_alive.get(tid)
+        ]
+        inserts: dict[int, list[Entry]] = {}
+        for tid in unanswered:
+            anchor = self._anchor_slot(index, index.use_slot[tid])
+            template = index.current(anchor)
+            note = synthetic_tool_result(tid, INTERRUPTED_NOTE, template, marker="interrupted")
+            inserts.setdefault(anchor, []).append(note)
+        for slot in sorted(inserts):
+            index.insert_after(slot, inserts[slot])
+
+    @staticmethod
+    def _anchor_slot(index: TranscriptIndex, use_slot: int) -> int:
+        """The last slot of the reply holding the call at ``use_slot``: its last block
+        entry or the last entry answering one of its tool_uses."""
+        asking = index.current(use_slot)
+        if asking is None or not asking.get("uuid"):
+            raise Fallback("an unanswered call in an entry without uuid")
+        reply = message_of(asking).get("id") or asking["uuid"]
+        anchor = use_slot
+        for slot in index.reply_slots.get(reply, ()):
+            entry = index.current(slot)
+            if entry is None or not entry.get("uuid"):
+                continue
+            anchor = max(anchor, slot)
+            for block in tool_uses(entry):
+                for result in index.result_slots.get(block.get("id"), ()):
+                    answering = index.current(result)
+                    if (
+                        result > anchor
+                        and answering is not None
+                        and answering.get("uuid")
+                        and any(
+                            b.get("tool_use_id") == block.get("id") for b in tool_results(answering)
+                        )
+                    ):
+                        anchor = result
+        return anchor
 
     @staticmethod
     def _missing_results(entries: list[Entry], answered: set[str]) -> dict[str, list[Entry]]:
@@ -300,6 +416,42 @@ class Ephemeral:
             if block.get("tool_use_id") in stale:
                 out[i] = replace_blocks(out[i], mark) or out[i]
         return out
+
+    def plan(self, index: TranscriptIndex) -> None:
+        """The fast path: the same edits, on the shared index (see prune.py)."""
+        use_alive = index.use_alive
+        stale = {
+            tid for tid, command in index.bash_uses if use_alive[tid] and self.is_ephemeral(command)
+        }
+        if not stale:
+            return
+        mark = self._marker(stale)
+        for slot in sorted({s for tid in stale for s in index.result_slots.get(tid, ())}):
+            entry = index.current(slot)
+            if entry is None:
+                continue
+            new = replace_blocks(entry, mark)
+            if new is not None and new is not entry:
+                index.replace(slot, new)
+        for note in index.notes():
+            if any(b.get("tool_use_id") in stale for b in tool_results(note)):
+                new = replace_blocks(note, mark)
+                if new is not None and new is not note:
+                    index.replace_note(note, new)
+
+    @staticmethod
+    def _marker(stale: set[str]) -> Callable[[dict[str, Any]], dict[str, Any]]:
+        def mark(block: dict[str, Any]) -> dict[str, Any]:
+            if (
+                block.get("type") != "tool_result"
+                or block.get("tool_use_id") not in stale
+                or block.get("is_error")
+                or result_text(block).startswith(STALE_NOTE)
+            ):
+                return block
+            return _prefixed(block, STALE_NOTE)
+
+        return mark
 
 
 # --------------------------------------------------------------------------- trim

@@ -255,20 +255,7 @@ def drop_entries(entries: Sequence[Entry], uuids_to_drop: Collection[str]) -> li
     resolved: dict[str, str | None] = {}
 
     def survivor(uid: str) -> str | None:
-        trail: list[str] = []
-        current: str | None = uid
-        while current is not None and current in drop:
-            if current in resolved:
-                current = resolved[current]
-                break
-            if current in trail:  # cycle among dropped entries
-                current = None
-                break
-            trail.append(current)
-            current = parent_of.get(current)
-        for seen in trail:
-            resolved[seen] = current
-        return current
+        return surviving_ancestor(uid, parent_of, drop, resolved)
 
     kept: list[Entry] = []
     append = kept.append
@@ -290,6 +277,30 @@ def drop_entries(entries: Sequence[Entry], uuids_to_drop: Collection[str]) -> li
             changes["logicalParentUuid"] = survivor(logical)
         append({**entry, **changes})
     return kept
+
+
+def surviving_ancestor(
+    uid: str,
+    parent_of: Mapping[str, str | None],
+    drop: Collection[str],
+    resolved: dict[str, str | None],
+) -> str | None:
+    """The first ancestor of dropped ``uid`` that is not dropped (``None``: none is);
+    ``parent_of`` holds the dropped entries' parents, ``resolved`` memoises walks."""
+    trail: list[str] = []
+    current: str | None = uid
+    while current is not None and current in drop:
+        if current in resolved:
+            current = resolved[current]
+            break
+        if current in trail:  # cycle among dropped entries
+            current = None
+            break
+        trail.append(current)
+        current = parent_of.get(current)
+    for seen in trail:
+        resolved[seen] = current
+    return current
 
 
 def insert_after(entries: Sequence[Entry], anchor_uuid: str, new_entry: Entry) -> list[Entry]:

@@ -25,6 +25,7 @@ from flower.core.errors import ConfigError, PluginError
 from flower.core.protocols import PruneContext, PruningPolicy, SessionStoreBase
 from flower.core.records import Entry, SessionInfo, SessionKey
 from flower.core.transcript import repair_conversation
+from flower.core.transcript_index import TranscriptIndex
 
 if TYPE_CHECKING:
     from flower.core.config import Settings
@@ -123,17 +124,64 @@ def _finish(entries: list[Entry], ctx: PruneContext) -> tuple[list[Entry], list[
     return repaired, fixes
 
 
-def prune(
-    entries: Sequence[Entry], policies: Sequence[PruningPolicy], ctx: PruneContext
+def _run_generic(
+    entries: list[Entry], policies: Sequence[PruningPolicy], ctx: PruneContext
 ) -> list[Entry]:
-    """Run ``entries`` through ``policies`` in order, then the safety-net repair."""
-    current = list(entries)
+    current = entries
     for policy in policies:
         try:
             current = _apply(policy, current, ctx)
         except Exception as exc:  # one bad policy must not stop a resume
             _warn_failure(getattr(policy, "name", repr(policy)), ctx, exc)
-    return _finish(current, ctx)[0]
+    return current
+
+
+def _run_indexed(
+    entries: list[Entry], policies: Sequence[PruningPolicy], ctx: PruneContext
+) -> list[Entry]:
+    """Built-in policies planning on one shared index; the generic path whenever the
+    index does not cover the transcript (or a planner fails, so the generic path can
+    name the policy in its warning)."""
+    try:
+        index = TranscriptIndex(entries)
+        for policy in policies:
+            policy.plan(index)  # type: ignore[attr-defined]
+        return index.materialise()
+    except Exception:
+        return _run_generic(entries, policies, ctx)
+
+
+def _runs(policies: Sequence[PruningPolicy]) -> Iterator[tuple[bool, list[PruningPolicy]]]:
+    """Consecutive policies grouped by whether they can plan on a shared index."""
+    run: list[PruningPolicy] = []
+    indexed = False
+    for policy in policies:
+        plans = callable(getattr(policy, "plan", None))
+        if run and plans != indexed:
+            yield indexed, run
+            run = []
+        indexed = plans
+        run.append(policy)
+    if run:
+        yield indexed, run
+
+
+def run_policies(
+    entries: Sequence[Entry], policies: Sequence[PruningPolicy], ctx: PruneContext
+) -> list[Entry]:
+    """``entries`` through ``policies`` in order (no repair). Runs of built-in policies
+    share one :class:`TranscriptIndex`; any other policy gets the plain list."""
+    current = list(entries)
+    for indexed, run in _runs(policies):
+        current = _run_indexed(current, run, ctx) if indexed else _run_generic(current, run, ctx)
+    return current
+
+
+def prune(
+    entries: Sequence[Entry], policies: Sequence[PruningPolicy], ctx: PruneContext
+) -> list[Entry]:
+    """Run ``entries`` through ``policies`` in order, then the safety-net repair."""
+    return _finish(run_policies(entries, policies, ctx), ctx)[0]
 
 
 def _diff(before: list[Entry], after: list[Entry], stats: PolicyStats) -> None:

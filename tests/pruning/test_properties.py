@@ -179,3 +179,54 @@ def test_pruning_never_loses_the_newest_user_words(entries: list[dict]) -> None:
         if b.get("type") == "text"
     ]
     assert prompts[-1] in texts
+
+
+@given(transcripts, st.permutations(range(4)), st.integers(min_value=0, max_value=2))
+def test_the_shared_index_path_gives_exactly_the_generic_output(
+    entries: list[dict], order: list[int], keep: int
+) -> None:
+    from flower.core.transcript_index import Fallback, TranscriptIndex
+    from flower.stores.prune import run_policies
+
+    built_ins: list[Any] = [
+        SyntheticErrors(),
+        Denials(keep=keep),
+        Interrupted(),
+        Ephemeral(commands=["git status", "ls", "date", "ps"]),
+    ]
+    chain = [built_ins[i] for i in order]
+    before = copy.deepcopy(entries)
+    generic = list(entries)
+    for policy in chain:
+        generic = policy.prune(generic, ctx())
+    assert run_policies(entries, chain, ctx()) == generic
+    try:
+        index = TranscriptIndex(entries)
+        for policy in chain:
+            policy.plan(index)
+    except Fallback:
+        return
+    assert index.materialise() == generic
+    assert entries == before
+
+
+def test_a_transcript_outside_the_index_falls_back_to_the_generic_path() -> None:
+    from flower.core.transcript_index import Fallback, TranscriptIndex
+    from flower.stores.prune import run_policies
+
+    b = TranscriptBuilder()
+    b.user("start")
+    b.tool_round([("Bash", {"command": "git status"}, "clean", False)])
+    b.api_error()
+    b.user("again")
+    entries = [*b.entries, dict(b.entries[1])]  # a duplicated uuid: not covered
+    with_errors = [SyntheticErrors(), Ephemeral(commands=["git status"])]
+    generic = list(entries)
+    for policy in with_errors:
+        generic = policy.prune(generic, ctx())
+    try:
+        TranscriptIndex(entries)
+        raise AssertionError("a duplicated uuid must not be indexed")
+    except Fallback:
+        pass
+    assert run_policies(entries, with_errors, ctx()) == generic
