@@ -136,35 +136,53 @@ def active_chain(entries: Sequence[Entry], leaf_uuid: str | None = None) -> list
     one entry per block sharing ``message.id``) and with the tool results answering them
     that sit on sibling branches, so a reply is never cut in half.
     """
-    # one indexing pass: uuid -> position, reply id -> block entries, tool id -> results
+    # one indexing pass: uuid -> position, reply id -> block entries, tool id -> results,
+    # and each entry's own tool_use / tool_result ids (so completing replies rescans nothing)
     position: dict[str, int] = {}
     reply_entries: dict[str, list[int]] = {}
-    result_entries: dict[str, list[int]] = {}
+    result_entries: dict[Any, list[int]] = {}
+    uses_at: dict[int, list[Any]] = {}
+    results_at: dict[int, list[Any]] = {}
     newest = -1
     for i, entry in enumerate(entries):
         uid = entry.get("uuid")
-        if not isinstance(uid, str):
+        if uid.__class__ is not str and not isinstance(uid, str):
             continue
         position[uid] = i
         kind = entry.get("type")
         if kind != "assistant" and kind != "user":
             continue
-        if entry.get("isSidechain"):
-            continue
-        newest = i
         message = entry.get("message")
-        if not isinstance(message, dict):
+        content = message.get("content") if message.__class__ is dict else None
+        sidechain = entry.get("isSidechain")
+        if not sidechain:
+            newest = i
+        if message.__class__ is not dict:
             continue
         if kind == "assistant":
-            mid = message.get("id")
-            if isinstance(mid, str):
-                reply_entries.setdefault(mid, []).append(i)
-        else:
-            content = message.get("content")
-            if isinstance(content, list):
-                for block in content:
-                    if isinstance(block, dict) and block.get("type") == "tool_result":
-                        result_entries.setdefault(block.get("tool_use_id"), []).append(i)
+            if not sidechain:
+                mid = message.get("id")
+                if isinstance(mid, str):
+                    reply_entries.setdefault(mid, []).append(i)
+            if content.__class__ is list:
+                ids = [
+                    b.get("id")
+                    for b in content
+                    if b.__class__ is dict and b.get("type") == "tool_use"
+                ]
+                if ids:
+                    uses_at[i] = ids
+        elif content.__class__ is list:
+            ids = [
+                b.get("tool_use_id")
+                for b in content
+                if b.__class__ is dict and b.get("type") == "tool_result"
+            ]
+            if ids:
+                results_at[i] = ids
+                if not sidechain:
+                    for tid in ids:
+                        result_entries.setdefault(tid, []).append(i)
     if leaf_uuid is None:
         if newest < 0:
             return []
@@ -182,7 +200,7 @@ def active_chain(entries: Sequence[Entry], leaf_uuid: str | None = None) -> list
         parent = entries[i].get("parentUuid")
         current = parent if isinstance(parent, str) else None
 
-    _complete_replies(entries, on_chain, reply_entries, result_entries)
+    _complete_replies(entries, on_chain, reply_entries, result_entries, uses_at, results_at)
     return [entries[i] for i in sorted(on_chain)]
 
 
@@ -190,7 +208,9 @@ def _complete_replies(
     entries: Sequence[Entry],
     on_chain: set[int],
     reply_entries: dict[str, list[int]],
-    result_entries: dict[str, list[int]],
+    result_entries: dict[Any, list[int]],
+    uses_at: dict[int, list[Any]],
+    results_at: dict[int, list[Any]],
 ) -> None:
     """Add the sibling block entries of replies on the chain, then results on side
     branches (hanging off the chain) for tool_uses the chain leaves unanswered."""
@@ -199,15 +219,12 @@ def _complete_replies(
         if len(indices) > 1 and any(i in on_chain for i in indices):
             added.extend(i for i in indices if i not in on_chain)
     on_chain.update(added)
-    asked: list[str] = []
-    answered: set[str] = set()
-    for i in on_chain:
-        entry = entries[i]
-        kind = entry.get("type")
-        if kind == "assistant":
-            asked.extend(b.get("id") for b in tool_uses(entry))
-        elif kind == "user":
-            answered.update(b.get("tool_use_id") for b in tool_results(entry))
+    asked: list[Any] = []
+    answered: set[Any] = set()
+    for i in sorted(on_chain & uses_at.keys()):
+        asked.extend(uses_at[i])
+    for i in on_chain & results_at.keys():
+        answered.update(results_at[i])
     missing = [tid for tid in asked if tid not in answered and tid in result_entries]
     if not missing:
         return
@@ -215,7 +232,7 @@ def _complete_replies(
     for tid in missing:
         for i in result_entries[tid]:
             entry = entries[i]
-            ids = {b.get("tool_use_id") for b in tool_results(entry)}
+            ids = set(results_at.get(i, ()))
             if i not in on_chain and entry.get("parentUuid") in chain_uuids and not ids & answered:
                 on_chain.add(i)
                 chain_uuids.add(entry.get("uuid"))
