@@ -7,7 +7,6 @@ import re
 import signal
 from pathlib import Path
 
-import pytest
 from cli_run_helpers import REQUEST, Flower, ScriptedModel, kill_at_cut, lineage
 
 from flower.cli.banner import human_tokens
@@ -37,10 +36,8 @@ def entries_of(ws: Path, sid: str) -> list[dict[str, object]]:
     return entries
 
 
-@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGHUP], ids=["SIGKILL", "SIGHUP"])
-def test_killed_mid_work_then_resumed_with_the_right_banner(
-    flower: Flower, model: ScriptedModel, ws: Path, sig: signal.Signals
-) -> None:
+def kill_and_resume(flower: Flower, model: ScriptedModel, ws: Path, sig: signal.Signals) -> str:
+    """Kill the first run with ``sig`` mid-work, run ``flower`` again, check the banner."""
     model.hold_worker = True
     sid, proc = kill_at_cut(flower, model, sig, "--yes", REQUEST)
     assert proc.returncode == -sig
@@ -61,39 +58,26 @@ def test_killed_mid_work_then_resumed_with_the_right_banner(
     assert woke and woke[0].texts()[-1] == WORK_RESUME
     calls = [b for m in woke[0].messages if m["role"] == "assistant" for b in m["content"]]
     assert {"type": "tool_use", "name": "Read"}.items() <= calls[-1].items()
+    return sid
 
 
-def test_ctrl_c_mid_run_keeps_lineage_and_transcript_valid(
-    flower: Flower, model: ScriptedModel, ws: Path, api: FakeMessagesAPI
-) -> None:
-    model.hold_worker = True
-    sid, proc = kill_at_cut(flower, model, signal.SIGINT, "--yes", REQUEST)
-    assert proc.returncode == 130
-    assert "`flower` here carries on" in proc.stdout.read()  # type: ignore[union-attr]
-    assert lineage(ws)["steps"]["干活"] == sid
-    done = flower("--yes")
-    assert done.returncode == 0, done.stderr
-    assert "干活上下文" in done.stdout.splitlines()[0]
-    assert api.rejections == []  # every request, resumed ones included, was a valid conversation
-    assert lineage(ws)["steps"]["干活"] == sid
-
-
-def test_resumed_with_the_session_gone_says_so(
+def test_sighup_mid_work_then_resumed_then_sessions_gone(
     flower: Flower, model: ScriptedModel, ws: Path
 ) -> None:
-    model.hold_worker = True
-    kill_at_cut(flower, model, signal.SIGKILL, "--yes", REQUEST)
+    kill_and_resume(flower, model, ws, signal.SIGHUP)  # the seed's lost terminal
     (ws / "runs" / "sessions.db").unlink()
     done = flower()
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0] == f"<- 在 {ws} 接上上次  需求已确认 · 目标 3 条 · 第 2 次唤醒"
+    assert lines[0] == f"<- 在 {ws} 接上上次  需求已确认 · 目标 3 条 · 第 3 次唤醒"
     assert lines[1] == "   !! 记录里的会话已不在存储里:确认需求、设定目标、干活 —— 这些步骤从头开始"
     assert lines[2].startswith("== 干活 ==") and lines[2].endswith("  1/3")
 
 
-def test_new_archives_lineage_brief_and_goals_and_leaves_sessions(flower: Flower, ws: Path) -> None:
-    assert flower("--yes", REQUEST).returncode == 0
+def test_sigkill_mid_work_then_resumed_then_new_archives_and_leaves_sessions(
+    flower: Flower, model: ScriptedModel, ws: Path
+) -> None:
+    kill_and_resume(flower, model, ws, signal.SIGKILL)
     old = lineage(ws)
     before = {step: entries_of(ws, sid) for step, sid in old["steps"].items()}
     brief = (ws / "需求.md").read_bytes()
@@ -113,3 +97,18 @@ def test_new_archives_lineage_brief_and_goals_and_leaves_sessions(flower: Flower
     assert {step: entries_of(ws, sid) for step, sid in old["steps"].items()} == before
     fresh = lineage(ws)
     assert fresh["woke"] == 1 and set(fresh["steps"].values()).isdisjoint(old["steps"].values())
+
+
+def test_ctrl_c_mid_run_keeps_lineage_and_transcript_valid(
+    flower: Flower, model: ScriptedModel, ws: Path, api: FakeMessagesAPI
+) -> None:
+    model.hold_worker = True
+    sid, proc = kill_at_cut(flower, model, signal.SIGINT, "--yes", REQUEST)
+    assert proc.returncode == 130
+    assert "`flower` here carries on" in proc.stdout.read()  # type: ignore[union-attr]
+    assert lineage(ws)["steps"]["干活"] == sid
+    done = flower("--yes")
+    assert done.returncode == 0, done.stderr
+    assert "干活上下文" in done.stdout.splitlines()[0]
+    assert api.rejections == []  # every request, resumed ones included, was a valid conversation
+    assert lineage(ws)["steps"]["干活"] == sid

@@ -50,7 +50,17 @@ def finish(child: pexpect.spawn) -> str:
     return str(child.before)
 
 
-def test_enter_continues(used: Flower, ws: Path) -> None:
+def test_ctrl_c_leaves_enter_continues_text_is_the_next_sentence(
+    used: Flower, model: ScriptedModel, ws: Path
+) -> None:
+    before = (ws / "runs" / "lineage.json").read_bytes()
+    child = spawn(used)
+    child.expect_exact(WAKE_PROMPT)
+    child.sendintr()
+    finish(child)
+    assert child.exitstatus == 0
+    assert (ws / "runs" / "lineage.json").read_bytes() == before  # left, nothing written
+
     child = spawn(used)
     child.expect_exact("接上上次")
     child.expect_exact(WAKE_PROMPT)
@@ -59,11 +69,8 @@ def test_enter_continues(used: Flower, ws: Path) -> None:
     assert child.exitstatus == 0, rest
     assert "<- 接上次 · 第 2 次唤醒" in rest
     assert lineage(ws)["woke"] == 2
+    assert "## 补充" not in (ws / "需求.md").read_text(encoding="utf-8")
 
-
-def test_new_text_lands_in_the_brief_and_the_goals(
-    used: Flower, model: ScriptedModel, ws: Path
-) -> None:
     child = spawn(used)
     child.expect_exact(WAKE_PROMPT)
     child.sendline("顺便支持代码块高亮")
@@ -94,16 +101,6 @@ def test_slash_new_archives_then_asks_what_to_do_and_its_questions(
     assert lineage(ws)["woke"] == 1
     clarifiers = [r for r in model.seen if r.texts()[0] == CLARIFIER.instructions]
     assert "另一件事" in clarifiers[-2].texts()[-1] and clarifiers[-1].texts()[-1] == "单文件"
-
-
-def test_ctrl_c_at_the_wake_prompt_leaves_everything_as_it_was(used: Flower, ws: Path) -> None:
-    before = (ws / "runs" / "lineage.json").read_bytes()
-    child = spawn(used)
-    child.expect_exact(WAKE_PROMPT)
-    child.sendintr()
-    finish(child)
-    assert child.exitstatus == 0
-    assert (ws / "runs" / "lineage.json").read_bytes() == before
 
 
 def test_fresh_directory_on_a_terminal_asks_what_to_do(flower: Flower, ws: Path) -> None:
