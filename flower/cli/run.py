@@ -48,13 +48,6 @@ class NothingToDoError(FlowerError):
     exit_code = 2
 
 
-NO_KEY_MESSAGE = (
-    "no API key: set ANTHROPIC_API_KEY (export ANTHROPIC_API_KEY=sk-ant-..., from "
-    "https://console.anthropic.com/settings/keys; ANTHROPIC_AUTH_TOKEN works too). "
-    "To see flower work without one, run `flower demo` (offline, against a scripted fake)."
-)
-
-
 # -- options shared by run and once ----------------------------------------------------
 
 RunDirOption = Annotated[
@@ -87,8 +80,11 @@ def _joined(words: list[str] | None) -> str | None:
 
 
 def require_api_key() -> None:
+    """Refuse to start without credentials (the engine would fail on its first call)."""
     if not any(os.environ.get(name) for name in KEY_VARIABLES):
-        raise NoAPIKeyError(NO_KEY_MESSAGE)
+        from flower.runtime.engine import NO_API_KEY
+
+        raise NoAPIKeyError(NO_API_KEY)
 
 
 def require_writable(path: Path, what: str) -> None:
