@@ -145,7 +145,6 @@ class Live:
         self._in_text = False
         self._last_label: str | None = None
         self._born_here: set[str] = set()
-        self.sessions: list[str] = []
 
     # -- writing
 
@@ -200,8 +199,7 @@ class Live:
 
     def on_event(self, event: Event) -> None:
         if isinstance(event, TextDelta):
-            if not self._in_text:
-                self._in_text = True
+            self._in_text = True
             self.stream.write(event.text)
             self.stream.flush()
         elif isinstance(event, ToolCall):
@@ -214,8 +212,6 @@ class Live:
         elif isinstance(event, SessionStarted):
             if not event.resumed:
                 self._born_here.add(event.session_id)
-            if event.session_id not in self.sessions:
-                self.sessions.append(event.session_id)
         elif isinstance(event, StepDone):
             result = event.result
             if not result.ok:
