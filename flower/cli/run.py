@@ -284,12 +284,12 @@ def _archive(settings: Settings, workspace: Path, live: Live) -> None:
 
     names = workflow_names(settings)
     lineage = Lineage.load(workspace, settings=settings, run_dir=settings.run_dir)
+    frozen = [p for p in (workspace / names.brief_file, workspace / names.goals_file) if p.exists()]
+    if not lineage.found and not frozen:
+        return  # a fresh directory: nothing to archive, no empty folder
     into = archive_dir(workspace)
-    moved = lineage.archive(
-        into, extra=[workspace / names.brief_file, workspace / names.goals_file]
-    )
-    if moved is not None:
-        live.line(f"   archived the last conversation into {into.relative_to(workspace)}/", "dim")
+    lineage.archive(into, extra=frozen)
+    live.line(f"   archived the last conversation into {into.relative_to(workspace)}/", "dim")
 
 
 def _asker(read: Any, out: TextIO) -> Any:

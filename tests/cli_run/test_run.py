@@ -17,8 +17,9 @@ from flower.workflow.goal import JUDGE
 
 
 def test_first_run_json_on_stdout_banner_and_headers_on_stderr(flower: Flower, ws: Path) -> None:
-    done = flower("--yes", "--json", REQUEST)
+    done = flower("--yes", "--json", REQUEST, "--new")  # --new in a fresh dir: a first run
     assert done.returncode == 0, done.stderr
+    assert not (ws / "notes").exists()  # nothing to archive, no empty archive folder
     out = json.loads(done.stdout)  # stdout holds the JSON and nothing else
     assert out["ok"] is True and out["woke"] == 1 and out["goal_met"] is True
     assert [r["step"] for r in out["results"]] == ["确认需求", "设定目标", "干活", "干活·判定#1"]
