@@ -234,10 +234,16 @@ class LiveRuntime(Runtime):
         self.live = live
 
     async def run(
-        self, agent: Any, prompt: str, resume: str | None = None, *, step: str | None = None
+        self,
+        agent: Any,
+        prompt: str,
+        resume: str | None = None,
+        *,
+        step: str | None = None,
+        **options: Any,
     ) -> Any:
         self.live.step_started(step or agent.name, resume=resume)
-        return await super().run(agent, prompt, resume, step=step)
+        return await super().run(agent, prompt, resume, step=step, **options)
 
 
 __all__ = [
