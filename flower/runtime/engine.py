@@ -38,6 +38,12 @@ class MissingAPIKeyError(FlowerError):
     exit_code = 2
 
 
+class InvalidRunOptionError(FlowerError, ValueError):
+    """An option of ``Runtime.run`` that cannot be used as given."""
+
+    exit_code = 2
+
+
 NO_API_KEY = (
     "no API key: set ANTHROPIC_API_KEY (for example `export ANTHROPIC_API_KEY=sk-ant-...`, "
     "from https://console.anthropic.com/settings/keys) or ANTHROPIC_AUTH_TOKEN. "
@@ -221,9 +227,26 @@ class Runtime:
     # -- running
 
     async def run(
-        self, agent: AgentSpec, prompt: str, resume: str | None = None, *, step: str | None = None
+        self,
+        agent: AgentSpec,
+        prompt: str,
+        resume: str | None = None,
+        *,
+        step: str | None = None,
+        context_limit: int | None = None,
+        relay_from: str | None = None,
     ) -> StepResult:
-        """Run ``agent`` on ``prompt`` (in session ``resume`` when given) to its end."""
+        """Run ``agent`` on ``prompt`` (in session ``resume`` when given) to its end.
+
+        ``context_limit`` (tokens): between two turns, once every tool_use of the last
+        response has its result stored, the run ends itself instead of calling the API
+        again when the last request's context plus twice the growth expected per turn
+        would reach the limit (room for the next request and for a handoff after it).
+        The result then has ``stop == "context_limit"`` and ``ok`` False.
+        ``relay_from`` (a new session only) is written as ``relayFrom`` on the new
+        session's first user entry: the session it takes over from.
+        """
+        _check_options(resume, context_limit, relay_from)
         result = StepResult(step=step or agent.name, started_at=_iso_now())
         if resume is not None and not self.has_session(resume):
             raise UnknownSessionError(
@@ -232,7 +255,7 @@ class Runtime:
         own_client = self.client is None
         client = self._make_client() if own_client else self.client
         try:
-            await self._run(agent, prompt, resume, client, result)
+            await self._run(agent, prompt, resume, client, result, context_limit, relay_from)
         finally:
             if own_client:
                 await client.close()
@@ -241,7 +264,14 @@ class Runtime:
         return result
 
     async def _run(
-        self, agent: AgentSpec, prompt: str, resume: str | None, client: Any, result: StepResult
+        self,
+        agent: AgentSpec,
+        prompt: str,
+        resume: str | None,
+        client: Any,
+        result: StepResult,
+        context_limit: int | None = None,
+        relay_from: str | None = None,
     ) -> None:
         from flower.core.resilience import AttemptError, AttemptInfo, ResilienceError
 
@@ -264,7 +294,7 @@ class Runtime:
                 session.writer = TranscriptWriter(
                     self.store, self.key(session.session_id), str(self.workspace)
                 )
-                session.writer.user_prompt(text)
+                session.writer.user_prompt(text, relay_from=relay_from)
                 self._fire_on_session(session.session_id, False)
                 return [{"role": "user", "content": [{"type": "text", "text": text}]}]
             return self._continue(session, text, resuming)
@@ -289,6 +319,7 @@ class Runtime:
                     price=price_for(model, self._prices),
                     emit=self._emit,
                     tally=tally,
+                    context_limit=context_limit,
                 )
                 return await converse(conv)
             except Exception as exc:
@@ -312,7 +343,7 @@ class Runtime:
             outcome, errors = await resilience.run(
                 attempt, has_session=lambda: session.writer is not None, on_error=on_error
             )
-            result.ok, result.error = outcome.ok, outcome.error
+            result.ok, result.error, result.stop = outcome.ok, outcome.error, outcome.stop
             finished = True
         except ResilienceError as exc:
             if session.engine_failure and isinstance(exc.__cause__, _EngineFailure):
@@ -352,6 +383,24 @@ class Runtime:
 
         push(messages, "user", [{"type": "text", "text": text}])
         return messages
+
+
+def _check_options(resume: str | None, context_limit: int | None, relay_from: str | None) -> None:
+    if context_limit is not None and (
+        not isinstance(context_limit, int) or isinstance(context_limit, bool) or context_limit <= 0
+    ):
+        raise InvalidRunOptionError(
+            f"context_limit must be a positive number of tokens or None, got {context_limit!r}"
+        )
+    if relay_from is None:
+        return
+    if not isinstance(relay_from, str) or not relay_from.strip():
+        raise InvalidRunOptionError(f"relay_from must be a session id, got {relay_from!r}")
+    if resume is not None:
+        raise InvalidRunOptionError(
+            "relay_from marks the first entry of a new session; it cannot be used with "
+            f"resume={resume!r}"
+        )
 
 
 def _last_uuid(entries: list[dict[str, Any]]) -> str | None:

@@ -16,6 +16,7 @@ from flower.core.errors import FlowerError
 from flower.runtime.events import Event, TextDelta, ToolCall, ToolResult, TurnEnd
 from flower.runtime.persist import TranscriptWriter
 from flower.runtime.pricing import cost_of
+from flower.runtime.spec import STOP_CONTEXT_LIMIT, STOP_MAX_TURNS
 
 CACHE = {"type": "ephemeral"}
 MAX_TOKENS_NUDGE = (
@@ -224,12 +225,34 @@ class Tally:
     cost_usd: float | None = 0.0
     last_usage: dict[str, Any] = field(default_factory=dict)
     last_text: str = ""
+    context: int | None = None
+    """Context of the last request answered (its usage), None before the first."""
+    growth: int = 0
+    """The largest growth of the context between two requests seen in this run."""
+    pending: int = 0
+    """Tokens appended since the last request: its output plus the tool results."""
+
+    def expected_growth(self, limit: int = 0) -> int:
+        """Tokens the next turn is expected to add: the largest growth seen, what was
+        appended since the last request, and at least 1% of ``limit``."""
+        return max(self.growth, self.pending, limit // 100)
+
+    def would_pass(self, limit: int) -> bool:
+        """Whether the next request, and one more turn after it, could reach ``limit``.
+
+        The room for one more turn is what a relay needs: the handoff document is asked
+        for in this same session, one request later.
+        """
+        if self.context is None:
+            return False
+        return self.context + 2 * self.expected_growth(limit) >= limit
 
 
 @dataclass
 class LoopOutcome:
     ok: bool
     error: str | None = None
+    stop: str | None = None
 
 
 @dataclass
@@ -248,6 +271,7 @@ class Conversation:
     price: Any
     emit: Callable[[Event], None]
     tally: Tally
+    context_limit: int | None = None
 
     def params(self) -> dict[str, Any]:
         params: dict[str, Any] = {
@@ -268,7 +292,21 @@ async def converse(conv: Conversation) -> LoopOutcome:
     while True:
         if conv.tally.turns >= conv.max_turns:
             return LoopOutcome(
-                False, f"stopped at max_turns={conv.max_turns} before the agent finished"
+                False,
+                f"stopped at max_turns={conv.max_turns} before the agent finished",
+                stop=STOP_MAX_TURNS,
+            )
+        # Checked here, at the top, so it only ever runs between turns: every tool_use
+        # of the last response already has its tool_result in the transcript.
+        if conv.context_limit is not None and conv.tally.would_pass(conv.context_limit):
+            tally = conv.tally
+            return LoopOutcome(
+                False,
+                f"stopped before the context passed context_limit={conv.context_limit:,} "
+                f"tokens (last request {tally.context:,}, about "
+                f"{tally.expected_growth(conv.context_limit):,} more per turn); "
+                "relay to a new session",
+                stop=STOP_CONTEXT_LIMIT,
             )
         response = await stream_response(conv.client, conv.params(), conv.emit)
         conv.tally.turns += 1
@@ -310,10 +348,18 @@ async def converse(conv: Conversation) -> LoopOutcome:
 
 
 def _account(conv: Conversation, response: Response) -> None:
+    from flower.core.transcript import context_tokens
+
     usage = response.message.get("usage") or {}
     cost = cost_of(usage, conv.price)
     tally = conv.tally
     tally.last_usage = usage
+    context = context_tokens(usage)
+    if tally.context is not None:
+        tally.growth = max(tally.growth, context - tally.context)
+    tally.context = context
+    output = usage.get("output_tokens")
+    tally.pending = output if isinstance(output, int) and not isinstance(output, bool) else 0
     if response.text:
         tally.last_text = response.text
     tally.cost_usd = None if cost is None or tally.cost_usd is None else tally.cost_usd + cost
@@ -341,6 +387,12 @@ async def _run_tools(conv: Conversation, response: Response, assistant_uuid: str
         results.append(outcome.result)
     conv.writer.tool_results(assistant_uuid, blocks, results)
     push(conv.messages, "user", blocks)
+    conv.tally.pending += _estimate(blocks)
+
+
+def _estimate(blocks: list[dict[str, Any]]) -> int:
+    """Tokens of ``blocks`` as sent: about four bytes of JSON per token (an estimate)."""
+    return len(json.dumps(blocks, ensure_ascii=False).encode("utf-8")) // 4
 
 
 async def _answer_cut_off(conv: Conversation, response: Response, assistant_uuid: str) -> None:
@@ -358,6 +410,9 @@ async def _answer_cut_off(conv: Conversation, response: Response, assistant_uuid
         results = [{"error": TRUNCATED_TOOL_USE, "tool": use["name"]} for use in response.tool_uses]
         conv.writer.tool_results(assistant_uuid, blocks, results)
         push(conv.messages, "user", blocks)
+        conv.tally.pending += _estimate(blocks)
     else:
+        nudge = [{"type": "text", "text": MAX_TOKENS_NUDGE}]
         conv.writer.user_prompt(MAX_TOKENS_NUDGE)
-        push(conv.messages, "user", [{"type": "text", "text": MAX_TOKENS_NUDGE}])
+        push(conv.messages, "user", nudge)
+        conv.tally.pending += _estimate(nudge)

@@ -78,9 +78,13 @@ class TranscriptWriter:
         self.written += 1
         return entry
 
-    def user_prompt(self, text: str) -> Entry:
+    def user_prompt(self, text: str, *, relay_from: str | None = None) -> Entry:
+        """A user prompt; ``relay_from`` (the first entry of a relayed session) names
+        the session it took over from, as ``relayFrom``."""
         entry = self._envelope("user")
         entry["message"] = {"role": "user", "content": text}
+        if relay_from is not None:
+            entry["relayFrom"] = relay_from
         return self._append(entry)
 
     def assistant(self, message: dict[str, Any], request_id: str | None) -> Entry:

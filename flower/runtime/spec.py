@@ -7,6 +7,10 @@ from datetime import datetime
 from typing import Any
 
 DEFAULT_MAX_TOKENS = 16_000
+STOP_CONTEXT_LIMIT = "context_limit"
+"""``StepResult.stop`` of a run that ended itself before its context passed the limit."""
+STOP_MAX_TURNS = "max_turns"
+"""``StepResult.stop`` of a run that reached ``AgentSpec.max_turns``."""
 
 
 @dataclass(frozen=True)
@@ -43,6 +47,12 @@ class StepResult:
     retired: list[str] = field(default_factory=list)
     context: int | None = None
     """Input tokens of the last round (the context size the banner shows)."""
+    stop: str | None = None
+    """Why the run ended before the agent finished, when it did so on its own:
+    ``"context_limit"`` (:data:`STOP_CONTEXT_LIMIT`: the next rounds would have passed
+    ``Runtime.run(context_limit=...)``; the session is at a safe point, every tool_use
+    answered, ready to relay or resume) or ``"max_turns"``. ``ok`` is False for both:
+    the work is not done. ``None`` otherwise (finished, or failed: see ``error``)."""
 
     @property
     def duration_s(self) -> float:

@@ -18,7 +18,7 @@ from typing import Any
 
 from flower.core.lineage import Lineage
 from flower.core.manifest import Manifest
-from flower.runtime.spec import AgentSpec, StepResult
+from flower.runtime.spec import STOP_CONTEXT_LIMIT, AgentSpec, StepResult
 
 log = logging.getLogger(__name__)
 
@@ -116,13 +116,38 @@ class StepRun:
         if self.lineage is not None:
             self.lineage.record_session(self.name, sid)
 
-    async def raw_turn(self, prompt: str, *, resume: str | None, label: str) -> StepResult:
-        """One ``runtime.run`` of the step's agent, with the lineage hook mounted."""
+    @property
+    def context_limit(self) -> int | None:
+        """The relay threshold every run of this step stops short of (None: relay off)."""
+        from flower.workflow.relay import threshold
+
+        return threshold(self.settings)
+
+    async def raw_turn(
+        self,
+        prompt: str,
+        *,
+        resume: str | None,
+        label: str,
+        relay_from: str | None = None,
+        limited: bool = True,
+    ) -> StepResult:
+        """One ``runtime.run`` of the step's agent, with the lineage hook mounted.
+
+        ``limited`` passes the relay threshold as ``context_limit`` (when relay is on),
+        so the run stops between turns before its context would pass it.
+        """
         rt = self.runtime
+        options: dict[str, Any] = {}
+        limit = self.context_limit if limited else None
+        if limit is not None:
+            options["context_limit"] = limit
+        if relay_from is not None:
+            options["relay_from"] = relay_from
         previous = getattr(rt, "on_session", None)
         rt.on_session = self._on_session
         try:
-            result = await rt.run(self.step.agent, prompt, resume=resume, step=label)
+            result = await rt.run(self.step.agent, prompt, resume=resume, step=label, **options)
         finally:
             rt.on_session = previous
         if result.session_id:
@@ -130,22 +155,26 @@ class StepRun:
         return result
 
     async def turn(self, prompt: str, *, label: str | None = None) -> StepResult:
-        """Send ``prompt`` to the step's session (relaying first if it is too big)."""
-        from flower.workflow.relay import needs_relay, relay
+        """Send ``prompt`` to the step's session, relaying whenever it gets too big:
+        first if it already is, and mid-run when the run stops at the context limit."""
+        from flower.workflow.relay import needs_relay, relay, relay_while_full
 
         label = label or self.name
-        if self.session_id and needs_relay(self.runtime, self.session_id, self.settings):
+        if self.session_id and needs_relay(self.runtime, self.session_id, self.settings, prompt):
             result = await relay(self, prompt, label=label)
         else:
             result = await self.raw_turn(prompt, resume=self.session_id, label=label)
+        result = await relay_while_full(self, result, prompt, label=label)
         retries = 0
-        while not result.ok and retries < self.workflow.retries:
+        while (
+            not result.ok and result.stop != STOP_CONTEXT_LIMIT and retries < self.workflow.retries
+        ):
             retries += 1
             self.record(result)
             again = RETRY_PROMPT if self.session_id else prompt
-            result = await self.raw_turn(
-                again, resume=self.session_id, label=f"{self.name}#retry{retries}"
-            )
+            retry_label = f"{self.name}#retry{retries}"
+            result = await self.raw_turn(again, resume=self.session_id, label=retry_label)
+            result = await relay_while_full(self, result, prompt, label=retry_label)
         self.record(result)
         return result
 

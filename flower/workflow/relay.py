@@ -1,12 +1,21 @@
 """Relay: when a step's session gets too big, hand off to a fresh one.
 
-Before a step sends its next message into a session whose last round used at least
-``[tool.flower.relay] threshold_tokens`` of context (from the last assistant usage),
-the old session writes a handoff document, saved readable and editable at
+The limit is ``[tool.flower.relay] threshold_tokens`` of context (from the last
+assistant usage), and no request is meant to reach it. Two checks keep it so:
+
+- *mid-run*: every step run gets ``Runtime.run(context_limit=threshold)``, so a long
+  working run stops itself between two turns while there is still room for the next
+  request and one more (the handoff); :func:`relay_while_full` then relays at once and
+  the work goes on in the new session, in the same wake;
+- *between runs*: before a step sends its next message into a session that would not
+  leave that room (:func:`needs_relay`), it relays first.
+
+Relaying: the old session writes a handoff document, saved readable and editable at
 ``notes/relay/<YYYYmmdd-HHMMSS>-<step>.md``. A new session starts seeded with that
-document plus the message that was about to be sent; the old id goes into the
-result's ``retired[]`` and lineage points at the new session the moment it exists.
-It is not a compaction: you can read what was carried over, and what was not.
+document plus the message to carry on with; its first entry has ``relayFrom: <old
+id>``, the old id goes into the result's ``retired[]`` and lineage points at the new
+session the moment it exists. It is not a compaction: you can read what was carried
+over, and what was not.
 """
 
 from __future__ import annotations
@@ -18,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from flower.runtime.spec import StepResult
+from flower.runtime.spec import STOP_CONTEXT_LIMIT, StepResult
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +55,21 @@ FALLBACK_DOC = """\
 """
 
 
+RELAY_CONTINUE = """\
+上一个会话做这件事做到一半,上下文快满了才停下,交给你接着做。它收到的原话是:
+
+{prompt}
+
+从交接文档里"接下来"的那几步接着做,已经做完的不要重做。
+"""
+
+MAX_RELAYS_PER_TURN = 8
+"""Relays one turn of a step may go through before it is reported as failed."""
+RESERVE_DIVISOR = 100
+"""Between runs, at least ``threshold // RESERVE_DIVISOR`` tokens are assumed for the
+growth of a turn (the reply, tool results), since none has been seen yet."""
+
+
 def threshold(settings: Any) -> int | None:
     """The relay threshold in tokens, or None when relay is off."""
     conf = getattr(settings, "relay", None)
@@ -55,7 +79,14 @@ def threshold(settings: Any) -> int | None:
     return int(value) if value else None
 
 
-def needs_relay(runtime: Any, session_id: str, settings: Any) -> bool:
+def expected_growth(prompt: str, limit: int) -> int:
+    """Tokens one turn is assumed to add between runs: the prompt, at least a reserve."""
+    return max(len(prompt.encode("utf-8")) // 4, limit // RESERVE_DIVISOR)
+
+
+def needs_relay(runtime: Any, session_id: str, settings: Any, prompt: str = "") -> bool:
+    """Whether sending ``prompt`` into ``session_id`` would leave no room for one more
+    turn under the threshold (the same rule as ``Runtime.run(context_limit=...)``)."""
     limit = threshold(settings)
     if limit is None:
         return False
@@ -64,7 +95,7 @@ def needs_relay(runtime: Any, session_id: str, settings: Any) -> bool:
     except Exception as exc:
         log.debug("context size unavailable for %s: %s", session_id, exc)
         return False
-    return size is not None and size >= limit
+    return size is not None and size + 2 * expected_growth(prompt, limit) >= limit
 
 
 _UNSAFE = re.compile(r"[\\/\x00:*?\"<>|\s]+")
@@ -103,7 +134,8 @@ async def relay(run: Any, prompt: str, *, label: str) -> StepResult:
     run's cost and turns added in (one manifest line for the whole move).
     """
     old = run.session_id
-    handoff = await run.raw_turn(HANDOFF_PROMPT, resume=old, label=label)
+    # no context_limit here: stopping the handoff itself would leave nothing to hand on
+    handoff = await run.raw_turn(HANDOFF_PROMPT, resume=old, label=label, limited=False)
     body = handoff.text if handoff.ok and handoff.text.strip() else ""
     if not body:
         body = FALLBACK_DOC.format(last=handoff.text.strip() or "(无)")
@@ -116,7 +148,8 @@ async def relay(run: Any, prompt: str, *, label: str) -> StepResult:
         shown = path
     seeded = RELAY_SEED.format(path=shown, doc=doc.strip()) + prompt
     run.session_id = None
-    result: StepResult = await run.raw_turn(seeded, resume=None, label=label)
+    result: StepResult = await run.raw_turn(seeded, resume=None, label=label, relay_from=old)
+    fresh_turns = result.num_turns
     result.retired = [*handoff.retired, old, *result.retired]
     if handoff.cost_usd is not None or result.cost_usd is not None:
         result.cost_usd = (handoff.cost_usd or 0.0) + (result.cost_usd or 0.0)
@@ -124,10 +157,67 @@ async def relay(run: Any, prompt: str, *, label: str) -> StepResult:
     if handoff.started_at:
         result.started_at = handoff.started_at
     run.ctx.setdefault("_relays", []).append(
-        {"step": run.name, "from": old, "to": result.session_id, "doc": str(path)}
+        {
+            "step": run.name,
+            "from": old,
+            "to": result.session_id,
+            "doc": str(path),
+            "turns": fresh_turns,
+        }
     )
     log.info("relayed %s: %s -> %s (%s)", run.name, old, result.session_id, path)
     return result
 
 
-__all__ = ["HANDOFF_PROMPT", "RELAY_SEED", "handoff_path", "needs_relay", "relay", "threshold"]
+async def relay_while_full(run: Any, result: StepResult, prompt: str, *, label: str) -> StepResult:
+    """While ``result`` stopped at the context limit, relay and carry on in a new session.
+
+    ``prompt`` is what the stopped run was working on; the new session gets the
+    handoff document and that prompt. Returns one result for the whole turn (turns,
+    cost and retired ids of every part). A relayed session that hits the limit again
+    on its very first request, or more than :data:`MAX_RELAYS_PER_TURN` relays, ends
+    the turn as failed: relaying more would not help.
+    """
+    relays = 0
+    while result.stop == STOP_CONTEXT_LIMIT and run.session_id:
+        if relays >= MAX_RELAYS_PER_TURN:
+            result.error = f"relayed {relays} times in one turn and the context is still full"
+            return result
+        if relays and run.ctx["_relays"][-1].get("turns", 0) <= 1:
+            result.error = (
+                "the relayed session was at the context limit from its first request "
+                "(the handoff document is too big?); not relaying again"
+            )
+            return result
+        earlier = result
+        result = await relay(run, RELAY_CONTINUE.format(prompt=prompt.strip()), label=label)
+        absorb(result, earlier)
+        relays += 1
+    return result
+
+
+def absorb(result: StepResult, earlier: StepResult) -> None:
+    """Fold ``earlier`` (a run that came before ``result`` in the same turn) into it."""
+    result.retired = [*earlier.retired, earlier.session_id or "", *result.retired]
+    result.retired = list(dict.fromkeys(sid for sid in result.retired if sid))
+    if earlier.cost_usd is not None or result.cost_usd is not None:
+        result.cost_usd = (earlier.cost_usd or 0.0) + (result.cost_usd or 0.0)
+    result.num_turns += earlier.num_turns
+    result.attempts += earlier.attempts
+    result.errors = [*earlier.errors, *result.errors]
+    if earlier.started_at:
+        result.started_at = earlier.started_at
+
+
+__all__ = [
+    "HANDOFF_PROMPT",
+    "RELAY_CONTINUE",
+    "RELAY_SEED",
+    "absorb",
+    "expected_growth",
+    "handoff_path",
+    "needs_relay",
+    "relay",
+    "relay_while_full",
+    "threshold",
+]

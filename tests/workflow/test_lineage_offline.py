@@ -391,7 +391,7 @@ def test_relay_at_threshold_seeds_a_new_session_from_the_handoff(
         finally:
             rt.close()
 
-    fake.set_script([text("做了一半", usage={"input_tokens": 999})])
+    fake.set_script([text("做了一半", usage={"input_tokens": 900})])
     old = asyncio.run(wake())["_sessions"]["干活"]
     fake.set_script([text("还差一点", usage={"input_tokens": 1500})])
     assert asyncio.run(wake())["_sessions"]["干活"] == old  # under the threshold: no relay

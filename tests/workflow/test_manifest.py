@@ -26,6 +26,7 @@ SEED_FIELDS = {
     "resumed",
     "retired",
     "context",
+    "stop",
     "duration_s",
     "run",
 }

@@ -1,0 +1,193 @@
+"""Relay in the middle of a long working run (the real Runtime on the fake Messages API).
+
+The fake's usage script models a conversation in which every message weighs 1,000
+tokens: a request's context is ``1000 * len(messages)``. A worker reads a file every
+turn until it has done ``turns`` reads, so a step's single run grows past the relay
+threshold unless it hands off mid-work.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+from pathlib import Path
+from typing import Any
+
+import msgspec
+from conftest import last_user_text, user_prompts
+
+from flower import AgentSpec, Step, Workflow
+from flower.core.config import RelayConfig, Settings
+from flower.core.manifest import read_manifest
+from flower.testing.fake_api import (
+    FakeMessagesAPI,
+    RecordedRequest,
+    conversation_problems,
+    reply,
+    text,
+    tool_use,
+)
+from flower.workflow.relay import HANDOFF_PROMPT
+
+THRESHOLD = 10_000
+PER_MESSAGE = 1_000
+WORKER = AgentSpec(
+    name="worker", instructions="你是执行者。", allowed_tools=["Read"], max_turns=200
+)
+PROMPT = "把 seed.txt 读十遍"
+
+
+class Worker:
+    """The fake model: reads until ``turns`` reads are done, writes handoffs on request."""
+
+    def __init__(self, turns: int, seeded_extra: int = 0) -> None:
+        self.turns = turns
+        self.reads = 0
+        self.seeded_extra = seeded_extra
+        self.contexts: list[int] = []
+        self.problems: list[str] = []
+
+    def __call__(self, req: RecordedRequest) -> Any:
+        context = PER_MESSAGE * len(req.messages)
+        if self.seeded_extra and "交接文档" in user_prompts(req)[0]:
+            context += self.seeded_extra
+        self.contexts.append(context)
+        self.problems += conversation_problems(req.messages)
+        usage = {"input_tokens": 3, "cache_read_input_tokens": context - 3}
+        if last_user_text(req) == HANDOFF_PROMPT:
+            return text(f"## 进度\n已经读了 {self.reads} 遍,接着读", usage=usage)
+        if self.reads >= self.turns:
+            return text("读完了", usage=usage)
+        self.reads += 1
+        return reply(
+            f"第 {self.reads} 遍", tool_use("Read", {"file_path": "seed.txt"}), usage=usage
+        )
+
+
+def wake(settings: Settings) -> dict[str, Any]:
+    from flower.runtime.engine import Runtime
+
+    async def go() -> dict[str, Any]:
+        rt = Runtime(workspace=".", run_dir="runs", settings=settings)
+        try:
+            return await Workflow([Step("干活", WORKER, PROMPT, resume_prompt="接着读")]).run(rt)
+        finally:
+            rt.close()
+
+    return asyncio.run(go())
+
+
+def first_entry(session_id: str) -> dict[str, Any]:
+    import os
+
+    from flower.core.keys import project_key
+    from flower.core.records import SessionKey
+    from flower.stores.open import open_session_store
+
+    store = open_session_store("sqlite:///runs/sessions.db")
+    try:
+        entries = store.load(SessionKey(project_key(os.path.realpath(".")), session_id))
+    finally:
+        store.close()
+    assert entries is not None
+    return entries[0]
+
+
+def relay_settings(**kw: Any) -> Settings:
+    return msgspec.structs.replace(
+        Settings(), relay=RelayConfig(threshold_tokens=THRESHOLD, **kw), run_dir="runs"
+    )
+
+
+def test_a_long_run_hands_off_mid_work_and_finishes_in_the_new_session(
+    in_tmp: Path, fake: FakeMessagesAPI
+) -> None:
+    (in_tmp / "seed.txt").write_text("苹果\n", encoding="utf-8")
+    worker = Worker(turns=6)
+    fake.set_script(worker)
+    ctx = wake(relay_settings())
+
+    assert ctx["_ok"] and ctx["干活"] == "读完了" and worker.reads == 6
+    assert max(worker.contexts) < THRESHOLD  # no request the model received passed it
+    assert worker.problems == []  # never a tool_use without its result
+    (move,) = ctx["_relays"]
+    old, new = move["from"], move["to"]
+    assert ctx["_sessions"]["干活"] == new != old
+
+    # the old session stopped between turns and wrote the handoff one request later
+    handoff = next(r for r in fake.requests if last_user_text(r) == HANDOFF_PROMPT)
+    assert [b["type"] for b in handoff.messages[-1]["content"]] == ["tool_result", "text"]
+    doc = Path(move["doc"])
+    assert doc.parent == in_tmp / "notes" / "relay" and doc.name.endswith("-干活.md")
+    assert "已经读了 4 遍" in doc.read_text(encoding="utf-8")
+
+    # the new session starts from the document and the work it was given
+    seeded = fake.requests[fake.requests.index(handoff) + 1]
+    (only,) = user_prompts(seeded)
+    assert "已经读了 4 遍" in only and PROMPT in only
+    assert first_entry(new)["relayFrom"] == old
+
+    lineage = json.loads(Path("runs/lineage.json").read_text(encoding="utf-8"))
+    assert lineage["steps"] == {"干活": new}
+    (row,) = read_manifest("runs")  # one line for the whole turn
+    assert row["session_id"] == new and row["retired"] == [old] and row["ok"]
+    assert row["num_turns"] == len(fake.requests) == 4 + 1 + 3
+
+
+def test_a_very_long_run_relays_as_often_as_it_needs(in_tmp: Path, fake: FakeMessagesAPI) -> None:
+    (in_tmp / "seed.txt").write_text("苹果\n", encoding="utf-8")
+    worker = Worker(turns=20)
+    fake.set_script(worker)
+    ctx = wake(relay_settings())
+
+    assert ctx["_ok"] and worker.reads == 20
+    assert max(worker.contexts) < THRESHOLD and worker.problems == []
+    moves = ctx["_relays"]
+    assert len(moves) >= 4
+    for before, after in itertools.pairwise(moves):
+        assert after["from"] == before["to"]
+        assert first_entry(after["to"])["relayFrom"] == after["from"]
+    (row,) = read_manifest("runs")
+    assert row["retired"] == [m["from"] for m in moves]
+    assert row["session_id"] == moves[-1]["to"] == ctx["_sessions"]["干活"]
+
+
+def test_between_runs_a_session_near_the_threshold_relays_before_sending(
+    in_tmp: Path, fake: FakeMessagesAPI
+) -> None:
+    (in_tmp / "seed.txt").write_text("苹果\n", encoding="utf-8")
+    fake.set_script([text("做了一半", usage={"input_tokens": 9_900})])
+    old = wake(relay_settings())["_sessions"]["干活"]
+    worker = Worker(turns=1)
+    fake.set_script(worker)
+    ctx = wake(relay_settings())
+    # 9,900 leaves no room for the next request and a handoff: relay first
+    assert ctx["_relays"][0]["from"] == old and ctx["_sessions"]["干活"] != old
+    assert "接着读" in user_prompts(fake.requests[-2])[0]
+    assert max(worker.contexts) < THRESHOLD
+
+
+def test_with_relay_off_the_run_is_not_limited(in_tmp: Path, fake: FakeMessagesAPI) -> None:
+    (in_tmp / "seed.txt").write_text("苹果\n", encoding="utf-8")
+    worker = Worker(turns=6)
+    fake.set_script(worker)
+    ctx = wake(relay_settings(enabled=False))
+    assert ctx["_ok"] and "_relays" not in ctx
+    assert max(worker.contexts) > THRESHOLD  # what relay prevents
+
+
+def test_a_relayed_session_full_from_its_first_request_fails_instead_of_looping(
+    in_tmp: Path, fake: FakeMessagesAPI
+) -> None:
+    (in_tmp / "seed.txt").write_text("苹果\n", encoding="utf-8")
+    # the seeded request alone is 9,850: no room for one more turn after it
+    worker = Worker(turns=50, seeded_extra=8_850)
+    fake.set_script(worker)
+    ctx = wake(relay_settings())
+    assert not ctx["_ok"] and ctx["_failed"] == "干活"
+    row = read_manifest("runs")[-1]
+    assert "from its first request" in row["error"] and row["stop"] == "context_limit"
+    assert max(worker.contexts) < THRESHOLD
+    (move,) = ctx["_relays"]  # relaying again would not help
+    assert move["turns"] == 1 and row["session_id"] == move["to"]
