@@ -13,9 +13,14 @@ is that of its last request (what the last ``usage`` reports, what relay checks)
 
 Modes: ``none`` (everything sent), ``default`` (the default pruning chain), ``trim``
 (the chain plus trim, as the CLI runs), ``relay`` (the chain plus trim, and relay at
-``[tool.flower.relay] threshold_tokens``: before a round starts, if the last round's
-context is at or past the threshold, the old session is asked for a handoff document
-(one more request, on the old context) and a new session starts seeded with it).
+``[tool.flower.relay] threshold_tokens`` by the rule flower uses: every request of a
+round is measured; after each turn, once its tool results are in, the run stops when
+the last context plus twice the growth expected per turn (the largest seen in the
+round, what was just appended, at least 1% of the threshold) would reach the
+threshold, and between rounds the workflow relays first when the last context plus
+twice the expected growth of the new prompt would. Either way the old session is
+asked for a handoff document (one more request, on the old context) and a new session
+starts seeded with it. In relay mode a round's context is that of its largest request.
 """
 
 from __future__ import annotations
@@ -135,6 +140,8 @@ class Simulation:
         self.measured: list[int] = []
         """Rounds whose context was computed (all of them, unless sampling)."""
         self.relays: list[int] = []
+        self.last_context: int | None = None
+        """Relay mode: the context of the last request (what the next check reads)."""
         self.seed = ""
         """The handoff seed that the next round's message starts with, after a relay."""
 
@@ -147,12 +154,12 @@ class Simulation:
         message = {"role": "assistant", "model": "claude-sonnet-4-6", "content": content}
         self.session.add("assistant", {**message, "usage": usage}, **extra)
 
-    def relay(self, n: int) -> None:
+    def relay(self, n: int) -> int:
+        """Ask the old session for a handoff, start a new one; the handoff's context."""
         from flower.workflow.relay import HANDOFF_PROMPT, RELAY_SEED
 
         self.session.add("user", {"role": "user", "content": HANDOFF_PROMPT})
         context = self.request()
-        self.per_round[-1] = max(self.per_round[-1], context)  # the handoff is one more call
         doc = ("## Handoff\n" + "- done: step; next: step; pitfalls: noted.\n" * 200)[
             :HANDOFF_DOC_CHARS
         ]
@@ -161,6 +168,56 @@ class Simulation:
         self.session = SessionWriter(self.rng, f"s-{self.sessions - 1}")
         self.seed = RELAY_SEED.format(path=f"notes/relay/round-{n}.md", doc=doc)
         self.relays.append(n)
+        return context
+
+    def play_relayed(self, rnd: Round) -> None:
+        """One round with relay: every request measured, the engine's check after each
+        turn, the workflow's check before the round (see the module docstring)."""
+        from flower.workflow.relay import RELAY_CONTINUE, expected_growth
+
+        limit = self.threshold
+        peak = 0
+        last = self.last_context
+        if last is not None and last + 2 * expected_growth(rnd.prompt, limit) >= limit:
+            peak = self.relay(rnd.n)
+        seed, self.seed = self.seed, ""
+        self.session.add("user", {"role": "user", "content": seed + rnd.prompt})
+        if rnd.api_error:
+            self.session.add(
+                "assistant",
+                {
+                    "role": "assistant",
+                    "model": "<synthetic>",
+                    "content": [{"type": "text", "text": "API Error: 529 overloaded"}],
+                },
+                isApiErrorMessage=True,
+            )
+            self.session.add("user", {"role": "user", "content": rnd.prompt})
+        context = self.request()
+        growth = 0
+        for block, body, denied in rnd.calls:
+            peak = max(peak, context)
+            self.assistant([{"type": "text", "text": "Checking."}, block], context)
+            result = {"type": "tool_result", "tool_use_id": block["id"], "content": body}
+            if denied:
+                result["is_error"] = True
+            marker = {"denied": True} if denied else {"type": "text"}
+            self.session.add("user", {"role": "user", "content": [result]}, toolUseResult=marker)
+            following = self.request()
+            expected = max(growth, following - context, limit // 100)
+            growth = max(growth, following - context)
+            if context + 2 * expected >= limit:  # the run stops here and relays at once
+                peak = max(peak, self.relay(rnd.n))
+                seed, self.seed = self.seed, ""
+                carry_on = seed + RELAY_CONTINUE.format(prompt=rnd.prompt.strip())
+                self.session.add("user", {"role": "user", "content": carry_on})
+                following, growth = self.request(), 0
+            context = following
+        peak = max(peak, context)
+        self.assistant([{"type": "text", "text": rnd.closing}], context)
+        self.last_context = context
+        self.per_round.append(peak)
+        self.measured.append(rnd.n)
 
     def play(self, rnd: Round) -> None:
         seed, self.seed = self.seed, ""
@@ -250,9 +307,10 @@ def run(
         for mode in MODES:
             sim = Simulation(mode, views[mode], limit, every, rounds)
             for rnd in script:
-                if mode == "relay" and sim.per_round and sim.per_round[-1] >= limit:
-                    sim.relay(rnd.n)
-                sim.play(rnd)
+                if mode == "relay":
+                    sim.play_relayed(rnd)
+                else:
+                    sim.play(rnd)
             per_round, measured = sim.per_round, sim.measured
             wall = next(
                 (n for n, c in zip(measured, per_round, strict=True) if c >= WINDOW_TOKENS), None
