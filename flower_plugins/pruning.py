@@ -277,8 +277,7 @@ class Interrupted:
             template = index.current(anchor)
             note = synthetic_tool_result(tid, INTERRUPTED_NOTE, template, marker="interrupted")
             inserts.setdefault(anchor, []).append(note)
-        for slot in sorted(inserts):
-            index.insert_after(slot, inserts[slot])
+        index.insert_many(inserts)
 
     @staticmethod
     def _anchor_slot(index: TranscriptIndex, use_slot: int) -> int:

@@ -506,6 +506,68 @@ def conversation_problems(messages: Sequence[Mapping[str, Any]]) -> list[str]:
     return problems
 
 
+def chain_is_valid(chain: Iterable[Entry]) -> bool:
+    """``not conversation_problems(to_messages(chain))``, in one pass that builds nothing.
+
+    The check a load runs on every pruned chain, so it must be cheap: roles are grouped
+    into messages on the fly and each user message's results are compared with what the
+    assistant message before it asked. Anything unusual (an unknown role, an id that is
+    not hashable) answers ``False``, and the caller runs the full check and repair.
+    """
+    role_now: Any = None
+    asked: list[Any] = []  # tool_use ids of the assistant message being read
+    expected: set[Any] = set()  # what the user message being read must answer
+    answered: set[Any] = set()
+    try:
+        for entry in chain:
+            kind = entry.get("type")
+            if (kind != "user" and kind != "assistant") or entry.get("isSidechain"):
+                continue
+            message = entry.get("message")
+            if not isinstance(message, dict):
+                continue
+            content = message.get("content")
+            if isinstance(content, str):
+                if not content:
+                    continue
+                content = ()
+            elif not isinstance(content, list) or not content:
+                continue
+            role = message.get("role") or kind
+            if role != role_now:
+                if role_now is None:
+                    if role != "user":
+                        return False
+                elif role_now == "user":
+                    if answered != expected:
+                        return False
+                    answered = set()
+                else:
+                    expected = set(asked)
+                    asked = []
+                if role != "user" and role != "assistant":
+                    return False
+                role_now = role
+            for block in content:
+                if not isinstance(block, dict):
+                    continue
+                kind = block.get("type")
+                if kind == "tool_result":
+                    if role == "assistant":
+                        return False
+                    tid = block.get("tool_use_id")
+                    if tid in answered:
+                        return False
+                    answered.add(tid)
+                elif kind == "tool_use" and role == "assistant":
+                    asked.append(block.get("id"))
+    except TypeError:  # an unhashable id: let the full check describe it
+        return False
+    if role_now == "user":
+        return answered == expected
+    return not asked
+
+
 def check_conversation(messages: Sequence[Mapping[str, Any]]) -> None:
     """Raise :class:`InvalidConversationError` unless the API would accept ``messages``."""
     problems = conversation_problems(messages)

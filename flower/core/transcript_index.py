@@ -38,10 +38,11 @@ class TranscriptIndex:
         self.dropped: set[int] = set()
         self.inserted: dict[int, list[Entry]] = {}
         self.slot_of: dict[str, int] = {}
-        self.children: dict[str, list[int]] = {}
-        self.logical_children: dict[str, list[int]] = {}
+        self.logical_slots: list[int] = []  # slots carrying a logicalParentUuid
         self.use_slot: dict[str, int] = {}  # tool_use id -> assistant slot holding it
         self.result_slots: dict[str, list[int]] = {}  # tool_use id -> user slots answering
+        self.uses_at: dict[int, list[str]] = {}  # assistant slot -> its tool_use ids
+        self.results_at: dict[int, list[str]] = {}  # user slot -> the ids it answers
         self.reply_slots: dict[Any, list[int]] = {}  # reply key -> its assistant slots
         self.assistant_slots: list[int] = []
         self.flagged_results: list[int] = []  # user slots that may hold a denial
@@ -50,15 +51,17 @@ class TranscriptIndex:
         self.bash_uses: list[tuple[str, str]] = []  # (tool_use id, command), Bash calls
         self.use_alive: dict[str, int] = {}
         self.result_alive: dict[str, int] = {}
+        self.structural = False  # an entry was dropped or inserted, or a tool id removed
         self._build()
 
     # ------------------------------------------------------------------ building
 
     def _build(self) -> None:
         slot_of = self.slot_of
-        children = self.children
         use_slot = self.use_slot
         result_slots = self.result_slots
+        uses_at = self.uses_at
+        results_at = self.results_at
         for i, entry in enumerate(self.base):
             if entry.__class__ is not dict:
                 raise Fallback("an entry is not a dict")
@@ -67,13 +70,8 @@ class TranscriptIndex:
                 if uid.__class__ is not str or uid in slot_of:
                     raise Fallback("a uuid is not a unique string")
                 slot_of[uid] = i
-            parent = entry.get("parentUuid")
-            if parent.__class__ is str:
-                children.setdefault(parent, []).append(i)
             if "logicalParentUuid" in entry:
-                logical = entry["logicalParentUuid"]
-                if logical.__class__ is str:
-                    self.logical_children.setdefault(logical, []).append(i)
+                self.logical_slots.append(i)
             kind = entry.get("type")
             if kind == "assistant":
                 self.assistant_slots.append(i)
@@ -91,6 +89,7 @@ class TranscriptIndex:
                 content = message.get("content")
                 if content.__class__ is not list:
                     continue
+                ids = None
                 for block in content:
                     if block.__class__ is not dict or block.get("type") != "tool_use":
                         continue
@@ -98,6 +97,9 @@ class TranscriptIndex:
                     if tid.__class__ is not str or tid in use_slot:
                         raise Fallback("a tool_use id is not a unique string")
                     use_slot[tid] = i
+                    if ids is None:
+                        ids = uses_at[i] = []
+                    ids.append(tid)
                     tool_input = block.get("input")
                     if tool_input.__class__ is dict:
                         command = tool_input.get("command")
@@ -117,6 +119,7 @@ class TranscriptIndex:
                 marker = entry.get("toolUseResult")
                 flagged = marker.__class__ is dict and marker.get("denied") is True
                 residue = False
+                ids = None
                 for block in content:
                     if block.__class__ is not dict or block.get("type") != "tool_result":
                         continue
@@ -124,6 +127,9 @@ class TranscriptIndex:
                     if tid.__class__ is not str or tid not in use_slot:
                         raise Fallback("a tool_result answers no earlier tool_use")
                     result_slots.setdefault(tid, []).append(i)
+                    if ids is None:
+                        ids = results_at[i] = []
+                    ids.append(tid)
                     if block.get("is_error"):
                         flagged = True
                     body = block.get("content")
@@ -155,10 +161,14 @@ class TranscriptIndex:
     # ------------------------------------------------------------------ editing
 
     def replace(self, slot: int, entry: Entry) -> None:
+        """Replace an entry's body. The copy keeps what identifies the entry (``uuid``,
+        ``type``, ``isSidechain``, ``message.id``) and its tool ids: the view check
+        reads those from the index (use :meth:`replace_with_ids` when ids change)."""
         self.replaced[slot] = entry
 
     def replace_with_ids(self, slot: int, entry: Entry) -> None:
         """Replace an entry whose tool_use/tool_result blocks may have changed."""
+        self.structural = True
         self._count(self.current(slot), -1)
         self._count(entry, 1)
         self.replaced[slot] = entry
@@ -202,43 +212,63 @@ class TranscriptIndex:
         for slot in slots:
             self._count(self.current(slot), -1)
             self.dropped.add(slot)
+        self.structural = True
         resolved: dict[str, str | None] = {}
-        for field, links in (
-            ("parentUuid", self.children),
-            ("logicalParentUuid", self.logical_children),
-        ):
-            for uid in drop:
-                for child in links.get(uid, ()):
-                    entry = self.current(child)
-                    if entry is None or entry.get(field) != uid:
-                        continue
-                    new_parent = survivors(uid, parent_of, drop, resolved)
-                    self.replaced[child] = {**entry, field: new_parent}
-                    if new_parent is not None:
-                        links.setdefault(new_parent, []).append(child)
+        for field in ("parentUuid", "logicalParentUuid"):
+            for child in self._linked_to(drop, field):
+                entry = self.replaced.get(child, self.base[child])
+                new_parent = survivors(entry[field], parent_of, drop, resolved)
+                self.replaced[child] = {**entry, field: new_parent}
         for note in self.notes():
             if note.get("parentUuid") in drop:
                 raise Fallback("a dropped entry is the parent of an inserted note")
 
+    def _linked_to(self, targets: Collection[str], field: str) -> list[int]:
+        """Live base slots whose ``field``, as the view has it now, is one of ``targets``.
+
+        One scan instead of a parent-to-children map kept for every entry: links are
+        only needed for the few entries a policy drops or inserts after."""
+        base = self.base
+        replaced = self.replaced
+        dropped = self.dropped
+        slots = range(len(base)) if field == "parentUuid" else self.logical_slots
+        try:
+            found = [i for i in slots if base[i].get(field) in targets]
+            moved = [i for i, e in replaced.items() if e.get(field) in targets]
+        except TypeError:  # a hostile link (a list, a dict): the generic path copes
+            raise Fallback("an unhashable parent link") from None
+        live = [i for i in found if i not in replaced and i not in dropped]
+        live += [i for i in moved if i not in dropped]
+        return live
+
     def insert_after(self, slot: int, notes: list[Entry]) -> None:
-        """What :func:`~flower.core.transcript.insert_chains` does for one anchor."""
-        if slot in self.inserted or slot in self.dropped:
-            raise Fallback("inserting twice after one entry")
-        anchor = self.current(slot)
-        assert anchor is not None
-        uid = anchor["uuid"]
-        previous = uid
-        chain = []
-        for new in notes:
-            chain.append({**new, "parentUuid": previous})
-            previous = new["uuid"]
-            self._count(new, 1)
-        self.inserted[slot] = chain
-        for child in self.children.get(uid, ()):
-            entry = self.current(child)
-            if child > slot and entry is not None and entry.get("parentUuid") == uid:
-                self.replaced[child] = {**entry, "parentUuid": previous}
-                self.children.setdefault(previous, []).append(child)
+        """What :func:`~flower.core.transcript.insert_after` does for one anchor."""
+        self.insert_many({slot: notes})
+
+    def insert_many(self, inserts: dict[int, list[Entry]]) -> None:
+        """What :func:`~flower.core.transcript.insert_chains` does: after each anchor
+        slot its notes as a little chain; the anchor's later children move below it."""
+        last_of: dict[str, tuple[int, str]] = {}  # anchor uuid -> (slot, last note uuid)
+        for slot in sorted(inserts):
+            if slot in self.inserted or slot in self.dropped:
+                raise Fallback("inserting twice after one entry")
+            anchor = self.current(slot)
+            assert anchor is not None
+            uid = anchor["uuid"]
+            previous = uid
+            chain = []
+            for new in inserts[slot]:
+                chain.append({**new, "parentUuid": previous})
+                previous = new["uuid"]
+                self._count(new, 1)
+            self.inserted[slot] = chain
+            last_of[uid] = (slot, previous)
+        self.structural = True
+        for child in self._linked_to(last_of, "parentUuid"):
+            entry = self.replaced.get(child, self.base[child])
+            slot, last = last_of[entry["parentUuid"]]
+            if child > slot:
+                self.replaced[child] = {**entry, "parentUuid": last}
 
     def replace_note(self, note: Entry, new: Entry) -> None:
         for chain in self.inserted.values():
@@ -267,3 +297,207 @@ class TranscriptIndex:
             start = slot + 1
         out += base[start:]
         return out
+
+    # ------------------------------------------------------------------ the check
+
+    def active_chain(self) -> list[Entry]:
+        """:func:`~flower.core.transcript.active_chain` of the view, without building it
+        or scanning it again: positions, reply groups and tool ids come from the index.
+
+        A view key orders the view: ``slot * NOTE_SPAN`` for a base slot, plus ``k + 1``
+        for the k-th note inserted after it. Relies on edits keeping what identifies an
+        entry (see :meth:`replace`). Raises :class:`Fallback` where the index cannot
+        vouch for the answer (a note reusing a uuid, an empty reply id)."""
+        base = self.base
+        replaced = self.replaced
+        dropped = self.dropped
+        inserted = self.inserted
+        slot_of = self.slot_of
+        span = NOTE_SPAN
+        notes_at: dict[str, int] = {}
+        for slot, notes in inserted.items():
+            if len(notes) >= span:
+                raise Fallback("too many notes after one entry")
+            for k, note in enumerate(notes):
+                uid = note.get("uuid")
+                if uid.__class__ is not str or uid in slot_of or uid in notes_at:
+                    raise Fallback("a note's uuid is not unique")
+                notes_at[uid] = slot * span + k + 1
+
+        leaf = self._leaf_key(notes_at)
+        if leaf is None:
+            return []
+        # the walk, leaf to root; each chain entry's reply id is noted on the way
+        on_chain: dict[int, Entry] = {}
+        replies: set[str] = set()
+        key = leaf
+        while True:
+            slot, k = divmod(key, span)
+            entry = inserted[slot][k - 1] if k else replaced.get(slot) or base[slot]
+            on_chain[key] = entry
+            if entry.get("type") == "assistant" and not entry.get("isSidechain"):
+                message = entry.get("message")
+                if message.__class__ is dict:
+                    reply = message.get("id")
+                    if reply.__class__ is str:
+                        replies.add(reply)
+            parent = entry.get("parentUuid")
+            if parent.__class__ is not str:
+                break
+            key = notes_at.get(parent) if notes_at else None
+            if key is None:
+                slot = slot_of.get(parent)
+                if slot is None or slot in dropped:
+                    break
+                key = slot * span
+            if key in on_chain:  # a cycle in corrupt data
+                break
+
+        # the other block entries of every streamed reply on the chain
+        for reply in replies:
+            if not reply:  # the index files an empty id under the uuid
+                raise Fallback("a reply with an empty message id")
+            for slot in self.reply_slots.get(reply, ()):
+                key = slot * span
+                if key in on_chain or slot in dropped:
+                    continue
+                entry = replaced.get(slot) or base[slot]
+                if _in_reply(entry, reply):
+                    on_chain[key] = entry
+
+        self._complete_results(on_chain)
+        return [on_chain[key] for key in sorted(on_chain)]
+
+    def _leaf_key(self, notes_at: dict[str, int]) -> int | None:
+        """The newest main-thread user/assistant entry with a uuid, as a view key."""
+        base = self.base
+        for slot in range(len(base) - 1, -1, -1):
+            for note in reversed(self.inserted.get(slot, ())):
+                if _is_leaf(note):
+                    return notes_at[note["uuid"]]
+            if slot not in self.dropped and _is_leaf(self.replaced.get(slot) or base[slot]):
+                return slot * NOTE_SPAN
+        return None
+
+    def _ids_at(self, key: int, entry: Entry) -> tuple[list[str], list[str]]:
+        """(tool_use ids, tool_result ids) of ``entry``, the view entry at ``key``."""
+        slot, k = divmod(key, NOTE_SPAN)
+        if k or slot in self.replaced:
+            return _tool_ids(entry)
+        return self.uses_at.get(slot, _NONE), self.results_at.get(slot, _NONE)
+
+    def _complete_results(self, on_chain: dict[int, Entry]) -> None:
+        """Results on side branches hanging off the chain, for calls it leaves unanswered."""
+        span = NOTE_SPAN
+        replaced = self.replaced
+        uses_at = self.uses_at
+        results_at = self.results_at
+        asked: set[str] = set()
+        answered: set[str] = set()
+        for key, entry in on_chain.items():
+            slot, k = divmod(key, span)
+            if k or slot in replaced:
+                uses, results = _tool_ids(entry)
+            else:
+                uses = uses_at.get(slot, _NONE)
+                results = results_at.get(slot, _NONE)
+            if uses:
+                asked.update(uses)
+            if results:
+                answered.update(results)
+        if asked <= answered:
+            return
+        # rare: the missing calls in chain order, as the generic walk takes them
+        missing = [
+            tid
+            for key in sorted(on_chain)
+            for tid in self._ids_at(key, on_chain[key])[0]
+            if tid not in answered
+        ]
+        chain_uuids = {entry.get("uuid") for entry in on_chain.values()}
+        for tid in missing:
+            if tid in answered:
+                continue
+            candidates = [slot * span for slot in self.result_slots.get(tid, ())]
+            candidates += [
+                slot * span + k + 1
+                for slot, notes in self.inserted.items()
+                for k, note in enumerate(notes)
+                if tid in _tool_ids(note)[1]
+            ]
+            for key in sorted(candidates):
+                slot, k = divmod(key, span)
+                if key in on_chain or (not k and slot in self.dropped):
+                    continue
+                entry = self.inserted[slot][k - 1] if k else replaced.get(slot) or self.base[slot]
+                ids = self._ids_at(key, entry)[1]
+                if (
+                    tid not in ids
+                    or entry.get("type") != "user"
+                    or entry.get("isSidechain")
+                    or entry.get("uuid").__class__ is not str
+                ):
+                    continue
+                if entry.get("parentUuid") in chain_uuids and not answered.intersection(ids):
+                    on_chain[key] = entry
+                    chain_uuids.add(entry.get("uuid"))
+                    answered.update(ids)
+                    break
+
+    def view_is_valid(self) -> bool:
+        """Whether the view's active chain is already a valid conversation (so the
+        safety net has nothing to repair); ``False`` also when it cannot tell."""
+        from flower.core.transcript import chain_is_valid
+
+        try:
+            return chain_is_valid(self.active_chain())
+        except Fallback:
+            return False
+
+
+NOTE_SPAN = 1024  # view keys: slot * NOTE_SPAN (+ k + 1 for the k-th note after it)
+_NONE: list[str] = []
+
+
+def _reply_id(entry: Entry) -> str | None:
+    """The ``message.id`` grouping a streamed reply's block entries (a string or None)."""
+    message = entry.get("message")
+    if message.__class__ is not dict:
+        return None
+    reply = message.get("id")
+    return reply if isinstance(reply, str) else None
+
+
+def _is_leaf(entry: Entry) -> bool:
+    kind = entry.get("type")
+    return (
+        (kind == "user" or kind == "assistant")
+        and entry.get("uuid").__class__ is str
+        and not entry.get("isSidechain")
+    )
+
+
+def _in_reply(entry: Entry, reply: str) -> bool:
+    return (
+        entry.get("type") == "assistant"
+        and not entry.get("isSidechain")
+        and entry.get("uuid").__class__ is str
+        and _reply_id(entry) == reply
+    )
+
+
+def _tool_ids(entry: Entry) -> tuple[list[str], list[str]]:
+    """(tool_use ids of an assistant entry, tool_result ids of a user entry)."""
+    message = entry.get("message")
+    content = message.get("content") if message.__class__ is dict else None
+    if content.__class__ is not list:
+        return _NONE, _NONE
+    kind = entry.get("type")
+    if kind == "assistant":
+        wanted, field = "tool_use", "id"
+    elif kind == "user":
+        wanted, field = "tool_result", "tool_use_id"
+    else:
+        return _NONE, _NONE
+    ids = [b.get(field) for b in content if b.__class__ is dict and b.get("type") == wanted]
+    return (ids, _NONE) if kind == "assistant" else (_NONE, ids)

@@ -138,17 +138,17 @@ def _run_generic(
 
 def _run_indexed(
     entries: list[Entry], policies: Sequence[PruningPolicy], ctx: PruneContext
-) -> list[Entry]:
+) -> tuple[list[Entry], TranscriptIndex | None]:
     """Built-in policies planning on one shared index; the generic path whenever the
     index does not cover the transcript (or a planner fails, so the generic path can
-    name the policy in its warning)."""
+    name the policy in its warning). Returns the index too, when it made the output."""
     try:
         index = TranscriptIndex(entries)
         for policy in policies:
             policy.plan(index)  # type: ignore[attr-defined]
-        return index.materialise()
+        return index.materialise(), index
     except Exception:
-        return _run_generic(entries, policies, ctx)
+        return _run_generic(entries, policies, ctx), None
 
 
 def _runs(policies: Sequence[PruningPolicy]) -> Iterator[tuple[bool, list[PruningPolicy]]]:
@@ -166,22 +166,42 @@ def _runs(policies: Sequence[PruningPolicy]) -> Iterator[tuple[bool, list[Prunin
         yield indexed, run
 
 
+def _run_all(
+    entries: Sequence[Entry], policies: Sequence[PruningPolicy], ctx: PruneContext
+) -> tuple[list[Entry], TranscriptIndex | None]:
+    """The policies in order; the index that made the output, if the last run had one."""
+    current = list(entries)
+    index: TranscriptIndex | None = None
+    for indexed, run in _runs(policies):
+        if indexed:
+            current, index = _run_indexed(current, run, ctx)
+        else:
+            current, index = _run_generic(current, run, ctx), None
+    return current, index
+
+
 def run_policies(
     entries: Sequence[Entry], policies: Sequence[PruningPolicy], ctx: PruneContext
 ) -> list[Entry]:
     """``entries`` through ``policies`` in order (no repair). Runs of built-in policies
     share one :class:`TranscriptIndex`; any other policy gets the plain list."""
-    current = list(entries)
-    for indexed, run in _runs(policies):
-        current = _run_indexed(current, run, ctx) if indexed else _run_generic(current, run, ctx)
-    return current
+    return _run_all(entries, policies, ctx)[0]
+
+
+def needs_check(index: TranscriptIndex | None) -> bool:
+    """Whether the safety net must walk the pruned chain itself: yes unless the index
+    that made the output shows its active chain is already a valid conversation."""
+    return index is None or not index.view_is_valid()
 
 
 def prune(
     entries: Sequence[Entry], policies: Sequence[PruningPolicy], ctx: PruneContext
 ) -> list[Entry]:
     """Run ``entries`` through ``policies`` in order, then the safety-net repair."""
-    return _finish(run_policies(entries, policies, ctx), ctx)[0]
+    current, index = _run_all(entries, policies, ctx)
+    if not needs_check(index):
+        return current
+    return _finish(current, ctx)[0]
 
 
 def _diff(before: list[Entry], after: list[Entry], stats: PolicyStats) -> None:

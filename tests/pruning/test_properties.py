@@ -230,3 +230,47 @@ def test_a_transcript_outside_the_index_falls_back_to_the_generic_path() -> None
     except Fallback:
         pass
     assert run_policies(entries, with_errors, ctx()) == generic
+
+
+@given(transcripts, st.permutations(range(4)), st.integers(min_value=0, max_value=2))
+def test_the_index_walks_the_same_active_chain_as_the_built_view(
+    entries: list[dict], order: list[int], keep: int
+) -> None:
+    from flower.core.transcript_index import Fallback, TranscriptIndex
+
+    built_ins: list[Any] = [
+        SyntheticErrors(),
+        Denials(keep=keep),
+        Interrupted(),
+        Ephemeral(commands=["git status", "ls", "date", "ps"]),
+    ]
+    chosen = [built_ins[i] for i in order]
+    for upto in (0, 1, len(chosen)):  # no edit, one policy's edits, all of them
+        try:
+            index = TranscriptIndex(entries)
+            for policy in chosen[:upto]:
+                policy.plan(index)
+            chain = index.active_chain()
+        except Fallback:
+            continue
+        assert chain == active_chain(index.materialise())
+
+
+@FAST
+@given(transcripts, st.booleans())
+def test_the_one_pass_validity_check_agrees_with_the_problem_list(
+    entries: list[dict], pruned: bool
+) -> None:
+    from flower.core.transcript import chain_is_valid, to_messages
+
+    if pruned:
+        entries = run_policies_generic(entries)
+    for chain in (active_chain(entries), entries):
+        assert chain_is_valid(chain) == (conversation_problems(to_messages(chain)) == [])
+
+
+def run_policies_generic(entries: list[dict]) -> list[dict]:
+    current = entries
+    for policy in policies()[:2]:  # leaves cut calls unanswered: invalid chains too
+        current = policy.prune(current, ctx())
+    return current
