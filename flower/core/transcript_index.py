@@ -14,7 +14,10 @@ the driver then runs the generic path for that run of policies from its input.
 
 from __future__ import annotations
 
+import operator
+from collections import Counter
 from collections.abc import Callable, Collection, Sequence
+from itertools import compress, repeat
 from typing import Any
 
 from flower.core.records import Entry
@@ -43,8 +46,9 @@ class TranscriptIndex:
         self.result_slots: dict[str, list[int]] = {}  # tool_use id -> user slots answering
         self.uses_at: dict[int, list[str]] = {}  # assistant slot -> its tool_use ids
         self.results_at: dict[int, list[str]] = {}  # user slot -> the ids it answers
-        self.reply_slots: dict[Any, list[int]] = {}  # reply key -> its assistant slots
-        self.assistant_slots: list[int] = []
+        self._reply_keys: list[Any] = []  # reply key (message.id or uuid) of ...
+        self._reply_at: list[int] = []  # ... each assistant slot that has a uuid
+        self._reply_slots: dict[Any, list[int]] | None = None
         self.flagged_results: list[int] = []  # user slots that may hold a denial
         self.synthetic_slots: list[int] = []  # assistant slots flagged as API errors
         self.residue_slots: list[int] = []  # user slots whose results may be residue
@@ -57,35 +61,49 @@ class TranscriptIndex:
     # ------------------------------------------------------------------ building
 
     def _build(self) -> None:
-        slot_of = self.slot_of
+        base = self.base
+        n = len(base)
+        if any(kind is not dict for kind in set(map(type, base))):
+            raise Fallback("an entry is not a dict")
+        # what every entry has is read at C speed; the loop below sees only its kind
+        uuids = list(map(dict.get, base, repeat("uuid")))
+        try:
+            slot_of = self.slot_of = dict(zip(uuids, range(n), strict=True))
+        except TypeError:  # an unhashable uuid (a list, a dict)
+            raise Fallback("a uuid is not a unique string") from None
+        nones = uuids.count(None)
+        if nones:
+            del slot_of[None]
+        if len(slot_of) + nones != n or any(kind is not str for kind in set(map(type, slot_of))):
+            raise Fallback("a uuid is not a unique string")
+        self.logical_slots = list(
+            compress(range(n), map(operator.contains, base, repeat("logicalParentUuid")))
+        )
         use_slot = self.use_slot
         result_slots = self.result_slots
         uses_at = self.uses_at
         results_at = self.results_at
-        for i, entry in enumerate(self.base):
-            if entry.__class__ is not dict:
-                raise Fallback("an entry is not a dict")
-            uid = entry.get("uuid")
-            if uid is not None:
-                if uid.__class__ is not str or uid in slot_of:
-                    raise Fallback("a uuid is not a unique string")
-                slot_of[uid] = i
-            if "logicalParentUuid" in entry:
-                self.logical_slots.append(i)
-            kind = entry.get("type")
+        reply_keys = self._reply_keys
+        reply_at = self._reply_at
+        synthetic_slots = self.synthetic_slots
+        for i, (entry, kind) in enumerate(
+            zip(base, map(dict.get, base, repeat("type")), strict=True)
+        ):
             if kind == "assistant":
-                self.assistant_slots.append(i)
+                uid = uuids[i]
                 message = entry.get("message")
                 if message.__class__ is not dict:
                     if entry.get("isApiErrorMessage") is True:
-                        self.synthetic_slots.append(i)
+                        synthetic_slots.append(i)
                     if uid is not None:
-                        self.reply_slots.setdefault(uid, []).append(i)
+                        reply_keys.append(uid)
+                        reply_at.append(i)
                     continue
                 if entry.get("isApiErrorMessage") is True or message.get("model") == "<synthetic>":
-                    self.synthetic_slots.append(i)
+                    synthetic_slots.append(i)
                 if uid is not None:
-                    self.reply_slots.setdefault(message.get("id") or uid, []).append(i)
+                    reply_keys.append(message.get("id") or uid)
+                    reply_at.append(i)
                 content = message.get("content")
                 if content.__class__ is not list:
                     continue
@@ -103,9 +121,9 @@ class TranscriptIndex:
                     tool_input = block.get("input")
                     if tool_input.__class__ is dict:
                         command = tool_input.get("command")
-                        if (
-                            command.__class__ is str
-                            and str(block.get("name", "")).lower()[:4] == "bash"
+                        name = block.get("name", "")
+                        if command.__class__ is str and (
+                            name == "Bash" or str(name).lower()[:4] == "bash"
                         ):
                             self.bash_uses.append((tid, command))
             elif kind == "user":
@@ -126,7 +144,11 @@ class TranscriptIndex:
                     tid = block.get("tool_use_id")
                     if tid.__class__ is not str or tid not in use_slot:
                         raise Fallback("a tool_result answers no earlier tool_use")
-                    result_slots.setdefault(tid, []).append(i)
+                    answering = result_slots.get(tid)
+                    if answering is None:
+                        result_slots[tid] = [i]
+                    else:
+                        answering.append(i)
                     if ids is None:
                         ids = results_at[i] = []
                     ids.append(tid)
@@ -142,6 +164,20 @@ class TranscriptIndex:
                     self.residue_slots.append(i)
         self.use_alive = dict.fromkeys(use_slot, 1)
         self.result_alive = {tid: len(slots) for tid, slots in result_slots.items()}
+
+    @property
+    def reply_slots(self) -> dict[Any, list[int]]:
+        """Reply key (``message.id``, else the uuid) -> its assistant slots; built on
+        first use, since only an unanswered call or a reply split off the chain needs it."""
+        if self._reply_slots is None:
+            slots: dict[Any, list[int]] = {}
+            try:
+                for key, slot in zip(self._reply_keys, self._reply_at, strict=True):
+                    slots.setdefault(key, []).append(slot)
+            except TypeError:  # an unhashable message id
+                raise Fallback("a reply id is not hashable") from None
+            self._reply_slots = slots
+        return self._reply_slots
 
     # ------------------------------------------------------------------ reading
 
@@ -329,7 +365,7 @@ class TranscriptIndex:
             return []
         # the walk, leaf to root; each chain entry's reply id is noted on the way
         on_chain: dict[int, Entry] = {}
-        replies: set[str] = set()
+        replies: dict[str, int] = {}  # reply id -> its block entries on the chain
         key = leaf
         while True:
             slot, k = divmod(key, span)
@@ -340,7 +376,7 @@ class TranscriptIndex:
                 if message.__class__ is dict:
                     reply = message.get("id")
                     if reply.__class__ is str:
-                        replies.add(reply)
+                        replies[reply] = replies.get(reply, 0) + 1
             parent = entry.get("parentUuid")
             if parent.__class__ is not str:
                 break
@@ -354,9 +390,16 @@ class TranscriptIndex:
                 break
 
         # the other block entries of every streamed reply on the chain
-        for reply in replies:
+        if replies:
+            try:
+                sizes = Counter(self._reply_keys)
+            except TypeError:  # an unhashable message id
+                raise Fallback("a reply id is not hashable") from None
+        for reply, seen in replies.items():
             if not reply:  # the index files an empty id under the uuid
                 raise Fallback("a reply with an empty message id")
+            if sizes[reply] == seen:  # every block entry of it is on the chain already
+                continue
             for slot in self.reply_slots.get(reply, ()):
                 key = slot * span
                 if key in on_chain or slot in dropped:
