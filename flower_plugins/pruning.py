@@ -263,14 +263,11 @@ class Interrupted:
                 new = replace_blocks(entry, neutral)
                 if new is not None and new is not entry:
                     index.replace(slot, new)
-        if index.asked_all_answered():
+        unanswered = index.unanswered()
+        if not unanswered:
             return
         if index.inserted:
             raise Fallback("notes were already inserted")
-        result_alive = index.result_alive
-        unanswered = [
-            tid for tid, alive in index.use_alive.items() if alive and not result_alive.get(tid)
-        ]
         inserts: dict[int, list[Entry]] = {}
         for tid in unanswered:
             anchor = self._anchor_slot(index, index.use_slot[tid])
@@ -365,6 +362,31 @@ def _prefixed(block: dict[str, Any], note: str) -> dict[str, Any]:
     return replace_result_body(block, f"{note}\n{body}" if body else note)
 
 
+def _marked_single_result(entry: Entry, stale: set[str]) -> Entry | None:
+    """What ``replace_blocks(entry, mark)`` gives for the usual shape (one tool_result
+    with a string body), without the generic walk; ``None`` for any other shape."""
+    message = entry.get("message")
+    if message.__class__ is not dict:
+        return None
+    content = message.get("content")
+    if content.__class__ is not list or len(content) != 1:
+        return None
+    block = content[0]
+    if block.__class__ is not dict or block.get("type") != "tool_result":
+        return None
+    body = block.get("content")
+    if body.__class__ is not str:
+        return None
+    if (
+        block.get("tool_use_id") not in stale
+        or block.get("is_error")
+        or body.startswith(STALE_NOTE)
+    ):
+        return entry
+    marked = {**block, "content": f"{STALE_NOTE}\n{body}" if body else STALE_NOTE}
+    return {**entry, "message": {**message, "content": [marked]}}
+
+
 class Ephemeral:
     """Mark results of commands whose output goes stale (``git status``, ``ls``, ...).
 
@@ -418,9 +440,11 @@ class Ephemeral:
 
     def plan(self, index: TranscriptIndex) -> None:
         """The fast path: the same edits, on the shared index (see prune.py)."""
-        use_alive = index.use_alive
+        dead = index.dead_uses()
         stale = {
-            tid for tid, command in index.bash_uses if use_alive[tid] and self.is_ephemeral(command)
+            tid
+            for tid, command in index.bash_uses
+            if tid not in dead and self.is_ephemeral(command)
         }
         if not stale:
             return
@@ -428,6 +452,11 @@ class Ephemeral:
         for slot in sorted({s for tid in stale for s in index.result_slots.get(tid, ())}):
             entry = index.current(slot)
             if entry is None:
+                continue
+            new = _marked_single_result(entry, stale)
+            if new is not None:
+                if new is not entry:
+                    index.replace(slot, new)
                 continue
             new = replace_blocks(entry, mark)
             if new is not None and new is not entry:

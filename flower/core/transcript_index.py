@@ -49,12 +49,15 @@ class TranscriptIndex:
         self._reply_keys: list[Any] = []  # reply key (message.id or uuid) of ...
         self._reply_at: list[int] = []  # ... each assistant slot that has a uuid
         self._reply_slots: dict[Any, list[int]] | None = None
+        self._parents: list[Any] = []  # each base slot's parentUuid
         self.flagged_results: list[int] = []  # user slots that may hold a denial
         self.synthetic_slots: list[int] = []  # assistant slots flagged as API errors
         self.residue_slots: list[int] = []  # user slots whose results may be residue
         self.bash_uses: list[tuple[str, str]] = []  # (tool_use id, command), Bash calls
-        self.use_alive: dict[str, int] = {}
-        self.result_alive: dict[str, int] = {}
+        # live tool_use/tool_result blocks per id, as changes from the base counts
+        # (1 per use in use_slot, one per slot in result_slots)
+        self._use_delta: dict[str, int] = {}
+        self._result_delta: dict[str, int] = {}
         self.structural = False  # an entry was dropped or inserted, or a tool id removed
         self._build()
 
@@ -156,14 +159,13 @@ class TranscriptIndex:
                         flagged = True
                     body = block.get("content")
                     # every interruption text holds this within its first 100 characters
-                    if body.__class__ is not str or "nterrupted" in body[:100]:
+                    if body.__class__ is not str or body.find("nterrupted", 0, 100) >= 0:
                         residue = True
                 if flagged:
                     self.flagged_results.append(i)
                 if residue:
                     self.residue_slots.append(i)
-        self.use_alive = dict.fromkeys(use_slot, 1)
-        self.result_alive = {tid: len(slots) for tid, slots in result_slots.items()}
+        self._parents = list(map(dict.get, base, repeat("parentUuid")))
 
     @property
     def reply_slots(self) -> dict[Any, list[int]]:
@@ -190,9 +192,32 @@ class TranscriptIndex:
     def notes(self) -> list[Entry]:
         return [note for chain in self.inserted.values() for note in chain]
 
+    def use_live(self, tid: str) -> int:
+        """How many tool_use blocks with this id the view holds."""
+        return (tid in self.use_slot) + self._use_delta.get(tid, 0)
+
+    def result_live(self, tid: str) -> int:
+        """How many tool_result blocks answering this id the view holds."""
+        return len(self.result_slots.get(tid, ())) + self._result_delta.get(tid, 0)
+
+    def dead_uses(self) -> set[str]:
+        """Tool_use ids of the base whose block the view no longer holds."""
+        return {tid for tid in self._use_delta if not self.use_live(tid)}
+
+    def unanswered(self) -> list[str]:
+        """Tool_use ids the view asks and never answers, in transcript order."""
+        maybe = self.use_slot.keys() - self.result_slots.keys()
+        maybe.update(self._use_delta, self._result_delta)
+        if not maybe:
+            return []
+        use_live = self.use_live
+        result_live = self.result_live
+        order = [tid for tid in self.use_slot if tid in maybe]
+        order += [tid for tid in self._use_delta if tid not in self.use_slot]
+        return [tid for tid in order if use_live(tid) and not result_live(tid)]
+
     def asked_all_answered(self) -> bool:
-        result_alive = self.result_alive
-        return all(not alive or result_alive.get(tid, 0) for tid, alive in self.use_alive.items())
+        return not self.unanswered()
 
     # ------------------------------------------------------------------ editing
 
@@ -222,10 +247,10 @@ class TranscriptIndex:
                 continue
             if kind == "assistant" and block.get("type") == "tool_use":
                 tid = block.get("id")
-                self.use_alive[tid] = self.use_alive.get(tid, 0) + step
+                self._use_delta[tid] = self._use_delta.get(tid, 0) + step
             elif kind == "user" and block.get("type") == "tool_result":
                 tid = block.get("tool_use_id")
-                self.result_alive[tid] = self.result_alive.get(tid, 0) + step
+                self._result_delta[tid] = self._result_delta.get(tid, 0) + step
 
     def drop(self, uuids: Collection[str], survivors: Callable[..., str | None]) -> None:
         """What :func:`~flower.core.transcript.drop_entries` does, on the overlay:
@@ -259,7 +284,7 @@ class TranscriptIndex:
             if note.get("parentUuid") in drop:
                 raise Fallback("a dropped entry is the parent of an inserted note")
 
-    def _linked_to(self, targets: Collection[str], field: str) -> list[int]:
+    def _linked_to(self, targets: set[str] | dict[str, Any], field: str) -> list[int]:
         """Live base slots whose ``field``, as the view has it now, is one of ``targets``.
 
         One scan instead of a parent-to-children map kept for every entry: links are
@@ -267,9 +292,12 @@ class TranscriptIndex:
         base = self.base
         replaced = self.replaced
         dropped = self.dropped
-        slots = range(len(base)) if field == "parentUuid" else self.logical_slots
         try:
-            found = [i for i in slots if base[i].get(field) in targets]
+            if field == "parentUuid":
+                hits = map(targets.__contains__, self._parents)
+                found = list(compress(range(len(base)), hits))
+            else:
+                found = [i for i in self.logical_slots if base[i].get(field) in targets]
             moved = [i for i, e in replaced.items() if e.get(field) in targets]
         except TypeError:  # a hostile link (a list, a dict): the generic path copes
             raise Fallback("an unhashable parent link") from None
