@@ -1,0 +1,123 @@
+"""The safety-net check on the shared index: when a load may skip the full check.
+
+``prune`` skips the generic check-and-repair only when the index that produced the
+output proves, from its own walk of the view, that the active chain is already a valid
+conversation. These tests hold that decision to the generic truth, in particular for
+structural edits (dropped entries) that break the chain.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pruning_builders import TranscriptBuilder
+from test_properties import ctx, transcripts
+
+from flower.core.transcript import (
+    active_chain,
+    chain_is_valid,
+    drop_entries,
+    repair_conversation,
+    surviving_ancestor,
+)
+from flower.core.transcript_index import Fallback, TranscriptIndex
+from flower.stores.prune import PruningWarning, needs_check, prune
+
+
+class DropUuids:
+    """A policy with both paths that drops fixed entries (whatever that breaks)."""
+
+    name = "drop-uuids"
+
+    def __init__(self, uuids: list[str]) -> None:
+        self.uuids = uuids
+
+    def prune(self, entries: list[dict], ctx: Any) -> list[dict]:
+        return drop_entries(entries, self.uuids)
+
+    def plan(self, index: TranscriptIndex) -> None:
+        index.drop(self.uuids, surviving_ancestor)
+
+
+def one_tool_round() -> tuple[list[dict], dict, dict]:
+    b = TranscriptBuilder(streamed=False)
+    b.user("start")
+    b.tool_round([("Bash", {"command": "make"}, "built", False)])
+    b.user("thanks")
+    b.assistant([{"type": "text", "text": "welcome"}])
+    asking = next(e for e in b.entries if e["type"] == "assistant")
+    answering = next(e for e in b.entries if e["type"] == "user" and e.get("toolUseResult"))
+    return b.entries, asking, answering
+
+
+def test_an_untouched_valid_transcript_needs_no_check() -> None:
+    entries, _, _ = one_tool_round()
+    index = TranscriptIndex(entries)
+    assert not needs_check(index)
+    assert not needs_check_generic(index.materialise())
+
+
+def test_dropping_a_result_makes_the_view_need_the_check_and_the_load_repairs_it() -> None:
+    entries, _, answering = one_tool_round()
+    index = TranscriptIndex(entries)
+    index.drop([answering["uuid"]], surviving_ancestor)
+    assert index.structural
+    assert needs_check(index)
+
+    policy = DropUuids([answering["uuid"]])
+    with pytest.warns(PruningWarning, match="answered tool_use"):
+        pruned = prune(entries, [policy], ctx())
+    expected, fixes = repair_conversation(drop_entries(entries, [answering["uuid"]]))
+    assert fixes and pruned == expected
+    assert chain_is_valid(active_chain(pruned))
+
+
+def test_dropping_the_call_leaves_an_orphan_result_that_the_load_removes() -> None:
+    entries, asking, _ = one_tool_round()
+    with pytest.warns(PruningWarning, match="answers nothing"):
+        pruned = prune(entries, [DropUuids([asking["uuid"]])], ctx())
+    assert chain_is_valid(active_chain(pruned))
+
+
+def test_no_index_always_means_the_full_check() -> None:
+    assert needs_check(None)
+
+
+def test_a_view_the_index_cannot_vouch_for_gets_the_full_check() -> None:
+    entries, asking, _ = one_tool_round()
+    index = TranscriptIndex(entries)
+    # a note reusing a base uuid: the index's walk would be ambiguous
+    index.insert_after(len(entries) - 1, [{**asking, "type": "user"}])
+    with pytest.raises(Fallback):
+        index.active_chain()
+    assert needs_check(index)
+
+
+def needs_check_generic(entries: list[dict]) -> bool:
+    return not chain_is_valid(active_chain(entries))
+
+
+@settings(max_examples=150, deadline=None)
+@given(transcripts, st.data())
+def test_the_decision_matches_the_generic_check_after_any_drops(
+    entries: list[dict], data: st.DataObject
+) -> None:
+    uuids = [e["uuid"] for e in entries if e.get("uuid")]
+    doomed = data.draw(st.lists(st.sampled_from(uuids), unique=True, max_size=6))
+    try:
+        index = TranscriptIndex(entries)
+        index.drop(doomed, surviving_ancestor)
+    except Fallback:
+        return
+    view = index.materialise()
+    assert view == drop_entries(entries, doomed)
+    assert needs_check(index) == needs_check_generic(view)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PruningWarning)
+        pruned = prune(entries, [DropUuids(doomed)], ctx())
+    assert pruned == repair_conversation(view)[0]
+    assert not needs_check_generic(pruned)
