@@ -3,7 +3,8 @@
 Run: ``python -m bench.prune_bench`` (``--help`` for options). The session is a seeded
 Claude-Code-shaped transcript (streamed replies, parallel tool calls, denials, API-error
 storms, interruptions, cut tool calls, ephemeral commands, large results, compaction)
-stored in the SQLite session store. Reported per size, the best of ``--runs`` in CPU time:
+stored in the SQLite session store. Reported per size, the best of ``--runs`` in CPU time
+(the measurements take turns, round by round):
 
 - ``raw``: ``store.load(key)``;
 - ``policies``: the default chain on the loaded list (no I/O, the collector paused as
@@ -79,27 +80,32 @@ def make_session(target: int, seed: int = 11) -> list[dict[str, Any]]:
     return b.entries
 
 
-def best_time(fn: Callable[[], Any], runs: int, *, gc_paused: bool = False) -> float:
-    """The fastest of ``runs``, in CPU seconds of this process.
+def best_times(
+    fns: dict[str, Callable[[], Any]], runs: int, *, gc_paused: frozenset[str] = frozenset()
+) -> dict[str, float]:
+    """The fastest of ``runs`` of each function, in CPU seconds of this process.
 
     CPU time, not wall time: on a shared machine the wall clock mostly measures the
-    neighbours. Everything timed here runs in-process (SQLite included, warm cache).
-    ``gc_paused`` times ``fn`` with the collector paused, as ``PruningSessionStore.load``
-    runs the chain, so the chain-only column measures what a load pays for it.
+    neighbours. The functions take turns, round by round, so a busy spell of the
+    machine slows all of them rather than skewing one ratio. Everything timed here runs
+    in-process (SQLite included, warm cache). Names in ``gc_paused`` run with the
+    collector paused, as ``PruningSessionStore.load`` runs the chain, so the chain-only
+    columns measure what a load pays for it.
     """
-    times = []
+    best = dict.fromkeys(fns, float("inf"))
     for _ in range(runs):
-        paused = gc_paused and gc.isenabled()
-        if paused:
-            gc.disable()
-        try:
-            start = time.process_time()
-            fn()
-            times.append(time.process_time() - start)
-        finally:
+        for name, fn in fns.items():
+            paused = name in gc_paused and gc.isenabled()
             if paused:
-                gc.enable()
-    return min(times)
+                gc.disable()
+            try:
+                start = time.process_time()
+                fn()
+                best[name] = min(best[name], time.process_time() - start)
+            finally:
+                if paused:
+                    gc.enable()
+    return best
 
 
 def measure(size: int, runs: int, folder: Path) -> dict[str, float]:
@@ -118,18 +124,20 @@ def measure(size: int, runs: int, folder: Path) -> dict[str, float]:
     with warnings.catch_warnings():
         warnings.simplefilter("error", PruningWarning)  # the chain must need no repair
         with_trim.load(key)  # first load writes the trim files; later loads reuse them
-        figures = {
-            "entries": float(len(loaded)),
-            "raw": best_time(lambda: store.load(key), runs),
-            "policies": best_time(
-                lambda: prune(loaded, no_trim.policies, ctx), runs, gc_paused=True
-            ),
-            "policies_trim": best_time(
-                lambda: prune(loaded, with_trim.policies, ctx), runs, gc_paused=True
-            ),
-            "view": best_time(lambda: no_trim.load(key), runs),
-            "view_trim": best_time(lambda: with_trim.load(key), runs),
-        }
+        figures = {"entries": float(len(loaded))}
+        figures.update(
+            best_times(
+                {
+                    "raw": lambda: store.load(key),
+                    "policies": lambda: prune(loaded, no_trim.policies, ctx),
+                    "policies_trim": lambda: prune(loaded, with_trim.policies, ctx),
+                    "view": lambda: no_trim.load(key),
+                    "view_trim": lambda: with_trim.load(key),
+                },
+                runs,
+                gc_paused=frozenset({"policies", "policies_trim"}),
+            )
+        )
     store.close()
     return figures
 

@@ -269,23 +269,30 @@ class Interrupted:
         if index.inserted:
             raise Fallback("notes were already inserted")
         inserts: dict[int, list[Entry]] = {}
+        asking = {tid: self._asking(index, index.use_slot[tid]) for tid in unanswered}
+        groups = index.reply_groups(set(asking.values()))
         for tid in unanswered:
-            anchor = self._anchor_slot(index, index.use_slot[tid])
+            anchor = self._anchor_slot(index, index.use_slot[tid], groups[asking[tid]])
             template = index.current(anchor)
             note = synthetic_tool_result(tid, INTERRUPTED_NOTE, template, marker="interrupted")
             inserts.setdefault(anchor, []).append(note)
         index.insert_many(inserts)
 
     @staticmethod
-    def _anchor_slot(index: TranscriptIndex, use_slot: int) -> int:
-        """The last slot of the reply holding the call at ``use_slot``: its last block
-        entry or the last entry answering one of its tool_uses."""
+    def _asking(index: TranscriptIndex, use_slot: int) -> Any:
+        """The reply key (``message.id``, else uuid) of the entry asking at ``use_slot``."""
         asking = index.current(use_slot)
         if asking is None or not asking.get("uuid"):
             raise Fallback("an unanswered call in an entry without uuid")
-        reply = message_of(asking).get("id") or asking["uuid"]
+        return message_of(asking).get("id") or asking["uuid"]
+
+    @staticmethod
+    def _anchor_slot(index: TranscriptIndex, use_slot: int, reply_group: list[int]) -> int:
+        """The last slot of the reply holding the call at ``use_slot`` (its block entries
+        are ``reply_group``): its last block entry or the last entry answering one of
+        its tool_uses."""
         anchor = use_slot
-        for slot in index.reply_slots.get(reply, ()):
+        for slot in reply_group:
             entry = index.current(slot)
             if entry is None or not entry.get("uuid"):
                 continue

@@ -44,8 +44,6 @@ class TranscriptIndex:
         self.logical_slots: list[int] = []  # slots carrying a logicalParentUuid
         self.use_slot: dict[str, int] = {}  # tool_use id -> assistant slot holding it
         self.result_slots: dict[str, list[int]] = {}  # tool_use id -> user slots answering
-        self.uses_at: dict[int, list[str]] = {}  # assistant slot -> its tool_use ids
-        self.results_at: dict[int, list[str]] = {}  # user slot -> the ids it answers
         self._reply_keys: list[Any] = []  # reply key (message.id or uuid) of ...
         self._reply_at: list[int] = []  # ... each assistant slot that has a uuid
         self._reply_slots: dict[Any, list[int]] | None = None
@@ -84,8 +82,6 @@ class TranscriptIndex:
         )
         use_slot = self.use_slot
         result_slots = self.result_slots
-        uses_at = self.uses_at
-        results_at = self.results_at
         reply_keys = self._reply_keys
         reply_at = self._reply_at
         synthetic_slots = self.synthetic_slots
@@ -110,7 +106,6 @@ class TranscriptIndex:
                 content = message.get("content")
                 if content.__class__ is not list:
                     continue
-                ids = None
                 for block in content:
                     if block.__class__ is not dict or block.get("type") != "tool_use":
                         continue
@@ -118,9 +113,6 @@ class TranscriptIndex:
                     if tid.__class__ is not str or tid in use_slot:
                         raise Fallback("a tool_use id is not a unique string")
                     use_slot[tid] = i
-                    if ids is None:
-                        ids = uses_at[i] = []
-                    ids.append(tid)
                     tool_input = block.get("input")
                     if tool_input.__class__ is dict:
                         command = tool_input.get("command")
@@ -140,7 +132,6 @@ class TranscriptIndex:
                 marker = entry.get("toolUseResult")
                 flagged = marker.__class__ is dict and marker.get("denied") is True
                 residue = False
-                ids = None
                 for block in content:
                     if block.__class__ is not dict or block.get("type") != "tool_result":
                         continue
@@ -152,9 +143,6 @@ class TranscriptIndex:
                         result_slots[tid] = [i]
                     else:
                         answering.append(i)
-                    if ids is None:
-                        ids = results_at[i] = []
-                    ids.append(tid)
                     if block.get("is_error"):
                         flagged = True
                     body = block.get("content")
@@ -180,6 +168,19 @@ class TranscriptIndex:
                 raise Fallback("a reply id is not hashable") from None
             self._reply_slots = slots
         return self._reply_slots
+
+    def reply_groups(self, keys: set[Any]) -> dict[Any, list[int]]:
+        """The assistant slots of each reply key in ``keys`` (one pass, no full map)."""
+        if self._reply_slots is not None:
+            return {key: self._reply_slots.get(key, []) for key in keys}
+        groups: dict[Any, list[int]] = {key: [] for key in keys}
+        try:
+            for key, slot in zip(self._reply_keys, self._reply_at, strict=True):
+                if key in groups:
+                    groups[key].append(slot)
+        except TypeError:  # an unhashable message id
+            raise Fallback("a reply id is not hashable") from None
+        return groups
 
     # ------------------------------------------------------------------ reading
 
@@ -450,39 +451,33 @@ class TranscriptIndex:
                 return slot * NOTE_SPAN
         return None
 
-    def _ids_at(self, key: int, entry: Entry) -> tuple[list[str], list[str]]:
-        """(tool_use ids, tool_result ids) of ``entry``, the view entry at ``key``."""
-        slot, k = divmod(key, NOTE_SPAN)
-        if k or slot in self.replaced:
-            return _tool_ids(entry)
-        return self.uses_at.get(slot, _NONE), self.results_at.get(slot, _NONE)
-
     def _complete_results(self, on_chain: dict[int, Entry]) -> None:
         """Results on side branches hanging off the chain, for calls it leaves unanswered."""
         span = NOTE_SPAN
         replaced = self.replaced
-        uses_at = self.uses_at
-        results_at = self.results_at
+        # ids asked and answered on the chain: from the index for untouched slots, from
+        # the entries themselves for replaced ones and notes
         asked: set[str] = set()
         answered: set[str] = set()
         for key, entry in on_chain.items():
-            slot, k = divmod(key, span)
-            if k or slot in replaced:
+            if key % span or key // span in replaced:
                 uses, results = _tool_ids(entry)
-            else:
-                uses = uses_at.get(slot, _NONE)
-                results = results_at.get(slot, _NONE)
-            if uses:
                 asked.update(uses)
-            if results:
                 answered.update(results)
+        for tid, slot in self.use_slot.items():
+            if slot * span in on_chain and slot not in replaced:
+                asked.add(tid)
+        for tid, slots in self.result_slots.items():
+            for slot in slots:
+                if slot * span in on_chain and slot not in replaced:
+                    answered.add(tid)
         if asked <= answered:
             return
         # rare: the missing calls in chain order, as the generic walk takes them
         missing = [
             tid
             for key in sorted(on_chain)
-            for tid in self._ids_at(key, on_chain[key])[0]
+            for tid in _tool_ids(on_chain[key])[0]
             if tid not in answered
         ]
         chain_uuids = {entry.get("uuid") for entry in on_chain.values()}
@@ -501,7 +496,7 @@ class TranscriptIndex:
                 if key in on_chain or (not k and slot in self.dropped):
                     continue
                 entry = self.inserted[slot][k - 1] if k else replaced.get(slot) or self.base[slot]
-                ids = self._ids_at(key, entry)[1]
+                ids = _tool_ids(entry)[1]
                 if (
                     tid not in ids
                     or entry.get("type") != "user"
