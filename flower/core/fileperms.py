@@ -28,8 +28,21 @@ class PermissionWarning(UserWarning):
     """A file or folder flower uses is readable (or writable) by group or others."""
 
 
-def private_dir(path: str | os.PathLike[str]) -> Path:
-    """``mkdir -p path`` where every folder created is ``0700``; an existing one is checked."""
+def fsync_dir(path: str | os.PathLike[str]) -> None:
+    """Make a directory's entries (a new, renamed or removed file) durable."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def private_dir(path: str | os.PathLike[str], *, durable: bool = False) -> Path:
+    """``mkdir -p path`` where every folder created is ``0700``; an existing one is checked.
+
+    ``durable`` fsyncs each parent that gained an entry, so the new folders survive a
+    power loss, not just a killed process.
+    """
     path = Path(path)
     missing: list[Path] = []
     here = path
@@ -43,6 +56,8 @@ def private_dir(path: str | os.PathLike[str]) -> Path:
             if not folder.is_dir():
                 raise
             continue
+        if durable:
+            fsync_dir(folder.parent)
     if not missing:
         check_private(path)
     return path

@@ -57,33 +57,6 @@ def iter_lines(fd: int, start: int, end: int) -> Iterator[tuple[int, bytes, bool
         yield carry_at, carry, False
 
 
-def fsync_dir(path: Path) -> None:
-    """Make a directory's entries (a new, renamed or removed file) durable."""
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def make_dirs(path: Path, *, durable: bool) -> None:
-    """``mkdir -p`` that, when ``durable``, fsyncs each parent that gained an entry."""
-    missing: list[Path] = []
-    here = path
-    while not here.is_dir() and here != here.parent:
-        missing.append(here)
-        here = here.parent
-    for folder in reversed(missing):
-        try:
-            folder.mkdir(mode=0o700)  # owner-only, see flower.core.fileperms
-        except FileExistsError:
-            if not folder.is_dir():
-                raise
-            continue
-        if durable:
-            fsync_dir(folder.parent)
-
-
 def resolve_under(root: Path, candidate: Path) -> Path:
     """``candidate`` with symlinks resolved, refused unless it stays inside ``root``.
 

@@ -20,9 +20,9 @@ from typing import Any
 import msgspec
 
 from flower.core.errors import FlowerError
-from flower.core.fileperms import check_private
+from flower.core.fileperms import check_private, fsync_dir, private_dir
 from flower.core.records import LineageRecord
-from flower_plugins.jsonfs._fs import fsync_dir, make_dirs, write_all
+from flower_plugins.jsonfs._fs import write_all
 
 log = logging.getLogger("flower.jsonfs")
 
@@ -74,7 +74,7 @@ class JsonLineageStore:
 
     def save(self, record: LineageRecord) -> None:
         data = render_lineage(record)
-        make_dirs(self.path.parent, durable=self.fsync)
+        private_dir(self.path.parent, durable=self.fsync)
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
         try:
@@ -108,7 +108,7 @@ class JsonLineageStore:
             raise ArchiveConflictError(
                 f"cannot archive files sharing a name into {str(into)!r}: {names}; nothing moved"
             )
-        make_dirs(into, durable=self.fsync)
+        private_dir(into, durable=self.fsync)
         for src, dest in moves:
             _move(src, dest)
         if self.fsync:

@@ -22,17 +22,10 @@ import msgspec
 
 from flower.core.entries import decode_entry, encode_entries
 from flower.core.errors import InvalidKeyError, StoreUnavailableError
-from flower.core.fileperms import check_private
+from flower.core.fileperms import check_private, fsync_dir, private_dir
 from flower.core.protocols import SessionStoreBase
 from flower.core.records import Entry, SessionInfo, SessionKey, check_name, check_subpath
-from flower_plugins.jsonfs._fs import (
-    fsync_dir,
-    iter_lines,
-    make_dirs,
-    read_range,
-    resolve_under,
-    write_all,
-)
+from flower_plugins.jsonfs._fs import iter_lines, read_range, resolve_under, write_all
 
 log = logging.getLogger("flower.jsonfs")
 
@@ -140,7 +133,7 @@ class JsonfsSessionStore(SessionStoreBase):
         if not lines:
             return
         path = self._path(key)
-        make_dirs(path.parent, durable=self.fsync)
+        private_dir(path.parent, durable=self.fsync)
         created = not path.exists()
         fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
         if not created:
