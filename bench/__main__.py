@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
             "command": "python -m bench " + " ".join(argv if argv is not None else sys.argv[1:]),
             "when": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
             "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} "
-            "cores, Python {platform.python_version()}",
+            f"cores, Python {platform.python_version()}",
             "mode": "quick" if args.quick else "full",
             "runs": runs,
         }
