@@ -8,6 +8,10 @@ import pytest
 
 from flower.testing.postgres import PostgresUnavailable, require_postgres, temporary_schema
 
+# Files the tests write themselves (fixtures, copied transcripts) are private like the
+# ones flower writes, so flower's warnings about readable files mean something here.
+os.umask(0o077)
+
 
 @pytest.fixture
 def pg_url() -> Iterator[str]:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import last_user_text, system_text, user_prompts
+from workflow_helpers import last_user_text, system_text, user_prompts
 
 from flower.core.config import Settings, WorkflowConfig
 from flower.core.manifest import read_manifest

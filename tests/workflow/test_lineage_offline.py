@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import last_user_text, system_text, user_prompts
+from workflow_helpers import last_user_text, system_text, user_prompts
 
 from flower import AgentSpec, Step, Workflow, wake_state
 from flower.core.config import RelayConfig, Settings

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-from conftest import last_user_text, user_prompts
+from workflow_helpers import last_user_text, user_prompts
 
 from flower import AgentSpec, Step, Workflow
 from flower.core.config import RelayConfig, Settings
