@@ -227,15 +227,10 @@ def _diff(before: list[Entry], after: list[Entry], stats: PolicyStats) -> None:
             stats.added += 1
 
 
-def prune_with_stats(
-    entries: Sequence[Entry], policies: Sequence[PruningPolicy], ctx: PruneContext
+def _stats_generic(
+    entries: list[Entry], policies: Sequence[PruningPolicy], ctx: PruneContext
 ) -> tuple[list[Entry], list[PolicyStats]]:
-    """Like :func:`prune`, and report what each policy removed, changed and saved.
-
-    A re-linked entry (only its ``parentUuid`` changed) counts as changed with about
-    zero bytes saved. The last row, ``(repair)``, is the safety net.
-    """
-    current = list(entries)
+    current = entries
     report: list[PolicyStats] = []
     for policy in policies:
         name = getattr(policy, "name", repr(policy))
@@ -248,11 +243,87 @@ def prune_with_stats(
         _diff(current, result, stats)
         report.append(stats)
         current = result
+    return current, report
+
+
+def _plan_with_stats(index: TranscriptIndex, policy: PruningPolicy, stats: PolicyStats) -> None:
+    """``policy.plan(index)``, counting what it changed as :func:`_diff` would on the
+    lists before and after: the index's edits say which entries those are."""
+    base = index.base
+    replaced_before = dict(index.replaced)
+    dropped_before = set(index.dropped)
+    notes_before = {id(note): note for note in index.notes()}
+    policy.plan(index)  # type: ignore[attr-defined]
+    gone: list[Entry] = []  # entries of the list before that the list after lacks
+    new: list[Entry] = []  # entries of the list after that the list before lacked
+    for slot in index.dropped - dropped_before:
+        gone.append(replaced_before.get(slot, base[slot]))
+    for slot, entry in index.replaced.items():
+        if slot in index.dropped:
+            continue
+        old = replaced_before.get(slot, base[slot])
+        if entry is not old:
+            gone.append(old)
+            new.append(entry)
+    notes_after = index.notes()
+    kept = {id(note) for note in notes_after}
+    gone += [note for key, note in notes_before.items() if key not in kept]
+    new += [note for note in notes_after if id(note) not in notes_before]
+    new_uuids = {e.get("uuid") for e in new}
+    gone_uuids = {e.get("uuid") for e in gone}
+    for entry in gone:
+        stats.bytes_before += model_bytes(entry)
+        if entry.get("uuid") is not None and entry.get("uuid") in new_uuids:
+            stats.changed += 1
+        else:
+            stats.removed += 1
+    for entry in new:
+        stats.bytes_after += model_bytes(entry)
+        if entry.get("uuid") is None or entry.get("uuid") not in gone_uuids:
+            stats.added += 1
+
+
+def _stats_indexed(
+    entries: list[Entry], policies: Sequence[PruningPolicy], ctx: PruneContext
+) -> tuple[list[Entry], list[PolicyStats], TranscriptIndex | None]:
+    """The shared index for a run of built-ins, with each policy's counts; the generic
+    path (and no index) whenever the index does not cover the run."""
+    try:
+        index = TranscriptIndex(entries)
+        report = []
+        for policy in policies:
+            stats = PolicyStats(getattr(policy, "name", repr(policy)))
+            _plan_with_stats(index, policy, stats)
+            report.append(stats)
+        return index.materialise(), report, index
+    except Exception:
+        return (*_stats_generic(entries, policies, ctx), None)
+
+
+def prune_with_stats(
+    entries: Sequence[Entry], policies: Sequence[PruningPolicy], ctx: PruneContext
+) -> tuple[list[Entry], list[PolicyStats]]:
+    """Like :func:`prune`, and report what each policy removed, changed and saved.
+
+    A re-linked entry (only its ``parentUuid`` changed) counts as changed with about
+    zero bytes saved. The last row, ``(repair)``, is the safety net.
+    """
+    current = list(entries)
+    report: list[PolicyStats] = []
+    index: TranscriptIndex | None = None
+    for indexed, run in _runs(policies):
+        if indexed:
+            current, rows, index = _stats_indexed(current, run, ctx)
+        else:
+            (current, rows), index = _stats_generic(current, run, ctx), None
+        report += rows
     repair = PolicyStats(REPAIR_STEP)
-    result, repair.notes = _finish(current, ctx)
-    _diff(current, result, repair)
+    if needs_check(index):
+        result, repair.notes = _finish(current, ctx)
+        _diff(current, result, repair)
+        current = result
     report.append(repair)
-    return result, report
+    return current, report
 
 
 # --------------------------------------------------------------------------- policies

@@ -121,3 +121,28 @@ def test_the_decision_matches_the_generic_check_after_any_drops(
         pruned = prune(entries, [DropUuids(doomed)], ctx())
     assert pruned == repair_conversation(view)[0]
     assert not needs_check_generic(pruned)
+
+
+@settings(max_examples=120, deadline=None)
+@given(transcripts, st.permutations(range(4)), st.integers(min_value=0, max_value=2))
+def test_stats_on_the_shared_index_match_the_generic_counts(
+    entries: list[dict], order: list[int], keep: int
+) -> None:
+    from flower.stores.prune import _stats_generic, prune_with_stats
+    from flower_plugins.pruning import Denials, Ephemeral, Interrupted, SyntheticErrors, Trim
+
+    built_ins: list[Any] = [
+        SyntheticErrors(),
+        Denials(keep=keep),
+        Interrupted(),
+        Ephemeral(commands=["git status", "ls", "date", "ps"]),
+    ]
+    chosen = [*(built_ins[i] for i in order), Trim(min_chars=300, keep_recent_turns=2)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PruningWarning)
+        fast, fast_report = prune_with_stats(entries, chosen, ctx())
+        generic, generic_report = _stats_generic(list(entries), chosen, ctx())
+        generic = repair_conversation(generic)[0]
+    assert fast == generic == prune(entries, chosen, ctx())
+    assert [r.as_dict() for r in fast_report[:-1]] == [r.as_dict() for r in generic_report]
+    assert fast_report[-1].policy == "(repair)"
