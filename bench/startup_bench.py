@@ -5,6 +5,12 @@ wall time is reported next to ``python -c pass`` and ``python -c "import typer"`
 (the floor any typer CLI pays). ``status`` runs in an empty temporary directory (no
 store to open) and in a used one (lineage and a SQLite session store present).
 
+Bytecode is cached as a user's install would have it: ``PYTHONDONTWRITEBYTECODE`` is
+removed from the children's environment and ``PYTHONPYCACHEPREFIX`` points at a
+private folder for this run (the source tree stays clean), and every command runs
+once untimed first so the cache is written before anything is measured. The
+commands take turns, run by run, so the machine's load weighs on all of them alike.
+
     python bench/startup_bench.py --runs 15
 """
 
@@ -26,21 +32,37 @@ _SCRIPT = Path(PYTHON).with_name("flower")
 FLOWER = [str(_SCRIPT)] if _SCRIPT.exists() else [PYTHON, "-m", "flower.cli.main"]
 
 
-def median_seconds(argv: Sequence[str], cwd: Path, runs: int) -> float:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FLOWER_")}
-    times = []
+def child_environment(pycache: Path) -> dict[str, str]:
+    """The user's environment with a bytecode cache: no FLOWER_* overrides either."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("FLOWER_") and k != "PYTHONDONTWRITEBYTECODE"
+    }
+    env["PYTHONPYCACHEPREFIX"] = str(pycache)
+    return env
+
+
+def wall_seconds(argv: Sequence[str], cwd: Path, env: dict[str, str]) -> float:
+    started = time.perf_counter()
+    subprocess.run(
+        argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False
+    )
+    return time.perf_counter() - started
+
+
+def medians(
+    cases: Sequence[tuple[str, Sequence[str], Path]], runs: int, env: dict[str, str]
+) -> dict[str, float]:
+    """Median wall time per case. Cases take turns run by run, so load from other
+    processes on the machine weighs on every case alike, ratios included."""
+    for _, argv, cwd in cases:
+        wall_seconds(argv, cwd, env)  # writes the bytecode cache; not measured
+    times: dict[str, list[float]] = {name: [] for name, _, _ in cases}
     for _ in range(runs):
-        started = time.perf_counter()
-        subprocess.run(
-            argv,
-            cwd=cwd,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            check=False,
-        )
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
+        for name, argv, cwd in cases:
+            times[name].append(wall_seconds(argv, cwd, env))
+    return {name: statistics.median(values) for name, values in times.items()}
 
 
 def used_directory(root: Path) -> Path:
@@ -80,15 +102,17 @@ def main() -> None:
             ("python -c pass", [PYTHON, "-c", "pass"], fresh),
             ('python -c "import typer"', [PYTHON, "-c", "import typer"], fresh),
             ("flower --help", [*FLOWER, "--help"], fresh),
+            ("flower --version", [*FLOWER, "--version"], fresh),
             ("flower status (fresh dir)", [*FLOWER, "status"], fresh),
             ("flower status (used dir)", [*FLOWER, "status"], used),
         ]
-        medians = {name: median_seconds(argv, cwd, args.runs) for name, argv, cwd in cases}
-    bare = medians["python -c pass"]
-    print(f"median of {args.runs} runs each")
-    for name, seconds in medians.items():
+        env = child_environment(Path(tmp) / "pycache")
+        results = medians(cases, args.runs, env)
+    bare = results["python -c pass"]
+    print(f"median of {args.runs} runs each (bytecode cached under PYTHONPYCACHEPREFIX)")
+    for name, seconds in results.items():
         print(f"{name:<28} {seconds * 1000:8.1f} ms   {seconds / bare:5.1f}x bare")
-    verdict = "met" if medians["flower --help"] < 3 * bare else "NOT met"
+    verdict = "met" if results["flower --help"] < 3 * bare else "NOT met"
     print(f"target flower --help < 3x bare interpreter: {verdict}")
 
 

@@ -10,10 +10,7 @@ A prober never raises: any failure means unreachable.
 
 from __future__ import annotations
 
-import http.client
 import os
-import socket
-import ssl
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -28,6 +25,8 @@ class TcpProber:
     name = "tcp"
 
     def reachable(self, host: str, port: int, timeout: float = DEFAULT_TIMEOUT) -> bool:
+        import socket  # imported on use: registering the prober stays free
+
         try:
             infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
         except Exception:
@@ -75,6 +74,9 @@ class HttpProber:
 
     @staticmethod
     def _answers(scheme: str, host: str, port: int, path: str, method: str, timeout: float) -> bool:
+        import http.client  # with ssl ~10 ms: imported on use, not at registration
+        import ssl
+
         conn: http.client.HTTPConnection
         try:
             if scheme == "https":

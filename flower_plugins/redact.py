@@ -10,28 +10,32 @@ and so are ids, so the chain stays a valid conversation.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from flower.core.hookspecs import hookimpl
-from flower.core.protocols import PruneContext
-from flower.core.records import Entry
-from flower_plugins.secret_shapes import mask_secrets
+
+if TYPE_CHECKING:
+    from flower.core.protocols import PruneContext
+    from flower.core.records import Entry
 
 _UNTOUCHED_BLOCKS = frozenset({"thinking", "redacted_thinking"})
 _UNTOUCHED_KEYS = frozenset({"id", "tool_use_id", "type", "signature", "name", "role"})
 
 
-def _masked(value: Any) -> Any:
+def _masked(value: Any, mask_secrets: Callable[[str], str]) -> Any:
     """``value`` with secrets masked in every string; the same object when nothing changed."""
     if isinstance(value, str):
         return mask_secrets(value)
     if isinstance(value, list):
-        items = [_masked(v) for v in value]
+        items = [_masked(v, mask_secrets) for v in value]
         return items if any(a is not b for a, b in zip(items, value, strict=True)) else value
     if isinstance(value, dict):
         if value.get("type") in _UNTOUCHED_BLOCKS:
             return value
-        changed = {k: (v if k in _UNTOUCHED_KEYS else _masked(v)) for k, v in value.items()}
+        changed = {
+            k: (v if k in _UNTOUCHED_KEYS else _masked(v, mask_secrets)) for k, v in value.items()
+        }
         return changed if any(changed[k] is not value[k] for k in value) else value
     return value
 
@@ -45,12 +49,15 @@ class Redact:
         self.settings = settings
 
     def prune(self, entries: list[Entry], ctx: PruneContext) -> list[Entry]:
+        # the patterns compile on import: not at registration, which every CLI start does
+        from flower_plugins.secret_shapes import mask_secrets
+
         out: list[Entry] = []
         masked = 0
         for entry in entries:
             message = entry.get("message")
             if isinstance(message, dict) and "content" in message:
-                content = _masked(message["content"])
+                content = _masked(message["content"], mask_secrets)
                 if content is not message["content"]:
                     entry = {**entry, "message": {**message, "content": content}}
                     masked += 1

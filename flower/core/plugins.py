@@ -12,13 +12,13 @@ import os
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from importlib import metadata
 from types import ModuleType
 from typing import Any
 
 import pluggy
 
 from flower.core import hookspecs
+from flower.core.entry_points import FoundEntryPoint, scan
 from flower.core.errors import PluginError
 
 GROUP = "flower"
@@ -33,14 +33,35 @@ KINDS = ("session_stores", "lineage_stores", "probers", "pruning_policies")
 
 @dataclass(frozen=True)
 class Registration:
-    """One thing a plugin registered: a backend, a prober or a pruning policy."""
+    """One thing a plugin registered: a backend, a prober or a pruning policy.
+
+    ``options`` may be registered as ``"module:Name"``: the options type is then
+    imported when a store is opened, so registering stays free of its imports.
+    """
 
     kind: str
     name: str
     factory: Callable[..., Any]
     plugin: str
     schemes: tuple[str, ...] = ()
-    options: type | None = None
+    options_ref: type | str | None = None
+
+    @property
+    def options(self) -> type | None:
+        ref = self.options_ref
+        if not isinstance(ref, str):
+            return ref
+        module, _, name = ref.partition(":")
+        try:
+            resolved = getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError) as exc:
+            raise PluginError(
+                f"plugin {self.plugin!r}: options {ref!r} of {self.name!r} cannot be "
+                f"imported: {exc}"
+            ) from exc
+        if not isinstance(resolved, type):
+            raise PluginError(f"plugin {self.plugin!r}: options {ref!r} is not a type")
+        return resolved
 
 
 @dataclass
@@ -77,7 +98,7 @@ class Registry:
                 factory: Callable[..., Any],
                 *,
                 schemes: tuple[str, ...] | list[str] = (),
-                options: type | None = None,
+                options: type | str | None = None,
                 _plugin: str = plugin_name,
             ) -> None:
                 existing = self._items[kind].get(name)
@@ -130,8 +151,32 @@ def _report(infos: list[PluginInfo], name: str, error: str) -> None:
     warnings.warn(f"flower plugin {name!r} skipped: {error}", PluginWarning, stacklevel=3)
 
 
-def _entry_points() -> list[metadata.EntryPoint]:
-    return list(metadata.entry_points(group=GROUP))
+def _entry_points() -> list[FoundEntryPoint]:
+    """The group's entry points: read directly when the layout allows (fast), else
+    through ``importlib.metadata``; either way the path is scanned once per registry."""
+    found = scan(GROUP)
+    if found is not None:
+        return found
+    from importlib import metadata
+
+    return [
+        FoundEntryPoint(
+            ep.name,
+            ep.value,
+            ep.dist.name if ep.dist else None,
+            ep.dist.version if ep.dist else None,
+        )
+        for ep in metadata.entry_points(group=GROUP)
+    ]
+
+
+def _load(ep: FoundEntryPoint) -> Any:
+    """What ``EntryPoint.load()`` returns: the module, or the attribute it names."""
+    target: Any = importlib.import_module(ep.module)
+    for attr in (ep.attr or "").split("."):
+        if attr:
+            target = getattr(target, attr)
+    return target
 
 
 def _register_module(
@@ -157,10 +202,9 @@ def build_plugin_manager(
     pm.add_hookspecs(hookspecs)
     infos: list[PluginInfo] = []
     for ep in _entry_points():
-        dist = ep.dist.name if ep.dist else None
-        version = ep.dist.version if ep.dist else None
+        dist, version = ep.dist, ep.version
         try:
-            module = ep.load()
+            module = _load(ep)
         except Exception as exc:
             infos.append(
                 PluginInfo(ep.name, ep.value, dist, version, error=f"{type(exc).__name__}: {exc}")

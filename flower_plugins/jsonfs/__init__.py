@@ -7,92 +7,58 @@ URLs:
   directory when the store is opened, and ``jsonfs://~/...`` expands the home folder.
 - ``file:///abs/lineage.json`` (or a folder, which gets ``lineage.json`` inside):
   the lineage file; with no URL, ``<run_dir>/lineage.json`` under the working directory.
+
+This module is the entry point loaded at CLI start-up, so it only registers: the
+stores, their options (msgspec) and the settings are imported when a store is opened.
+The public names below still import from here, on first use.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+import importlib
 from typing import Any
-from urllib.parse import unquote, urlsplit
 
-import msgspec
-
-from flower.core.config import Settings
-from flower.core.errors import StoreUnavailableError
 from flower.core.hookspecs import hookimpl
-from flower_plugins.jsonfs.lineage import FILENAME, JsonLineageStore
-from flower_plugins.jsonfs.sessions import JsonfsSessionStore, LoadProblem
 
-__all__ = [
-    "JsonLineageStore",
-    "JsonfsOptions",
-    "JsonfsSessionStore",
-    "LoadProblem",
-    "lineage_path_from_url",
-    "root_from_url",
-]
+_PUBLIC = {
+    "JsonLineageStore": "flower_plugins.jsonfs.lineage",
+    "JsonfsOptions": "flower_plugins.jsonfs.factory",
+    "JsonfsSessionStore": "flower_plugins.jsonfs.sessions",
+    "LoadProblem": "flower_plugins.jsonfs.sessions",
+    "lineage_path_from_url": "flower_plugins.jsonfs.factory",
+    "open_json_lineage": "flower_plugins.jsonfs.factory",
+    "open_jsonfs_store": "flower_plugins.jsonfs.factory",
+    "root_from_url": "flower_plugins.jsonfs.factory",
+}
+_OPTIONS = "flower_plugins.jsonfs.factory:JsonfsOptions"
 
-
-class JsonfsOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    """``[tool.flower.sessions.options]`` / ``[tool.flower.lineage.options]`` for these stores."""
-
-    fsync: bool = True
-    """fsync every append (and every lineage save) before returning. Turning it off
-    keeps data safe from a killed process but not from power loss."""
+__all__ = sorted(_PUBLIC)
 
 
-def _path_from_url(url: str, schemes: tuple[str, ...]) -> Path:
-    parts = urlsplit(url)
-    if parts.scheme not in schemes:
-        raise StoreUnavailableError(f"{url!r} is not a {' or '.join(schemes)}: URL")
-    if parts.query or parts.fragment:
-        raise StoreUnavailableError(
-            f"{url!r}: query strings and fragments are not supported; use options instead"
-        )
-    raw = unquote(parts.netloc + parts.path)
-    if not raw or "\x00" in raw:
-        raise StoreUnavailableError(f"{url!r} names no usable path")
-    if raw.startswith("//"):
-        raw = "/" + raw.lstrip("/")
-    path = Path(raw).expanduser()
-    return path if path.is_absolute() else Path.cwd() / path
+def __getattr__(name: str) -> Any:
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
 
 
-def root_from_url(url: str) -> Path:
-    """The transcript folder a ``jsonfs:`` URL names."""
-    return _path_from_url(url, ("jsonfs",))
+def _jsonfs_store(*, url: str, options: Any, settings: Any) -> Any:
+    from flower_plugins.jsonfs.factory import open_jsonfs_store
+
+    return open_jsonfs_store(url=url, options=options, settings=settings)
 
 
-def lineage_path_from_url(url: str) -> Path:
-    """The lineage file a ``file:`` URL (or a plain path) names."""
-    if "://" not in url and not url.startswith("file:"):
-        url = f"file:{url}"
-    path = _path_from_url(url, ("file",))
-    if url.endswith("/") or path.is_dir():
-        path = path / FILENAME
-    return path
+def _json_lineage(*, url: str | None, options: Any, settings: Any) -> Any:
+    from flower_plugins.jsonfs.factory import open_json_lineage
 
-
-def _fsync_option(options: Any) -> bool:
-    if isinstance(options, JsonfsOptions):
-        return options.fsync
-    return msgspec.convert(options or {}, JsonfsOptions).fsync
-
-
-def open_jsonfs_store(*, url: str, options: Any, settings: Settings) -> JsonfsSessionStore:
-    return JsonfsSessionStore(root_from_url(url), fsync=_fsync_option(options))
-
-
-def open_json_lineage(*, url: str | None, options: Any, settings: Settings) -> JsonLineageStore:
-    path = lineage_path_from_url(url) if url else Path.cwd() / settings.run_dir / FILENAME
-    return JsonLineageStore(path, fsync=_fsync_option(options))
+    return open_json_lineage(url=url, options=options, settings=settings)
 
 
 @hookimpl
 def register_session_stores(register: Any) -> None:
-    register("jsonfs", open_jsonfs_store, schemes=("jsonfs",), options=JsonfsOptions)
+    register("jsonfs", _jsonfs_store, schemes=("jsonfs",), options=_OPTIONS)
 
 
 @hookimpl
 def register_lineage_stores(register: Any) -> None:
-    register("json", open_json_lineage, schemes=("file",), options=JsonfsOptions)
+    register("json", _json_lineage, schemes=("file",), options=_OPTIONS)

@@ -1,7 +1,8 @@
 """The built-in SQL backends: ``sqlite`` and ``postgres``, one store on SQLAlchemy Core.
 
 This module is what the ``flower`` entry point loads at CLI start-up, so it imports
-nothing heavy: SQLAlchemy and Alembic are imported when a store is opened.
+nothing heavy: SQLAlchemy, Alembic and the options (msgspec) are imported when a
+store is opened.
 """
 
 from __future__ import annotations
@@ -10,9 +11,9 @@ from functools import partial
 from typing import Any
 
 from flower.core.hookspecs import hookimpl
-from flower_plugins.sql.options import SqlOptions
 
 BACKENDS = {"sqlite": ("sqlite",), "postgres": ("postgresql", "postgres")}
+_OPTIONS = "flower_plugins.sql.options:SqlOptions"  # msgspec, imported on use
 
 
 def _session_store(backend: str, *, url: str, options: Any, settings: Any) -> Any:
@@ -30,13 +31,13 @@ def _lineage_store(backend: str, *, url: str | None, options: Any, settings: Any
 @hookimpl
 def register_session_stores(register: Any) -> None:
     for backend, schemes in BACKENDS.items():
-        register(backend, partial(_session_store, backend), schemes=schemes, options=SqlOptions)
+        register(backend, partial(_session_store, backend), schemes=schemes, options=_OPTIONS)
 
 
 @hookimpl
 def register_lineage_stores(register: Any) -> None:
     for backend, schemes in BACKENDS.items():
-        register(backend, partial(_lineage_store, backend), schemes=schemes, options=SqlOptions)
+        register(backend, partial(_lineage_store, backend), schemes=schemes, options=_OPTIONS)
 
 
 @hookimpl

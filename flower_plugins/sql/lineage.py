@@ -18,7 +18,6 @@ from typing import Any
 
 import msgspec
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
 from flower.core.fileperms import private_dir
@@ -45,7 +44,10 @@ class SqlLineageStore:
         self._workspace_id = workspace_id
         self._clock = clock
         self._last_workspace: str | None = None
-        dialect_insert = sqlite.insert if db.dialect == "sqlite" else postgresql.insert
+        if db.dialect == "sqlite":  # only the dialect in use is imported
+            from sqlalchemy.dialects.sqlite import insert as dialect_insert
+        else:
+            from sqlalchemy.dialects.postgresql import insert as dialect_insert
         upsert = dialect_insert(lineage)
         self._upsert = upsert.on_conflict_do_update(
             index_elements=[lineage.c.workspace_id],

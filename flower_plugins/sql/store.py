@@ -15,7 +15,6 @@ from typing import Any
 
 import msgspec
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError
 
@@ -57,7 +56,10 @@ class SqlSessionStore(SessionStoreBase):
         self._db = db
         self._clock = clock
         self._pks: dict[SessionKey, int] = {}
-        dialect_insert = sqlite.insert if db.dialect == "sqlite" else postgresql.insert
+        if db.dialect == "sqlite":  # only the dialect in use is imported
+            from sqlalchemy.dialects.sqlite import insert as dialect_insert
+        else:
+            from sqlalchemy.dialects.postgresql import insert as dialect_insert
         self._insert_entries = (
             dialect_insert(entries)
             .values({c: sa.bindparam(c) for c in ("session_pk", "uuid", "type", "payload")})

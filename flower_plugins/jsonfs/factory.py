@@ -1,0 +1,81 @@
+"""The ``jsonfs`` and ``json`` stores' options, URL parsing and factories.
+
+Imported when a store is opened, not when the plugin registers (see ``__init__``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+import msgspec
+
+from flower.core.config import Settings
+from flower.core.errors import StoreUnavailableError
+from flower_plugins.jsonfs.lineage import FILENAME, JsonLineageStore
+from flower_plugins.jsonfs.sessions import JsonfsSessionStore
+
+
+class JsonfsOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """``[tool.flower.sessions.options]`` / ``[tool.flower.lineage.options]`` for these stores."""
+
+    fsync: bool = True
+    """fsync every append (and every lineage save) before returning. Turning it off
+    keeps data safe from a killed process but not from power loss."""
+
+
+def _path_from_url(url: str, schemes: tuple[str, ...]) -> Path:
+    parts = urlsplit(url)
+    if parts.scheme not in schemes:
+        raise StoreUnavailableError(f"{url!r} is not a {' or '.join(schemes)}: URL")
+    if parts.query or parts.fragment:
+        raise StoreUnavailableError(
+            f"{url!r}: query strings and fragments are not supported; use options instead"
+        )
+    raw = unquote(parts.netloc + parts.path)
+    if not raw or "\x00" in raw:
+        raise StoreUnavailableError(f"{url!r} names no usable path")
+    if raw.startswith("//"):
+        raw = "/" + raw.lstrip("/")
+    path = Path(raw).expanduser()
+    return path if path.is_absolute() else Path.cwd() / path
+
+
+def root_from_url(url: str) -> Path:
+    """The transcript folder a ``jsonfs:`` URL names."""
+    return _path_from_url(url, ("jsonfs",))
+
+
+def lineage_path_from_url(url: str) -> Path:
+    """The lineage file a ``file:`` URL (or a plain path) names."""
+    if "://" not in url and not url.startswith("file:"):
+        url = f"file:{url}"
+    path = _path_from_url(url, ("file",))
+    if url.endswith("/") or path.is_dir():
+        path = path / FILENAME
+    return path
+
+
+def _fsync_option(options: Any) -> bool:
+    if isinstance(options, JsonfsOptions):
+        return options.fsync
+    return msgspec.convert(options or {}, JsonfsOptions).fsync
+
+
+def open_jsonfs_store(*, url: str, options: Any, settings: Settings) -> JsonfsSessionStore:
+    return JsonfsSessionStore(root_from_url(url), fsync=_fsync_option(options))
+
+
+def open_json_lineage(*, url: str | None, options: Any, settings: Settings) -> JsonLineageStore:
+    path = lineage_path_from_url(url) if url else Path.cwd() / settings.run_dir / FILENAME
+    return JsonLineageStore(path, fsync=_fsync_option(options))
+
+
+__all__ = [
+    "JsonfsOptions",
+    "lineage_path_from_url",
+    "open_json_lineage",
+    "open_jsonfs_store",
+    "root_from_url",
+]
