@@ -14,10 +14,9 @@ the driver then runs the generic path for that run of policies from its input.
 
 from __future__ import annotations
 
-import operator
 from collections import Counter
 from collections.abc import Callable, Collection, Sequence
-from itertools import compress, repeat
+from itertools import compress
 from typing import Any
 
 from flower.core.records import Entry
@@ -48,6 +47,9 @@ class TranscriptIndex:
         self._reply_at: list[int] = []  # ... each assistant slot that has a uuid
         self._reply_slots: dict[Any, list[int]] | None = None
         self._parents: list[Any] = []  # each base slot's parentUuid
+        self._result_ids: list[str] = []  # every tool_result's id ...
+        self._result_at: list[int] = []  # ... and its slot, in order
+        self._ids_changed: set[int] = set()  # slots whose tool ids an edit changed
         self.flagged_results: list[int] = []  # user slots that may hold a denial
         self.synthetic_slots: list[int] = []  # assistant slots flagged as API errors
         self.residue_slots: list[int] = []  # user slots whose results may be residue
@@ -63,33 +65,31 @@ class TranscriptIndex:
 
     def _build(self) -> None:
         base = self.base
-        n = len(base)
-        if any(kind is not dict for kind in set(map(type, base))):
-            raise Fallback("an entry is not a dict")
-        # what every entry has is read at C speed; the loop below sees only its kind
-        uuids = list(map(dict.get, base, repeat("uuid")))
-        try:
-            slot_of = self.slot_of = dict(zip(uuids, range(n), strict=True))
-        except TypeError:  # an unhashable uuid (a list, a dict)
-            raise Fallback("a uuid is not a unique string") from None
-        nones = uuids.count(None)
-        if nones:
-            del slot_of[None]
-        if len(slot_of) + nones != n or any(kind is not str for kind in set(map(type, slot_of))):
-            raise Fallback("a uuid is not a unique string")
-        self.logical_slots = list(
-            compress(range(n), map(operator.contains, base, repeat("logicalParentUuid")))
-        )
+        # One pass reads all that is needed while the entry is in cache: separate
+        # passes, even at C speed, each pay a cache miss per entry.
+        slot_of = self.slot_of
+        parents = self._parents
+        logical_slots = self.logical_slots
         use_slot = self.use_slot
         result_slots = self.result_slots
         reply_keys = self._reply_keys
         reply_at = self._reply_at
         synthetic_slots = self.synthetic_slots
-        for i, (entry, kind) in enumerate(
-            zip(base, map(dict.get, base, repeat("type")), strict=True)
-        ):
+        result_ids = self._result_ids
+        result_at = self._result_at
+        for i, entry in enumerate(base):
+            if entry.__class__ is not dict:
+                raise Fallback("an entry is not a dict")
+            uid = entry.get("uuid")
+            if uid is not None:
+                if uid.__class__ is not str or uid in slot_of:
+                    raise Fallback("a uuid is not a unique string")
+                slot_of[uid] = i
+            parents.append(entry.get("parentUuid"))
+            if "logicalParentUuid" in entry:
+                logical_slots.append(i)
+            kind = entry.get("type")
             if kind == "assistant":
-                uid = uuids[i]
                 message = entry.get("message")
                 if message.__class__ is not dict:
                     if entry.get("isApiErrorMessage") is True:
@@ -143,6 +143,8 @@ class TranscriptIndex:
                         result_slots[tid] = [i]
                     else:
                         answering.append(i)
+                    result_ids.append(tid)
+                    result_at.append(i)
                     if block.get("is_error"):
                         flagged = True
                     body = block.get("content")
@@ -153,7 +155,6 @@ class TranscriptIndex:
                     self.flagged_results.append(i)
                 if residue:
                     self.residue_slots.append(i)
-        self._parents = list(map(dict.get, base, repeat("parentUuid")))
 
     @property
     def reply_slots(self) -> dict[Any, list[int]]:
@@ -231,6 +232,7 @@ class TranscriptIndex:
     def replace_with_ids(self, slot: int, entry: Entry) -> None:
         """Replace an entry whose tool_use/tool_result blocks may have changed."""
         self.structural = True
+        self._ids_changed.add(slot)
         self._count(self.current(slot), -1)
         self._count(entry, 1)
         self.replaced[slot] = entry
@@ -392,20 +394,18 @@ class TranscriptIndex:
         leaf = self._leaf_key(notes_at)
         if leaf is None:
             return []
-        # the walk, leaf to root; each chain entry's reply id is noted on the way
+        # the walk, leaf to root
         on_chain: dict[int, Entry] = {}
-        replies: dict[str, int] = {}  # reply id -> its block entries on the chain
+        chain_slots: set[int] = set()  # the base slots among them
         key = leaf
         while True:
             slot, k = divmod(key, span)
-            entry = inserted[slot][k - 1] if k else replaced.get(slot) or base[slot]
+            if k:
+                entry = inserted[slot][k - 1]
+            else:
+                entry = replaced.get(slot) or base[slot]
+                chain_slots.add(slot)
             on_chain[key] = entry
-            if entry.get("type") == "assistant" and not entry.get("isSidechain"):
-                message = entry.get("message")
-                if message.__class__ is dict:
-                    reply = message.get("id")
-                    if reply.__class__ is str:
-                        replies[reply] = replies.get(reply, 0) + 1
             parent = entry.get("parentUuid")
             if parent.__class__ is not str:
                 break
@@ -417,28 +417,40 @@ class TranscriptIndex:
                 key = slot * span
             if key in on_chain:  # a cycle in corrupt data
                 break
-
-        # the other block entries of every streamed reply on the chain
-        if replies:
-            try:
-                sizes = Counter(self._reply_keys)
-            except TypeError:  # an unhashable message id
-                raise Fallback("a reply id is not hashable") from None
-        for reply, seen in replies.items():
-            if not reply:  # the index files an empty id under the uuid
-                raise Fallback("a reply with an empty message id")
-            if sizes[reply] == seen:  # every block entry of it is on the chain already
-                continue
-            for slot in self.reply_slots.get(reply, ()):
-                key = slot * span
-                if key in on_chain or slot in dropped:
-                    continue
-                entry = replaced.get(slot) or base[slot]
-                if _in_reply(entry, reply):
-                    on_chain[key] = entry
-
-        self._complete_results(on_chain)
+        self._complete_replies(on_chain, chain_slots)
+        self._complete_results(on_chain, chain_slots, notes_at)
         return [on_chain[key] for key in sorted(on_chain)]
+
+    def _complete_replies(self, on_chain: dict[int, Entry], chain_slots: set[int]) -> None:
+        """Add the other block entries of every streamed reply on the chain."""
+        keys = self._reply_keys
+        try:
+            # block entries per reply key, on the chain and in all: where they are
+            # equal no block entry of that reply is missing (the usual case)
+            seen = Counter(compress(keys, map(chain_slots.__contains__, self._reply_at)))
+            sizes = Counter(keys) if seen else seen
+        except TypeError:  # an unhashable message id
+            raise Fallback("a reply id is not hashable") from None
+        split = {reply for reply, count in seen.items() if sizes[reply] != count}
+        split = {reply for reply in split if reply.__class__ is str}
+        if not split:
+            return
+        if "" in split:  # the index files an empty id under the uuid
+            raise Fallback("a reply with an empty message id")
+        base = self.base
+        replaced = self.replaced
+        dropped = self.dropped
+        for reply, group in self.reply_groups(split).items():
+            members = [
+                slot
+                for slot in group
+                if slot not in dropped and _in_reply(replaced.get(slot) or base[slot], reply)
+            ]
+            if len(members) > 1 and any(slot in chain_slots for slot in members):
+                for slot in members:
+                    if slot not in chain_slots:
+                        chain_slots.add(slot)
+                        on_chain[slot * NOTE_SPAN] = replaced.get(slot) or base[slot]
 
     def _leaf_key(self, notes_at: dict[str, int]) -> int | None:
         """The newest main-thread user/assistant entry with a uuid, as a view key."""
@@ -451,26 +463,25 @@ class TranscriptIndex:
                 return slot * NOTE_SPAN
         return None
 
-    def _complete_results(self, on_chain: dict[int, Entry]) -> None:
+    def _complete_results(
+        self, on_chain: dict[int, Entry], chain_slots: set[int], notes_at: dict[str, int]
+    ) -> None:
         """Results on side branches hanging off the chain, for calls it leaves unanswered."""
         span = NOTE_SPAN
         replaced = self.replaced
-        # ids asked and answered on the chain: from the index for untouched slots, from
-        # the entries themselves for replaced ones and notes
-        asked: set[str] = set()
-        answered: set[str] = set()
-        for key, entry in on_chain.items():
-            if key % span or key // span in replaced:
-                uses, results = _tool_ids(entry)
-                asked.update(uses)
-                answered.update(results)
-        for tid, slot in self.use_slot.items():
-            if slot * span in on_chain and slot not in replaced:
-                asked.add(tid)
-        for tid, slots in self.result_slots.items():
-            for slot in slots:
-                if slot * span in on_chain and slot not in replaced:
-                    answered.add(tid)
+        # ids asked and answered on the chain: from the index where an edit kept them
+        # (see replace), from the entries themselves where it changed them and for notes
+        changed = self._ids_changed
+        untouched = chain_slots - changed if changed else chain_slots
+        use_slot = self.use_slot
+        asked = set(compress(use_slot.keys(), map(untouched.__contains__, use_slot.values())))
+        answered = set(compress(self._result_ids, map(untouched.__contains__, self._result_at)))
+        edited = [slot * span for slot in chain_slots & changed]
+        edited += [key for key in notes_at.values() if key in on_chain]
+        for key in edited:
+            uses, results = _tool_ids(on_chain[key])
+            asked.update(uses)
+            answered.update(results)
         if asked <= answered:
             return
         # rare: the missing calls in chain order, as the generic walk takes them
