@@ -8,15 +8,12 @@ unknown types through untouched. See docs/pruning.md.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
-import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from flower.core.fileperms import private_dir
 from flower.core.hookspecs import hookimpl
 from flower.core.protocols import PruneContext
 from flower.core.records import Entry
@@ -502,6 +499,11 @@ def _safe_name(value: str) -> str:
 def save_once(path: Path, data: bytes) -> Path:
     """Write ``data`` to ``path`` atomically unless it already holds it; if ``path`` holds
     something else, use ``<stem>-<sha256[:12]>.txt`` beside it. Returns the path used."""
+    import hashlib  # imported on use: this module is loaded at every CLI start
+    import tempfile
+
+    from flower.core.fileperms import private_dir
+
     if path.exists():
         if path.stat().st_size == len(data) and path.read_bytes() == data:
             return path
@@ -578,13 +580,50 @@ class Trim:
             }
         )
         for i in large:
-            entry = entries[i]
-            session = (ctx.key.session_id if ctx.key else None) or entry.get("sessionId")
-            folder = root / _safe_name(str(session or "unknown"))
-            new = replace_blocks(entry, lambda b, f=folder: self._trim_block(b, f, ctx))
+            new = self._trimmed(entries[i], root, ctx)
             if new is not None:
                 out[i] = new
         return out
+
+    def _trimmed(self, entry: Entry, root: Path, ctx: PruneContext) -> Entry | None:
+        session = (ctx.key.session_id if ctx.key else None) or entry.get("sessionId")
+        folder = root / _safe_name(str(session or "unknown"))
+        return replace_blocks(entry, lambda b: self._trim_block(b, folder, ctx))
+
+    def plan(self, index: TranscriptIndex) -> None:
+        """The fast path: the same edits, on the shared index (see prune.py)."""
+        ctx = index.ctx
+        if ctx is None:
+            raise Fallback("trim needs the load's context")
+        last = self._last_trimmable_slot(index)
+        if last is None:
+            return
+        for note in index.notes():  # view-only notes are short; a tiny threshold is not
+            if any(self._large(b) for b in tool_results(note)):
+                raise Fallback("an inserted note is large enough to trim")
+        root = Path(ctx.run_dir).resolve() / "trimmed"
+        for slot in index.result_slots_over(self.min_chars, last):
+            entry = index.current(slot)
+            if entry is None or not any(self._large(b) for b in tool_results(entry)):
+                continue
+            new = self._trimmed(entry, root, ctx)
+            if new is not None and new is not entry:
+                index.replace(slot, new)
+
+    def _last_trimmable_slot(self, index: TranscriptIndex) -> int | None:
+        """:meth:`_cutoff` on the view: the slot of the newest entry that may be trimmed
+        (``None``: nothing is old enough). Inserted notes are user entries: no turn."""
+        seen: set[str] = set()
+        for slot in range(len(index.base) - 1, -1, -1):
+            entry = index.current(slot)
+            if entry is None or entry.get("type") != "assistant" or entry.get("isSidechain"):
+                continue
+            turn = message_of(entry).get("id") or entry.get("uuid")
+            if turn not in seen:
+                seen.add(turn)
+                if len(seen) > self.keep_recent_turns:
+                    return slot
+        return None
 
     def _large(self, block: dict[str, Any]) -> bool:
         content = block.get("content")

@@ -34,8 +34,9 @@ class TranscriptIndex:
     view and stay valid across every edit.
     """
 
-    def __init__(self, base: Sequence[Entry]) -> None:
+    def __init__(self, base: Sequence[Entry], ctx: Any = None) -> None:
         self.base = base
+        self.ctx = ctx  # the load's PruneContext, for a planner that needs it (trim)
         self.replaced: dict[int, Entry] = {}
         self.dropped: set[int] = set()
         self.inserted: dict[int, list[Entry]] = {}
@@ -49,6 +50,7 @@ class TranscriptIndex:
         self._parents: list[Any] = []  # each base slot's parentUuid
         self._result_ids: list[str] = []  # every tool_result's id ...
         self._result_at: list[int] = []  # ... and its slot, in order
+        self._result_len: list[int] = []  # ... and its body's length (-1: not a string)
         self._ids_changed: set[int] = set()  # slots whose tool ids an edit changed
         self.flagged_results: list[int] = []  # user slots that may hold a denial
         self.synthetic_slots: list[int] = []  # assistant slots flagged as API errors
@@ -77,6 +79,7 @@ class TranscriptIndex:
         synthetic_slots = self.synthetic_slots
         result_ids = self._result_ids
         result_at = self._result_at
+        result_len = self._result_len
         for i, entry in enumerate(base):
             if entry.__class__ is not dict:
                 raise Fallback("an entry is not a dict")
@@ -145,9 +148,10 @@ class TranscriptIndex:
                         answering.append(i)
                     result_ids.append(tid)
                     result_at.append(i)
+                    body = block.get("content")
+                    result_len.append(len(body) if body.__class__ is str else -1)
                     if block.get("is_error"):
                         flagged = True
-                    body = block.get("content")
                     # every interruption text holds this within its first 100 characters
                     if body.__class__ is not str or body.find("nterrupted", 0, 100) >= 0:
                         residue = True
@@ -182,6 +186,23 @@ class TranscriptIndex:
         except TypeError:  # an unhashable message id
             raise Fallback("a reply id is not hashable") from None
         return groups
+
+    def result_slots_over(self, size: int, upto: int) -> list[int]:
+        """Live slots up to ``upto`` holding a tool_result whose body may be longer than
+        ``size`` characters (a string body known shorter is ruled out), in order."""
+        replaced = self.replaced
+        dropped = self.dropped
+        found: list[int] = []
+        for slot, length in zip(self._result_at, self._result_len, strict=True):
+            if slot > upto:
+                break
+            if (
+                (length > size or length < 0 or slot in replaced)
+                and slot not in dropped
+                and (not found or found[-1] != slot)
+            ):
+                found.append(slot)
+        return found
 
     # ------------------------------------------------------------------ reading
 

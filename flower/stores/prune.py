@@ -143,7 +143,7 @@ def _run_indexed(
     index does not cover the transcript (or a planner fails, so the generic path can
     name the policy in its warning). Returns the index too, when it made the output."""
     try:
-        index = TranscriptIndex(entries)
+        index = TranscriptIndex(entries, ctx)
         for policy in policies:
             policy.plan(index)  # type: ignore[attr-defined]
         return index.materialise(), index
@@ -289,7 +289,7 @@ def _stats_indexed(
     """The shared index for a run of built-ins, with each policy's counts; the generic
     path (and no index) whenever the index does not cover the run."""
     try:
-        index = TranscriptIndex(entries)
+        index = TranscriptIndex(entries, ctx)
         report = []
         for policy in policies:
             stats = PolicyStats(getattr(policy, "name", repr(policy)))

@@ -181,7 +181,7 @@ def test_pruning_never_loses_the_newest_user_words(entries: list[dict]) -> None:
     assert prompts[-1] in texts
 
 
-@given(transcripts, st.permutations(range(4)), st.integers(min_value=0, max_value=2))
+@given(transcripts, st.permutations(range(5)), st.integers(min_value=0, max_value=2))
 def test_the_shared_index_path_gives_exactly_the_generic_output(
     entries: list[dict], order: list[int], keep: int
 ) -> None:
@@ -193,6 +193,7 @@ def test_the_shared_index_path_gives_exactly_the_generic_output(
         Denials(keep=keep),
         Interrupted(),
         Ephemeral(commands=["git status", "ls", "date", "ps"]),
+        Trim(min_chars=300, keep_recent_turns=2),
     ]
     chain = [built_ins[i] for i in order]
     before = copy.deepcopy(entries)
@@ -201,7 +202,7 @@ def test_the_shared_index_path_gives_exactly_the_generic_output(
         generic = policy.prune(generic, ctx())
     assert run_policies(entries, chain, ctx()) == generic
     try:
-        index = TranscriptIndex(entries)
+        index = TranscriptIndex(entries, ctx())
         for policy in chain:
             policy.plan(index)
     except Fallback:
@@ -232,7 +233,7 @@ def test_a_transcript_outside_the_index_falls_back_to_the_generic_path() -> None
     assert run_policies(entries, with_errors, ctx()) == generic
 
 
-@given(transcripts, st.permutations(range(4)), st.integers(min_value=0, max_value=2))
+@given(transcripts, st.permutations(range(5)), st.integers(min_value=0, max_value=2))
 def test_the_index_walks_the_same_active_chain_as_the_built_view(
     entries: list[dict], order: list[int], keep: int
 ) -> None:
@@ -243,11 +244,12 @@ def test_the_index_walks_the_same_active_chain_as_the_built_view(
         Denials(keep=keep),
         Interrupted(),
         Ephemeral(commands=["git status", "ls", "date", "ps"]),
+        Trim(min_chars=300, keep_recent_turns=2),
     ]
     chosen = [built_ins[i] for i in order]
     for upto in (0, 1, len(chosen)):  # no edit, one policy's edits, all of them
         try:
-            index = TranscriptIndex(entries)
+            index = TranscriptIndex(entries, ctx())
             for policy in chosen[:upto]:
                 policy.plan(index)
             chain = index.active_chain()
