@@ -42,6 +42,7 @@ def test_help_and_status_in_a_fresh_directory_load_nothing_heavy(
     modules = loaded(args, in_tmp)
     assert heavy(modules, (*ENGINE, "sqlalchemy")) == []
     assert "flower.runtime.engine" not in modules and "flower.cli.live" not in modules
+    assert {"http.client", "ssl", "importlib.metadata", "alembic"}.isdisjoint(modules)
 
 
 def test_status_in_a_used_directory_loads_the_store_but_not_the_engine(
@@ -51,3 +52,6 @@ def test_status_in_a_used_directory_loads_the_store_but_not_the_engine(
     modules = loaded(["status"], ws)
     assert [m for m in modules if m.split(".")[0] in ENGINE] == []
     assert "flower.runtime.engine" not in modules
+    # the default SQLite store: its dialect only, never PostgreSQL's or psycopg
+    assert "sqlalchemy.dialects.sqlite" in modules
+    assert [m for m in modules if "postgresql" in m or m.split(".")[0] == "psycopg"] == []
