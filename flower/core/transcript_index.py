@@ -303,7 +303,7 @@ class TranscriptIndex:
             for child in self._linked_to(drop, field):
                 entry = self.replaced.get(child, self.base[child])
                 new_parent = survivors(entry[field], parent_of, drop, resolved)
-                self.replaced[child] = {**entry, field: new_parent}
+                self.replaced[child] = _with(entry, field, new_parent)
         for note in self.notes():
             if note.get("parentUuid") in drop:
                 raise Fallback("a dropped entry is the parent of an inserted note")
@@ -356,7 +356,7 @@ class TranscriptIndex:
             entry = self.replaced.get(child, self.base[child])
             slot, last = last_of[entry["parentUuid"]]
             if child > slot:
-                self.replaced[child] = {**entry, "parentUuid": last}
+                self.replaced[child] = _with(entry, "parentUuid", last)
 
     def replace_note(self, note: Entry, new: Entry) -> None:
         for chain in self.inserted.values():
@@ -551,6 +551,13 @@ class TranscriptIndex:
             return chain_is_valid(self.active_chain())
         except Fallback:
             return False
+
+
+def _with(entry: Entry, field: str, value: Any) -> Entry:
+    """``{**entry, field: value}``, by the faster ``dict.copy`` (same keys, same order)."""
+    copy = entry.copy()
+    copy[field] = value
+    return copy
 
 
 NOTE_SPAN = 1024  # view keys: slot * NOTE_SPAN (+ k + 1 for the k-th note after it)
