@@ -368,22 +368,25 @@ class TranscriptIndex:
     # ------------------------------------------------------------------ the view
 
     def materialise(self) -> list[Entry]:
-        """The view as a list: untouched stretches are copied by slicing."""
-        base = self.base
-        marks = sorted(self.replaced.keys() | self.dropped | self.inserted.keys())
+        """The view as a list: replacements are written into a copy of the base, then
+        untouched stretches between drops and insertions are copied by slicing."""
+        view = list(self.base)
+        for slot, entry in self.replaced.items():
+            view[slot] = entry
+        marks = sorted(self.dropped | self.inserted.keys())
         if not marks:
-            return list(base)
+            return view
         out: list[Entry] = []
         start = 0
         for slot in marks:
-            out += base[start:slot]
+            out += view[start:slot]
             if slot not in self.dropped:
-                out.append(self.replaced.get(slot, base[slot]))
+                out.append(view[slot])
             chain = self.inserted.get(slot)
             if chain:
                 out += chain
             start = slot + 1
-        out += base[start:]
+        out += view[start:]
         return out
 
     # ------------------------------------------------------------------ the check
