@@ -9,13 +9,24 @@ effective settings with :func:`get_settings` and the session store with
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 if TYPE_CHECKING:
     from flower.core.config import LoadedSettings, Settings
     from flower.core.protocols import SessionStoreBase
+
+RunDirOption = Annotated[
+    str | None,
+    typer.Option(
+        "-r",
+        "--run-dir",
+        metavar="DIR",
+        help="Run directory, relative to the working directory (default: runs).",
+    ),
+]
+"""``-r/--run-dir``: on the root group and on the commands that run things."""
 
 
 @dataclass

@@ -24,7 +24,7 @@ from flower import __version__
 from flower.cli import config as config_cmd
 from flower.cli import plugins as plugins_cmd
 from flower.cli import sessions as sessions_cmd
-from flower.cli.context import CliState
+from flower.cli.context import CliState, RunDirOption
 from flower.cli.group import FlowerGroup
 
 OPTIONAL_MODULES = {"flower.cli.run": "run", "flower.cli.doctor": "doctor"}
@@ -41,15 +41,7 @@ def _version(value: bool) -> None:
 
 def _root(
     ctx: typer.Context,
-    run_dir: Annotated[
-        str | None,
-        typer.Option(
-            "-r",
-            "--run-dir",
-            metavar="DIR",
-            help="Run directory, relative to the working directory (default: runs).",
-        ),
-    ] = None,
+    run_dir: RunDirOption = None,
     sessions_url: Annotated[
         str | None,
         typer.Option(

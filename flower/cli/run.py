@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TextIO
 
 import typer
 
-from flower.cli.context import get_settings, get_state
+from flower.cli.context import RunDirOption, get_settings, get_state
 from flower.core.errors import FlowerError
 
 if TYPE_CHECKING:
@@ -50,15 +50,6 @@ class NothingToDoError(FlowerError):
 
 # -- options shared by run and once ----------------------------------------------------
 
-RunDirOption = Annotated[
-    str | None,
-    typer.Option(
-        "-r",
-        "--run-dir",
-        metavar="DIR",
-        help="Run directory, relative to the working directory (default: runs).",
-    ),
-]
 ModelOption = Annotated[
     str | None, typer.Option("--model", metavar="MODEL", help="Model id for every agent.")
 ]
