@@ -10,7 +10,8 @@ conversation at all. This module is the one place that knows how to read that:
   every pruning policy uses, so the chain never breaks);
 - :func:`insert_after` adds a view-only entry and re-links the anchor's children to it;
 - :func:`to_messages` turns a chain into the Messages API ``messages`` list;
-- :func:`check_conversation` validates the invariant the API enforces;
+- :func:`check_conversation` validates the invariant the API enforces
+  (:func:`chain_is_valid` answers the same question in one pass, for every load);
 - :func:`context_tokens` is the context size of one round, from its ``usage``.
 
 Nothing here mutates its input: a changed entry is a copy, everything else is shared.

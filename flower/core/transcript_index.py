@@ -4,7 +4,13 @@ The generic path runs each policy as ``prune(entries, ctx) -> list``: every poli
 scans the whole transcript again and copies the list. For the built-in policies the
 driver (:func:`flower.stores.prune.prune`) instead builds one :class:`TranscriptIndex`
 per run of consecutive built-ins; each plans its edits on it (sparse: drops,
-replacements, inserted notes) and the list is materialised once, by slicing.
+replacements, inserted notes) and the list is materialised once, by slicing. The
+safety net's check then walks the view's active chain on the same index
+(:meth:`TranscriptIndex.view_is_valid`) instead of scanning the list again.
+
+The index is built in one pass that reads everything it needs while the entry is in
+the CPU cache: on a transcript of thousands of entries, every further pass over all of
+them, even one at C speed, costs a cache miss per entry.
 
 The fast path must give exactly what the generic path gives. It therefore covers only
 well-formed transcripts (string uuids that are unique, unique tool_use ids, results
@@ -46,7 +52,6 @@ class TranscriptIndex:
         self.result_slots: dict[str, list[int]] = {}  # tool_use id -> user slots answering
         self._reply_keys: list[Any] = []  # reply key (message.id or uuid) of ...
         self._reply_at: list[int] = []  # ... each assistant slot that has a uuid
-        self._reply_slots: dict[Any, list[int]] | None = None
         self._parents: list[Any] = []  # each base slot's parentUuid
         self._result_ids: list[str] = []  # every tool_result's id ...
         self._result_at: list[int] = []  # ... and its slot, in order
@@ -60,7 +65,6 @@ class TranscriptIndex:
         # (1 per use in use_slot, one per slot in result_slots)
         self._use_delta: dict[str, int] = {}
         self._result_delta: dict[str, int] = {}
-        self.structural = False  # an entry was dropped or inserted, or a tool id removed
         self._build()
 
     # ------------------------------------------------------------------ building
@@ -160,24 +164,9 @@ class TranscriptIndex:
                 if residue:
                     self.residue_slots.append(i)
 
-    @property
-    def reply_slots(self) -> dict[Any, list[int]]:
-        """Reply key (``message.id``, else the uuid) -> its assistant slots; built on
-        first use, since only an unanswered call or a reply split off the chain needs it."""
-        if self._reply_slots is None:
-            slots: dict[Any, list[int]] = {}
-            try:
-                for key, slot in zip(self._reply_keys, self._reply_at, strict=True):
-                    slots.setdefault(key, []).append(slot)
-            except TypeError:  # an unhashable message id
-                raise Fallback("a reply id is not hashable") from None
-            self._reply_slots = slots
-        return self._reply_slots
-
     def reply_groups(self, keys: set[Any]) -> dict[Any, list[int]]:
-        """The assistant slots of each reply key in ``keys`` (one pass, no full map)."""
-        if self._reply_slots is not None:
-            return {key: self._reply_slots.get(key, []) for key in keys}
+        """The assistant slots of each reply key in ``keys`` (one pass over the
+        assistants, no map of every reply: few replies are ever asked for)."""
         groups: dict[Any, list[int]] = {key: [] for key in keys}
         try:
             for key, slot in zip(self._reply_keys, self._reply_at, strict=True):
@@ -239,9 +228,6 @@ class TranscriptIndex:
         order += [tid for tid in self._use_delta if tid not in self.use_slot]
         return [tid for tid in order if use_live(tid) and not result_live(tid)]
 
-    def asked_all_answered(self) -> bool:
-        return not self.unanswered()
-
     # ------------------------------------------------------------------ editing
 
     def replace(self, slot: int, entry: Entry) -> None:
@@ -252,7 +238,6 @@ class TranscriptIndex:
 
     def replace_with_ids(self, slot: int, entry: Entry) -> None:
         """Replace an entry whose tool_use/tool_result blocks may have changed."""
-        self.structural = True
         self._ids_changed.add(slot)
         self._count(self.current(slot), -1)
         self._count(entry, 1)
@@ -297,7 +282,6 @@ class TranscriptIndex:
         for slot in slots:
             self._count(self.current(slot), -1)
             self.dropped.add(slot)
-        self.structural = True
         resolved: dict[str, str | None] = {}
         for field in ("parentUuid", "logicalParentUuid"):
             for child in self._linked_to(drop, field):
@@ -351,7 +335,6 @@ class TranscriptIndex:
                 self._count(new, 1)
             self.inserted[slot] = chain
             last_of[uid] = (slot, previous)
-        self.structural = True
         for child in self._linked_to(last_of, "parentUuid"):
             entry = self.replaced.get(child, self.base[child])
             slot, last = last_of[entry["parentUuid"]]
