@@ -6,9 +6,11 @@ Tool result sizes are heavy-tailed like a coding agent's: most are a screenful
 
 from __future__ import annotations
 
+import itertools
 import random
-import uuid
 from typing import Any
+
+from flower.core.ids import Uuid7
 
 Entry = dict[str, Any]
 SESSION_ID = "b3f5c2d0-0000-4000-8000-00000000be4c"
@@ -86,11 +88,14 @@ def make_turns(turns: int, seed: int = 7) -> list[list[Entry]]:
     """``turns`` batches of two entries each, chained by ``parentUuid``."""
     rng = random.Random(seed)
     corpus = _corpus(rng)
+    clock = itertools.count(1_764_460_800_000, 1_500)  # a turn every 1.5 s
+    new_uuid = Uuid7(now_ms=lambda: next(clock), random_bits=rng.getrandbits)
     parent: str | None = None
     batches: list[list[Entry]] = []
     for n in range(turns):
-        a_uuid = str(uuid.UUID(int=rng.getrandbits(128), version=4))
-        u_uuid = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+        # Time-ordered, as flower's engine writes them (flower.core.ids).
+        a_uuid = new_uuid()
+        u_uuid = new_uuid()
         tool_id = f"toolu_{n:06d}{rng.getrandbits(32):08x}"
         size = min(result_size(rng), len(corpus))
         start = rng.randrange(0, len(corpus) - size + 1)

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from flower import __version__
+from flower.core.ids import uuid7
 from flower.core.protocols import SessionStore
 from flower.core.records import Entry, SessionKey
 
@@ -68,7 +69,7 @@ class TranscriptWriter:
             "sessionId": self.key.session_id,
             "version": __version__,
             "type": entry_type,
-            "uuid": str(uuid.uuid4()),
+            "uuid": uuid7(),
             "timestamp": now_iso(),
         }
 
