@@ -431,17 +431,7 @@ class Ephemeral:
                 stale.add(block.get("id"))
         if not stale:
             return entries
-
-        def mark(block: dict[str, Any]) -> dict[str, Any]:
-            if (
-                block.get("type") != "tool_result"
-                or block.get("tool_use_id") not in stale
-                or block.get("is_error")
-                or result_text(block).startswith(STALE_NOTE)
-            ):
-                return block
-            return _prefixed(block, STALE_NOTE)
-
+        mark = self._marker(stale)
         out = list(entries)
         for i, _, block in iter_blocks(entries, "user", "tool_result"):
             if block.get("tool_use_id") in stale:
