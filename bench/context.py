@@ -180,19 +180,7 @@ class Simulation:
         last = self.last_context
         if last is not None and last + 2 * expected_growth(rnd.prompt, limit) >= limit:
             peak = self.relay(rnd.n)
-        seed, self.seed = self.seed, ""
-        self.session.add("user", {"role": "user", "content": seed + rnd.prompt})
-        if rnd.api_error:
-            self.session.add(
-                "assistant",
-                {
-                    "role": "assistant",
-                    "model": "<synthetic>",
-                    "content": [{"type": "text", "text": "API Error: 529 overloaded"}],
-                },
-                isApiErrorMessage=True,
-            )
-            self.session.add("user", {"role": "user", "content": rnd.prompt})
+        self.open_round(rnd)
         context = self.request()
         growth = 0
         for block, body, denied in rnd.calls:
@@ -219,7 +207,9 @@ class Simulation:
         self.per_round.append(peak)
         self.measured.append(rnd.n)
 
-    def play(self, rnd: Round) -> None:
+    def open_round(self, rnd: Round) -> None:
+        """The round's prompt (after any relay seed) and, in some rounds, an API error
+        that the engine stored before retrying the same prompt."""
         seed, self.seed = self.seed, ""
         self.session.add("user", {"role": "user", "content": seed + rnd.prompt})
         if rnd.api_error:
@@ -233,6 +223,9 @@ class Simulation:
                 isApiErrorMessage=True,
             )
             self.session.add("user", {"role": "user", "content": rnd.prompt})
+
+    def play(self, rnd: Round) -> None:
+        self.open_round(rnd)
         # Only a round's last request is measured: it is the largest and the one relay
         # checks; the tool-call requests before it carry that round's usage too.
         previous = self.per_round[-1] if self.per_round else SYSTEM_TOKENS
