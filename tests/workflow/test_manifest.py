@@ -8,28 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from workflow_helpers import SEED_FIELDS
+
 from flower.core.manifest import Manifest, read_manifest, result_line, run_id
 from flower.runtime.spec import StepResult
-
-SEED_FIELDS = {
-    "step",
-    "session_id",
-    "ok",
-    "cost_usd",
-    "num_turns",
-    "text",
-    "error",
-    "started_at",
-    "ended_at",
-    "attempts",
-    "errors",
-    "resumed",
-    "retired",
-    "context",
-    "stop",
-    "duration_s",
-    "run",
-}
 
 
 def _result(step: str, **kw: object) -> StepResult:

@@ -1,8 +1,29 @@
-"""What a recorded request said: helpers the workflow tests share."""
+"""Helpers the workflow tests share: the manifest fields, what a request said."""
 
 from __future__ import annotations
 
 from flower.testing.fake_api import RecordedRequest
+
+SEED_FIELDS = {
+    "step",
+    "session_id",
+    "ok",
+    "cost_usd",
+    "num_turns",
+    "text",
+    "error",
+    "started_at",
+    "ended_at",
+    "attempts",
+    "errors",
+    "resumed",
+    "retired",
+    "context",
+    "stop",
+    "duration_s",
+    "run",
+}
+"""Every manifest line carries these: StepResult's fields (seed), duration_s and run."""
 
 
 def system_text(req: RecordedRequest) -> str:
