@@ -54,6 +54,8 @@ NO_API_KEY = (
 class _EngineFailure(Exception):
     """Wraps a non-API failure (the store, a bug) so Resilience does not retry it."""
 
+    resilience_kind = "fatal"
+
     def __init__(self, cause: BaseException) -> None:
         super().__init__(str(cause))
         self.cause = cause

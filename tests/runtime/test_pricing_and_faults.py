@@ -71,3 +71,45 @@ def test_refused_connections_wait_and_resume_the_same_session(
     assert [e.get("error") for e in entries if e.get("isApiErrorMessage")] == ["connection"]
     sent = fake_api.requests[-1]
     assert sent.texts()[-2:] == ["hi", resilience.resume_prompt]
+
+
+def test_a_failing_store_is_not_retried_and_its_error_surfaces(
+    make_runtime: Callable[..., Runtime], fake_api: FakeMessagesAPI, in_tmp: Any
+) -> None:
+    from runtime_helpers import sqlite_settings
+
+    from flower.stores.open import open_session_store
+
+    class BrokenAfterPrompt:
+        """A real store whose second append fails with a plain bug, not an API error."""
+
+        def __init__(self) -> None:
+            self.inner = open_session_store(settings=sqlite_settings(in_tmp))
+            self.appends = 0
+
+        def append(self, key: Any, entries: Any) -> None:
+            self.appends += 1
+            if self.appends > 1:
+                raise RuntimeError("disk full")
+            self.inner.append(key, entries)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.inner, name)
+
+    sleeps: list[float] = []
+
+    async def record_sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+
+    fake_api.add(text("hello"), text("again"))
+    store = BrokenAfterPrompt()
+    resilience = Resilience(ResilienceConfig(), base_url=fake_api.base_url, sleep=record_sleep)
+    rt = make_runtime(store=store, resilience=resilience)
+    try:
+        asyncio.run(rt.run(AGENT, "hi"))
+    except RuntimeError as exc:
+        assert "disk full" in str(exc)
+    else:
+        raise AssertionError("the store's error must surface")
+    assert sleeps == []
+    assert len(fake_api.requests) == 1
