@@ -145,3 +145,39 @@ def test_stats_on_the_shared_index_match_the_generic_counts(
     assert fast == generic == prune(entries, chosen, ctx())
     assert [r.as_dict() for r in fast_report[:-1]] == [r.as_dict() for r in generic_report]
     assert fast_report[-1].policy == "(repair)"
+
+
+def _healthy() -> TranscriptBuilder:
+    b = TranscriptBuilder(streamed=True)
+    b.user("fix the build")
+    b.tool_round([("Read", {"file_path": "a.py"}, "x = 1", False)], text="Looking.")
+    b.tool_round([("Bash", {"command": "make"}, "ok", False)])
+    b.assistant([{"type": "text", "text": "Done."}])
+    return b
+
+
+def test_a_healthy_transcript_gives_the_policies_nothing_to_do() -> None:
+    from flower_plugins.pruning import Denials, Ephemeral, Interrupted, SyntheticErrors
+
+    entries = _healthy().entries
+    index = TranscriptIndex(entries, ctx())
+    assert index.unanswered() == []
+    assert not (index.synthetic_slots or index.flagged_results or index.residue_slots)
+    for policy in (SyntheticErrors(), Denials(), Interrupted(), Ephemeral(commands=["ls"])):
+        policy.plan(index)
+    assert not (index.replaced or index.dropped or index.inserted)
+    assert index.materialise() == entries
+
+
+def test_unanswered_still_finds_a_cut_call_and_one_a_drop_leaves_unanswered() -> None:
+    b = _healthy()
+    cut = b.cut("make test")
+    index = TranscriptIndex(b.entries, ctx())
+    assert index.unanswered() == [cut]
+
+    b = _healthy()
+    index = TranscriptIndex(b.entries, ctx())
+    (answer,) = [e for e in b.entries if "toolUseResult" in e and "ok" in str(e["message"])]
+    index.drop([answer["uuid"]], surviving_ancestor)
+    (asked,) = [tid for tid, _ in index.bash_uses]
+    assert index.unanswered() == [asked]
