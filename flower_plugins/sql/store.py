@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from typing import Any
 
 import msgspec
@@ -27,6 +28,8 @@ from flower_plugins.sql.schema import MAIN_SUBPATH, entries, sessions
 _decode = msgspec.json.Decoder().decode
 _encode = msgspec.json.Encoder().encode
 STREAM_CHUNK = 1000
+ENTRY_COLUMNS = ("session_pk", "uuid", "type", "payload")
+"""The inserted columns, in the order of the positional row tuples."""
 
 
 def _subpath(key: SessionKey) -> str:
@@ -62,7 +65,7 @@ class SqlSessionStore(SessionStoreBase):
             from sqlalchemy.dialects.postgresql import insert as dialect_insert
         self._insert_entries = (
             dialect_insert(entries)
-            .values({c: sa.bindparam(c) for c in ("session_pk", "uuid", "type", "payload")})
+            .values({c: sa.bindparam(c) for c in ENTRY_COLUMNS})
             .on_conflict_do_nothing(index_elements=[entries.c.session_pk, entries.c.uuid])
         )
         upsert = dialect_insert(sessions).values(
@@ -83,7 +86,10 @@ class SqlSessionStore(SessionStoreBase):
                 last_usage=sa.func.coalesce(sa.bindparam("usage"), sessions.c.last_usage),
             )
         )
-        self._sql_insert_entries = db.compile(self._insert_entries)
+        self._sql_insert_entries, order = db.compile_positional(self._insert_entries)
+        if order != ENTRY_COLUMNS:
+            raise AssertionError(f"unexpected parameter order {order}")
+        self._integrity_error = db.engine.dialect.loaded_dbapi.IntegrityError
         self._sql_upsert_session = db.compile(self._upsert_session)
         self._sql_touch_session = db.compile(self._touch_session)
         self._select_pk = sa.select(sessions.c.id).where(
@@ -118,37 +124,32 @@ class SqlSessionStore(SessionStoreBase):
             return
         encoded = encode_entries(entries_)  # rejects a bad batch before any write
         rows = [
-            {
-                "uuid": entry.get("uuid"),
-                "type": entry["type"],
-                "payload": raw.decode(),
-                "session_pk": 0,
-            }
+            (entry.get("uuid"), entry["type"], raw.decode())
             for entry, raw in zip(entries_, encoded, strict=True)
         ]
         usage = _batch_usage(entries_)
         now = int(self._clock() * 1000)
-        integrity_error = self._db.engine.dialect.loaded_dbapi.IntegrityError
+        integrity_error = self._integrity_error
         try:
-            self._db.raw_write(lambda cur: self._append_tx(cur, key, rows, usage, now, cached))
+            self._db.raw_write(partial(self._append_tx, key, rows, usage, now, cached))
         except integrity_error as exc:
             if cached is None:
                 raise self._db.translate(exc) from exc
             # Another process deleted this session since we cached its row id.
             self._pks.pop(key, None)
             try:
-                self._db.raw_write(lambda cur: self._append_tx(cur, key, rows, usage, now, None))
+                self._db.raw_write(partial(self._append_tx, key, rows, usage, now, None))
             except integrity_error as again:
                 raise self._db.translate(again) from again
 
     def _append_tx(
         self,
-        cursor: Any,
         key: SessionKey,
-        rows: list[dict[str, Any]],
+        rows: list[tuple[str | None, str, str]],
         usage: str | None,
         now: int,
         pk: int | None,
+        cursor: Any,
     ) -> None:
         if pk is None:
             cursor.execute(
@@ -162,9 +163,7 @@ class SqlSessionStore(SessionStoreBase):
                 },
             )
             pk = cursor.fetchone()[0]
-        for row in rows:
-            row["session_pk"] = pk
-        cursor.executemany(self._sql_insert_entries, rows)
+        cursor.executemany(self._sql_insert_entries, [(pk, *row) for row in rows])
         if cursor.rowcount:
             cursor.execute(self._sql_touch_session, {"pk": pk, "now": now, "usage": usage})
         self._pks[key] = pk
