@@ -392,7 +392,6 @@ class TranscriptIndex:
         vouch for the answer (a note reusing a uuid, an empty reply id)."""
         base = self.base
         replaced = self.replaced
-        dropped = self.dropped
         inserted = self.inserted
         slot_of = self.slot_of
         span = NOTE_SPAN
@@ -409,7 +408,54 @@ class TranscriptIndex:
         leaf = self._leaf_key(notes_at)
         if leaf is None:
             return []
-        # the walk, leaf to root
+        slots = None if notes_at else self._walk_base(leaf // span)
+        if slots is None:
+            on_chain, chain_slots = self._walk(leaf, notes_at)
+        else:
+            # no notes, and every parent came before its child: keys are slots * span
+            entries = [replaced.get(slot) or base[slot] for slot in slots]
+            on_chain = dict(zip(map(span.__mul__, slots), entries, strict=True))
+            chain_slots = set(slots)
+        walked = len(on_chain)
+        self._complete_replies(on_chain, chain_slots)
+        self._complete_results(on_chain, chain_slots, notes_at)
+        if slots is not None and len(on_chain) == walked:
+            entries.reverse()  # the walk met the view in reverse order
+            return entries
+        return [on_chain[key] for key in sorted(on_chain)]
+
+    def _walk_base(self, slot: int) -> list[int] | None:
+        """The chain's slots from ``slot`` to the root, when no notes were inserted: the
+        base's parent links come from the index, and only replaced entries are read.
+        ``None`` when a parent does not come before its child (the general walk then
+        copes, cycles included)."""
+        parents = self._parents
+        replaced = self.replaced
+        dropped = self.dropped
+        slot_of = self.slot_of
+        slots = [slot]
+        add = slots.append
+        while True:
+            entry = replaced.get(slot)
+            parent = entry.get("parentUuid") if entry else parents[slot]
+            if parent.__class__ is not str:
+                return slots
+            above = slot_of.get(parent)
+            if above is None or above in dropped:
+                return slots
+            if above >= slot:
+                return None
+            add(above)
+            slot = above
+
+    def _walk(self, leaf: int, notes_at: dict[str, int]) -> tuple[dict[int, Entry], set[int]]:
+        """The walk from the leaf to the root by view keys, notes included."""
+        base = self.base
+        replaced = self.replaced
+        dropped = self.dropped
+        inserted = self.inserted
+        slot_of = self.slot_of
+        span = NOTE_SPAN
         on_chain: dict[int, Entry] = {}
         chain_slots: set[int] = set()  # the base slots among them
         key = leaf
@@ -432,9 +478,7 @@ class TranscriptIndex:
                 key = slot * span
             if key in on_chain:  # a cycle in corrupt data
                 break
-        self._complete_replies(on_chain, chain_slots)
-        self._complete_results(on_chain, chain_slots, notes_at)
-        return [on_chain[key] for key in sorted(on_chain)]
+        return on_chain, chain_slots
 
     def _complete_replies(self, on_chain: dict[int, Entry], chain_slots: set[int]) -> None:
         """Add the other block entries of every streamed reply on the chain."""
