@@ -181,3 +181,38 @@ def test_unanswered_still_finds_a_cut_call_and_one_a_drop_leaves_unanswered() ->
     index.drop([answer["uuid"]], surviving_ancestor)
     (asked,) = [tid for tid, _ in index.bash_uses]
     assert index.unanswered() == [asked]
+
+
+def _plain(kind: str, uid: str, parent: str | None, text: str = "hi") -> dict[str, Any]:
+    return {
+        "type": kind,
+        "uuid": uid,
+        "parentUuid": parent,
+        "message": {"role": kind, "content": [{"type": "text", "text": text}]},
+    }
+
+
+@pytest.mark.parametrize(
+    "entries",
+    [
+        # the leaf's parent is a system entry written after it: the walk is not in order
+        [
+            _plain("user", "u1", None),
+            _plain("assistant", "a2", "s3"),
+            {"type": "system", "uuid": "s3", "parentUuid": "u1"},
+        ],
+        # a cycle in corrupt data
+        [_plain("user", "u1", "a2"), _plain("assistant", "a2", "u1")],
+        # a replaced entry whose parent link changed
+        [_plain("user", "u1", None), _plain("user", "u2", None), _plain("assistant", "a3", "u2")],
+    ],
+    ids=["parent-after-child", "cycle", "plain"],
+)
+def test_the_walk_without_notes_gives_the_generic_chain(entries: list[dict[str, Any]]) -> None:
+    index = TranscriptIndex(entries, ctx())
+    assert index.active_chain() == active_chain(entries)
+    last = len(entries) - 1
+    relinked = {**entries[last], "parentUuid": "u1"}
+    index.replace(last, relinked)
+    view = [*entries[:last], relinked]
+    assert index.active_chain() == active_chain(view)
