@@ -110,7 +110,7 @@ def test_three_minute_outage_resumes_without_the_error(in_tmp: Path, fake: FakeM
         assert "Connection error" in result.errors[0]["text"]
         # Three simulated minutes, no real waiting. The bound is loose on purpose (the
         # machine is shared); the measured figure is well under a second.
-        assert clock.t >= 181.0 and elapsed < 3.0
+        assert clock.t >= 181.0 and elapsed < 20.0
         print(f"simulated {clock.t:.0f} s of outage in {elapsed:.3f} s")
 
         assert (
@@ -145,7 +145,7 @@ def test_overloaded_storm_is_retried_and_hidden(in_tmp: Path, fake: FakeMessages
         result, elapsed = _run(rt)
         assert (result.ok, result.attempts, result.resumed) == (True, 3, True)
         assert [e["status"] for e in result.errors] == [529, 529]
-        assert elapsed < 3.0
+        assert elapsed < 20.0
         # Two backoffs, 4 s and 8 s +- 25 %, simulated.
         assert 3.0 <= clock.sleeps[0] <= 5.0 and 6.0 <= clock.sleeps[1] <= 10.0
         for request in fake.requests[1:]:
@@ -182,7 +182,7 @@ def test_outage_longer_than_max_offline_wait_gives_up(in_tmp: Path, fake: FakeMe
         assert (result.ok, result.attempts) == (False, 1)
         assert result.error is not None and "unreachable for 2m00s" in result.error
         assert clock.t == 120.0
-        assert elapsed < 3.0
+        assert elapsed < 20.0
         assert fake.requests == []
     finally:
         rt.close()
