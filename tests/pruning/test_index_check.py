@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pruning_builders import TranscriptBuilder
+from pruning_builders import TranscriptBuilder, built_in_policies
 from test_properties import ctx, transcripts
 
 from flower.core.transcript import (
@@ -128,15 +128,9 @@ def test_stats_on_the_shared_index_match_the_generic_counts(
     entries: list[dict], order: list[int], keep: int
 ) -> None:
     from flower.stores.prune import _stats_generic, prune_with_stats
-    from flower_plugins.pruning import Denials, Ephemeral, Interrupted, SyntheticErrors, Trim
 
-    built_ins: list[Any] = [
-        SyntheticErrors(),
-        Denials(keep=keep),
-        Interrupted(),
-        Ephemeral(commands=["git status", "ls", "date", "ps"]),
-    ]
-    chosen = [*(built_ins[i] for i in order), Trim(min_chars=300, keep_recent_turns=2)]
+    *built_ins, trim = built_in_policies(keep)
+    chosen = [*(built_ins[i] for i in order), trim]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PruningWarning)
         fast, fast_report = prune_with_stats(entries, chosen, ctx())

@@ -11,7 +11,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pruning_builders import TranscriptBuilder
+from pruning_builders import TranscriptBuilder, built_in_policies
 
 from flower.core.protocols import PruneContext
 from flower.core.transcript import active_chain, conversation, conversation_problems
@@ -188,13 +188,7 @@ def test_the_shared_index_path_gives_exactly_the_generic_output(
     from flower.core.transcript_index import Fallback, TranscriptIndex
     from flower.stores.prune import run_policies
 
-    built_ins: list[Any] = [
-        SyntheticErrors(),
-        Denials(keep=keep),
-        Interrupted(),
-        Ephemeral(commands=["git status", "ls", "date", "ps"]),
-        Trim(min_chars=300, keep_recent_turns=2),
-    ]
+    built_ins = built_in_policies(keep)
     chain = [built_ins[i] for i in order]
     before = copy.deepcopy(entries)
     generic = list(entries)
@@ -239,13 +233,7 @@ def test_the_index_walks_the_same_active_chain_as_the_built_view(
 ) -> None:
     from flower.core.transcript_index import Fallback, TranscriptIndex
 
-    built_ins: list[Any] = [
-        SyntheticErrors(),
-        Denials(keep=keep),
-        Interrupted(),
-        Ephemeral(commands=["git status", "ls", "date", "ps"]),
-        Trim(min_chars=300, keep_recent_turns=2),
-    ]
+    built_ins = built_in_policies(keep)
     chosen = [built_ins[i] for i in order]
     for upto in (0, 1, len(chosen)):  # no edit, one policy's edits, all of them
         try:
