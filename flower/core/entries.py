@@ -57,12 +57,42 @@ def check_entry(entry: Any, index: int = 0) -> Entry:
     return entry
 
 
+_PLAIN_LEAVES = frozenset((str, int, bool, type(None)))
+
+
+def _is_plain(value: Any) -> bool:
+    """True when ``value`` is built only of the exact JSON types (and finite floats).
+
+    Such a value always survives a JSON round trip unchanged, so the append path can
+    skip decoding what it just encoded. Exact ``type`` tests, not ``isinstance``: a
+    subclass (an IntEnum, a dict subclass) answers False and takes the round trip.
+    """
+    kind = type(value)
+    if kind is dict:
+        for k, v in value.items():
+            if type(k) is not str:
+                return False
+            if type(v) not in _PLAIN_LEAVES and not _is_plain(v):
+                return False
+        return True
+    if kind is list:
+        for v in value:  # noqa: SIM110 (a generator in all() is slower here)
+            if type(v) not in _PLAIN_LEAVES and not _is_plain(v):
+                return False
+        return True
+    if kind is float:
+        return value - value == 0.0  # False for NaN and the infinities
+    return kind in _PLAIN_LEAVES
+
+
 def _encode_if_exact(entry: Any) -> bytes | None:
     """Encoded bytes when decoding them gives back an equal entry, else ``None``.
 
-    The round trip runs in C and fails for everything the walk rejects (NaN becomes
-    null, tuples lists, bytes base64, non-string keys strings), so the Python walk
-    only runs to explain a rejection; it is 3-4x slower on the append hot path.
+    NaN becomes null, tuples lists, bytes base64 and non-string keys strings, so
+    those must not pass. An entry of plain JSON types is exact by construction
+    (:func:`_is_plain`, about half the cost of a decode); anything else is decoded
+    and compared in C. The explaining walk (:func:`check_entry`) only runs to word a
+    rejection.
     """
     if not isinstance(entry, dict) or not isinstance(entry.get("type"), str):
         return None
@@ -72,7 +102,23 @@ def _encode_if_exact(entry: Any) -> bytes | None:
         raw = _encoder.encode(entry)
     except Exception:
         return None
+    try:
+        if _is_plain(entry):
+            return raw
+    except RecursionError:
+        pass  # deeper than the walk goes; the C round trip below still decides
     return raw if _decoder.decode(raw) == entry else None
+
+
+def _encode_checked(entry: Entry, index: int) -> bytes:
+    """Encode an entry the walk accepted, refusing one that still would not load back."""
+    try:
+        raw = _encoder.encode(entry)
+    except Exception as exc:  # e.g. a str subclass msgspec does not encode
+        raise InvalidEntryError(f"entry {index} cannot be written as JSON: {exc}") from exc
+    if _decoder.decode(raw) != entry:
+        raise InvalidEntryError(f"entry {index} would not load back equal to what was given")
+    return raw
 
 
 def encode_entries(entries: Sequence[Entry]) -> list[bytes]:
@@ -81,12 +127,12 @@ def encode_entries(entries: Sequence[Entry]) -> list[bytes]:
     for i, (entry, raw) in enumerate(zip(entries, encoded, strict=True)):
         if raw is None:
             check_entry(entry, i)
-            encoded[i] = _encoder.encode(entry)
+            encoded[i] = _encode_checked(entry, i)
     return encoded  # type: ignore[return-value]
 
 
 def encode_entry(entry: Entry) -> bytes:
-    return _encoder.encode(check_entry(entry))
+    return encode_entries([entry])[0]
 
 
 def decode_entry(raw: bytes | str) -> Entry:

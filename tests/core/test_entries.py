@@ -1,8 +1,11 @@
 from __future__ import annotations
 
 import datetime as dt
+import enum
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from flower.core.entries import check_entry, decode_entry, dedupe_batch, encode_entries
 from flower.core.errors import InvalidEntryError
@@ -48,3 +51,58 @@ def test_a_bad_entry_rejects_the_whole_batch_before_encoding() -> None:
 def test_dedupe_batch_keeps_first_and_entries_without_uuid() -> None:
     batch = [{"type": "a", "uuid": "1"}, {"type": "b"}, {"type": "c", "uuid": "1"}, {"type": "d"}]
     assert [e["type"] for e in dedupe_batch(batch)] == ["a", "b", "d"]
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"type": "user", "v": float("nan")},
+        {"type": "user", "deep": [{"x": float("-inf")}]},
+        {"type": "user", "deep": {"k": [1, (2, 3)]}},
+        {"type": "user", "deep": [{"k": {7: "int key"}}]},
+        {"type": "user", "deep": {"b": [b"bytes"]}},
+    ],
+)
+def test_the_append_path_rejects_what_json_would_change_at_any_depth(bad: dict) -> None:
+    with pytest.raises(InvalidEntryError):
+        encode_entries([bad])
+
+
+class Level(enum.IntEnum):
+    LOW = 1
+
+
+class Tag(str):
+    pass
+
+
+# JSON values with the things a round trip changes (tuples, NaN, infinities,
+# non-string keys) and subclasses whose values survive it (IntEnum, str subclass).
+_leaves = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**63), max_value=2**63 - 1)
+    | st.floats()
+    | st.text(max_size=5)
+    | st.just(Level.LOW)
+    | st.builds(Tag, st.text(max_size=3))
+)
+_values = st.recursive(
+    _leaves,
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.tuples(inner)
+        | st.dictionaries(st.text(max_size=3) | st.integers(0, 3), inner, max_size=3)
+    ),
+    max_leaves=12,
+)
+
+
+@given(_values)
+def test_an_accepted_entry_always_loads_back_equal(value: object) -> None:
+    entry = {"type": "user", "v": value}
+    try:
+        (raw,) = encode_entries([entry])
+    except InvalidEntryError:
+        return
+    assert decode_entry(raw) == entry
