@@ -6,7 +6,7 @@ transaction; there is no alembic.ini and no logging configuration here.
 """
 
 from alembic import context
-from flower_plugins.sql.schema import VERSION_TABLE, metadata
+from flower_plugins.sql.schema import VERSION_TABLE, exists_on, metadata
 
 connection = context.config.attributes.get("connection")
 if connection is None or context.is_offline_mode():
@@ -20,6 +20,7 @@ context.configure(
     version_table=VERSION_TABLE,
     render_as_batch=True,  # SQLite cannot ALTER most things: copy-and-move instead
     compare_type=True,
+    include_object=exists_on(connection.dialect.name),
 )
 
 with context.begin_transaction():

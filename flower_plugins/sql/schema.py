@@ -3,9 +3,18 @@
 ``sessions`` holds one summary row per transcript (main or subpath) so listings,
 ``exists`` and ``last_usage`` never touch ``entries``. ``entries`` holds every entry
 exactly as encoded, in insertion order (``seq``), and is only ever inserted into.
+
+How ``seq`` orders a transcript differs by dialect. On PostgreSQL it comes from the
+table's sequence and the ``(session_pk, seq)`` index serves loads. On SQLite it is
+``session_pk * SEQ_SPAN + position``: the rowid table is then stored in (session,
+insertion) order, a load is one range scan of the table itself, and an append writes
+one index fewer (see :func:`seq_range`).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
 
 from sqlalchemy import (
     BigInteger,
@@ -31,8 +40,11 @@ NAMING_CONVENTION = {
 VERSION_TABLE = "flower_alembic_version"
 """Our own version table, so a database shared with an application's Alembic is safe."""
 
-HEAD_REVISION = "0002_lineage_usage"
+HEAD_REVISION = "0003_sqlite_clustered_entries"
 """The newest migration; a test checks it against the migration scripts' single head."""
+
+SEQ_SPAN = 2**32
+"""On SQLite, the ``seq`` values one session may use: a transcript of four billion entries."""
 
 MAIN_SUBPATH = ""
 """``subpath`` of a main transcript: '' rather than NULL so the unique key holds."""
@@ -78,7 +90,8 @@ entries = Table(
     # NULLs are distinct in a unique index on both dialects: entries without a uuid
     # always append, a repeated uuid in the same transcript is ignored.
     UniqueConstraint("session_pk", "uuid"),
-    Index(None, "session_pk", "seq"),
+    # SQLite needs no such index: there seq itself is clustered by session.
+    Index(None, "session_pk", "seq").ddl_if(dialect="postgresql"),
 )
 
 lineage = Table(
@@ -91,3 +104,27 @@ lineage = Table(
     Column("extra", Text, nullable=False),
     Column("updated_ms", BigInteger, nullable=False),
 )
+
+
+def seq_range(session_pk: int) -> tuple[int, int]:
+    """SQLite: the half-open ``[low, high)`` range of ``seq`` owned by one session.
+
+    Its first entry gets ``low + 1``; each append continues after the largest ``seq``
+    in the range, read inside the append's write transaction.
+    """
+    low = session_pk * SEQ_SPAN
+    return low, low + SEQ_SPAN
+
+
+def exists_on(dialect_name: str) -> Callable[[Any, str | None, str, bool, Any], bool]:
+    """Alembic ``include_object``: leave out what ``ddl_if`` keeps off this dialect.
+
+    Autogenerate compares the models with a database without asking ``ddl_if``, so
+    SQLite would otherwise report the PostgreSQL-only index as missing.
+    """
+
+    def include(obj: Any, _name: str | None, _type: str, _reflected: bool, _other: Any) -> bool:
+        ddl_if = getattr(obj, "_ddl_if", None)
+        return ddl_if is None or ddl_if.dialect in (None, dialect_name)
+
+    return include

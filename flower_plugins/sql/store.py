@@ -1,10 +1,11 @@
 """The SQL session store: one class for SQLite and PostgreSQL.
 
-Hot path: an append is one short write transaction of two statements (insert the
-batch with ``ON CONFLICT DO NOTHING`` on ``(session, uuid)``, then touch the session's
-summary row). The session row id is cached per process; if another process deleted
-the session meanwhile, the foreign key refuses the insert and the append is redone
-with a fresh row.
+Hot path: an append is one short write transaction: insert the batch with ``ON
+CONFLICT DO NOTHING`` on ``(session, uuid)``, then touch the session's summary row
+(on SQLite, first read where the session's ``seq`` range ends; see schema.py).
+The session row id is cached per process; if another process deleted the session
+meanwhile, the foreign key refuses the insert and the append is redone with a fresh
+row.
 """
 
 from __future__ import annotations
@@ -23,13 +24,15 @@ from flower.core.entries import encode_entries
 from flower.core.protocols import SessionStoreBase
 from flower.core.records import Entry, SessionInfo, SessionKey, check_name, check_subpath
 from flower_plugins.sql.engine import Database
-from flower_plugins.sql.schema import MAIN_SUBPATH, entries, sessions
+from flower_plugins.sql.schema import MAIN_SUBPATH, entries, seq_range, sessions
 
 _decode = msgspec.json.Decoder().decode
 _encode = msgspec.json.Encoder().encode
 STREAM_CHUNK = 1000
 ENTRY_COLUMNS = ("session_pk", "uuid", "type", "payload")
 """The inserted columns, in the order of the positional row tuples."""
+CLUSTERED_ENTRY_COLUMNS = ("seq", *ENTRY_COLUMNS)
+"""The same on SQLite, where the store numbers entries within their session."""
 
 
 def _subpath(key: SessionKey) -> str:
@@ -59,13 +62,15 @@ class SqlSessionStore(SessionStoreBase):
         self._db = db
         self._clock = clock
         self._pks: dict[SessionKey, int] = {}
+        self._clustered = db.dialect == "sqlite"
         if db.dialect == "sqlite":  # only the dialect in use is imported
             from sqlalchemy.dialects.sqlite import insert as dialect_insert
         else:
             from sqlalchemy.dialects.postgresql import insert as dialect_insert
+        columns = CLUSTERED_ENTRY_COLUMNS if self._clustered else ENTRY_COLUMNS
         self._insert_entries = (
             dialect_insert(entries)
-            .values({c: sa.bindparam(c) for c in ENTRY_COLUMNS})
+            .values({c: sa.bindparam(c) for c in columns})
             .on_conflict_do_nothing(index_elements=[entries.c.session_pk, entries.c.uuid])
         )
         upsert = dialect_insert(sessions).values(
@@ -87,7 +92,16 @@ class SqlSessionStore(SessionStoreBase):
             )
         )
         self._sql_insert_entries, order = db.compile_positional(self._insert_entries)
-        if order != ENTRY_COLUMNS:
+        if order != columns:
+            raise AssertionError(f"unexpected parameter order {order}")
+        in_session_range = (
+            entries.c.seq > sa.bindparam("low"),
+            entries.c.seq < sa.bindparam("high"),
+        )
+        self._sql_last_seq, order = db.compile_positional(
+            sa.select(sa.func.max(entries.c.seq)).where(*in_session_range)
+        )
+        if order != ("low", "high"):
             raise AssertionError(f"unexpected parameter order {order}")
         self._integrity_error = db.engine.dialect.loaded_dbapi.IntegrityError
         self._sql_upsert_session = db.compile(self._upsert_session)
@@ -97,9 +111,15 @@ class SqlSessionStore(SessionStoreBase):
             sessions.c.session_id == sa.bindparam("session_id"),
             sessions.c.subpath == sa.bindparam("subpath"),
         )
+        # On SQLite a range of the table itself; a filter on session_pk would send
+        # the planner to the uuid index and a sort.
         self._select_payloads = (
             sa.select(entries.c.payload)
-            .where(entries.c.session_pk == sa.bindparam("pk"))
+            .where(
+                *in_session_range
+                if self._clustered
+                else (entries.c.session_pk == sa.bindparam("pk"),)
+            )
             .order_by(entries.c.seq)
         )
         self._sql_select_pk = db.compile(self._select_pk)
@@ -163,7 +183,13 @@ class SqlSessionStore(SessionStoreBase):
                 },
             )
             pk = cursor.fetchone()[0]
-        cursor.executemany(self._sql_insert_entries, [(pk, *row) for row in rows])
+        if self._clustered:
+            cursor.execute(self._sql_last_seq, seq_range(pk))
+            last = cursor.fetchone()[0] or seq_range(pk)[0]
+            numbered = [(last + n, pk, *row) for n, row in enumerate(rows, 1)]
+            cursor.executemany(self._sql_insert_entries, numbered)
+        else:
+            cursor.executemany(self._sql_insert_entries, [(pk, *row) for row in rows])
         if cursor.rowcount:
             cursor.execute(self._sql_touch_session, {"pk": pk, "now": now, "usage": usage})
         self._pks[key] = pk
@@ -189,6 +215,12 @@ class SqlSessionStore(SessionStoreBase):
         }
         return conn.execute(self._select_pk, params).scalar()
 
+    def _payload_params(self, pk: int) -> dict[str, int]:
+        if self._clustered:
+            low, high = seq_range(pk)
+            return {"low": low, "high": high}
+        return {"pk": pk}
+
     def load(self, key: SessionKey) -> list[Entry] | None:
         _subpath(key)
         params = {
@@ -202,7 +234,7 @@ class SqlSessionStore(SessionStoreBase):
             row = cursor.fetchone()
             if row is None:
                 return None
-            cursor.execute(self._sql_select_payloads, {"pk": row[0]})
+            cursor.execute(self._sql_select_payloads, self._payload_params(row[0]))
             return cursor.fetchall()
 
         rows = self._db.raw_read(work)
@@ -218,7 +250,7 @@ class SqlSessionStore(SessionStoreBase):
                 if pk is None:
                     return
                 streamed = conn.execution_options(yield_per=STREAM_CHUNK).execute(
-                    self._select_payloads, {"pk": pk}
+                    self._select_payloads, self._payload_params(pk)
                 )
                 for chunk in streamed.scalars().partitions():
                     for payload in chunk:

@@ -9,7 +9,7 @@ import pytest
 from flower.core.errors import InvalidEntryError
 from flower.core.records import SessionKey
 from flower_plugins.sql.engine import open_database
-from flower_plugins.sql.store import ENTRY_COLUMNS, SqlSessionStore
+from flower_plugins.sql.store import CLUSTERED_ENTRY_COLUMNS, ENTRY_COLUMNS, SqlSessionStore
 
 KEY = SessionKey("-proj", "s1")
 
@@ -19,7 +19,7 @@ def test_positional_insert_binds_columns_in_row_order(db_url: str) -> None:
     try:
         store = SqlSessionStore(db)
         sql, order = db.compile_positional(store._insert_entries)
-        assert order == ENTRY_COLUMNS
+        assert order == (CLUSTERED_ENTRY_COLUMNS if db.dialect == "sqlite" else ENTRY_COLUMNS)
         assert ":session_pk" not in sql and "%(" not in sql
     finally:
         db.close()

@@ -13,7 +13,7 @@ from sqlalchemy import event
 from flower.core.records import SessionKey
 from flower.testing.postgres import PostgresUnavailable, require_postgres, temporary_schema
 from flower_plugins.sql.engine import open_database
-from flower_plugins.sql.schema import sessions
+from flower_plugins.sql.schema import SEQ_SPAN, sessions
 from flower_plugins.sql.store import SqlSessionStore
 from tests.sql.conftest import migrated
 
@@ -21,9 +21,12 @@ BIG = SessionKey("proj", "big")
 N_ENTRIES = 100_000
 USAGE = {"input_tokens": 123_456, "output_tokens": 7}
 
+# On SQLite the store numbers entries within the session's seq range (schema.py):
+# the bulk rows continue after the first append's seq = pk * SEQ_SPAN + 1.
+_SEQ = {"sqlite": ("seq, ", "{pk} * {span} + 1 + i, "), "postgres": ("", "")}
 _BULK_SQL = (
-    "INSERT INTO flower_entries (session_pk, uuid, type, payload) "
-    "SELECT {pk}, 'u' || CAST(i AS TEXT), 'user', "
+    "INSERT INTO flower_entries ({seq_column}session_pk, uuid, type, payload) "
+    "SELECT {seq_value}{pk}, 'u' || CAST(i AS TEXT), 'user', "
     '\'{{"type":"user","uuid":"u\' || CAST(i AS TEXT) || \'","n":\' || CAST(i AS TEXT) '
     '|| \',"pad":"{pad}"}}\' FROM {series}'
 )
@@ -40,8 +43,14 @@ def bulk_session(store: SqlSessionStore, key: SessionKey, n: int, pad: int = 0) 
     db = store.database
     with db.engine.connect() as conn:
         pk = conn.execute(sa.select(sessions.c.id).where(sessions.c.session_id == key.session_id))
+        session_pk = pk.scalar_one()
+        seq_column, seq_value = _SEQ[db.dialect]
         sql = _BULK_SQL.format(
-            pk=pk.scalar_one(), pad="x" * pad, series=_SERIES[db.dialect].format(n=n - 2)
+            seq_column=seq_column,
+            seq_value=seq_value.format(pk=session_pk, span=SEQ_SPAN),
+            pk=session_pk,
+            pad="x" * pad,
+            series=_SERIES[db.dialect].format(n=n - 2),
         )
     with db.engine.begin() as conn:
         conn.exec_driver_sql(sql)
@@ -149,3 +158,19 @@ def test_list_sessions_over_ten_thousand_sessions_uses_an_index(db_url: str) -> 
         store.close()
     assert "INDEX" in plan.upper(), plan  # SQLite: SEARCH ... USING INDEX; Postgres: Index Scan
     assert "SCAN flower_sessions" not in plan and "Seq Scan" not in plan, plan
+
+
+def test_sqlite_loads_a_session_as_one_range_of_the_table(tmp_path: object) -> None:
+    """No index and no sort: seq is clustered by session (schema.py)."""
+    store = SqlSessionStore(open_database(migrated(f"sqlite:///{tmp_path}/s.db")))
+    try:
+        store.append(BIG, [{"type": "user", "uuid": "a"}])
+        with store.database.engine.connect() as conn:
+            raw = conn.connection.driver_connection
+            plan = raw.execute(
+                "EXPLAIN QUERY PLAN " + store._sql_select_payloads, store._payload_params(1)
+            ).fetchall()
+    finally:
+        store.close()
+    details = " | ".join(str(row[-1]) for row in plan)
+    assert "INTEGER PRIMARY KEY" in details and "TEMP B-TREE" not in details, details
