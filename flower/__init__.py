@@ -6,7 +6,10 @@ Names are imported lazily so ``flower --help`` starts fast.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+
+TYPE_CHECKING = False  # typing itself is not imported: the console script starts here
+if TYPE_CHECKING:
+    from typing import Any
 
 __version__ = "0.1.0"
 

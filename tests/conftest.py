@@ -13,6 +13,14 @@ from flower.testing.postgres import PostgresUnavailable, require_postgres, tempo
 os.umask(0o077)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def private_cache_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The console scripts the tests start cache help screens here, not in ~/.cache."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
+        yield
+
+
 @pytest.fixture
 def pg_url() -> Iterator[str]:
     """A SQLAlchemy URL to a fresh, private schema on the test PostgreSQL server."""
