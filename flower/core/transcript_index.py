@@ -20,9 +20,9 @@ the driver then runs the generic path for that run of policies from its input.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Collection, Sequence
 from itertools import compress
+from operator import not_
 from typing import Any
 
 from flower.core.records import Entry
@@ -70,29 +70,44 @@ class TranscriptIndex:
     # ------------------------------------------------------------------ building
 
     def _build(self) -> None:
-        base = self.base
+        try:
+            no_uuid = self._scan()
+        except TypeError:  # an unhashable uuid or tool id
+            raise Fallback("an id is not a string") from None
+        slot_of = self.slot_of
+        # checked once at the end rather than per entry: every uuid was filed, so a
+        # duplicate shows as a missing key, and any other type as a key that is no str
+        if len(slot_of) + no_uuid != len(self.base):
+            raise Fallback("a uuid is not unique")
+        if not set(map(type, slot_of)) <= {str}:
+            raise Fallback("a uuid is not a string")
+
+    def _scan(self) -> int:
+        """The one pass; returns how many entries have no uuid."""
         # One pass reads all that is needed while the entry is in cache: separate
         # passes, even at C speed, each pay a cache miss per entry.
         slot_of = self.slot_of
-        parents = self._parents
+        add_parent = self._parents.append
         logical_slots = self.logical_slots
         use_slot = self.use_slot
         result_slots = self.result_slots
-        reply_keys = self._reply_keys
-        reply_at = self._reply_at
+        add_reply_key = self._reply_keys.append
+        add_reply_at = self._reply_at.append
         synthetic_slots = self.synthetic_slots
-        result_ids = self._result_ids
-        result_at = self._result_at
-        result_len = self._result_len
-        for i, entry in enumerate(base):
+        add_result_id = self._result_ids.append
+        add_result_at = self._result_at.append
+        add_result_len = self._result_len.append
+        bash_uses = self.bash_uses
+        no_uuid = 0
+        for i, entry in enumerate(self.base):
             if entry.__class__ is not dict:
                 raise Fallback("an entry is not a dict")
             uid = entry.get("uuid")
-            if uid is not None:
-                if uid.__class__ is not str or uid in slot_of:
-                    raise Fallback("a uuid is not a unique string")
+            if uid is None:
+                no_uuid += 1
+            else:
                 slot_of[uid] = i
-            parents.append(entry.get("parentUuid"))
+            add_parent(entry.get("parentUuid"))
             if "logicalParentUuid" in entry:
                 logical_slots.append(i)
             kind = entry.get("type")
@@ -102,14 +117,14 @@ class TranscriptIndex:
                     if entry.get("isApiErrorMessage") is True:
                         synthetic_slots.append(i)
                     if uid is not None:
-                        reply_keys.append(uid)
-                        reply_at.append(i)
+                        add_reply_key(uid)
+                        add_reply_at(i)
                     continue
                 if entry.get("isApiErrorMessage") is True or message.get("model") == "<synthetic>":
                     synthetic_slots.append(i)
                 if uid is not None:
-                    reply_keys.append(message.get("id") or uid)
-                    reply_at.append(i)
+                    add_reply_key(message.get("id") or uid)
+                    add_reply_at(i)
                 content = message.get("content")
                 if content.__class__ is not list:
                     continue
@@ -123,11 +138,10 @@ class TranscriptIndex:
                     tool_input = block.get("input")
                     if tool_input.__class__ is dict:
                         command = tool_input.get("command")
-                        name = block.get("name", "")
-                        if command.__class__ is str and (
-                            name == "Bash" or str(name).lower()[:4] == "bash"
-                        ):
-                            self.bash_uses.append((tid, command))
+                        if command.__class__ is str:
+                            name = block.get("name", "")
+                            if name == "Bash" or str(name).lower()[:4] == "bash":
+                                bash_uses.append((tid, command))
             elif kind == "user":
                 message = entry.get("message")
                 if message.__class__ is not dict:
@@ -143,35 +157,41 @@ class TranscriptIndex:
                     if block.__class__ is not dict or block.get("type") != "tool_result":
                         continue
                     tid = block.get("tool_use_id")
-                    if tid.__class__ is not str or tid not in use_slot:
+                    if tid not in use_slot:  # (use_slot holds only strings)
                         raise Fallback("a tool_result answers no earlier tool_use")
                     answering = result_slots.get(tid)
                     if answering is None:
                         result_slots[tid] = [i]
                     else:
                         answering.append(i)
-                    result_ids.append(tid)
-                    result_at.append(i)
+                    add_result_id(tid)
+                    add_result_at(i)
                     body = block.get("content")
-                    result_len.append(len(body) if body.__class__ is str else -1)
+                    if body.__class__ is str:
+                        add_result_len(len(body))
+                        # every interruption text holds this within its first 100 characters
+                        if body.find("nterrupted", 0, 100) >= 0:
+                            residue = True
+                    else:
+                        add_result_len(-1)
+                        residue = True
                     if block.get("is_error"):
                         flagged = True
-                    # every interruption text holds this within its first 100 characters
-                    if body.__class__ is not str or body.find("nterrupted", 0, 100) >= 0:
-                        residue = True
                 if flagged:
                     self.flagged_results.append(i)
                 if residue:
                     self.residue_slots.append(i)
+        return no_uuid
 
     def reply_groups(self, keys: set[Any]) -> dict[Any, list[int]]:
         """The assistant slots of each reply key in ``keys`` (one pass over the
         assistants, no map of every reply: few replies are ever asked for)."""
         groups: dict[Any, list[int]] = {key: [] for key in keys}
+        reply_keys = self._reply_keys
         try:
-            for key, slot in zip(self._reply_keys, self._reply_at, strict=True):
-                if key in groups:
-                    groups[key].append(slot)
+            pairs = zip(reply_keys, self._reply_at, strict=True)
+            for key, slot in compress(pairs, map(groups.__contains__, reply_keys)):
+                groups[key].append(slot)
         except TypeError:  # an unhashable message id
             raise Fallback("a reply id is not hashable") from None
         return groups
@@ -232,7 +252,7 @@ class TranscriptIndex:
             return []
         use_live = self.use_live
         result_live = self.result_live
-        order = [tid for tid in self.use_slot if tid in maybe]
+        order = list(filter(maybe.__contains__, self.use_slot))
         order += [tid for tid in self._use_delta if tid not in self.use_slot]
         return [tid for tid in order if use_live(tid) and not result_live(tid)]
 
@@ -273,23 +293,32 @@ class TranscriptIndex:
         """What :func:`~flower.core.transcript.drop_entries` does, on the overlay:
         ``survivors(uid, parent_of, drop, resolved)`` resolves a re-linked parent."""
         drop = set(uuids)
+        slot_of = self.slot_of
+        dropped = self.dropped
+        inserted = self.inserted
         slots = []
         for uid in drop:
-            slot = self.slot_of.get(uid)
-            if slot is None or slot in self.dropped:
+            slot = slot_of.get(uid)
+            if slot is None or slot in dropped:
                 raise Fallback("dropping an entry that is not a live base entry")
-            if slot in self.inserted:
+            if slot in inserted:
                 raise Fallback("dropping an anchor of inserted notes")
             slots.append(slot)
+        base = self.base
+        replaced = self.replaced
+        parents = self._parents
+        count = self._count
         parent_of: dict[str, str | None] = {}
         for slot in slots:
-            entry = self.current(slot)
-            assert entry is not None
-            parent = entry.get("parentUuid")
+            entry = replaced.get(slot)
+            if entry is None:
+                entry = base[slot]
+                parent = parents[slot]
+            else:
+                parent = entry.get("parentUuid")
             parent_of[entry["uuid"]] = parent if isinstance(parent, str) else None
-        for slot in slots:
-            self._count(self.current(slot), -1)
-            self.dropped.add(slot)
+            count(entry, -1)
+        dropped.update(slots)
         resolved: dict[str, str | None] = {}
         for field in ("parentUuid", "logicalParentUuid"):
             for child in self._linked_to(drop, field):
@@ -390,8 +419,6 @@ class TranscriptIndex:
         for the k-th note inserted after it. Relies on edits keeping what identifies an
         entry (see :meth:`replace`). Raises :class:`Fallback` where the index cannot
         vouch for the answer (a note reusing a uuid, an empty reply id)."""
-        base = self.base
-        replaced = self.replaced
         inserted = self.inserted
         slot_of = self.slot_of
         span = NOTE_SPAN
@@ -408,45 +435,69 @@ class TranscriptIndex:
         leaf = self._leaf_key(notes_at)
         if leaf is None:
             return []
-        slots = None if notes_at else self._walk_base(leaf // span)
-        if slots is None:
+        ordered = self._walk_ordered(leaf, notes_at)
+        if ordered is None:
             on_chain, chain_slots = self._walk(leaf, notes_at)
         else:
-            # no notes, and every parent came before its child: keys are slots * span
-            entries = [replaced.get(slot) or base[slot] for slot in slots]
-            on_chain = dict(zip(map(span.__mul__, slots), entries, strict=True))
-            chain_slots = set(slots)
+            # every parent came before its child: the walk met the view in reverse order
+            keys, entries = ordered
+            on_chain = dict(zip(keys, entries, strict=True))
+            chain_slots = {key // span for key in keys if not key % span}
         walked = len(on_chain)
         self._complete_replies(on_chain, chain_slots)
         self._complete_results(on_chain, chain_slots, notes_at)
-        if slots is not None and len(on_chain) == walked:
-            entries.reverse()  # the walk met the view in reverse order
+        if ordered is not None and len(on_chain) == walked:
+            entries.reverse()
             return entries
         return [on_chain[key] for key in sorted(on_chain)]
 
-    def _walk_base(self, slot: int) -> list[int] | None:
-        """The chain's slots from ``slot`` to the root, when no notes were inserted: the
-        base's parent links come from the index, and only replaced entries are read.
-        ``None`` when a parent does not come before its child (the general walk then
-        copes, cycles included)."""
+    def _walk_ordered(
+        self, leaf: int, notes_at: dict[str, int]
+    ) -> tuple[list[int], list[Entry]] | None:
+        """The chain's view keys and entries from ``leaf`` to the root: the base's parent
+        links come from the index, and only replaced entries and notes are read. ``None``
+        when a parent does not come before its child (the general walk then copes,
+        cycles included)."""
         parents = self._parents
+        base = self.base
         replaced = self.replaced
         dropped = self.dropped
+        inserted = self.inserted
         slot_of = self.slot_of
-        slots = [slot]
-        add = slots.append
+        span = NOTE_SPAN
+        keys = [leaf]
+        entries: list[Entry] = []
+        add_key = keys.append
+        add_entry = entries.append
+        key = leaf
         while True:
-            entry = replaced.get(slot)
-            parent = entry.get("parentUuid") if entry else parents[slot]
+            slot, k = divmod(key, span) if notes_at else (key // span, 0)
+            if k:
+                entry = inserted[slot][k - 1]
+                parent = entry.get("parentUuid")
+            else:
+                entry = replaced.get(slot)
+                if entry is None:
+                    entry = base[slot]
+                    parent = parents[slot]
+                else:
+                    parent = entry.get("parentUuid")
+            add_entry(entry)
             if parent.__class__ is not str:
-                return slots
+                return keys, entries
             above = slot_of.get(parent)
-            if above is None or above in dropped:
-                return slots
-            if above >= slot:
+            if above is None:  # a note's uuid is no base uuid (active_chain checks it)
+                above = notes_at.get(parent) if notes_at else None
+                if above is None:
+                    return keys, entries
+            elif above in dropped:
+                return keys, entries
+            else:
+                above *= span
+            if above >= key:
                 return None
-            add(above)
-            slot = above
+            add_key(above)
+            key = above
 
     def _walk(self, leaf: int, notes_at: dict[str, int]) -> tuple[dict[int, Entry], set[int]]:
         """The walk from the leaf to the root by view keys, notes included."""
@@ -484,13 +535,12 @@ class TranscriptIndex:
         """Add the other block entries of every streamed reply on the chain."""
         keys = self._reply_keys
         try:
-            # block entries per reply key, on the chain and in all: where they are
-            # equal no block entry of that reply is missing (the usual case)
-            seen = Counter(compress(keys, map(chain_slots.__contains__, self._reply_at)))
-            sizes = Counter(keys) if seen else seen
+            # a reply is split when block entries of it are both on and off the chain
+            on = list(map(chain_slots.__contains__, self._reply_at))
+            on_keys = set(compress(keys, on))
+            split = on_keys.intersection(compress(keys, map(not_, on))) if on_keys else on_keys
         except TypeError:  # an unhashable message id
             raise Fallback("a reply id is not hashable") from None
-        split = {reply for reply, count in seen.items() if sizes[reply] != count}
         split = {reply for reply in split if reply.__class__ is str}
         if not split:
             return
