@@ -47,6 +47,7 @@ DENIAL_TEXTS = (
     "The user doesn't want to take this action right now",
     "requested permissions to use",  # Claude Code: "Claude requested permissions to use X, ..."
 )
+_DENIAL_TEXT = re.compile("|".join(map(re.escape, DENIAL_TEXTS)))  # any of them, one scan
 INTERRUPTION_TEXTS = (
     "[Request interrupted by user for tool use]",
     "[Request interrupted by user]",
@@ -83,9 +84,18 @@ class SyntheticErrors:
     def plan(self, index: TranscriptIndex) -> None:
         """The fast path: the same edits, on the shared index (see prune.py)."""
         doomed = []
+        base = index.base
+        replaced = index.replaced
+        dropped = index.dropped
         for slot in index.synthetic_slots:
-            entry = index.current(slot)
-            if entry is not None and is_synthetic_error(entry) and entry.get("uuid"):
+            if slot in dropped:
+                continue
+            entry = replaced.get(slot)
+            if entry is None:  # the build flagged it by is_synthetic_error's own test
+                uid = base[slot].get("uuid")
+                if uid:
+                    doomed.append(uid)
+            elif is_synthetic_error(entry) and entry.get("uuid"):
                 doomed.append(entry["uuid"])
         if doomed:
             index.drop(doomed, surviving_ancestor)
@@ -106,8 +116,7 @@ def is_denial(entry: Entry, block: dict[str, Any]) -> bool:
         return True
     if not block.get("is_error"):
         return False
-    text = result_text(block)
-    return any(t in text for t in DENIAL_TEXTS)
+    return _DENIAL_TEXT.search(result_text(block)) is not None
 
 
 def remove_tool_calls(entries: list[Entry], tool_use_ids: set[str]) -> list[Entry]:
@@ -168,10 +177,13 @@ class Denials:
     def plan(self, index: TranscriptIndex) -> None:
         """The fast path: the same edits, on the shared index (see prune.py)."""
         denied: dict[str, None] = {}
+        base = index.base
+        replaced = index.replaced
+        dropped = index.dropped
         for slot in index.flagged_results:
-            entry = index.current(slot)
-            if entry is None:
+            if slot in dropped:
                 continue
+            entry = replaced.get(slot, base[slot])
             for block in tool_results(entry):
                 if (block.get("is_error") or "toolUseResult" in entry) and is_denial(entry, block):
                     denied[block.get("tool_use_id")] = None
@@ -397,6 +409,18 @@ def _marked_single_result(entry: Entry, stale: set[str]) -> Entry | None:
     return entry
 
 
+class _Verdicts(dict[str, bool]):
+    """Whether each command is ephemeral, worked out once per distinct command."""
+
+    def __init__(self, prefixes: tuple[str, ...]) -> None:
+        super().__init__()
+        self.prefixes = prefixes
+
+    def __missing__(self, command: str) -> bool:
+        verdict = self[command] = _is_ephemeral_command(command, self.prefixes)
+        return verdict
+
+
 class Ephemeral:
     """Mark results of commands whose output goes stale (``git status``, ``ls``, ...).
 
@@ -410,13 +434,10 @@ class Ephemeral:
         if settings is not None and not commands:
             commands = settings.pruning.ephemeral_commands
         self.prefixes = tuple(" ".join(c.split()) for c in commands if c.strip())
-        self._verdicts: dict[str, bool] = {}
+        self._verdicts = _Verdicts(self.prefixes)
 
     def is_ephemeral(self, command: str) -> bool:
-        verdict = self._verdicts.get(command)
-        if verdict is None:
-            verdict = self._verdicts[command] = _is_ephemeral_command(command, self.prefixes)
-        return verdict
+        return self._verdicts[command]
 
     def prune(self, entries: list[Entry], ctx: PruneContext) -> list[Entry]:
         stale: set[str] = set()
@@ -440,25 +461,24 @@ class Ephemeral:
 
     def plan(self, index: TranscriptIndex) -> None:
         """The fast path: the same edits, on the shared index (see prune.py)."""
-        dead = index.dead_uses()
-        stale = {
-            tid
-            for tid, command in index.bash_uses
-            if tid not in dead and self.is_ephemeral(command)
-        }
+        verdicts = self._verdicts
+        stale = {tid for tid, command in index.bash_uses if verdicts[command]}
+        if stale:
+            stale -= index.dead_uses()
         if not stale:
             return
         mark = self._marker(stale)
-        for slot in sorted({s for tid in stale for s in index.result_slots.get(tid, ())}):
-            entry = index.current(slot)
-            if entry is None:
+        result_slots = index.result_slots
+        base = index.base
+        replaced = index.replaced
+        dropped = index.dropped
+        for slot in sorted({s for tid in stale for s in result_slots.get(tid, ())}):
+            if slot in dropped:
                 continue
+            entry = replaced.get(slot, base[slot])
             new = _marked_single_result(entry, stale)
-            if new is not None:
-                if new is not entry:
-                    index.replace(slot, new)
-                continue
-            new = replace_blocks(entry, mark)
+            if new is None:
+                new = replace_blocks(entry, mark)
             if new is not None and new is not entry:
                 index.replace(slot, new)
         for note in index.notes():
