@@ -565,8 +565,9 @@ class Trim:
             if keep_recent_turns is not None
             else (conf.keep_recent_turns if conf else 6)
         )
-        # files this instance already wrote or checked: later loads skip the disk
-        self._saved: dict[tuple[Path, int], Path] = {}
+        # files this instance already wrote or checked, by (path, bytes): later loads
+        # only check that the file is still there
+        self._saved: dict[tuple[str, int], Path] = {}
 
     def _cutoff(self, entries: list[Entry]) -> int:
         """Index of the first entry of the oldest turn that is kept whole."""
@@ -601,9 +602,15 @@ class Trim:
                 out[i] = new
         return out
 
-    def _trimmed(self, entry: Entry, root: Path, ctx: PruneContext) -> Entry | None:
+    def _trimmed(
+        self, entry: Entry, root: Path, ctx: PruneContext, folders: dict[Any, str] | None = None
+    ) -> Entry | None:
         session = (ctx.key.session_id if ctx.key else None) or entry.get("sessionId")
-        folder = root / _safe_name(str(session or "unknown"))
+        folder = folders.get(session) if folders is not None else None
+        if folder is None:
+            folder = str(root / _safe_name(str(session or "unknown")))
+            if folders is not None:
+                folders[session] = folder
         return replace_blocks(entry, lambda b: self._trim_block(b, folder, ctx))
 
     def plan(self, index: TranscriptIndex) -> None:
@@ -618,11 +625,12 @@ class Trim:
             if any(self._large(b) for b in tool_results(note)):
                 raise Fallback("an inserted note is large enough to trim")
         root = Path(ctx.run_dir).resolve() / "trimmed"
+        folders: dict[Any, str] = {}  # folder per session id, for this load
         for slot in index.result_slots_over(self.min_chars, last):
             entry = index.current(slot)
             if entry is None or not any(self._large(b) for b in tool_results(entry)):
                 continue
-            new = self._trimmed(entry, root, ctx)
+            new = self._trimmed(entry, root, ctx, folders)
             if new is not None and new is not entry:
                 index.replace(slot, new)
 
@@ -647,7 +655,7 @@ class Trim:
             return len(content) > self.min_chars
         return isinstance(content, list) and len(result_text(block)) > self.min_chars
 
-    def _trim_block(self, block: dict[str, Any], folder: Path, ctx: PruneContext) -> dict[str, Any]:
+    def _trim_block(self, block: dict[str, Any], folder: str, ctx: PruneContext) -> dict[str, Any]:
         if block.get("type") != "tool_result":
             return block
         content = block.get("content")
@@ -658,19 +666,21 @@ class Trim:
         text = result_text(block)
         if len(text) <= self.min_chars or text.startswith(TRIM_MARK):
             return block
-        path = folder / f"{_safe_name(str(block.get('tool_use_id') or 'result'))}.txt"
+        # a plain string: the name is one safe component, so this is what
+        # Path(folder) / name would print (without building the Path every load)
+        target = f"{folder}{os.sep}{_safe_name(str(block.get('tool_use_id') or 'result'))}.txt"
+        path: str | Path = target
         if not ctx.options.get("dry_run"):
             data = text.encode("utf-8")
-            known = self._saved.get((path, len(data)))
-            if known is not None and known.exists():
+            known = self._saved.get((target, len(data)))
+            if known is not None and os.path.exists(known):
                 path = known
             else:
                 try:
-                    saved = save_once(path, data)
+                    path = save_once(Path(target), data)
                 except OSError:
                     return block  # nothing may be lost: keep the full result in context
-                self._saved[(path, len(data))] = saved
-                path = saved
+                self._saved[(target, len(data))] = path
         head = text[: self.HEAD_CHARS].rstrip()
         pointer = (
             f"{TRIM_MARK}this tool result was {len(text)} characters; the full output is "
