@@ -44,22 +44,22 @@ def read_line(prompt: str = "> ", out: TextIO | None = None) -> str:
 
 def ask_new_task(read: Reader, out: TextIO) -> str | None:
     """``NEW_TASK_PROMPT`` until something is said; ``None`` when the user leaves."""
-    out.write(NEW_TASK_PROMPT + "\n")
-    out.flush()
-    while True:
-        try:
+    try:  # Ctrl-C may land while the prompt is still being written
+        out.write(NEW_TASK_PROMPT + "\n")
+        out.flush()
+        while True:
             said = read().strip()
-        except (EOFError, KeyboardInterrupt):
-            return None
-        if said:
-            return said
+            if said:
+                return said
+    except (EOFError, KeyboardInterrupt):
+        return None
 
 
 def wake_prompt(read: Reader, out: TextIO) -> WakeChoice:
     """Ask ``WAKE_PROMPT`` once and say what the user chose."""
-    out.write(WAKE_PROMPT + "\n")
-    out.flush()
-    try:
+    try:  # Ctrl-C may land while the prompt is still being written
+        out.write(WAKE_PROMPT + "\n")
+        out.flush()
         said = read().strip()
     except (EOFError, KeyboardInterrupt):
         return WakeChoice("leave")

@@ -119,3 +119,22 @@ def test_wake_prompt_choices(typed: list[str | type[BaseException]], choice: Wak
     shown = out.getvalue().splitlines()
     assert shown[0] == WAKE_PROMPT
     assert (NEW_TASK_PROMPT in shown) == (typed[0] == "/new")
+
+
+class InterruptedOutput(io.StringIO):
+    """Ctrl-C landing while the prompt is still being written (after ``skip`` flushes)."""
+
+    def __init__(self, skip: int) -> None:
+        super().__init__()
+        self.skip = skip
+
+    def flush(self) -> None:
+        if self.skip == 0:
+            raise KeyboardInterrupt
+        self.skip -= 1
+
+
+@pytest.mark.parametrize(("typed", "skip"), [([], 0), (["/new"], 1)])
+def test_ctrl_c_while_a_prompt_is_written_still_just_leaves(typed: list[str], skip: int) -> None:
+    lines = answers(*typed)
+    assert wake_prompt(lambda: next(lines), InterruptedOutput(skip)) == WakeChoice("leave")
