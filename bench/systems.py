@@ -13,25 +13,18 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import msgspec
 
-from bench.transcript_bench import PROJECT, FlowerSystem, RawJsonl, RawSqlite
+from bench import transcript_bench
+from bench.transcript_bench import PROJECT, FlowerSystem, RawJsonl, RawSqlite, System
 from bench.workload import SESSION_ID, Entry
 
 _encode = msgspec.json.Encoder().encode
 _decode = msgspec.json.Decoder().decode
 
 BENCH_EXTRA = 'pip install -e ".[bench]"'
-
-
-class System(Protocol):
-    """One store under test, open on one session."""
-
-    def append(self, batch: list[Entry]) -> None: ...
-    def load(self) -> list[Entry]: ...
-    def close(self) -> None: ...
 
 
 class Skipped(Exception):
@@ -193,13 +186,9 @@ class RawPsycopg:
 
 
 @dataclass(frozen=True)
-class Spec:
-    name: str
-    durability: str
-    """``normal``: survives a killed process; ``full``: survives power loss (fsync)."""
-    make: Callable[[Path], System]
-    baseline: str | None
-    """The raw system at the same durability, for the ratio columns."""
+class Spec(transcript_bench.Spec):
+    """A system of the full comparison: the single-suite spec, plus its kind and limit."""
+
     kind: str = "flower"
     """``flower``, ``raw`` or ``peer``."""
     max_turns: int | None = None
