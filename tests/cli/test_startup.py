@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import os
 import subprocess
 import sys
 from importlib import metadata
@@ -14,6 +12,7 @@ import pytest
 from flower.core.entry_points import scan
 from flower.core.errors import PluginError
 from flower.core.plugins import Registration
+from tests.cli.import_probe import imported_modules
 
 HEAVY = ("anthropic", "sqlalchemy", "pydantic", "rich", "alembic", "psycopg", "flower.stores.open")
 # What registering the built-in plugins must not import (``--help`` registers them all).
@@ -32,29 +31,6 @@ NOT_AT_REGISTRATION = (
     "flower_plugins.sql.options",
     "flower_plugins.sql.factory",
 )
-
-PROBE = """
-import sys
-from flower.cli.main import main
-try:
-    main(sys.argv[1:])
-except SystemExit:
-    pass
-import json
-sys.__stdout__.write("\\n" + json.dumps(sorted(sys.modules)))
-"""
-
-
-def imported_modules(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> set[str]:
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE, *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={**os.environ, **(env or {})},
-    )
-    return set(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
 def loaded(modules: set[str], names: tuple[str, ...]) -> list[str]:

@@ -2,33 +2,15 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from cli_run_helpers import REQUEST, Flower
 
-PROBE = """
-import json, sys
-from flower.cli.main import main
-try:
-    main(sys.argv[1:])
-except SystemExit:
-    pass
-sys.__stdout__.write("\\n" + json.dumps(sorted(sys.modules)))
-"""
+from tests.cli.import_probe import imported_modules
 
 ENGINE = ("anthropic", "httpx", "pydantic", "rich")
 DIALECTS = "sqlalchemy.dialects"
-
-
-def loaded(args: list[str], cwd: Path) -> set[str]:
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE, *args], cwd=cwd, capture_output=True, text=True, timeout=60
-    )
-    return set(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
 def heavy(modules: set[str], prefixes: tuple[str, ...]) -> list[str]:
@@ -39,7 +21,7 @@ def heavy(modules: set[str], prefixes: tuple[str, ...]) -> list[str]:
 def test_help_and_status_in_a_fresh_directory_load_nothing_heavy(
     args: list[str], in_tmp: Path
 ) -> None:
-    modules = loaded(args, in_tmp)
+    modules = imported_modules(args, in_tmp)
     assert heavy(modules, (*ENGINE, "sqlalchemy")) == []
     assert "flower.runtime.engine" not in modules and "flower.cli.live" not in modules
     assert {"http.client", "ssl", "importlib.metadata", "alembic"}.isdisjoint(modules)
@@ -49,7 +31,7 @@ def test_status_in_a_used_directory_loads_the_store_but_not_the_engine(
     flower: Flower, ws: Path
 ) -> None:
     assert flower("--yes", REQUEST).returncode == 0
-    modules = loaded(["status"], ws)
+    modules = imported_modules(["status"], ws)
     assert [m for m in modules if m.split(".")[0] in ENGINE] == []
     assert "flower.runtime.engine" not in modules
     # the default SQLite store: its dialect only, never PostgreSQL's or psycopg
