@@ -516,9 +516,8 @@ def save_once(path: Path, data: bytes) -> Path:
     """Write ``data`` to ``path`` atomically unless it already holds it; if ``path`` holds
     something else, use ``<stem>-<sha256[:12]>.txt`` beside it. Returns the path used."""
     import hashlib  # imported on use: this module is loaded at every CLI start
-    import tempfile
 
-    from flower.core.fileperms import private_dir
+    from flower.core.fileperms import private_dir, replaced_atomically
 
     if path.exists():
         if path.stat().st_size == len(data) and path.read_bytes() == data:
@@ -528,14 +527,8 @@ def save_once(path: Path, data: bytes) -> Path:
         if path.exists():
             return path
     private_dir(path.parent)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with replaced_atomically(path, durable=False) as handle:
+        handle.write(data)
     return path
 
 

@@ -141,19 +141,14 @@ def read_cached(path: str, key: str) -> str | None:
 
 def write_cached(path: str, key: str, text: str) -> None:
     """Best effort, atomic, private: a failure only means the next help is slow too."""
-    folder = os.path.dirname(path)
-    temporary = f"{path}.{os.getpid()}.tmp"
-    try:
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with open(descriptor, "w", encoding="utf-8") as handle:
-            handle.write(f"{key}\n{text}")
-        os.replace(temporary, path)
-    except OSError:
-        import contextlib
+    from flower.core.fileperms import replaced_atomically  # typer is loaded by now anyway
 
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
+    try:
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        with replaced_atomically(path, durable=False) as handle:
+            handle.write(f"{key}\n{text}".encode())
+    except OSError:
+        pass
 
 
 def render_and_cache(argv: list[str], path: str, key: str) -> None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import re
 import sys
 import time
@@ -186,25 +185,19 @@ def _key_dict(key: SessionKey) -> dict[str, Any]:
 def write_archive(store: SessionStoreBase, keys: list[SessionKey], output: Path) -> int:
     """Export ``keys`` (with their subkeys) to ``output`` (gzip JSONL, 0600), atomically."""
     from flower.core.entries import encode_entry
-    from flower.core.fileperms import open_private
+    from flower.core.fileperms import replaced_atomically
 
-    tmp = output.with_name(f".{output.name}.{os.getpid()}.tmp")
     count = 0
     try:
-        fd = open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-        with os.fdopen(fd, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb") as out:
+        # gzip closes (writes its trailer) before the file is fsynced and renamed
+        with replaced_atomically(output) as raw, gzip.GzipFile(fileobj=raw, mode="wb") as out:
             for key in keys:
                 for transcript in _transcripts(store, key):
                     head = json.dumps({"key": _key_dict(transcript)})[:-1].encode()
                     for entry in store.iter_entries(transcript):
                         out.write(head + b', "entry": ' + encode_entry(entry) + b"}\n")
                         count += 1
-            out.close()
-            raw.flush()
-            os.fsync(raw.fileno())
-        os.replace(tmp, output)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         raise FlowerError(f"cannot write {output}: {exc.strerror or exc}") from None
     return count
 

@@ -6,7 +6,6 @@ Session ids are found across projects with ``store.find_session``; an unknown id
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -201,6 +200,7 @@ def export(
 ) -> None:
     """Write a session's entries as JSON lines (stdout, or -o FILE written atomically)."""
     from flower.core.entries import encode_entry
+    from flower.core.fileperms import replaced_atomically
 
     with _store(ctx) as (store, where):
         key = find_key(store, session_id, where)
@@ -210,18 +210,14 @@ def export(
                 out.write(encode_entry(entry) + b"\n")
             out.flush()
             return
-        tmp = output.with_name(output.name + ".tmp")
         count = 0
         try:
-            with tmp.open("wb") as handle:
+            # created like any file the user writes (umask), as `> file` would be
+            with replaced_atomically(output, mode=0o666) as handle:
                 for entry in store.iter_entries(key):
                     handle.write(encode_entry(entry) + b"\n")
                     count += 1
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, output)
         except OSError as exc:
-            tmp.unlink(missing_ok=True)
             raise FlowerError(f"cannot write {output}: {exc.strerror or exc}") from None
     typer.echo(f"exported {count} entries of {key.session_id} to {output}", err=True)
 

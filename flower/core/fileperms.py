@@ -13,7 +13,10 @@ import os
 import stat
 import threading
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import BinaryIO
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700
@@ -35,6 +38,32 @@ def fsync_dir(path: str | os.PathLike[str]) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+@contextmanager
+def replaced_atomically(
+    path: str | os.PathLike[str], *, durable: bool = True, mode: int = FILE_MODE
+) -> Iterator[BinaryIO]:
+    """A binary file that takes the place of ``path`` only if the block ends cleanly.
+
+    It is written to a new sibling temporary file (created with ``mode``), flushed,
+    fsynced when ``durable``, then renamed over ``path``. On any error the temporary
+    file is removed and ``path`` is left as it was: a reader sees the old file or the
+    new one, never half of one.
+    """
+    target = Path(path)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}-{os.urandom(4).hex()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            yield handle
+            handle.flush()
+            if durable:
+                os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def private_dir(path: str | os.PathLike[str], *, durable: bool = False) -> Path:
@@ -133,4 +162,5 @@ __all__ = [
     "open_private",
     "private_dir",
     "private_file",
+    "replaced_atomically",
 ]

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from flower.core.fileperms import check_private, private_dir
+from flower.core.fileperms import check_private, private_dir, replaced_atomically
 
 MANIFEST_NAME = "manifest.json"
 
@@ -105,13 +105,9 @@ class Manifest:
                 existing = []
             # Unparsable lines are someone's data too: kept as they are.
             others = [ln for ln in existing if ln.strip() and _line_run(ln) != me]
-            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
             check_private(self.path)
-            with open(tmp, "w", encoding="utf-8", opener=_owner_only) as out:
-                out.write("".join(f"{ln}\n" for ln in [*others, *mine]))
-                out.flush()
-                os.fsync(out.fileno())
-            os.replace(tmp, self.path)
+            with replaced_atomically(self.path) as out:
+                out.write("".join(f"{ln}\n" for ln in [*others, *mine]).encode("utf-8"))
 
     def rows(self) -> list[dict[str, Any]]:
         """Every parsable line of the file (all processes), in file order."""

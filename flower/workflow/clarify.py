@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import inspect
 import logging
-import os
 import re
 import warnings
 from collections.abc import Awaitable, Callable
@@ -140,10 +139,12 @@ def brief_is_complete(path: Path) -> bool:
 
 
 def write_atomic(path: Path, text: str) -> None:
+    from flower.core.fileperms import replaced_atomically
+
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    # a document the user edits too: created like any file of theirs (umask), not 0600
+    with replaced_atomically(path, durable=False, mode=0o666) as out:
+        out.write(text.encode("utf-8"))
 
 
 def append_to_brief(path: Path, said: str, when: str) -> None:

@@ -11,7 +11,6 @@ import errno
 import json
 import logging
 import os
-import secrets
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,9 +19,8 @@ from typing import Any
 import msgspec
 
 from flower.core.errors import FlowerError
-from flower.core.fileperms import check_private, fsync_dir, private_dir
+from flower.core.fileperms import check_private, fsync_dir, private_dir, replaced_atomically
 from flower.core.records import LineageRecord
-from flower_plugins.jsonfs._fs import write_all
 
 log = logging.getLogger("flower.jsonfs")
 
@@ -75,19 +73,8 @@ class JsonLineageStore:
     def save(self, record: LineageRecord) -> None:
         data = render_lineage(record)
         private_dir(self.path.parent, durable=self.fsync)
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
-        try:
-            try:
-                write_all(fd, data)
-                if self.fsync:
-                    os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.replace(tmp, self.path)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
+        with replaced_atomically(self.path, durable=self.fsync) as out:
+            out.write(data)
         if self.fsync:
             fsync_dir(self.path.parent)
 

@@ -129,7 +129,7 @@ def test_export_to_stdout_and_file(
     result = cli("sessions", "export", "s1", "-o", str(out))
     assert result.exit_code == 0
     assert [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()] == expected
-    assert not (in_tmp / "s1.jsonl.tmp").exists()
+    assert not [p.name for p in in_tmp.iterdir() if p.name.endswith(".tmp")]
 
 
 def test_export_to_unwritable_place(cli: Cli, seeded: dict[str, SessionKey], in_tmp: Path) -> None:

@@ -9,7 +9,13 @@ from pathlib import Path
 import pytest
 
 from flower.core.config import Settings
-from flower.core.fileperms import PermissionWarning, check_private, forget_checks, private_dir
+from flower.core.fileperms import (
+    PermissionWarning,
+    check_private,
+    forget_checks,
+    private_dir,
+    replaced_atomically,
+)
 from flower.core.manifest import Manifest
 from flower.core.records import LineageRecord, SessionKey
 from flower.runtime.spec import StepResult
@@ -103,3 +109,21 @@ def test_private_dir_leaves_existing_folders_alone(tmp_path: Path) -> None:
     with pytest.warns(PermissionWarning, match="folder"):
         private_dir(tmp_path / "shared")
     assert mode(tmp_path / "shared") == 0o755
+
+
+def test_replaced_atomically_swaps_whole_files_and_leaves_nothing_on_failure(
+    tmp_path: Path,
+) -> None:
+    target = tmp_path / "record.json"
+    target.write_bytes(b"old")
+    with pytest.raises(RuntimeError), replaced_atomically(target) as out:
+        out.write(b"half of the new")
+        raise RuntimeError("crash mid-write")
+    assert target.read_bytes() == b"old"
+    assert [p.name for p in tmp_path.iterdir()] == ["record.json"]
+
+    with replaced_atomically(target) as out:
+        out.write(b"new")
+    assert target.read_bytes() == b"new"
+    assert oct(target.stat().st_mode & 0o777) == "0o600"
+    assert [p.name for p in tmp_path.iterdir()] == ["record.json"]

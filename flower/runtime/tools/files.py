@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import os
 import stat
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
+from flower.core.fileperms import replaced_atomically
 from flower.runtime.tools.base import ToolContext, ToolFailure, ToolInputError, ToolOutcome
 from flower.runtime.tools.inputs import EditInput, ReadInput, WriteInput
 from flower.runtime.tools.paths import real_path
@@ -189,17 +189,11 @@ def _existing_mode(path: Path) -> int | None:
 def replace_file(path: Path, data: bytes, mode: int | None) -> None:
     """Write ``data`` to a sibling temporary file, then atomically rename it over ``path``."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:12]}.flower-tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
+    # the user's file: created as any of theirs (umask), then given the old file's mode
+    with replaced_atomically(path, durable=False, mode=0o666) as f:
+        f.write(data)
         if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+            os.fchmod(f.fileno(), mode)
 
 
 def write(args: WriteInput, ctx: ToolContext) -> ToolOutcome:
