@@ -21,6 +21,8 @@ import os
 import sys
 import zlib
 
+import flower  # already loaded: it is this module's parent package
+
 HELP_OPTIONS = frozenset(("--help", "-h"))
 CACHE_FORMAT = "1"
 """Bumped when what a cache file holds changes."""
@@ -31,8 +33,6 @@ def main() -> None:
     """Console-script entry point."""
     argv = sys.argv[1:]
     if argv == ["--version"]:
-        import flower
-
         sys.stdout.write(f"flower {flower.__version__}\n")  # what typer's --version prints
         return
     if is_help_request(argv) and os.environ.get("FLOWER_NO_HELP_CACHE") != "1":
@@ -73,8 +73,6 @@ def terminal_columns() -> int:
 
 def _source_stamp() -> str:
     """Newest modification time and count of flower's own source files (editable installs)."""
-    import flower
-
     newest = count = 0
     packages = os.path.dirname(os.path.dirname(flower.__file__ or ""))
     stack = [os.path.join(packages, "flower"), os.path.join(packages, "flower_plugins")]
@@ -102,8 +100,6 @@ def _folder_stamp(folder: str) -> str:
 
 def cache_key(argv: list[str]) -> str:
     """Everything the help text depends on, as one line."""
-    import flower
-
     parts = [
         CACHE_FORMAT,
         flower.__version__,

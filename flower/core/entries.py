@@ -110,25 +110,17 @@ def _encode_if_exact(entry: Any) -> bytes | None:
     return raw if _decoder.decode(raw) == entry else None
 
 
-def _encode_checked(entry: Entry, index: int) -> bytes:
-    """Encode an entry the walk accepted, refusing one that still would not load back."""
-    try:
-        raw = _encoder.encode(entry)
-    except Exception as exc:  # e.g. a str subclass msgspec does not encode
-        raise InvalidEntryError(f"entry {index} cannot be written as JSON: {exc}") from exc
-    if _decoder.decode(raw) != entry:
-        raise InvalidEntryError(f"entry {index} would not load back equal to what was given")
-    return raw
-
-
 def encode_entries(entries: Sequence[Entry]) -> list[bytes]:
     """Validate every entry of a batch, then encode each to compact JSON bytes."""
     encoded = [_encode_if_exact(entry) for entry in entries]
     for i, (entry, raw) in enumerate(zip(entries, encoded, strict=True)):
         if raw is None:
-            check_entry(entry, i)
-            encoded[i] = _encode_checked(entry, i)
-    return encoded  # type: ignore[return-value]
+            check_entry(entry, i)  # words the rejection when it can
+            raise InvalidEntryError(
+                f"entry {i} would not load back as given: it holds a value JSON cannot "
+                "carry exactly (a str subclass, say)"
+            )
+    return encoded  # type: ignore[return-value]  # no None is left: each one raised
 
 
 def encode_entry(entry: Entry) -> bytes:

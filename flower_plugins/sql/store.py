@@ -184,8 +184,9 @@ class SqlSessionStore(SessionStoreBase):
             )
             pk = cursor.fetchone()[0]
         if self._clustered:
-            cursor.execute(self._sql_last_seq, seq_range(pk))
-            last = cursor.fetchone()[0] or seq_range(pk)[0]
+            low, high = seq_range(pk)
+            cursor.execute(self._sql_last_seq, (low, high))
+            last = cursor.fetchone()[0] or low
             numbered = [(last + n, pk, *row) for n, row in enumerate(rows, 1)]
             cursor.executemany(self._sql_insert_entries, numbered)
         else:
