@@ -16,6 +16,13 @@ def _plt() -> Any:
     return plt
 
 
+def _save(plt: Any, fig: Any, path: Path) -> Path:
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return path
+
+
 def transcript(rows: list[dict[str, Any]], out: Path) -> Path:
     plt = _plt()
     ok = [r for r in rows if r["status"] == "ok"]
@@ -39,11 +46,7 @@ def transcript(rows: list[dict[str, Any]], out: Path) -> Path:
         ax.invert_yaxis()
     axes[1].set_yticklabels([])
     fig.suptitle("One seeded agent conversation; median of runs, bars = min..max; [turns run]")
-    fig.tight_layout()
-    path = out / "bench-transcript.png"
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, out / "bench-transcript.png")
 
 
 def growth(result: dict[str, Any], out: Path) -> Path:
@@ -113,11 +116,7 @@ def growth(result: dict[str, Any], out: Path) -> Path:
     for ax in axes.flat:
         ax.legend(fontsize=8)
         ax.grid(alpha=0.3)
-    fig.tight_layout()
-    path = out / "bench-growth.png"
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, out / "bench-growth.png")
 
 
 def context(result: dict[str, Any], out: Path) -> Path:
@@ -155,8 +154,4 @@ def context(result: dict[str, Any], out: Path) -> Path:
     )
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
-    fig.tight_layout()
-    path = out / "bench-context.png"
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, out / "bench-context.png")
