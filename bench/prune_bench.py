@@ -11,6 +11,10 @@ stored in the SQLite session store. Reported per size, the best of ``--runs`` in
   in a load);
 - ``view``: ``PruningSessionStore.load(key)`` = raw + policies + the safety net;
 - overhead = view / raw - 1, for the Runtime default (no trim) and the CLI (trim on).
+
+Each size is measured twice: as generated, compacted now and then (``context`` is the
+part from the last compaction boundary on, what the view prunes), and never compacted,
+so that all of it is the model's context: the worst case.
 """
 
 from __future__ import annotations
@@ -40,8 +44,9 @@ from flower.stores.prune import PruningSessionStore, PruningWarning, prune
 COMMANDS = ["git status", "ls src", "pytest -q", "cat setup.cfg", "date", "grep -rn TODO src"]
 
 
-def make_session(target: int, seed: int = 11) -> list[dict[str, Any]]:
-    """About ``target`` entries of a long, messy coding session."""
+def make_session(target: int, seed: int = 11, *, compaction: bool = True) -> list[dict[str, Any]]:
+    """About ``target`` entries of a long, messy coding session; without ``compaction``
+    the whole of it is the model's context (the worst case for pruning)."""
     rng = random.Random(seed)
     b = TranscriptBuilder(session_id="bench-prune", streamed=True, seed=seed)
     b.user("make the test suite pass")
@@ -73,7 +78,7 @@ def make_session(target: int, seed: int = 11) -> list[dict[str, Any]]:
         elif roll < 0.85:
             b.cut(rng.choice(COMMANDS))
             b.user("continue")
-        elif roll < 0.995:
+        elif roll < 0.995 or not compaction:
             rng.choice([b.progress, b.system, b.snapshot])()
         else:
             b.compact("Summary of the work so far.")
@@ -108,12 +113,14 @@ def best_times(
     return best
 
 
-def measure(size: int, runs: int, folder: Path) -> dict[str, float]:
+def measure(size: int, runs: int, folder: Path, *, compaction: bool = True) -> dict[str, float]:
+    from flower.core.transcript import context_start
     from flower.stores.open import open_session_store
 
-    entries = make_session(size)
-    key = SessionKey("-home-bench-proj", f"prune-{size}")
-    store = open_session_store(f"sqlite:///{folder / f'sessions-{size}.db'}", settings=Settings())
+    entries = make_session(size, compaction=compaction)
+    name = f"prune-{size}-{'compacted' if compaction else 'whole'}"
+    key = SessionKey("-home-bench-proj", name)
+    store = open_session_store(f"sqlite:///{folder / f'{name}.db'}", settings=Settings())
     store.append(key, entries)
     run_dir = folder / "runs"
     settings = Settings()
@@ -124,7 +131,10 @@ def measure(size: int, runs: int, folder: Path) -> dict[str, float]:
     with warnings.catch_warnings():
         warnings.simplefilter("error", PruningWarning)  # the chain must need no repair
         with_trim.load(key)  # first load writes the trim files; later loads reuse them
-        figures = {"entries": float(len(loaded))}
+        figures = {
+            "entries": float(len(loaded)),
+            "context": float(len(loaded) - context_start(loaded)),
+        }
         figures.update(
             best_times(
                 {
@@ -150,14 +160,16 @@ def main(argv: list[str] | None = None) -> None:
     rows = []
     with tempfile.TemporaryDirectory(prefix="flower-prune-bench-") as tmp:
         for size in args.sizes:
-            rows.append(measure(size, args.runs, Path(tmp)))
+            for compaction in (True, False):
+                rows.append(measure(size, args.runs, Path(tmp), compaction=compaction))
     print(
-        f"{'entries':>8} {'raw ms':>8} {'chain ms':>9} {'view ms':>8} {'overhead':>9}"
+        f"{'entries':>8} {'context':>8} {'raw ms':>8} {'chain ms':>9} {'view ms':>8}"
+        f" {'overhead':>9}"
         f" {'chain+trim':>11} {'view+trim':>10} {'overhead':>9} {'us/entry':>9}"
     )
     for r in rows:
         print(
-            f"{int(r['entries']):>8} {r['raw'] * 1e3:>8.1f} {r['policies'] * 1e3:>9.1f}"
+            f"{int(r['entries']):>8} {int(r['context']):>8} {r['raw'] * 1e3:>8.1f} {r['policies'] * 1e3:>9.1f}"
             f" {r['view'] * 1e3:>8.1f} {r['view'] / r['raw'] - 1:>9.0%}"
             f" {r['policies_trim'] * 1e3:>11.1f} {r['view_trim'] * 1e3:>10.1f}"
             f" {r['view_trim'] / r['raw'] - 1:>9.0%}"

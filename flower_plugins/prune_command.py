@@ -21,7 +21,7 @@ def prune_report(
 ) -> dict[str, Any]:
     """The per-policy report for one stored session, as plain data."""
     from flower.core.config import load_settings
-    from flower.core.transcript import active_chain, context_tokens, to_messages
+    from flower.core.transcript import active_chain, context_start, context_tokens, to_messages
     from flower.stores.open import open_session_store
     from flower.stores.prune import PruningSessionStore, estimate_tokens, model_bytes
 
@@ -42,7 +42,8 @@ def prune_report(
     return {
         "session_id": session_id,
         "project_key": key.project_key,
-        "entries": {"raw": len(raw), "pruned": len(pruned)},
+        # entries before the last compaction boundary: out of context, kept as stored
+        "entries": {"raw": len(raw), "pruned": len(pruned), "history": context_start(raw)},
         "messages": {
             "raw": len(to_messages(active_chain(raw))),
             "pruned": len(to_messages(active_chain(pruned))),
@@ -90,6 +91,12 @@ def render_report(report: dict[str, Any]) -> str:
         f"conversation {chain['raw']} -> {chain['pruned']} bytes "
         f"(saved {chain['saved']} bytes, ~{report['tokens_saved']} tokens)"
     )
+    history = report["entries"]["history"]
+    if history:
+        lines.append(
+            f"the {history} entries before the last compaction are out of the model's "
+            "context: kept as stored, not pruned"
+        )
     for p in report["policies"]:
         if p["error"]:
             lines.append(f"warning: {p['error']}")

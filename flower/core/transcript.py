@@ -22,6 +22,7 @@ from __future__ import annotations
 import copy
 import uuid as uuid_module
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from itertools import repeat
 from typing import Any
 
 from flower.core.errors import FlowerError
@@ -248,6 +249,69 @@ def leaf_uuid(entries: Sequence[Entry]) -> str | None:
         if is_conversation(entry):
             return entry.get("uuid")
     return None
+
+
+def context_start(entries: Sequence[Entry]) -> int:
+    """Where the model's context begins: the position of the last compaction boundary
+    when everything the model can see lies at or after it, else 0.
+
+    After a ``compact_boundary`` (``parentUuid`` null) the summary stands for all that
+    came before, so the entries before it are history the model never sees again. The
+    cut is taken only when it provably changes nothing the model sees: the part from the
+    boundary on holds the newest leaf, every parent link in it stays inside it, nothing
+    before it hangs off it, and no streamed reply straddles it. Otherwise 0 (the whole
+    transcript). The checks run at C speed over the history, so deciding is cheap.
+    """
+    leaf_seen = False
+    boundary = 0
+    for i in range(len(entries) - 1, 0, -1):
+        entry = entries[i]
+        if entry.__class__ is not dict:
+            return 0
+        if not leaf_seen:
+            kind = entry.get("type")
+            leaf_seen = (
+                (kind == "user" or kind == "assistant")
+                and entry.get("uuid").__class__ is str
+                and not entry.get("isSidechain")
+            )
+        elif (
+            entry.get("subtype") == "compact_boundary"
+            and entry.get("type") == "system"
+            and entry.get("parentUuid") is None
+        ):
+            boundary = i
+            break
+    if not boundary:
+        return 0
+    history, live = entries[:boundary], entries[boundary:]
+    get = dict.get
+    try:
+        live_uuids = set(map(get, live, repeat("uuid")))
+        parents = set(map(get, live, repeat("parentUuid")))
+        parents.discard(None)
+        live_uuids.discard(None)
+        if not parents <= live_uuids:
+            return 0
+        if not live_uuids.isdisjoint(map(get, history, repeat("parentUuid"))):
+            return 0
+        live_replies = set(_message_ids(live))
+        live_replies.discard(None)
+        if not live_replies.isdisjoint(_message_ids(history)):
+            return 0
+    except TypeError:  # an entry or message that is no dict, an unhashable id: no cut
+        return 0
+    return boundary
+
+
+_NO_MESSAGE: dict[str, Any] = {}
+
+
+def _message_ids(entries: Sequence[Entry]) -> Iterator[Any]:
+    """Each entry's ``message.id`` (None without one), at C speed; a TypeError where an
+    entry or its message is no dict."""
+    messages = map(dict.get, entries, repeat("message"), repeat(_NO_MESSAGE))
+    return map(dict.get, messages, repeat("id"))
 
 
 # --------------------------------------------------------------------------- editing

@@ -24,7 +24,7 @@ import msgspec
 from flower.core.errors import ConfigError, PluginError
 from flower.core.protocols import PruneContext, PruningPolicy, SessionStoreBase
 from flower.core.records import Entry, SessionInfo, SessionKey
-from flower.core.transcript import repair_conversation
+from flower.core.transcript import context_start, repair_conversation
 from flower.core.transcript_index import TranscriptIndex
 
 if TYPE_CHECKING:
@@ -197,11 +197,14 @@ def needs_check(index: TranscriptIndex | None) -> bool:
 def prune(
     entries: Sequence[Entry], policies: Sequence[PruningPolicy], ctx: PruneContext
 ) -> list[Entry]:
-    """Run ``entries`` through ``policies`` in order, then the safety-net repair."""
-    current, index = _run_all(entries, policies, ctx)
-    if not needs_check(index):
-        return current
-    return _finish(current, ctx)[0]
+    """Run the model's part of ``entries`` (from :func:`context_start` on) through
+    ``policies`` in order, then the safety-net repair; the history before it is kept
+    as stored."""
+    start = context_start(entries)
+    current, index = _run_all(entries[start:], policies, ctx)
+    if needs_check(index):
+        current = _finish(current, ctx)[0]
+    return [*entries[:start], *current] if start else current
 
 
 def _diff(before: list[Entry], after: list[Entry], stats: PolicyStats) -> None:
@@ -308,7 +311,8 @@ def prune_with_stats(
     A re-linked entry (only its ``parentUuid`` changed) counts as changed with about
     zero bytes saved. The last row, ``(repair)``, is the safety net.
     """
-    current = list(entries)
+    start = context_start(entries)
+    current = list(entries[start:])
     report: list[PolicyStats] = []
     index: TranscriptIndex | None = None
     for indexed, run in _runs(policies):
@@ -323,7 +327,7 @@ def prune_with_stats(
         _diff(current, result, repair)
         current = result
     report.append(repair)
-    return current, report
+    return [*entries[:start], *current] if start else current, report
 
 
 # --------------------------------------------------------------------------- policies

@@ -14,7 +14,12 @@ from hypothesis import strategies as st
 from pruning_builders import TranscriptBuilder, built_in_policies
 
 from flower.core.protocols import PruneContext
-from flower.core.transcript import active_chain, conversation, conversation_problems
+from flower.core.transcript import (
+    active_chain,
+    context_start,
+    conversation,
+    conversation_problems,
+)
 from flower.stores.prune import PruningWarning, prune
 from flower_plugins.pruning import Denials, Ephemeral, Interrupted, SyntheticErrors, Trim
 
@@ -112,6 +117,12 @@ def connected(entries: list[dict]) -> bool:
     )
 
 
+def split_at_context(entries: list[dict]) -> tuple[list[dict], list[dict]]:
+    """(history the model no longer sees, the part pruning works on)."""
+    start = context_start(entries)
+    return entries[:start], entries[start:]
+
+
 def ctx() -> PruneContext:
     return PruneContext(run_dir=RUN_DIR)
 
@@ -137,6 +148,12 @@ def test_each_policy_keeps_input_unchanged_chain_connected_and_is_idempotent(
         assert once == snapshot, policy.name
 
 
+def test_the_generator_makes_transcripts_pruned_from_their_last_compaction() -> None:
+    entries = build([("tool", 1), ("compact", 0), ("api-error", 2), ("turn", 3)], True)
+    history, live = split_at_context(entries)
+    assert history and live[0]["subtype"] == "compact_boundary"
+
+
 @FAST
 @given(transcripts)
 def test_the_chain_yields_a_valid_conversation_without_the_safety_net(entries: list[dict]) -> None:
@@ -147,10 +164,18 @@ def test_the_chain_yields_a_valid_conversation_without_the_safety_net(entries: l
     assert entries == raw
     assert connected(current)
     assert conversation_problems(conversation(current)) == []
+    history, live = split_at_context(entries)
+    live_pruned = live
+    for policy in policies():
+        live_pruned = policy.prune(live_pruned, ctx())
     with warnings.catch_warnings():
         warnings.simplefilter("error", PruningWarning)  # the safety net has nothing to fix
-        assert prune(entries, policies(), ctx()) == current
-    assert prune(current, policies(), ctx()) == current
+        pruned = prune(entries, policies(), ctx())
+    # the history before the last compaction is kept as stored; the model sees exactly
+    # what pruning the whole transcript would show it
+    assert pruned == history + live_pruned
+    assert conversation(pruned) == conversation(current)
+    assert prune(pruned, policies(), ctx()) == pruned
 
 
 @FAST

@@ -68,8 +68,28 @@ def test_prune_json_reports_each_policy(app: typer.Typer, in_tmp: Path) -> None:
     assert report["chain_bytes"]["saved"] > 8000
     assert report["tokens_saved"] == round(report["chain_bytes"]["saved"] / 4)
     assert report["entries"]["raw"] > report["entries"]["pruned"]
+    assert report["entries"]["history"] == 0  # never compacted: all of it is in context
     assert not (in_tmp / "runs" / "trimmed").exists()  # a report writes no trim files
     assert any(e.get("isApiErrorMessage") for e in pruning_memory_store.SHARED[KEY])  # storage kept
+
+
+def test_prune_reports_the_history_before_the_last_compaction(app: typer.Typer) -> None:
+    b = TranscriptBuilder(session_id=KEY.session_id)
+    b.user("go")
+    b.api_error()
+    b.user("continue")
+    b.compact("We started.")
+    b.user("on with it")
+    b.assistant([{"type": "text", "text": "yes"}])
+    pruning_memory_store.SHARED[KEY] = b.entries
+    history = next(i for i, e in enumerate(b.entries) if e.get("subtype") == "compact_boundary")
+
+    report = json.loads(CliRunner().invoke(app, ["prune", KEY.session_id, "--json"]).stdout)
+    assert report["entries"]["history"] == history
+    assert report["entries"]["raw"] == report["entries"]["pruned"]  # the API error is history
+    assert {p["policy"]: p["removed"] for p in report["policies"]}["synthetic-errors"] == 0
+    text = CliRunner().invoke(app, ["prune", KEY.session_id]).stdout
+    assert f"the {history} entries before the last compaction are out of" in text
 
 
 def test_prune_text_output_and_no_trim(app: typer.Typer) -> None:

@@ -12,6 +12,7 @@ from flower.core.transcript import (
     InvalidConversationError,
     active_chain,
     check_conversation,
+    context_start,
     context_tokens,
     conversation,
     conversation_problems,
@@ -236,3 +237,86 @@ def test_context_tokens_adds_input_and_both_cache_counts() -> None:
     assert context_tokens(usage) == 80105
     assert context_tokens(None) == 0
     assert context_tokens({"input_tokens": 3, "cache_read_input_tokens": None}) == 3
+
+
+# --------------------------------------------------------------------------- context_start
+
+
+def _compacted() -> TranscriptBuilder:
+    """A session compacted once: history, boundary, summary, two live rounds."""
+    b = TranscriptBuilder(streamed=True)
+    b.user("fix the build")
+    b.tool_round([("Bash", {"command": "make"}, "error: x", False)], text="Building.")
+    b.compact("The build failed on x.")
+    b.tool_round([("Bash", {"command": "make"}, "ok", False)], text="Again.")
+    b.assistant([{"type": "text", "text": "Fixed."}])
+    return b
+
+
+def _boundary(entries: list[dict]) -> int:
+    return max(i for i, e in enumerate(entries) if e.get("subtype") == "compact_boundary")
+
+
+def test_context_starts_at_the_last_compaction_boundary() -> None:
+    b = _compacted()
+    b.compact("Second summary.")
+    b.user("and now the docs")
+    entries = b.entries
+    assert context_start(entries) == _boundary(entries) > 0
+    assert active_chain(entries) == active_chain(entries[context_start(entries) :])
+
+
+def test_context_starts_at_zero_without_a_boundary_the_live_part_can_stand_on() -> None:
+    b = TranscriptBuilder(streamed=True)
+    b.user("hello")
+    b.assistant([{"type": "text", "text": "hi"}])
+    assert context_start(b.entries) == 0  # no compaction at all
+
+    entries = _compacted().entries
+    start = _boundary(entries)
+    late = {**entries[start], "uuid": "late-boundary", "logicalParentUuid": entries[-1]["uuid"]}
+    # a boundary with no leaf after it yet: the newest leaf stands on the one before
+    assert context_start([*entries, late]) == start
+
+
+def test_a_fork_back_into_the_history_keeps_the_whole_transcript() -> None:
+    b = _compacted()
+    first = b.entries[0]["uuid"]
+    b.rewind_to(first)  # the user resumed from before the compaction
+    b.user("let us try another way")
+    assert context_start(b.entries) == 0
+    assert active_chain(b.entries)[0]["uuid"] == first
+
+
+def test_history_linked_to_the_live_part_keeps_the_whole_transcript() -> None:
+    entries = copy.deepcopy(_compacted().entries)
+    start = _boundary(entries)
+    assert context_start(entries) == start
+    hanging = copy.deepcopy(entries[1])
+    hanging["uuid"] = "hangs-off-the-live-part"
+    hanging["parentUuid"] = entries[-1]["uuid"]  # a side branch written out of order
+    assert context_start([*entries[:start], hanging, *entries[start:]]) == 0
+
+    straddling = copy.deepcopy(entries)
+    live_reply = next(
+        e for e in straddling[start:] if e["type"] == "assistant" and e["message"].get("id")
+    )
+    old_reply = next(e for e in straddling[:start] if e["type"] == "assistant")
+    old_reply["message"]["id"] = live_reply["message"]["id"]  # a reply split by the cut
+    assert context_start(straddling) == 0
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda es, start: es.insert(1, "not an entry"),
+        lambda es, start: es[1].__setitem__("message", "not a message"),
+        lambda es, start: es[start + 2].__setitem__("parentUuid", ["unhashable"]),
+        lambda es, start: es[start + 2].__setitem__("parentUuid", "nowhere"),
+    ],
+    ids=["entry-not-a-dict", "message-not-a-dict", "unhashable-parent", "dangling-parent"],
+)
+def test_damaged_data_keeps_the_whole_transcript(damage: object) -> None:
+    entries = copy.deepcopy(_compacted().entries)
+    damage(entries, _boundary(entries))  # type: ignore[operator]
+    assert context_start(entries) == 0
