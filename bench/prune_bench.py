@@ -169,8 +169,8 @@ def main(argv: list[str] | None = None) -> None:
     )
     for r in rows:
         print(
-            f"{int(r['entries']):>8} {int(r['context']):>8} {r['raw'] * 1e3:>8.1f} {r['policies'] * 1e3:>9.1f}"
-            f" {r['view'] * 1e3:>8.1f} {r['view'] / r['raw'] - 1:>9.0%}"
+            f"{int(r['entries']):>8} {int(r['context']):>8} {r['raw'] * 1e3:>8.1f}"
+            f" {r['policies'] * 1e3:>9.1f} {r['view'] * 1e3:>8.1f} {r['view'] / r['raw'] - 1:>9.0%}"
             f" {r['policies_trim'] * 1e3:>11.1f} {r['view_trim'] * 1e3:>10.1f}"
             f" {r['view_trim'] / r['raw'] - 1:>9.0%}"
             f" {r['policies_trim'] / r['entries'] * 1e6:>9.2f}"

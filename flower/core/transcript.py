@@ -136,7 +136,9 @@ def active_chain(entries: Sequence[Entry], leaf_uuid: str | None = None) -> list
     summary after it stands for everything before). The walk is then completed with the
     other content-block entries of every assistant reply on the chain (Claude Code streams
     one entry per block sharing ``message.id``) and with the tool results answering them
-    that sit on sibling branches, so a reply is never cut in half.
+    that sit on sibling branches, so a reply is never cut in half. Only entries after
+    the chain's first one complete it: what was written before a compaction boundary
+    never joins the conversation after it.
     """
     # one indexing pass: uuid -> position, reply id -> block entries, tool id -> results,
     # and each entry's own tool_use / tool_result ids (so completing replies rescans nothing)
@@ -215,11 +217,14 @@ def _complete_replies(
     results_at: dict[int, list[Any]],
 ) -> None:
     """Add the sibling block entries of replies on the chain, then results on side
-    branches (hanging off the chain) for tool_uses the chain leaves unanswered."""
+    branches (hanging off the chain) for tool_uses the chain leaves unanswered. Only
+    entries after the chain's first one are taken: nothing written before the root (a
+    compaction boundary, the first prompt) is part of the conversation it starts."""
+    floor = min(on_chain, default=-1)
     added: list[int] = []
     for indices in reply_entries.values():
         if len(indices) > 1 and any(i in on_chain for i in indices):
-            added.extend(i for i in indices if i not in on_chain)
+            added.extend(i for i in indices if i not in on_chain and i > floor)
     on_chain.update(added)
     asked: list[Any] = []
     answered: set[Any] = set()
@@ -235,7 +240,12 @@ def _complete_replies(
         for i in result_entries[tid]:
             entry = entries[i]
             ids = set(results_at.get(i, ()))
-            if i not in on_chain and entry.get("parentUuid") in chain_uuids and not ids & answered:
+            if (
+                i > floor
+                and i not in on_chain
+                and entry.get("parentUuid") in chain_uuids
+                and not ids & answered
+            ):
                 on_chain.add(i)
                 chain_uuids.add(entry.get("uuid"))
                 answered.update(ids)
@@ -251,16 +261,31 @@ def leaf_uuid(entries: Sequence[Entry]) -> str | None:
     return None
 
 
+def is_leaf(entry: Mapping[str, Any]) -> bool:
+    """A main-thread user/assistant entry with a uuid: one the conversation can end on."""
+    kind = entry.get("type")
+    return (
+        (kind == "user" or kind == "assistant")
+        and entry.get("uuid").__class__ is str
+        and not entry.get("isSidechain")
+    )
+
+
+def has_leaf(entries: Sequence[Entry]) -> bool:
+    return any(map(is_leaf, reversed(entries)))
+
+
 def context_start(entries: Sequence[Entry]) -> int:
     """Where the model's context begins: the position of the last compaction boundary
-    when everything the model can see lies at or after it, else 0.
+    when the conversation stands on it, else 0.
 
     After a ``compact_boundary`` (``parentUuid`` null) the summary stands for all that
     came before, so the entries before it are history the model never sees again. The
-    cut is taken only when it provably changes nothing the model sees: the part from the
-    boundary on holds the newest leaf, every parent link in it stays inside it, nothing
-    before it hangs off it, and no streamed reply straddles it. Otherwise 0 (the whole
-    transcript). The checks run at C speed over the history, so deciding is cheap.
+    cut is taken only when it changes nothing the model sees: the part from the boundary
+    on holds the newest leaf and every parent link in it stays inside it, so the active
+    chain walks inside it, and :func:`active_chain` never completes a chain with entries
+    written before its first one. Otherwise 0 (the whole transcript). The history is not
+    read at all, and the part after the boundary is checked at C speed.
     """
     leaf_seen = False
     boundary = 0
@@ -269,12 +294,7 @@ def context_start(entries: Sequence[Entry]) -> int:
         if entry.__class__ is not dict:
             return 0
         if not leaf_seen:
-            kind = entry.get("type")
-            leaf_seen = (
-                (kind == "user" or kind == "assistant")
-                and entry.get("uuid").__class__ is str
-                and not entry.get("isSidechain")
-            )
+            leaf_seen = is_leaf(entry)
         elif (
             entry.get("subtype") == "compact_boundary"
             and entry.get("type") == "system"
@@ -284,34 +304,14 @@ def context_start(entries: Sequence[Entry]) -> int:
             break
     if not boundary:
         return 0
-    history, live = entries[:boundary], entries[boundary:]
-    get = dict.get
+    live = entries[boundary:]
     try:
-        live_uuids = set(map(get, live, repeat("uuid")))
-        parents = set(map(get, live, repeat("parentUuid")))
-        parents.discard(None)
-        live_uuids.discard(None)
-        if not parents <= live_uuids:
-            return 0
-        if not live_uuids.isdisjoint(map(get, history, repeat("parentUuid"))):
-            return 0
-        live_replies = set(_message_ids(live))
-        live_replies.discard(None)
-        if not live_replies.isdisjoint(_message_ids(history)):
-            return 0
-    except TypeError:  # an entry or message that is no dict, an unhashable id: no cut
+        uuids = set(map(dict.get, live, repeat("uuid")))
+        parents = set(map(dict.get, live, repeat("parentUuid")))
+    except TypeError:  # an unhashable id: no cut
         return 0
-    return boundary
-
-
-_NO_MESSAGE: dict[str, Any] = {}
-
-
-def _message_ids(entries: Sequence[Entry]) -> Iterator[Any]:
-    """Each entry's ``message.id`` (None without one), at C speed; a TypeError where an
-    entry or its message is no dict."""
-    messages = map(dict.get, entries, repeat("message"), repeat(_NO_MESSAGE))
-    return map(dict.get, messages, repeat("id"))
+    parents.discard(None)
+    return boundary if parents <= uuids else 0
 
 
 # --------------------------------------------------------------------------- editing

@@ -26,6 +26,7 @@ from operator import not_
 from typing import Any
 
 from flower.core.records import Entry
+from flower.core.transcript import is_leaf
 
 
 class Fallback(Exception):
@@ -549,11 +550,14 @@ class TranscriptIndex:
         base = self.base
         replaced = self.replaced
         dropped = self.dropped
+        floor = min(on_chain) // NOTE_SPAN  # nothing before the chain's first entry joins it
         for reply, group in self.reply_groups(split).items():
             members = [
                 slot
                 for slot in group
-                if slot not in dropped and _in_reply(replaced.get(slot) or base[slot], reply)
+                if slot not in dropped
+                and (slot > floor or slot in chain_slots)
+                and _in_reply(replaced.get(slot) or base[slot], reply)
             ]
             if len(members) > 1 and any(slot in chain_slots for slot in members):
                 for slot in members:
@@ -566,9 +570,9 @@ class TranscriptIndex:
         base = self.base
         for slot in range(len(base) - 1, -1, -1):
             for note in reversed(self.inserted.get(slot, ())):
-                if _is_leaf(note):
+                if is_leaf(note):
                     return notes_at[note["uuid"]]
-            if slot not in self.dropped and _is_leaf(self.replaced.get(slot) or base[slot]):
+            if slot not in self.dropped and is_leaf(self.replaced.get(slot) or base[slot]):
                 return slot * NOTE_SPAN
         return None
 
@@ -601,6 +605,7 @@ class TranscriptIndex:
             if tid not in answered
         ]
         chain_uuids = {entry.get("uuid") for entry in on_chain.values()}
+        floor = min(on_chain)  # nothing before the chain's first entry joins it
         for tid in missing:
             if tid in answered:
                 continue
@@ -613,7 +618,7 @@ class TranscriptIndex:
             ]
             for key in sorted(candidates):
                 slot, k = divmod(key, span)
-                if key in on_chain or (not k and slot in self.dropped):
+                if key in on_chain or key < floor or (not k and slot in self.dropped):
                     continue
                 entry = self.inserted[slot][k - 1] if k else replaced.get(slot) or self.base[slot]
                 ids = _tool_ids(entry)[1]
@@ -659,15 +664,6 @@ def _reply_id(entry: Entry) -> str | None:
         return None
     reply = message.get("id")
     return reply if isinstance(reply, str) else None
-
-
-def _is_leaf(entry: Entry) -> bool:
-    kind = entry.get("type")
-    return (
-        (kind == "user" or kind == "assistant")
-        and entry.get("uuid").__class__ is str
-        and not entry.get("isSidechain")
-    )
 
 
 def _in_reply(entry: Entry, reply: str) -> bool:

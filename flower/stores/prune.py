@@ -24,7 +24,7 @@ import msgspec
 from flower.core.errors import ConfigError, PluginError
 from flower.core.protocols import PruneContext, PruningPolicy, SessionStoreBase
 from flower.core.records import Entry, SessionInfo, SessionKey
-from flower.core.transcript import context_start, repair_conversation
+from flower.core.transcript import context_start, has_leaf, repair_conversation
 from flower.core.transcript_index import TranscriptIndex
 
 if TYPE_CHECKING:
@@ -201,10 +201,13 @@ def prune(
     ``policies`` in order, then the safety-net repair; the history before it is kept
     as stored."""
     start = context_start(entries)
-    current, index = _run_all(entries[start:], policies, ctx)
-    if needs_check(index):
-        current = _finish(current, ctx)[0]
-    return [*entries[:start], *current] if start else current
+    while True:
+        current, index = _run_all(entries[start:], policies, ctx)
+        if needs_check(index):
+            current = _finish(current, ctx)[0]
+        if not start or has_leaf(current):
+            return [*entries[:start], *current] if start else current
+        start = 0  # the policies left no leaf after the boundary: prune it all
 
 
 def _diff(before: list[Entry], after: list[Entry], stats: PolicyStats) -> None:
@@ -312,22 +315,25 @@ def prune_with_stats(
     zero bytes saved. The last row, ``(repair)``, is the safety net.
     """
     start = context_start(entries)
-    current = list(entries[start:])
-    report: list[PolicyStats] = []
-    index: TranscriptIndex | None = None
-    for indexed, run in _runs(policies):
-        if indexed:
-            current, rows, index = _stats_indexed(current, run, ctx)
-        else:
-            (current, rows), index = _stats_generic(current, run, ctx), None
-        report += rows
-    repair = PolicyStats(REPAIR_STEP)
-    if needs_check(index):
-        result, repair.notes = _finish(current, ctx)
-        _diff(current, result, repair)
-        current = result
-    report.append(repair)
-    return [*entries[:start], *current] if start else current, report
+    while True:
+        current = list(entries[start:])
+        report: list[PolicyStats] = []
+        index: TranscriptIndex | None = None
+        for indexed, run in _runs(policies):
+            if indexed:
+                current, rows, index = _stats_indexed(current, run, ctx)
+            else:
+                (current, rows), index = _stats_generic(current, run, ctx), None
+            report += rows
+        repair = PolicyStats(REPAIR_STEP)
+        if needs_check(index):
+            result, repair.notes = _finish(current, ctx)
+            _diff(current, result, repair)
+            current = result
+        report.append(repair)
+        if not start or has_leaf(current):
+            return [*entries[:start], *current] if start else current, report
+        start = 0  # as in prune: no leaf left after the boundary
 
 
 # --------------------------------------------------------------------------- policies

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import warnings
 from pathlib import Path
 
@@ -14,9 +15,22 @@ from flower.core.config import Settings, load_settings
 from flower.core.errors import ConfigError
 from flower.core.protocols import PruneContext
 from flower.core.records import SessionKey
-from flower.core.transcript import check_conversation, conversation
-from flower.stores.prune import PruningSessionStore, PruningWarning, policy_names, prune_with_stats
-from flower_plugins.pruning import Denials, SyntheticErrors
+from flower.core.transcript import (
+    INTERRUPTED_NOTE,
+    check_conversation,
+    context_start,
+    conversation,
+    conversation_problems,
+    drop_entries,
+)
+from flower.stores.prune import (
+    PruningSessionStore,
+    PruningWarning,
+    policy_names,
+    prune,
+    prune_with_stats,
+)
+from flower_plugins.pruning import Denials, Interrupted, SyntheticErrors
 
 KEY = SessionKey("-home-user-proj", "sess-1")
 
@@ -204,3 +218,38 @@ def test_other_store_methods_are_delegated() -> None:
     assert store.find_session("sess-1") == KEY
     assert [s.session_id for s in store.list_sessions("-home-user-proj")] == ["sess-1"]
     assert store.loads == inner.loads  # unknown attributes reach the inner store
+
+
+class _DropUsers:
+    """A policy dropping fixed user entries (here: every one after the compaction)."""
+
+    name = "drop-users"
+
+    def __init__(self, uuids: list[str]) -> None:
+        self.uuids = set(uuids)
+
+    def prune(self, entries: list[dict], ctx: PruneContext) -> list[dict]:
+        return drop_entries(entries, [e["uuid"] for e in entries if e.get("uuid") in self.uuids])
+
+
+def test_a_chain_that_leaves_nothing_after_the_compaction_prunes_the_whole_transcript(
+    tmp_path: Path,
+) -> None:
+    b = TranscriptBuilder()
+    b.user("build it")
+    b.cut("make")  # a call that never got its result, before the compaction
+    b.compact("Summary.")
+    b.user("go on")
+    start = context_start(b.entries)
+    assert start
+    live_users = [e["uuid"] for e in b.entries[start:] if e["type"] == "user"]
+    policies = [_DropUsers(live_users), Interrupted()]
+
+    pruned = prune(b.entries, policies, PruneContext(run_dir=tmp_path))
+    # the conversation now ends in the history, so the history was pruned as well: the
+    # cut call there got its interrupted note
+    assert conversation_problems(conversation(pruned)) == []
+    assert INTERRUPTED_NOTE in json.dumps(conversation(pruned))
+    report = prune_with_stats(b.entries, policies, PruneContext(run_dir=tmp_path))
+    assert report[0] == pruned
+    assert {row.policy: row.added for row in report[1]}["interrupted"] == 1

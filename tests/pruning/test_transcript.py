@@ -288,35 +288,35 @@ def test_a_fork_back_into_the_history_keeps_the_whole_transcript() -> None:
     assert active_chain(b.entries)[0]["uuid"] == first
 
 
-def test_history_linked_to_the_live_part_keeps_the_whole_transcript() -> None:
+def test_history_never_joins_the_conversation_after_the_boundary() -> None:
     entries = copy.deepcopy(_compacted().entries)
     start = _boundary(entries)
-    assert context_start(entries) == start
+    live_chain = active_chain(entries[start:])
+    # a side branch hanging off the live part, and a block of a live reply, both written
+    # before the boundary (damaged or hand-edited data): still history
     hanging = copy.deepcopy(entries[1])
     hanging["uuid"] = "hangs-off-the-live-part"
-    hanging["parentUuid"] = entries[-1]["uuid"]  # a side branch written out of order
-    assert context_start([*entries[:start], hanging, *entries[start:]]) == 0
-
-    straddling = copy.deepcopy(entries)
-    live_reply = next(
-        e for e in straddling[start:] if e["type"] == "assistant" and e["message"].get("id")
-    )
-    old_reply = next(e for e in straddling[:start] if e["type"] == "assistant")
-    old_reply["message"]["id"] = live_reply["message"]["id"]  # a reply split by the cut
-    assert context_start(straddling) == 0
+    hanging["parentUuid"] = entries[-1]["uuid"]
+    straddling = copy.deepcopy(next(e for e in entries[start:] if e["type"] == "assistant"))
+    straddling["uuid"] = "a-block-written-before-the-boundary"
+    damaged = [hanging, straddling, *entries[:start], *entries[start:]]
+    assert context_start(damaged) == start + 2
+    assert active_chain(damaged) == live_chain
 
 
 @pytest.mark.parametrize(
     "damage",
     [
-        lambda es, start: es.insert(1, "not an entry"),
-        lambda es, start: es[1].__setitem__("message", "not a message"),
+        lambda es, start: es.insert(start + 2, "not an entry"),
         lambda es, start: es[start + 2].__setitem__("parentUuid", ["unhashable"]),
         lambda es, start: es[start + 2].__setitem__("parentUuid", "nowhere"),
+        lambda es, start: es[start + 2].__setitem__("parentUuid", es[0]["uuid"]),
     ],
-    ids=["entry-not-a-dict", "message-not-a-dict", "unhashable-parent", "dangling-parent"],
+    ids=["entry-not-a-dict", "unhashable-parent", "dangling-parent", "parent-in-history"],
 )
-def test_damaged_data_keeps_the_whole_transcript(damage: object) -> None:
+def test_a_live_part_that_does_not_stand_alone_keeps_the_whole_transcript(
+    damage: object,
+) -> None:
     entries = copy.deepcopy(_compacted().entries)
     damage(entries, _boundary(entries))  # type: ignore[operator]
     assert context_start(entries) == 0
