@@ -23,6 +23,7 @@ import copy
 import uuid as uuid_module
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from itertools import repeat
+from operator import indexOf
 from typing import Any
 
 from flower.core.errors import FlowerError
@@ -287,22 +288,22 @@ def context_start(entries: Sequence[Entry]) -> int:
     written before its first one. Otherwise 0 (the whole transcript). The history is not
     read at all, and the part after the boundary is checked at C speed.
     """
-    leaf_seen = False
-    boundary = 0
-    for i in range(len(entries) - 1, 0, -1):
-        entry = entries[i]
-        if entry.__class__ is not dict:
+    try:
+        newest = next(i for i in range(len(entries) - 1, 0, -1) if is_leaf(entries[i]))
+    except (StopIteration, AttributeError):  # no leaf, or an entry that is no dict
+        return 0
+    boundary = newest
+    while boundary > 0:
+        # the newest "compact_boundary" subtype before ``boundary``, searched at C speed
+        before = map(dict.get, entries[boundary - 1 :: -1], repeat("subtype"))
+        try:
+            boundary -= 1 + indexOf(before, "compact_boundary")
+        except (ValueError, TypeError):  # none left, or an entry that is no dict
             return 0
-        if not leaf_seen:
-            leaf_seen = is_leaf(entry)
-        elif (
-            entry.get("subtype") == "compact_boundary"
-            and entry.get("type") == "system"
-            and entry.get("parentUuid") is None
-        ):
-            boundary = i
+        entry = entries[boundary]
+        if entry.get("type") == "system" and entry.get("parentUuid") is None:
             break
-    if not boundary:
+    if boundary <= 0:
         return 0
     live = entries[boundary:]
     try:

@@ -320,3 +320,17 @@ def test_a_live_part_that_does_not_stand_alone_keeps_the_whole_transcript(
     entries = copy.deepcopy(_compacted().entries)
     damage(entries, _boundary(entries))  # type: ignore[operator]
     assert context_start(entries) == 0
+
+
+def test_only_a_system_boundary_without_a_parent_starts_the_context() -> None:
+    entries = copy.deepcopy(_compacted().entries)
+    start = _boundary(entries)
+    real = entries[start]
+    not_system = {**real, "type": "user", "isSidechain": True, "uuid": "decoy-1"}
+    with_parent = {**real, "uuid": "decoy-2", "parentUuid": real["uuid"]}
+    for decoy in (not_system, with_parent):
+        if decoy is not_system:
+            decoy["parentUuid"] = real["uuid"]
+        spliced = [*entries[: start + 1], decoy, *entries[start + 1 :]]
+        assert context_start(spliced) == start  # the real boundary, before the decoy
+    assert context_start(entries[start:]) == 0  # a boundary first: nothing before it
