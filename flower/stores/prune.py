@@ -1,7 +1,9 @@
 """``PruningSessionStore``: a read view over any SessionStore, pruned for the model.
 
-``append`` passes straight through; ``load`` returns the stored transcript run through
-an ordered chain of pruning policies, then made a valid Messages API conversation by
+``append`` passes straight through; ``load`` returns the stored transcript with the
+model's context (from the last compaction boundary on, see
+:func:`flower.core.transcript.context_start`) run through an ordered chain of pruning
+policies, then made a valid Messages API conversation by
 :func:`flower.core.transcript.repair_conversation`. Storage is never modified:
 ``load_raw`` (or the inner store) still returns everything as written.
 
@@ -14,10 +16,10 @@ from __future__ import annotations
 import contextlib
 import gc
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
 TRIM_POLICY = "trim"
 EPHEMERAL_POLICY = "ephemeral"
 REPAIR_STEP = "(repair)"
+_T = TypeVar("_T")
 
 
 class PruningWarning(UserWarning):
@@ -200,14 +203,25 @@ def prune(
     """Run the model's part of ``entries`` (from :func:`context_start` on) through
     ``policies`` in order, then the safety-net repair; the history before it is kept
     as stored."""
+
+    def prune_part(part: Sequence[Entry]) -> tuple[list[Entry], None]:
+        current, index = _run_all(part, policies, ctx)
+        return (_finish(current, ctx)[0] if needs_check(index) else current), None
+
+    return _from_context_start(entries, prune_part)[0]
+
+
+def _from_context_start(
+    entries: Sequence[Entry], prune_part: Callable[[Sequence[Entry]], tuple[list[Entry], _T]]
+) -> tuple[list[Entry], _T]:
+    """``prune_part`` on the model's context (from :func:`context_start` on), the history
+    before it kept as stored; on the whole transcript when the pruned context is left
+    with no leaf (the conversation would then end in the unpruned history)."""
     start = context_start(entries)
-    while True:
-        current, index = _run_all(entries[start:], policies, ctx)
-        if needs_check(index):
-            current = _finish(current, ctx)[0]
-        if not start or has_leaf(current):
-            return [*entries[:start], *current] if start else current
-        start = 0  # the policies left no leaf after the boundary: prune it all
+    current, extra = prune_part(entries[start:])
+    if start and not has_leaf(current):
+        return prune_part(entries)
+    return ([*entries[:start], *current] if start else current), extra
 
 
 def _diff(before: list[Entry], after: list[Entry], stats: PolicyStats) -> None:
@@ -314,9 +328,9 @@ def prune_with_stats(
     A re-linked entry (only its ``parentUuid`` changed) counts as changed with about
     zero bytes saved. The last row, ``(repair)``, is the safety net.
     """
-    start = context_start(entries)
-    while True:
-        current = list(entries[start:])
+
+    def prune_part(part: Sequence[Entry]) -> tuple[list[Entry], list[PolicyStats]]:
+        current = list(part)
         report: list[PolicyStats] = []
         index: TranscriptIndex | None = None
         for indexed, run in _runs(policies):
@@ -331,9 +345,9 @@ def prune_with_stats(
             _diff(current, result, repair)
             current = result
         report.append(repair)
-        if not start or has_leaf(current):
-            return [*entries[:start], *current] if start else current, report
-        start = 0  # as in prune: no leaf left after the boundary
+        return current, report
+
+    return _from_context_start(entries, prune_part)
 
 
 # --------------------------------------------------------------------------- policies
