@@ -512,24 +512,40 @@ def _safe_name(value: str) -> str:
     return name[:150]
 
 
-def save_once(path: Path, data: bytes) -> Path:
+def save_once(path: Path | str, data: bytes) -> Path:
     """Write ``data`` to ``path`` atomically unless it already holds it; if ``path`` holds
-    something else, use ``<stem>-<sha256[:12]>.txt`` beside it. Returns the path used."""
-    import hashlib  # imported on use: this module is loaded at every CLI start
+    something else, use ``<stem>-<sha256[:12]>.txt`` beside it. Returns the path used.
 
-    from flower.core.fileperms import private_dir, replaced_atomically
+    A resume checks every trimmed result's file, so the usual case (the file is there
+    and holds ``data``) costs one ``stat`` and one read, through ``os`` directly."""
+    held = _holds(path, data)
+    if held:
+        return Path(path)
+    path = Path(path)
+    if held is False:
+        import hashlib  # imported on use: this module is loaded at every CLI start
 
-    if path.exists():
-        if path.stat().st_size == len(data) and path.read_bytes() == data:
-            return path
         digest = hashlib.sha256(data).hexdigest()[:12]
         path = path.with_name(f"{path.stem}-{digest}{path.suffix}")
         if path.exists():
             return path
+    from flower.core.fileperms import private_dir, replaced_atomically
+
     private_dir(path.parent)
     with replaced_atomically(path, durable=False) as handle:
         handle.write(data)
     return path
+
+
+def _holds(path: Path | str, data: bytes) -> bool | None:
+    """Whether the file at ``path`` holds exactly ``data`` (``None``: there is no file)."""
+    try:
+        if os.stat(path).st_size != len(data):
+            return False
+        with open(path, "rb") as handle:
+            return handle.read() == data
+    except FileNotFoundError:
+        return None
 
 
 class Trim:
@@ -670,7 +686,7 @@ class Trim:
                 path = known
             else:
                 try:
-                    path = save_once(Path(target), data)
+                    path = save_once(target, data)
                 except OSError:
                     return block  # nothing may be lost: keep the full result in context
                 self._saved[(target, len(data))] = path

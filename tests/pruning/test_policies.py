@@ -241,6 +241,25 @@ def test_trim_does_not_overwrite_a_different_file_with_the_same_name(tmp_path: P
     assert str(other.resolve()) in str(conversation(out))
 
 
+def test_trim_compares_content_not_only_size(tmp_path: Path) -> None:
+    b = TranscriptBuilder(session_id="s")
+    tid = _long_session(b, "z" * 5000)
+    clash = tmp_path / "trimmed" / "s" / f"{tid}.txt"
+    clash.parent.mkdir(parents=True, mode=0o700)
+    clash.write_text("q" * 5000)  # the same size, another content (a redacted copy, say)
+    out = Trim(min_chars=1000, keep_recent_turns=1).prune(b.entries, PruneContext(run_dir=tmp_path))
+    [other] = [p for p in clash.parent.iterdir() if p != clash]
+    assert other.read_text() == "z" * 5000 and clash.read_text() == "q" * 5000
+    assert str(other.resolve()) in str(conversation(out))
+    # a second process (a new policy) finds both files and writes nothing
+    mtimes = {p.name: p.stat().st_mtime_ns for p in clash.parent.iterdir()}
+    again = Trim(min_chars=1000, keep_recent_turns=1).prune(
+        b.entries, PruneContext(run_dir=tmp_path)
+    )
+    assert again == out
+    assert {p.name: p.stat().st_mtime_ns for p in clash.parent.iterdir()} == mtimes
+
+
 def test_trim_dry_run_writes_nothing(tmp_path: Path) -> None:
     b = TranscriptBuilder()
     _long_session(b, "w" * 5000)
