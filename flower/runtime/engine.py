@@ -16,7 +16,7 @@ import warnings
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -30,6 +30,9 @@ from flower.runtime.loop import Conversation, IncompleteResponseError, Tally, co
 from flower.runtime.persist import TranscriptWriter
 from flower.runtime.pricing import price_for, price_table
 from flower.runtime.spec import AgentSpec, StepResult
+
+if TYPE_CHECKING:
+    from flower.stores.prune import PruningSessionStore
 
 
 class MissingAPIKeyError(FlowerError):
@@ -116,7 +119,7 @@ class Runtime:
             settings = msgspec.structs.replace(settings, run_dir=str(self.run_dir))
         self.settings = settings
         self._store = store
-        self._view: SessionStoreBase | None = None
+        self._view: PruningSessionStore | None = None
         self.client = client
         self.resilience = resilience
         self.on_event = on_event
@@ -136,7 +139,7 @@ class Runtime:
         return self._store
 
     @property
-    def view(self) -> SessionStoreBase:
+    def view(self) -> PruningSessionStore:
         """The pruning view over :attr:`store`: what the model is shown on resume."""
         if self._view is None:
             from flower.stores.prune import PruningSessionStore
@@ -378,7 +381,9 @@ class Runtime:
             session.writer = TranscriptWriter(
                 self.store, key, str(self.workspace), leaf_uuid(raw) or _last_uuid(raw)
             )
-        pruned = self.view.load(key) or []
+            pruned = self.view.prune_loaded(key, raw)  # one read of the store, not two
+        else:
+            pruned = self.view.load(key) or []
         messages = to_messages(active_chain(pruned))
         session.writer.user_prompt(text)
         from flower.runtime.loop import push

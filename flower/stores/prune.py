@@ -458,8 +458,11 @@ class PruningSessionStore(SessionStoreBase):
 
     def load(self, key: SessionKey) -> list[Entry] | None:
         raw = self.inner.load(key)
-        if raw is None:
-            return None
+        return None if raw is None else self.prune_loaded(key, raw)
+
+    def prune_loaded(self, key: SessionKey, raw: Sequence[Entry]) -> list[Entry]:
+        """The view of ``raw``, the transcript of ``key`` the caller already loaded (a
+        resume that needs both reads the store once)."""
         # Pruning allocates many small containers and frees none of them in cycles; the
         # collector's repeated full scans of a large transcript cost more than the
         # pruning itself, so it is paused for the duration (and restored after).

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from flower.core.errors import UnknownSessionError
+from flower.core.records import SessionKey
 from flower.core.transcript import check_conversation
 from flower.runtime.engine import MissingAPIKeyError, Runtime
 from flower.runtime.events import StepDone, TextDelta, ToolCall, ToolResult, TurnEnd
@@ -136,6 +137,24 @@ def test_resume_continues_the_same_chain_and_sends_the_full_conversation(
     assert sent[-1]["content"][-1]["text"] == "And now?"
     assert rt2.has_session(first.session_id)
     assert rt2.context_size(first.session_id) == 10
+
+
+def test_a_resume_reads_the_transcript_from_the_store_once(
+    make_runtime: MakeRuntime, fake_api: FakeMessagesAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_api.add(text("tulip"))
+    first = run(make_runtime().run(READER, "Which flower?"))
+    fake_api.add(text("Still tulip."))
+    rt = make_runtime()
+    key = rt.key(first.session_id)
+    loads: list[SessionKey] = []
+    load = rt.store.load
+    monkeypatch.setattr(rt.store, "load", lambda k: loads.append(k) or load(k))
+
+    second = run(rt.run(READER, "And now?", resume=first.session_id))
+    assert second.ok and second.resumed
+    assert loads == [key]  # the writer's leaf and the pruned view share one read
+    assert fake_api.requests[-1].messages[-1]["content"][-1]["text"] == "And now?"
 
 
 def test_resume_of_an_unknown_session_is_a_clear_error(make_runtime: MakeRuntime) -> None:
