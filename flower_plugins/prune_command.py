@@ -34,7 +34,7 @@ def prune_report(
             raise UnknownSessionError(f"no session {session_id!r} in the session store")
         view = PruningSessionStore.from_settings(store, settings, trim=trim)
         view.options["dry_run"] = True
-        pruned, stats = view.load_with_stats(key) or ([], [])
+        pruned, stats = view.prune_loaded_with_stats(key, raw)
     finally:
         store.close()
     before = sum(model_bytes(e) for e in active_chain(raw))

@@ -476,8 +476,12 @@ class PruningSessionStore(SessionStoreBase):
 
     def load_with_stats(self, key: SessionKey) -> tuple[list[Entry], list[PolicyStats]] | None:
         raw = self.inner.load(key)
-        if raw is None:
-            return None
+        return None if raw is None else self.prune_loaded_with_stats(key, raw)
+
+    def prune_loaded_with_stats(
+        self, key: SessionKey, raw: Sequence[Entry]
+    ) -> tuple[list[Entry], list[PolicyStats]]:
+        """:meth:`prune_loaded`, with what each policy did."""
         return prune_with_stats(raw, self.policies, self.context(key))
 
     def iter_entries(self, key: SessionKey) -> Iterator[Entry]:

@@ -60,6 +60,12 @@ def test_append_passes_through_and_storage_keeps_everything(tmp_path: Path) -> N
     assert inner.data[KEY] == raw  # a load never writes back
     assert store.load(SessionKey("p", "unknown")) is None
     assert store.list_projects() == ["-home-user-proj"]
+    # what a caller already loaded gives the same view, with or without the counts
+    assert store.prune_loaded(KEY, raw) == pruned
+    with_stats = store.load_with_stats(KEY)
+    assert with_stats is not None and with_stats[0] == pruned
+    assert store.prune_loaded_with_stats(KEY, raw)[0] == pruned
+    assert store.load_with_stats(SessionKey("p", "unknown")) is None
 
 
 def test_from_settings_builds_the_configured_chain(tmp_path: Path) -> None:
