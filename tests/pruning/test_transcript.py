@@ -22,6 +22,7 @@ from flower.core.transcript import (
     repair_conversation,
     to_messages,
 )
+from flower.core.transcript_index import TranscriptIndex
 
 
 def _e(uid: str, parent: str | None, kind: str = "user", **extra: object) -> dict:
@@ -302,6 +303,7 @@ def test_history_never_joins_the_conversation_after_the_boundary() -> None:
     damaged = [hanging, straddling, *entries[:start], *entries[start:]]
     assert context_start(damaged) == start + 2
     assert active_chain(damaged) == live_chain
+    assert TranscriptIndex(damaged).active_chain() == live_chain  # the fast path agrees
 
 
 @pytest.mark.parametrize(
