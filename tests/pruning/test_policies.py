@@ -260,6 +260,17 @@ def test_trim_compares_content_not_only_size(tmp_path: Path) -> None:
     assert {p.name: p.stat().st_mtime_ns for p in clash.parent.iterdir()} == mtimes
 
 
+def test_holds_tells_a_missing_file_from_a_different_one(tmp_path: Path) -> None:
+    from flower_plugins.pruning import holds
+
+    path = tmp_path / "toolu_1.txt"
+    assert holds(path, b"abc") is None
+    path.write_bytes(b"abc")
+    assert holds(path, b"abc") is True and holds(str(path), b"abc") is True
+    assert holds(path, b"abd") is False  # same size, other bytes
+    assert holds(path, b"abcd") is False and holds(path, b"ab") is False
+
+
 def test_trim_dry_run_writes_nothing(tmp_path: Path) -> None:
     b = TranscriptBuilder()
     _long_session(b, "w" * 5000)
