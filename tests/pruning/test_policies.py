@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import os
 from pathlib import Path
 
 import pytest
@@ -269,6 +270,10 @@ def test_holds_tells_a_missing_file_from_a_different_one(tmp_path: Path) -> None
     assert holds(path, b"abc") is True and holds(str(path), b"abc") is True
     assert holds(path, b"abd") is False  # same size, other bytes
     assert holds(path, b"abcd") is False and holds(path, b"ab") is False
+    fifo = tmp_path / "toolu_2.txt"
+    os.mkfifo(fifo)  # no writer: a blocking open would hang here
+    assert holds(fifo, b"") is False
+    assert holds(tmp_path, b"x" * tmp_path.stat().st_size) is False  # a folder
 
 
 def test_trim_dry_run_writes_nothing(tmp_path: Path) -> None:
