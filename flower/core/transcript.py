@@ -241,10 +241,12 @@ def _complete_replies(
         for i in result_entries[tid]:
             entry = entries[i]
             ids = set(results_at.get(i, ()))
+            parent = entry.get("parentUuid")
             if (
                 i > floor
                 and i not in on_chain
-                and entry.get("parentUuid") in chain_uuids
+                and parent.__class__ is str
+                and parent in chain_uuids
                 and not ids & answered
             ):
                 on_chain.add(i)
@@ -395,27 +397,35 @@ def insert_after(entries: Sequence[Entry], anchor_uuid: str, new_entry: Entry) -
 def insert_chains(entries: Sequence[Entry], inserts: Mapping[str, Sequence[Entry]]) -> list[Entry]:
     """Several :func:`insert_after` in one pass: after each anchor uuid, its new entries
     as a little chain (anchor -> first -> ... -> last); the anchor's former children
-    become children of the last one. Raises ``KeyError`` for an anchor not present."""
+    become children of the last one. Raises ``KeyError`` for an anchor not present.
+
+    A uuid that (in damaged data) several entries carry anchors at its last entry: the
+    one :func:`active_chain` resolves the uuid to."""
     if not inserts:
         return list(entries)
-    relink: dict[str, str] = {}
+    anchor_at = {uid: i for i, uid in enumerate(map(_str_uuid, entries)) if uid in inserts}
+    missing = set(inserts) - anchor_at.keys()
+    if missing:
+        raise KeyError(f"no entry with uuid {sorted(missing)[0]!r} to insert after")
+    # every child of an anchor moves below its notes, also one written before it
+    relink = {uid: new[-1]["uuid"] for uid, new in inserts.items() if new}
     out: list[Entry] = []
-    found: set[str] = set()
-    for entry in entries:
+    for i, entry in enumerate(entries):
         parent = entry.get("parentUuid")
-        out.append({**entry, "parentUuid": relink[parent]} if parent in relink else entry)
+        relinked = parent.__class__ is str and parent in relink  # (damaged links: left alone)
+        out.append({**entry, "parentUuid": relink[parent]} if relinked else entry)
         uid = entry.get("uuid")
-        if uid in inserts and uid not in found:
-            found.add(uid)
+        if uid.__class__ is str and uid in inserts and anchor_at[uid] == i:
             previous = uid
             for new in inserts[uid]:
                 out.append({**new, "parentUuid": previous})
                 previous = new["uuid"]
-            relink[uid] = previous
-    missing = set(inserts) - found
-    if missing:
-        raise KeyError(f"no entry with uuid {sorted(missing)[0]!r} to insert after")
     return out
+
+
+def _str_uuid(entry: Mapping[str, Any]) -> str | None:
+    uid = entry.get("uuid")
+    return uid if uid.__class__ is str else None
 
 
 def with_content(entry: Entry, content: list[Any] | str) -> Entry:
@@ -688,17 +698,54 @@ def repair_conversation(entries: Sequence[Entry]) -> tuple[list[Entry], list[str
     removed, and a chain that starts with the assistant gets a short user note first.
     Returns the entries unchanged (same list content) and ``[]`` when all was valid.
     """
-    out = list(entries)
+    out = without_repeats(entries)
     fixes: list[str] = []
-    for _ in range(3):
+    if len(out) != len(entries):
+        fixes.append(f"kept only the last copy of {len(entries) - len(out)} repeated entries")
+    for attempt in range(6):
         chain = active_chain(out)
         if not conversation_problems(to_messages(chain)):
-            return out, fixes
-        out, step = _repair_once(out, chain)
-        if not step:
             break
+        if attempt == 3:
+            # damaged links (a reply split across branches, a parent skipping the
+            # summary) can keep the fixes off the walked chain: link the chain's
+            # entries one after the other, then fix that
+            out = _linked_in_order(out, chain)
+            fixes.append("re-linked the conversation's entries in order")
+            continue
+        out, step = _repair_once(out, chain)
         fixes.extend(step)
     return out, fixes
+
+
+def _linked_in_order(entries: list[Entry], chain: list[Entry]) -> list[Entry]:
+    """``entries`` with each entry of ``chain`` re-linked to the one before it."""
+    on_chain = {id(entry) for entry in chain}
+    out: list[Entry] = []
+    previous: str | None = None
+    for entry in entries:
+        if id(entry) in on_chain:
+            if entry.get("parentUuid") != previous:
+                entry = {**entry, "parentUuid": previous}
+            previous = entry.get("uuid")
+        out.append(entry)
+    return out
+
+
+def without_repeats(entries: Sequence[Entry]) -> list[Entry]:
+    """``entries`` with each uuid once, at its last copy (the one :func:`active_chain`
+    resolves it to); entries without a uuid all stay. Damaged or merged transcripts can
+    hold an entry twice, and the model must not be sent it twice."""
+    try:
+        uuids = list(map(dict.get, entries, repeat("uuid")))
+        distinct = set(uuids)
+    except TypeError:  # an entry that is no dict, an unhashable uuid: left to the repair
+        return list(entries)
+    distinct.discard(None)
+    if len(distinct) == len(uuids) - uuids.count(None):
+        return list(entries)
+    last = {uid: i for i, uid in enumerate(uuids) if uid is not None}
+    return [e for i, e in enumerate(entries) if uuids[i] is None or last[uuids[i]] == i]
 
 
 def _repair_once(entries: list[Entry], chain: list[Entry]) -> tuple[list[Entry], list[str]]:
@@ -755,7 +802,8 @@ def _repair_once(entries: list[Entry], chain: list[Entry]) -> tuple[list[Entry],
         note["uuid"] = str(uuid_module.uuid5(SYNTHETIC_NAMESPACE, f"omitted:{root['uuid']}"))
         note["parentUuid"] = root.get("parentUuid")
         note["message"] = {"role": "user", "content": OMITTED_NOTE}
-        at = next(i for i, e in enumerate(out) if e.get("uuid") == root["uuid"])
+        # the last entry with the root's uuid: the one the walk reached
+        at = max(i for i, e in enumerate(out) if e.get("uuid") == root["uuid"])
         out = [*out[:at], note, {**out[at], "parentUuid": note["uuid"]}, *out[at + 1 :]]
         fixes.append("added a user note before a chain that started with the assistant")
     return out, fixes

@@ -358,7 +358,7 @@ class TranscriptIndex:
     def insert_many(self, inserts: dict[int, list[Entry]]) -> None:
         """What :func:`~flower.core.transcript.insert_chains` does: after each anchor
         slot its notes as a little chain; the anchor's later children move below it."""
-        last_of: dict[str, tuple[int, str]] = {}  # anchor uuid -> (slot, last note uuid)
+        last_of: dict[str, str] = {}  # anchor uuid -> its last note's uuid
         for slot in sorted(inserts):
             if slot in self.inserted or slot in self.dropped:
                 raise Fallback("inserting twice after one entry")
@@ -372,12 +372,10 @@ class TranscriptIndex:
                 previous = new["uuid"]
                 self._count(new, 1)
             self.inserted[slot] = chain
-            last_of[uid] = (slot, previous)
-        for child in self._linked_to(last_of, "parentUuid"):
+            last_of[uid] = previous
+        for child in self._linked_to(last_of, "parentUuid"):  # written before it too
             entry = self.replaced.get(child, self.base[child])
-            slot, last = last_of[entry["parentUuid"]]
-            if child > slot:
-                self.replaced[child] = _with(entry, "parentUuid", last)
+            self.replaced[child] = _with(entry, "parentUuid", last_of[entry["parentUuid"]])
 
     def replace_note(self, note: Entry, new: Entry) -> None:
         for chain in self.inserted.values():
@@ -629,7 +627,12 @@ class TranscriptIndex:
                     or entry.get("uuid").__class__ is not str
                 ):
                     continue
-                if entry.get("parentUuid") in chain_uuids and not answered.intersection(ids):
+                parent = entry.get("parentUuid")
+                if (
+                    parent.__class__ is str
+                    and parent in chain_uuids
+                    and not answered.intersection(ids)
+                ):
                     on_chain[key] = entry
                     chain_uuids.add(entry.get("uuid"))
                     answered.update(ids)
