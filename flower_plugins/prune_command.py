@@ -21,7 +21,7 @@ def prune_report(
 ) -> dict[str, Any]:
     """The per-policy report for one stored session, as plain data."""
     from flower.core.config import load_settings
-    from flower.core.transcript import active_chain, context_start, context_tokens, to_messages
+    from flower.core.transcript import active_chain, context_tokens, to_messages
     from flower.stores.open import open_session_store
     from flower.stores.prune import PruningSessionStore, estimate_tokens, model_bytes
 
@@ -34,7 +34,7 @@ def prune_report(
             raise UnknownSessionError(f"no session {session_id!r} in the session store")
         view = PruningSessionStore.from_settings(store, settings, trim=trim)
         view.options["dry_run"] = True
-        pruned, stats = view.prune_loaded_with_stats(key, raw)
+        pruned, stats, history = view.prune_loaded_in_detail(key, raw)
     finally:
         store.close()
     before = sum(model_bytes(e) for e in active_chain(raw))
@@ -43,7 +43,7 @@ def prune_report(
         "session_id": session_id,
         "project_key": key.project_key,
         # entries before the last compaction boundary: out of context, kept as stored
-        "entries": {"raw": len(raw), "pruned": len(pruned), "history": context_start(raw)},
+        "entries": {"raw": len(raw), "pruned": len(pruned), "history": history},
         "messages": {
             "raw": len(to_messages(active_chain(raw))),
             "pruned": len(to_messages(active_chain(pruned))),

@@ -137,8 +137,8 @@ def collect(store: Any, keys: list[SessionKey], view: Any) -> Stats:
         for key in (main, *(main.child(sub) for sub in subpaths)):
             raw = store.load(key) or []
             stats.add_entries(raw)
-            pruned, policies = view.prune_loaded_with_stats(key, raw)
-            stats.add_pruning(raw, pruned, policies)
+            detail = view.prune_loaded_in_detail(key, raw)
+            stats.add_pruning(raw, detail.entries, detail.policies)
         if len(keys) == 1:
             stats.last_context_tokens = context_tokens(store.last_usage(main))
     return stats

@@ -19,7 +19,7 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import msgspec
 
@@ -213,15 +213,23 @@ def prune(
 
 def _from_context_start(
     entries: Sequence[Entry], prune_part: Callable[[Sequence[Entry]], tuple[list[Entry], _T]]
-) -> tuple[list[Entry], _T]:
+) -> tuple[list[Entry], _T, int]:
     """``prune_part`` on the model's context (from :func:`context_start` on), the history
     before it kept as stored; on the whole transcript when the pruned context is left
-    with no leaf (the conversation would then end in the unpruned history)."""
+    with no leaf (the conversation would then end in the unpruned history). Returns the
+    view, what ``prune_part`` reported, and how many entries were kept as history."""
     start = context_start(entries)
-    current, extra = prune_part(entries[start:])
-    if start and not has_leaf(current):
-        return prune_part(entries)
-    return ([*entries[:start], *current] if start else current), extra
+    if not start:
+        return (*prune_part(entries), 0)
+    # the warnings of a pass whose output may be discarded are held back until it is used
+    with warnings.catch_warnings(record=True) as held:
+        warnings.simplefilter("always")
+        current, extra = prune_part(entries[start:])
+    if not has_leaf(current):
+        return (*prune_part(entries), 0)
+    for caught in held:
+        warnings.warn_explicit(caught.message, caught.category, caught.filename, caught.lineno)
+    return [*entries[:start], *current], extra, start
 
 
 def _diff(before: list[Entry], after: list[Entry], stats: PolicyStats) -> None:
@@ -320,6 +328,14 @@ def _stats_indexed(
         return (*_stats_generic(entries, policies, ctx), None)
 
 
+class PruneDetail(NamedTuple):
+    """A pruned view and what made it."""
+
+    entries: list[Entry]
+    policies: list[PolicyStats]  # each policy's counts, then the safety net's
+    history: int  # entries before the model's context, kept as stored (0: none)
+
+
 def prune_with_stats(
     entries: Sequence[Entry], policies: Sequence[PruningPolicy], ctx: PruneContext
 ) -> tuple[list[Entry], list[PolicyStats]]:
@@ -328,6 +344,14 @@ def prune_with_stats(
     A re-linked entry (only its ``parentUuid`` changed) counts as changed with about
     zero bytes saved. The last row, ``(repair)``, is the safety net.
     """
+    detail = prune_in_detail(entries, policies, ctx)
+    return detail.entries, detail.policies
+
+
+def prune_in_detail(
+    entries: Sequence[Entry], policies: Sequence[PruningPolicy], ctx: PruneContext
+) -> PruneDetail:
+    """:func:`prune_with_stats`, and how much history the view kept as stored."""
 
     def prune_part(part: Sequence[Entry]) -> tuple[list[Entry], list[PolicyStats]]:
         current = list(part)
@@ -347,7 +371,7 @@ def prune_with_stats(
         report.append(repair)
         return current, report
 
-    return _from_context_start(entries, prune_part)
+    return PruneDetail(*_from_context_start(entries, prune_part))
 
 
 # --------------------------------------------------------------------------- policies
@@ -476,13 +500,14 @@ class PruningSessionStore(SessionStoreBase):
 
     def load_with_stats(self, key: SessionKey) -> tuple[list[Entry], list[PolicyStats]] | None:
         raw = self.inner.load(key)
-        return None if raw is None else self.prune_loaded_with_stats(key, raw)
+        if raw is None:
+            return None
+        detail = self.prune_loaded_in_detail(key, raw)
+        return detail.entries, detail.policies
 
-    def prune_loaded_with_stats(
-        self, key: SessionKey, raw: Sequence[Entry]
-    ) -> tuple[list[Entry], list[PolicyStats]]:
-        """:meth:`prune_loaded`, with what each policy did."""
-        return prune_with_stats(raw, self.policies, self.context(key))
+    def prune_loaded_in_detail(self, key: SessionKey, raw: Sequence[Entry]) -> PruneDetail:
+        """:meth:`prune_loaded`, with what each policy did and the history kept."""
+        return prune_in_detail(raw, self.policies, self.context(key))
 
     def iter_entries(self, key: SessionKey) -> Iterator[Entry]:
         yield from self.load(key) or []
@@ -521,11 +546,13 @@ class PruningSessionStore(SessionStoreBase):
 
 __all__ = [
     "PolicyStats",
+    "PruneDetail",
     "PruningSessionStore",
     "PruningWarning",
     "build_policies",
     "estimate_tokens",
     "policy_names",
     "prune",
+    "prune_in_detail",
     "prune_with_stats",
 ]

@@ -28,6 +28,7 @@ from flower.stores.prune import (
     PruningWarning,
     policy_names,
     prune,
+    prune_in_detail,
     prune_with_stats,
 )
 from flower_plugins.pruning import Denials, Interrupted, SyntheticErrors
@@ -64,7 +65,11 @@ def test_append_passes_through_and_storage_keeps_everything(tmp_path: Path) -> N
     assert store.prune_loaded(KEY, raw) == pruned
     with_stats = store.load_with_stats(KEY)
     assert with_stats is not None and with_stats[0] == pruned
-    assert store.prune_loaded_with_stats(KEY, raw)[0] == pruned
+    detail = store.prune_loaded_in_detail(KEY, raw)
+    assert detail.entries == pruned and detail.history == 0
+    assert [row.policy for row in detail.policies] == [p.name for p in store.policies] + [
+        "(repair)"
+    ]
     assert store.load_with_stats(SessionKey("p", "unknown")) is None
 
 
@@ -175,6 +180,49 @@ def test_the_safety_net_repairs_what_the_chain_left_invalid() -> None:
     check_conversation(conversation(pruned))
 
 
+def _said(uid: str, parent: object, content: object, kind: str = "user", mid: str = "") -> dict:
+    message = {"role": kind, "content": content, **({"id": mid} if mid else {})}
+    return {"type": kind, "uuid": uid, "parentUuid": parent, "message": message}
+
+
+_CALL = [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {}}]
+_DAMAGED = {
+    # the same reply entry written twice, once before the first prompt
+    "repeated-entry": [
+        _said("A", "U", _CALL, "assistant", "m1"),
+        _said("U", None, "start"),
+        _said("A", "U", _CALL, "assistant", "m1"),
+        _said("C", "A", "continue"),
+    ],
+    # a side entry whose parent link is a list (the repair used to raise TypeError)
+    "unhashable-parent": [
+        _said("U", None, "start"),
+        {**_said("X", ["A"], "side"), "isSidechain": True},
+        _said("A", "U", _CALL, "assistant", "m1"),
+        _said("C", "A", "continue"),
+    ],
+    # a block of the first reply hangs off the summary, the reply's other block off the
+    # boundary: the chain starts with the assistant, off the walked links
+    "reply-split-across-branches": [
+        {"type": "system", "subtype": "compact_boundary", "uuid": "S", "parentUuid": None},
+        _said("X", "S", "summary"),
+        _said("B", "X", [{"type": "text", "text": "Building."}], "assistant", "m1"),
+        _said("A", "S", _CALL, "assistant", "m1"),
+        _said("C", "A", "continue"),
+    ],
+}
+
+
+@pytest.mark.parametrize("name", list(_DAMAGED))
+def test_the_safety_net_makes_damaged_transcripts_valid(name: str) -> None:
+    entries = _DAMAGED[name]
+    before = copy.deepcopy(entries)
+    with pytest.warns(PruningWarning, match="repaired"):
+        pruned = prune(entries, [], PruneContext())
+    check_conversation(conversation(pruned))
+    assert entries == before
+
+
 def test_the_default_chain_needs_no_repair_on_a_messy_session(tmp_path: Path) -> None:
     store = PruningSessionStore.from_settings(MemoryStore(), Settings(), run_dir=tmp_path)
     store.append(KEY, _messy())
@@ -259,3 +307,34 @@ def test_a_chain_that_leaves_nothing_after_the_compaction_prunes_the_whole_trans
     report = prune_with_stats(b.entries, policies, PruneContext(run_dir=tmp_path))
     assert report[0] == pruned
     assert {row.policy: row.added for row in report[1]}["interrupted"] == 1
+    assert prune_in_detail(b.entries, policies, PruneContext(run_dir=tmp_path)).history == 0
+
+
+class _Boom:
+    name = "boom"
+
+    def prune(self, entries: list[dict], ctx: PruneContext) -> list[dict]:
+        raise RuntimeError("broken plugin")
+
+
+def test_a_load_warns_once_and_reports_the_history_it_kept(tmp_path: Path) -> None:
+    b = TranscriptBuilder()
+    b.user("build it")
+    b.compact("Summary.")
+    b.user("go on")
+    start = context_start(b.entries)
+    live_users = [e["uuid"] for e in b.entries[start:] if e["type"] == "user"]
+    ctx = PruneContext(run_dir=tmp_path)
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        kept = prune_in_detail(b.entries, [_Boom()], ctx)
+    assert kept.history == start
+    assert [str(w.message).count("'boom'") for w in caught] == [1]
+
+    # the fallback prunes twice; only the pass whose output is used may warn
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        whole = prune_in_detail(b.entries, [_DropUsers(live_users), _Boom()], ctx)
+    assert whole.history == 0
+    assert len([w for w in caught if "'boom'" in str(w.message)]) == 1
