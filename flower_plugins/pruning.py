@@ -513,12 +513,13 @@ def _safe_name(value: str) -> str:
     return name[:150]
 
 
-def save_once(path: Path | str, data: bytes) -> Path:
+def save_once(path: Path | str, data: bytes) -> Path | str:
     """Write ``data`` to ``path`` atomically unless it already holds it; if ``path`` holds
-    something else, use ``<stem>-<sha256[:12]>.txt`` beside it. Returns the path used."""
+    something else, use ``<stem>-<sha256[:12]>.txt`` beside it. Returns the path used
+    (``path`` itself, as given, when it already held ``data``)."""
     held = holds(path, data)
     if held:
-        return Path(path)
+        return path
     path = Path(path)
     if held is False:
         import hashlib  # imported on use: this module is loaded at every CLI start
@@ -696,8 +697,7 @@ class Trim:
                 path = known
             else:
                 try:
-                    # a new process: the file is usually there from an earlier load
-                    path = target if holds(target, data) else save_once(target, data)
+                    path = save_once(target, data)
                 except OSError:
                     return block  # nothing may be lost: keep the full result in context
                 self._saved[(target, len(data))] = path

@@ -121,14 +121,6 @@ def result_text(block: Mapping[str, Any]) -> str:
     return ""
 
 
-def newest_leaf(entries: Sequence[Entry]) -> Entry | None:
-    """The newest main-thread user/assistant entry: where the conversation stands."""
-    for entry in reversed(entries):
-        if entry.get("uuid") and is_conversation(entry):
-            return entry
-    return None
-
-
 def active_chain(entries: Sequence[Entry], leaf_uuid: str | None = None) -> list[Entry]:
     """The entries of the branch ending at the newest leaf (or ``leaf_uuid``), oldest first.
 
