@@ -4,13 +4,15 @@ Run: ``python -m bench.prune_bench`` (``--help`` for options). The session is a 
 Claude-Code-shaped transcript (streamed replies, parallel tool calls, denials, API-error
 storms, interruptions, cut tool calls, ephemeral commands, large results, compaction)
 stored in the SQLite session store. Reported per size, the best of ``--runs`` in CPU time
-(the measurements take turns, round by round):
+(the measurements take turns, round by round, each view load right after a raw one):
 
 - ``raw``: ``store.load(key)``;
 - ``policies``: the default chain on the loaded list (no I/O, the collector paused as
   in a load);
 - ``view``: ``PruningSessionStore.load(key)`` = raw + policies + the safety net;
-- overhead = view / raw - 1, for the Runtime default (no trim) and the CLI (trim on);
+- overhead = view / raw - 1, for the Runtime default (no trim) and the CLI (trim on):
+  the median over rounds of each round's ratio, which a machine whose speed drifts
+  between rounds moves far less than a ratio of two minima;
 - ``fresh+trim``: the CLI's resume as a new process makes it, a new view each load, so
   trim checks every file it points to instead of remembering them.
 
@@ -24,6 +26,7 @@ from __future__ import annotations
 import argparse
 import gc
 import random
+import statistics
 import sys
 import tempfile
 import time
@@ -89,8 +92,9 @@ def make_session(target: int, seed: int = 11, *, compaction: bool = True) -> lis
 
 def best_times(
     fns: dict[str, Callable[[], Any]], runs: int, *, gc_paused: frozenset[str] = frozenset()
-) -> dict[str, float]:
-    """The fastest of ``runs`` of each function, in CPU seconds of this process.
+) -> tuple[dict[str, float], dict[str, list[float]]]:
+    """The fastest of ``runs`` of each function, in CPU seconds of this process, and
+    every round's time of each (for ratios paired within a round).
 
     CPU time, not wall time: on a shared machine the wall clock mostly measures the
     neighbours. The functions take turns, round by round, so a busy spell of the
@@ -99,7 +103,7 @@ def best_times(
     collector paused, as ``PruningSessionStore.load`` runs the chain, so the chain-only
     columns measure what a load pays for it.
     """
-    best = dict.fromkeys(fns, float("inf"))
+    rounds: dict[str, list[float]] = {name: [] for name in fns}
     for _ in range(runs):
         for name, fn in fns.items():
             paused = name in gc_paused and gc.isenabled()
@@ -108,11 +112,18 @@ def best_times(
             try:
                 start = time.process_time()
                 fn()
-                best[name] = min(best[name], time.process_time() - start)
+                rounds[name].append(time.process_time() - start)
             finally:
                 if paused:
                     gc.enable()
-    return best
+    return {name: min(times) for name, times in rounds.items()}, rounds
+
+
+def paired_overhead(view: list[float], raw: list[float]) -> float:
+    """The median over rounds of ``view / raw - 1``, each round's two loads measured
+    back to back: steadier than the ratio of two minima on a machine whose speed
+    drifts between rounds."""
+    return statistics.median(v / r - 1 for v, r in zip(view, raw, strict=True) if r > 0)
 
 
 def measure(size: int, runs: int, folder: Path, *, compaction: bool = True) -> dict[str, float]:
@@ -137,22 +148,27 @@ def measure(size: int, runs: int, folder: Path, *, compaction: bool = True) -> d
             "entries": float(len(loaded)),
             "context": float(len(loaded) - context_start(loaded)),
         }
-        figures.update(
-            best_times(
-                {
-                    "raw": lambda: store.load(key),
-                    "policies": lambda: prune(loaded, no_trim.policies, ctx),
-                    "policies_trim": lambda: prune(loaded, with_trim.policies, ctx),
-                    "view": lambda: no_trim.load(key),
-                    "view_trim": lambda: with_trim.load(key),
-                    "fresh_trim": lambda: PruningSessionStore.from_settings(
-                        store, settings, trim=True, run_dir=run_dir
-                    ).load(key),
-                },
-                runs,
-                gc_paused=frozenset({"policies", "policies_trim"}),
-            )
+        best, rounds = best_times(
+            {
+                "raw": lambda: store.load(key),
+                "view": lambda: no_trim.load(key),
+                "view_trim": lambda: with_trim.load(key),
+                "fresh_trim": lambda: PruningSessionStore.from_settings(
+                    store, settings, trim=True, run_dir=run_dir
+                ).load(key),
+                "policies": lambda: prune(loaded, no_trim.policies, ctx),
+                "policies_trim": lambda: prune(loaded, with_trim.policies, ctx),
+            },
+            runs,
+            gc_paused=frozenset({"policies", "policies_trim"}),
         )
+    figures.update(best)
+    for column, view in (
+        ("overhead", "view"),
+        ("overhead_trim", "view_trim"),
+        ("overhead_fresh", "fresh_trim"),
+    ):
+        figures[column] = paired_overhead(rounds[view], rounds["raw"])
     store.close()
     return figures
 
@@ -176,9 +192,9 @@ def main(argv: list[str] | None = None) -> None:
     for r in rows:
         print(
             f"{int(r['entries']):>8} {int(r['context']):>8} {r['raw'] * 1e3:>8.1f}"
-            f" {r['policies'] * 1e3:>9.1f} {r['view'] * 1e3:>8.1f} {r['view'] / r['raw'] - 1:>9.0%}"
+            f" {r['policies'] * 1e3:>9.1f} {r['view'] * 1e3:>8.1f} {r['overhead']:>9.0%}"
             f" {r['policies_trim'] * 1e3:>11.1f} {r['view_trim'] * 1e3:>10.1f}"
-            f" {r['view_trim'] / r['raw'] - 1:>9.0%} {r['fresh_trim'] / r['raw'] - 1:>11.0%}"
+            f" {r['overhead_trim']:>9.0%} {r['overhead_fresh']:>11.0%}"
             f" {r['policies_trim'] / r['entries'] * 1e6:>9.2f}"
         )
 
