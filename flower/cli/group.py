@@ -103,24 +103,26 @@ class FlowerGroup(TyperGroup):
         An option the group does not know is where ``run``'s own arguments begin
         (``flower --new "something else"``).
         """
-        takes_value: dict[str, bool] = {}
-        for param in self.get_params(ctx):
-            if param.param_type_name == "option":
-                flag = bool(getattr(param, "is_flag", False) or getattr(param, "count", False))
-                for opt in (*param.opts, *param.secondary_opts):
-                    takes_value[opt] = not flag
-        i = 0
-        while i < len(args):
-            token = args[i]
-            if token == "--" or not token.startswith("-") or token == "-":
-                return i
-            name = token.split("=", 1)[0]
-            if name not in takes_value:
-                return i
-            if takes_value[name] and "=" not in token:
-                i += 1
-            i += 1
-        return None
+        return _first_positional(self.get_params(ctx), args)
+
+    def _command_after_run_options(
+        self, ctx: _click.Context, args: list[str], index: int
+    ) -> str | None:
+        """The subcommand name that follows ``run``'s options at ``index``, if any:
+        ``flower --no-trim sessions list`` reads as a subcommand with a misplaced
+        option, never as the prompt "sessions list"."""
+        run = self.commands.get(RUN_COMMAND)
+        if run is None:
+            return None
+        at = _first_positional(run.get_params(ctx), args[index:])
+        if at is None:
+            return None
+        word = args[index + at]
+        if word == "--" or not _COMMAND_WORD.match(word):
+            return None
+        if word not in self.commands:
+            self.load_plugin_commands()
+        return word if word in self.commands and word != RUN_COMMAND else None
 
     def _route(self, ctx: _click.Context, args: list[str]) -> list[str]:
         has_run = RUN_COMMAND in self.commands
@@ -133,6 +135,15 @@ class FlowerGroup(TyperGroup):
                 raise UsageError("free-text prompts need the 'run' command", ctx)
             return [*args[:index], RUN_COMMAND, *args[index:]]
         if token.startswith("-") and token != "-":  # an option of run's, or a typo
+            command = self._command_after_run_options(ctx, args, index) if has_run else None
+            if command is not None:
+                raise UsageError(
+                    f"{token!r} is an option of the default command (run), so this would "
+                    f"send {command!r} to the model as a prompt. Put options after the "
+                    f"command (flower {command} ...), or to send the words as a prompt: "
+                    f"flower {token} -- {command} ...",
+                    ctx,
+                )
             return [*args[:index], RUN_COMMAND, *args[index:]] if has_run else args
         if token in self.commands:
             return args
@@ -173,6 +184,29 @@ class FlowerGroup(TyperGroup):
             if not standalone:
                 raise
             sys.exit(code)
+
+
+def _first_positional(params: Sequence[_click.Parameter], args: Sequence[str]) -> int | None:
+    """Index of the first argument that is not one of ``params``' options (an option
+    they do not know counts as that argument); ``None`` when there is none."""
+    takes_value: dict[str, bool] = {}
+    for param in params:
+        if param.param_type_name == "option":
+            flag = bool(getattr(param, "is_flag", False) or getattr(param, "count", False))
+            for opt in (*param.opts, *param.secondary_opts):
+                takes_value[opt] = not flag
+    i = 0
+    while i < len(args):
+        token = args[i]
+        if token == "--" or not token.startswith("-") or token == "-":
+            return i
+        name = token.split("=", 1)[0]
+        if name not in takes_value:
+            return i
+        if takes_value[name] and "=" not in token:
+            i += 1
+        i += 1
+    return None
 
 
 def _speed_up_tree(command: _click.Command, ctx: _click.Context) -> None:

@@ -126,6 +126,25 @@ def test_mistyped_subcommand_never_becomes_a_prompt(in_tmp: Path) -> None:
     assert calls == []
 
 
+def test_a_run_option_before_a_subcommand_is_a_usage_error_not_a_prompt(in_tmp: Path) -> None:
+    app, calls = app_with_fake_run()
+    result = runner.invoke(app, ["--yes", "config", "--json"])
+    assert result.exit_code == 2
+    assert "'--yes' is an option of the default command (run)" in result.stderr
+    assert "flower --yes -- config" in result.stderr
+    assert calls == []
+    # the words after a bare -- are a prompt, as everywhere
+    assert runner.invoke(app, ["--yes", "--", "config"]).exit_code == 0
+    assert calls == [["config", "--yes"]]
+
+
+def test_no_trim_before_a_subcommand_starts_no_run(in_tmp: Path) -> None:
+    done = run_flower("--no-trim", "sessions", "list", cwd=in_tmp)
+    assert done.returncode == 2
+    assert "Put options after the command (flower sessions ...)" in done.stderr
+    assert not (in_tmp / "runs" / "lineage.json").exists()
+
+
 def test_subcommands_still_win_over_run(in_tmp: Path) -> None:
     app, calls = app_with_fake_run()
     result = runner.invoke(app, ["config", "--json"])
