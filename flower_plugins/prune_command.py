@@ -6,7 +6,10 @@ Read only: trim runs in dry-run mode here, so no pointer file is written.
 from __future__ import annotations
 
 import json
+import warnings
 from typing import Any
+
+import typer  # (loaded only with the plugin commands: flower prune is one)
 
 from flower.core.errors import UnknownSessionError
 from flower.core.records import SessionKey
@@ -20,10 +23,17 @@ def prune_report(
     settings: Any = None,
 ) -> dict[str, Any]:
     """The per-policy report for one stored session, as plain data."""
+    from flower.cli.context import store_name
     from flower.core.config import load_settings
+    from flower.core.redact import redact_text
     from flower.core.transcript import active_chain, context_tokens, to_messages
     from flower.stores.open import open_session_store
-    from flower.stores.prune import PruningSessionStore, estimate_tokens, model_bytes
+    from flower.stores.prune import (
+        PruningSessionStore,
+        PruningWarning,
+        estimate_tokens,
+        model_bytes,
+    )
 
     settings = settings or load_settings().settings
     store = open_session_store(settings=settings)
@@ -31,12 +41,25 @@ def prune_report(
         key = SessionKey(project, session_id) if project else store.find_session(session_id)
         raw = store.load(key) if key is not None else None
         if key is None or raw is None:
-            raise UnknownSessionError(f"no session {session_id!r} in the session store")
+            where = redact_text(store_name(settings))
+            raise UnknownSessionError(f"no session {session_id} in {where}")
         view = PruningSessionStore.from_settings(store, settings, trim=trim)
         view.options["dry_run"] = True
-        pruned, stats, history = view.prune_loaded_in_detail(key, raw)
+        # the report carries the pruning warnings, so they are not printed twice
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", PruningWarning)
+            pruned, stats, history = view.prune_loaded_in_detail(key, raw)
     finally:
         store.close()
+    failures = {s.error for s in stats if s.error}
+    notices = []
+    for warning in caught:
+        if not issubclass(warning.category, PruningWarning):
+            warnings.warn_explicit(
+                warning.message, warning.category, warning.filename, warning.lineno
+            )
+        elif str(warning.message) not in failures:
+            notices.append(str(warning.message))
     before = sum(model_bytes(e) for e in active_chain(raw))
     after = sum(model_bytes(e) for e in active_chain(pruned))
     return {
@@ -52,6 +75,7 @@ def prune_report(
         "chain_bytes": {"raw": before, "pruned": after, "saved": before - after},
         "tokens_saved": estimate_tokens(before - after),
         "last_context_tokens": context_tokens(_last_usage(raw)),
+        "warnings": notices,  # besides each policy's own "error"
     }
 
 
@@ -102,14 +126,14 @@ def render_report(report: dict[str, Any]) -> str:
             lines.append(f"warning: {p['error']}")
         for note in p["notes"]:
             lines.append(f"{p['policy']}: {note}")
+    lines.extend(f"warning: {notice}" for notice in report["warnings"])
     return "\n".join(lines)
 
 
 def add_prune_command(app: Any) -> None:
-    import typer
-
     @app.command("prune")
     def prune_command(
+        ctx: typer.Context,
         session_id: str = typer.Argument(..., help="The session id to inspect."),
         as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
         project: str | None = typer.Option(None, "--project", help="The session's project key."),
@@ -117,13 +141,21 @@ def add_prune_command(app: Any) -> None:
     ) -> None:
         """Show what each pruning policy removes or changes in a session, and the bytes
         and estimated tokens it saves. Storage is not modified."""
+        from flower.cli.context import get_settings
+        from flower.cli.errors import report_error
         from flower.core.errors import FlowerError
 
-        try:
-            report = prune_report(session_id, project=project, trim=False if no_trim else None)
+        if not session_id.strip():
+            raise typer.BadParameter("a session id is needed", param_hint="SESSION_ID")
+        try:  # reported here too, so the command reads the same in any app
+            report = prune_report(
+                session_id,
+                project=project,
+                trim=False if no_trim else None,
+                settings=get_settings(ctx),  # with the global --run-dir and --sessions-url
+            )
         except FlowerError as exc:
-            typer.echo(f"error: {exc}", err=True)
-            raise typer.Exit(exc.exit_code) from None
+            raise typer.Exit(report_error(exc)) from None
         typer.echo(
             json.dumps(report, ensure_ascii=False, indent=2) if as_json else render_report(report)
         )

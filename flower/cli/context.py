@@ -62,9 +62,18 @@ def get_settings(ctx: typer.Context) -> Settings:
     return get_loaded_settings(ctx).settings
 
 
-def store_url(settings: Settings, url: str | None = None) -> str:
-    """The URL a store is opened from: ``url`` when given, else the configured one."""
-    return url or settings.sessions_url()
+def store_name(settings: Settings, url: str | None = None) -> str:
+    """How messages name a store: ``url``, else the configured URL or embedded default;
+    a backend with neither (a plugin's) by its name."""
+    url = url or settings.sessions.url
+    if url:
+        return url
+    if settings.sessions.backend in EMBEDDED_BACKENDS:
+        return settings.sessions_url()
+    return f"the {settings.sessions.backend!r} session store"
+
+
+EMBEDDED_BACKENDS = ("sqlite", "jsonfs")  # the backends with a default file under the run dir
 
 
 def open_store(ctx: typer.Context, url: str | None = None) -> SessionStoreBase:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from flower.cli.context import get_settings, open_store, store_url
+from flower.cli.context import get_settings, open_store, store_name
 from flower.cli.output import is_tty, print_json, print_table
 from flower.core.errors import FlowerError, InvalidEntryError, UnknownSessionError
 from flower.core.redact import redact_text
@@ -46,7 +46,7 @@ class UsageFlowerError(FlowerError):
 @contextmanager
 def _store(ctx: typer.Context, url: str | None = None) -> Iterator[tuple[SessionStoreBase, str]]:
     """The store and its redacted name, closed afterwards."""
-    where = redact_text(url or store_url(get_settings(ctx)))
+    where = redact_text(url or store_name(get_settings(ctx)))
     store = open_store(ctx, url)
     try:
         yield store, where

@@ -46,3 +46,20 @@ def register_session_stores(register: Any) -> None:
         lambda url, options, settings: MemoryStore(SHARED),
         schemes=("prunemem",),
     )
+
+
+class FailingPolicy:
+    """Selected as ``failing-test``: its prune() always raises."""
+
+    name = "failing-test"
+
+    def __init__(self, settings: Any) -> None:
+        pass
+
+    def prune(self, entries: list[dict[str, Any]], ctx: Any) -> list[dict[str, Any]]:
+        raise RuntimeError("kaboom")
+
+
+@hookimpl
+def register_pruning_policies(register: Any) -> None:
+    register("failing-test", FailingPolicy)

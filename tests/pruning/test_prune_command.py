@@ -103,7 +103,10 @@ def test_prune_text_output_and_no_trim(app: typer.Typer) -> None:
 def test_prune_unknown_session_is_a_clear_error(app: typer.Typer) -> None:
     result = CliRunner().invoke(app, ["prune", "nope"])
     assert result.exit_code == 1
-    assert "no session 'nope'" in result.output
+    assert result.stderr.strip() == (
+        "flower: error: no session nope in the 'prune-test-memory' session store"
+    )
+    assert CliRunner().invoke(app, ["prune", " "]).exit_code == 2  # a usage error
 
 
 def test_prune_with_a_bad_policy_name_exits_2(app: typer.Typer, in_tmp: Path) -> None:
@@ -114,3 +117,45 @@ def test_prune_with_a_bad_policy_name_exits_2(app: typer.Typer, in_tmp: Path) ->
     result = CliRunner().invoke(app, ["prune", KEY.session_id])
     assert result.exit_code == 2
     assert "typo" in result.output and "available" in result.output
+
+
+def test_prune_honours_the_global_store_options(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from flower.cli.main import build_app
+    from flower.core.config import Settings
+    from flower.stores.open import open_session_store
+
+    url = f"sqlite:///{tmp_path / 'elsewhere' / 'sessions.db'}"
+    (tmp_path / "elsewhere").mkdir()
+    store = open_session_store(url, settings=Settings())
+    b = TranscriptBuilder(session_id="sess-global")
+    b.user("go")
+    b.api_error()
+    b.user("continue")
+    b.assistant([{"type": "text", "text": "done"}])
+    store.append(SessionKey("-p", "sess-global"), b.entries)
+    store.close()
+    (tmp_path / "cwd").mkdir()
+    monkeypatch.chdir(tmp_path / "cwd")
+    reset_registry()
+    result = CliRunner().invoke(
+        build_app(), ["--sessions-url", url, "prune", "sess-global", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert {p["policy"]: p["removed"] for p in report["policies"]}["synthetic-errors"] == 1
+    assert not (tmp_path / "cwd" / "runs").exists()  # the default store was never opened
+
+
+def test_a_failing_policy_is_reported_once(app: typer.Typer, in_tmp: Path) -> None:
+    (in_tmp / "pyproject.toml").write_text(
+        '[tool.flower.sessions]\nbackend = "prune-test-memory"\n'
+        '[tool.flower.pruning]\npolicies = ["synthetic-errors", "failing-test"]\n'
+    )
+    result = CliRunner().invoke(app, ["prune", KEY.session_id, "--no-trim"])
+    assert result.exit_code == 0, result.output
+    failed = "pruning policy 'failing-test' failed on session"
+    assert result.output.count(failed) == 1  # in the report, not also as a Python warning
+    assert "failing-test (FAILED)" in result.stdout
+    report = json.loads(CliRunner().invoke(app, ["prune", KEY.session_id, "--json"]).stdout)
+    rows = {p["policy"]: p for p in report["policies"]}
+    assert "kaboom" in rows["failing-test"]["error"] and rows["synthetic-errors"]["removed"] == 1
