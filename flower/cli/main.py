@@ -96,7 +96,7 @@ def build_app(*, optional_modules: Mapping[str, str] = OPTIONAL_MODULES) -> type
     return app
 
 
-def _show_plugin_warning(
+def _show_flower_warning(
     message: Warning | str,
     category: type[Warning],
     filename: str,
@@ -104,7 +104,9 @@ def _show_plugin_warning(
     file: Any = None,
     line: str | None = None,
 ) -> None:
-    if category.__module__ == "flower.core.plugins":
+    """flower's own warnings (a plugin skipped, a pruning policy that failed, ...) as one
+    ``flower: warning: ...`` line, without Python's file, line and source."""
+    if category.__module__.partition(".")[0] in ("flower", "flower_plugins"):
         from flower.cli.errors import warn
 
         warn(str(message))
@@ -117,7 +119,7 @@ _default_showwarning = warnings.showwarning
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
-    warnings.showwarning = _show_plugin_warning
+    warnings.showwarning = _show_flower_warning
     command = typer.main.get_command(app)
     command.main(args=argv, prog_name="flower")
 

@@ -258,3 +258,16 @@ def test_product_attaches_the_run_family_and_doctor(in_tmp: Path) -> None:
     help_text = runner.invoke(build_app(), ["--help"]).stdout
     for command in ("run", "once", "status", "demo", "doctor"):
         assert f"\n  {command}  " in help_text, command
+
+
+def test_flower_warnings_are_one_line_without_python_source(capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from flower.cli import main
+    from flower.stores.prune import PruningWarning
+
+    shown_as_python: list[object] = []
+    monkeypatch.setattr(main, "_default_showwarning", lambda *a: shown_as_python.append(a[0]))
+    main._show_flower_warning(PruningWarning("policy 'x' failed"), PruningWarning, "f.py", 3)
+    assert capsys.readouterr().err == "flower: warning: policy 'x' failed\n"
+    other = DeprecationWarning("old")
+    main._show_flower_warning(other, DeprecationWarning, "f.py", 3)
+    assert shown_as_python == [other]  # anything else is shown as Python shows it
