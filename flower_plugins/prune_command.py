@@ -31,26 +31,29 @@ def prune_report(
     from flower.stores.prune import (
         PruningSessionStore,
         PruningWarning,
+        build_policies,
         estimate_tokens,
         model_bytes,
+        policy_names,
     )
 
     settings = settings or load_settings().settings
-    store = open_session_store(settings=settings)
-    try:
-        key = SessionKey(project, session_id) if project else store.find_session(session_id)
-        raw = store.load(key) if key is not None else None
-        if key is None or raw is None:
-            where = redact_text(store_name(settings))
-            raise UnknownSessionError(f"no session {session_id} in {where}")
-        view = PruningSessionStore.from_settings(store, settings, trim=trim)
-        view.options["dry_run"] = True
-        # the report carries the pruning warnings, so they are not printed twice
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", PruningWarning)
+    # the report carries the pruning warnings, so they are not printed twice
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PruningWarning)
+        policies = build_policies(policy_names(settings, trim=trim), settings)  # config first
+        store = open_session_store(settings=settings)
+        try:
+            view = PruningSessionStore(store, policies, run_dir=settings.run_path)
+            view.options["dry_run"] = True
+            key = SessionKey(project, session_id) if project else store.find_session(session_id)
+            raw = store.load(key) if key is not None else None
+            if key is None or raw is None:
+                where = redact_text(store_name(settings))
+                raise UnknownSessionError(f"no session {session_id} in {where}")
             pruned, stats, history = view.prune_loaded_in_detail(key, raw)
-    finally:
-        store.close()
+        finally:
+            store.close()
     failures = {s.error for s in stats if s.error}
     notices = []
     for warning in caught:

@@ -15,6 +15,7 @@ import typer
 
 if TYPE_CHECKING:
     from flower.core.config import LoadedSettings, Settings
+    from flower.core.errors import ConfigError
     from flower.core.protocols import SessionStoreBase
 
 RunDirOption = Annotated[
@@ -52,10 +53,29 @@ def get_loaded_settings(ctx: typer.Context) -> LoadedSettings:
     """Defaults, pyproject, ``FLOWER_*`` and the global options, with their sources."""
     from flower.core.config import load_settings
 
+    global _loaded_last
     state = get_state(ctx)
     if state._loaded is None:
-        state._loaded = load_settings(overrides=state.overrides())
+        state._loaded = _loaded_last = load_settings(overrides=state.overrides())
     return state._loaded
+
+
+_loaded_last: LoadedSettings | None = None  # what this process's command loaded
+
+
+def config_error_text(exc: ConfigError) -> str:
+    """``exc``'s message, naming where its key was set when a check that runs after
+    loading (a pruning policy name, say) raised it without the file."""
+    text = str(exc)
+    loaded = _loaded_last
+    if exc.key is None or loaded is None or loaded.pyproject is None:
+        return text
+    source = loaded.sources.get(exc.key)
+    if source is None:
+        return text
+    if source.startswith(f"{loaded.pyproject} "):
+        return f"{loaded.pyproject}: {text}"
+    return f"{text} (set by {source})"
 
 
 def get_settings(ctx: typer.Context) -> Settings:

@@ -6,7 +6,7 @@ import os
 import sys
 import traceback
 
-from flower.core.errors import FlowerError
+from flower.core.errors import ConfigError, FlowerError
 from flower.core.redact import redact_text
 
 
@@ -19,7 +19,12 @@ def report_error(exc: FlowerError) -> int:
     """Print ``exc`` as ``flower: error: ...`` on stderr; return the exit code to use."""
     if debug_enabled():
         traceback.print_exception(exc, file=sys.stderr)
-    message = redact_text(str(exc) or type(exc).__name__)
+    text = str(exc)
+    if isinstance(exc, ConfigError) and exc.key:
+        from flower.cli.context import config_error_text
+
+        text = config_error_text(exc)
+    message = redact_text(text or type(exc).__name__)
     print(f"flower: error: {message}", file=sys.stderr)
     return int(getattr(exc, "exit_code", 1))
 

@@ -15,7 +15,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 import msgspec
 
@@ -73,10 +73,14 @@ DEFAULT_EPHEMERAL = [
 ]
 
 
+NonNegative = Annotated[int, msgspec.Meta(ge=0)]
+_T = TypeVar("_T")
+
+
 class PruningConfig(_Section):
     policies: list[str] = msgspec.field(default_factory=lambda: list(DEFAULT_POLICIES))
     """Policy names, applied in this order on every load."""
-    keep_denials: int = 1
+    keep_denials: NonNegative = 1
     ephemeral: bool = True
     ephemeral_commands: list[str] = msgspec.field(default_factory=lambda: list(DEFAULT_EPHEMERAL))
     options: dict[str, dict[str, Any]] = msgspec.field(default_factory=dict)
@@ -86,9 +90,9 @@ class PruningConfig(_Section):
 class TrimConfig(_Section):
     enabled: bool = True
     """The CLI trims; ``Runtime(trim=False)`` is the Python default (seed)."""
-    min_chars: int = 4000
+    min_chars: NonNegative = 4000
     """Tool results longer than this are candidates."""
-    keep_recent_turns: int = 6
+    keep_recent_turns: NonNegative = 6
     """The newest N assistant turns are never trimmed."""
 
 
@@ -207,8 +211,9 @@ def find_pyproject(start: Path | None = None) -> tuple[Path, dict[str, Any]] | N
 _PATH_IN_ERROR = re.compile(r" - at `\$(?P<path>[^`]*)`")
 
 
-def _describe_validation(exc: msgspec.ValidationError) -> tuple[str, str]:
-    """Split msgspec's message into (dotted key path, what was wrong)."""
+def _describe_validation(exc: msgspec.ValidationError, root: Any = None) -> tuple[str, str]:
+    """Split msgspec's message into (dotted key path, what was wrong); ``root`` is the
+    Struct decoded (the whole :class:`Settings` by default)."""
     text = str(exc)
     match = _PATH_IN_ERROR.search(text)
     path = match.group("path").lstrip(".") if match else ""
@@ -218,14 +223,14 @@ def _describe_validation(exc: msgspec.ValidationError) -> tuple[str, str]:
         path = f"{path}.{unknown}" if path else unknown
         reason = "unknown key"
         section = path.rsplit(".", 1)[0] if "." in path else ""
-        known = _known_keys(section)
+        known = _known_keys(section, root or Settings)
         if known:
             reason += f" (expected one of: {', '.join(known)})"
     return path, reason
 
 
-def _known_keys(dotted_section: str) -> list[str]:
-    struct: Any = Settings
+def _known_keys(dotted_section: str, root: Any) -> list[str]:
+    struct: Any = root
     for part in filter(None, dotted_section.split(".")):
         fields = {f.name: f.type for f in msgspec.structs.fields(struct)}
         struct = fields.get(part)
@@ -247,8 +252,17 @@ def decode_section(data: Any, struct: type[Any], where: str, table: str = "tool.
     try:
         return msgspec.convert(data, struct)
     except msgspec.ValidationError as exc:
-        path, reason = _describe_validation(exc)
+        path, reason = _describe_validation(exc, struct)
         raise ConfigError(f"{where}: {_toml_key(path, table)}: {reason}") from None
+
+
+def policy_options(settings: Settings, name: str, options: type[_T]) -> _T:
+    """``[tool.flower.pruning.options.<name>]`` decoded into ``options``, a msgspec
+    Struct (with ``forbid_unknown_fields=True`` a misspelt key is caught too): a value
+    of the wrong type or out of range is a :class:`ConfigError` naming the table and key.
+    For a pruning policy plugin's factory."""
+    table = f"tool.flower.pruning.options.{name}"
+    return decode_section(settings.pruning.options.get(name, {}), options, "configuration", table)
 
 
 def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:

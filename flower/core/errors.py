@@ -13,9 +13,17 @@ class FlowerError(Exception):
 
 
 class ConfigError(FlowerError):
-    """Bad configuration: names the file, the key path and what was expected."""
+    """Bad configuration: names the file, the key path and what was expected.
+
+    ``key`` (dotted, as in ``flower config``: ``pruning.policies``) is given when the
+    check that failed ran after loading, where the file is no longer known; the CLI
+    then names where that key was set."""
 
     exit_code = 2
+
+    def __init__(self, message: str, *, key: str | None = None) -> None:
+        super().__init__(message)
+        self.key = key
 
 
 class InvalidKeyError(FlowerError, ValueError):

@@ -18,12 +18,13 @@ import gc
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from difflib import get_close_matches
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import msgspec
 
-from flower.core.errors import ConfigError, PluginError
+from flower.core.errors import ConfigError
 from flower.core.protocols import PruneContext, PruningPolicy, SessionStoreBase
 from flower.core.records import Entry, SessionInfo, SessionKey
 from flower.core.transcript import context_start, has_leaf, repair_conversation
@@ -395,35 +396,76 @@ def policy_names(
 
 
 def build_policies(names: Sequence[str], settings: Settings) -> list[PruningPolicy]:
-    """Instantiate policies by name through the plugin registry; unknown names are a
-    :class:`ConfigError` listing what the loaded plugins provide."""
+    """Instantiate policies by name through the plugin registry.
+
+    A bad name is a :class:`ConfigError` (see :func:`check_policy_names`), and so is
+    a ``ConfigError`` a factory raises about its options. A factory that fails any
+    other way, or makes something without ``prune()``, is a broken plugin: that policy
+    is left out with a :class:`PruningWarning` and the others run, so a resume goes on.
+    """
     from flower.core.plugins import get_registry
 
     registry = get_registry()
-    available = registry.names("pruning_policies")
-    unknown = [n for n in names if n not in available]
-    if unknown:
-        raise ConfigError(
-            f"[tool.flower.pruning] policies: no plugin provides {', '.join(map(repr, unknown))}; "
-            f"available: {', '.join(available) or 'none'}"
-        )
+    check_policy_names(names, settings, registry.names("pruning_policies"))
     policies: list[PruningPolicy] = []
     for name in names:
         reg = registry.get("pruning_policies", name)
+        label = f"pruning policy {name!r} (plugin {reg.plugin!r})"
         try:
             policy = reg.factory(settings)
-        except Exception as exc:
-            raise PluginError(
-                f"pruning policy {name!r} (plugin {reg.plugin!r}) could not be created: "
-                f"{type(exc).__name__}: {exc}"
-            ) from exc
+        except ConfigError:
+            raise
+        except Exception as exc:  # one broken plugin must not stop a resume
+            warnings.warn(
+                f"{label} could not be created and is left out: {type(exc).__name__}: {exc}",
+                PruningWarning,
+                stacklevel=2,
+            )
+            continue
         if not callable(getattr(policy, "prune", None)):
-            raise PluginError(f"pruning policy {name!r} (plugin {reg.plugin!r}) has no prune()")
+            warnings.warn(f"{label} has no prune() and is left out", PruningWarning, stacklevel=2)
+            continue
         if not getattr(policy, "name", None):
             with contextlib.suppress(AttributeError):
                 policy.name = name
         policies.append(policy)
     return policies
+
+
+def check_policy_names(names: Sequence[str], settings: Settings, available: Sequence[str]) -> None:
+    """A :class:`ConfigError` for a chain naming a policy no plugin provides or one
+    policy twice, or for an options table of a policy no plugin provides."""
+    offered = ", ".join(available) or "none"
+    unknown = [n for n in names if n not in available]
+    if unknown:
+        raise ConfigError(
+            f"[tool.flower.pruning] policies: no plugin provides {', '.join(map(repr, unknown))}"
+            f"{_did_you_mean(unknown, available)}; available: {offered}",
+            key="pruning.policies",
+        )
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ConfigError(
+            f"[tool.flower.pruning] policies: {', '.join(map(repr, repeated))} listed twice; "
+            "each policy runs once, where it is listed",
+            key="pruning.policies",
+        )
+    for name in settings.pruning.options:
+        if name not in available:
+            raise ConfigError(
+                f"[tool.flower.pruning.options.{name}]: no plugin provides a policy {name!r}"
+                f"{_did_you_mean([name], available)}; available: {offered}",
+                key="pruning.options",
+            )
+
+
+def _did_you_mean(names: Sequence[str], available: Sequence[str]) -> str:
+    guesses = [
+        f"{name!r} -> {close[0]!r}"
+        for name in names
+        if (close := get_close_matches(name, available, n=1, cutoff=0.75))
+    ]
+    return f" (did you mean {', '.join(guesses)}?)" if guesses else ""
 
 
 # --------------------------------------------------------------------------- the store

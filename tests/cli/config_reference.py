@@ -82,6 +82,14 @@ def field_docs() -> dict[tuple[str, str], str]:
 
 
 def type_name(tp: Any) -> str:
+    if getattr(tp, "__metadata__", None):  # Annotated[int, msgspec.Meta(ge=0)] -> int >= 0
+        bounds = [
+            f"{sign} {getattr(meta, name)}"
+            for meta in tp.__metadata__
+            for name, sign in (("ge", ">="), ("gt", ">"), ("le", "<="), ("lt", "<"))
+            if getattr(meta, name, None) is not None
+        ]
+        return " ".join([type_name(tp.__origin__), *bounds])
     if isinstance(tp, type) and not getattr(tp, "__args__", None):
         return tp.__name__
     text = repr(tp).replace("typing.", "").replace("flower.core.config.", "")

@@ -271,3 +271,21 @@ def test_flower_warnings_are_one_line_without_python_source(capsys, monkeypatch)
     other = DeprecationWarning("old")
     main._show_flower_warning(other, DeprecationWarning, "f.py", 3)
     assert shown_as_python == [other]  # anything else is shown as Python shows it
+
+
+def test_a_bad_pruning_chain_names_where_it_was_set(in_tmp: Path) -> None:
+    (in_tmp / "pyproject.toml").write_text(
+        '[tool.flower.pruning]\npolicies = ["synthetic-errors", "interupted"]\n'
+    )
+    done = run_flower("prune", "some-id", cwd=in_tmp)
+    assert done.returncode == 2
+    assert done.stderr.startswith(
+        f"flower: error: {in_tmp / 'pyproject.toml'}: [tool.flower.pruning] policies: "
+        "no plugin provides 'interupted' (did you mean 'interupted' -> 'interrupted'?)"
+    )
+    assert not (in_tmp / "runs").exists()  # the configuration is checked before the store
+    env = {"FLOWER_PRUNING_POLICIES": '["denials", "denials"]'}
+    done = run_flower("prune", "some-id", cwd=in_tmp, env=env)
+    assert done.returncode == 2
+    assert "'denials' listed twice" in done.stderr
+    assert done.stderr.rstrip().endswith("(set by env FLOWER_PRUNING_POLICIES)")

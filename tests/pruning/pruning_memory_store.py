@@ -60,6 +60,19 @@ class FailingPolicy:
         raise RuntimeError("kaboom")
 
 
+def _broken_factory(settings: Any) -> Any:
+    raise ValueError("invalid literal for int() with base 10: 'two'")
+
+
+def _strict_factory(settings: Any) -> Any:
+    from flower.core.errors import ConfigError
+
+    raise ConfigError("configuration: [tool.flower.pruning.options.strict-test] level: bad")
+
+
 @hookimpl
 def register_pruning_policies(register: Any) -> None:
     register("failing-test", FailingPolicy)
+    register("broken-factory-test", _broken_factory)  # a plugin bug at creation
+    register("strict-test", _strict_factory)  # a plugin rejecting its options
+    register("no-prune-test", lambda settings: object())

@@ -96,6 +96,29 @@ def test_a_plugin_policy_is_discovered_selected_in_pyproject_and_applied(
     assert len(inner.data[KEY]) == 12  # storage untouched
 
 
+@pytest.mark.parametrize(
+    ("line", "reason"),
+    [
+        ('keep_turns = "two"', "keep_turns: Expected `int`, got `str`"),
+        ("keep_turns = -1", "keep_turns: Expected `int` >= 0"),
+        ("keep_turn = 1", "keep_turn: unknown key (expected one of: keep_turns)"),
+    ],
+)
+def test_the_tutorial_policy_rejects_bad_options_by_name(
+    installed_plugin: None, in_tmp: Path, line: str, reason: str
+) -> None:
+    (in_tmp / "pyproject.toml").write_text(
+        '[tool.flower.pruning]\npolicies = ["drop-thinking"]\n'
+        f"[tool.flower.pruning.options.drop-thinking]\n{line}\n"
+    )
+    with pytest.raises(ConfigError) as info:
+        PruningSessionStore.from_settings(MemoryStore(), load_settings().settings)
+    assert str(info.value) == (
+        f"configuration: [tool.flower.pruning.options.drop-thinking] {reason}"
+    )
+    assert info.value.exit_code == 2
+
+
 def test_without_the_plugin_the_same_pyproject_is_a_clear_error(in_tmp: Path) -> None:
     reset_registry()
     (in_tmp / "pyproject.toml").write_text('[tool.flower.pruning]\npolicies = ["drop-thinking"]\n')

@@ -159,3 +159,18 @@ def test_a_failing_policy_is_reported_once(app: typer.Typer, in_tmp: Path) -> No
     report = json.loads(CliRunner().invoke(app, ["prune", KEY.session_id, "--json"]).stdout)
     rows = {p["policy"]: p for p in report["policies"]}
     assert "kaboom" in rows["failing-test"]["error"] and rows["synthetic-errors"]["removed"] == 1
+
+
+def test_a_policy_that_cannot_be_created_is_a_warning_in_the_report(
+    app: typer.Typer, in_tmp: Path
+) -> None:
+    (in_tmp / "pyproject.toml").write_text(
+        '[tool.flower.sessions]\nbackend = "prune-test-memory"\n'
+        '[tool.flower.pruning]\npolicies = ["broken-factory-test", "synthetic-errors"]\n'
+    )
+    result = CliRunner().invoke(app, ["prune", KEY.session_id, "--no-trim", "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["policies"][0]["policy"] == "synthetic-errors"
+    assert len(report["warnings"]) == 1 and "'broken-factory-test'" in report["warnings"][0]
+    assert "broken-factory-test" not in result.stderr  # carried by the report only

@@ -4,15 +4,21 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Annotated
 
+import msgspec
+import pruning_memory_store
 import pytest
 from pruning_builders import TranscriptBuilder
 from pruning_memory_store import MemoryStore
 
-from flower.core.config import Settings, load_settings
+from flower.core.config import Settings, load_settings, policy_options
 from flower.core.errors import ConfigError
+from flower.core.plugins import reset_registry
 from flower.core.protocols import PruneContext
 from flower.core.records import SessionKey
 from flower.core.transcript import (
@@ -138,6 +144,99 @@ def test_an_unknown_policy_name_is_a_config_error_listing_what_exists() -> None:
 def test_negative_keep_denials_is_a_config_error() -> None:
     with pytest.raises(ConfigError):
         PruningSessionStore.from_settings(MemoryStore(), Settings(), keep_denials=-1)
+
+
+def test_an_unknown_policy_name_suggests_the_close_one() -> None:
+    settings = Settings()
+    settings.pruning.policies = ["synthetic-errors", "interupted"]
+    with pytest.raises(ConfigError, match=r"did you mean 'interupted' -> 'interrupted'\?"):
+        PruningSessionStore.from_settings(MemoryStore(), settings)
+
+
+def test_a_policy_listed_twice_is_a_config_error() -> None:
+    settings = Settings()
+    settings.pruning.policies = ["denials", "synthetic-errors", "denials"]
+    with pytest.raises(ConfigError, match="'denials' listed twice"):
+        PruningSessionStore.from_settings(MemoryStore(), settings)
+
+
+def test_options_for_a_policy_no_plugin_provides_are_a_config_error() -> None:
+    settings = Settings()
+    settings.pruning.options = {"drop-thinkng": {"keep_turns": 1}}
+    with pytest.raises(ConfigError) as info:
+        PruningSessionStore.from_settings(MemoryStore(), settings)
+    assert "[tool.flower.pruning.options.drop-thinkng]" in str(info.value)
+    assert "available: " in str(info.value)
+
+
+@pytest.fixture
+def test_policies() -> Iterator[None]:
+    reset_registry(extra=[pruning_memory_store])
+    yield
+    reset_registry()
+
+
+def test_a_policy_whose_factory_breaks_is_left_out_and_the_load_goes_on(
+    test_policies: None,
+) -> None:
+    settings = Settings()
+    settings.pruning.policies = ["broken-factory-test", "synthetic-errors", "no-prune-test"]
+    inner = MemoryStore()
+    inner.append(KEY, _messy())
+    with pytest.warns(PruningWarning) as record:
+        store = PruningSessionStore.from_settings(inner, settings, trim=False)
+    messages = [str(w.message) for w in record]
+    assert any(
+        "'broken-factory-test'" in m and "left out" in m and "ValueError" in m for m in messages
+    )
+    assert any("'no-prune-test'" in m and "no prune()" in m for m in messages)
+    assert [p.name for p in store.policies] == ["synthetic-errors"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PruningWarning)  # the repair of the cut call
+        pruned = store.load(KEY)
+    assert pruned is not None and not any(e.get("isApiErrorMessage") for e in pruned)
+
+
+def test_a_factory_rejecting_its_options_is_a_config_error(test_policies: None) -> None:
+    settings = Settings()
+    settings.pruning.policies = ["strict-test"]
+    with pytest.raises(ConfigError, match=r"options.strict-test\] level"):
+        PruningSessionStore.from_settings(MemoryStore(), settings)
+
+
+def test_policy_options_decodes_a_plugin_table_and_names_the_key() -> None:
+    class Options(msgspec.Struct, forbid_unknown_fields=True):
+        keep_turns: Annotated[int, msgspec.Meta(ge=0)] = 2
+
+    def options(table: dict) -> Options:
+        settings = Settings()
+        settings.pruning.options = {"drop-thinking": table}
+        return policy_options(settings, "drop-thinking", Options)
+
+    assert options({}).keep_turns == 2 and options({"keep_turns": 5}).keep_turns == 5
+    table = "[tool.flower.pruning.options.drop-thinking]"
+    with pytest.raises(ConfigError, match=re.escape(f"{table} keep_turns: Expected `int`")):
+        options({"keep_turns": "two"})
+    with pytest.raises(ConfigError, match=re.escape(f"{table} keep_turns: Expected `int` >= 0")):
+        options({"keep_turns": -1})
+    with pytest.raises(
+        ConfigError, match=r"keep_turn: unknown key \(expected one of: keep_turns\)"
+    ):
+        options({"keep_turn": 1})
+
+
+def test_negative_counts_in_pyproject_are_config_errors_naming_the_file(in_tmp: Path) -> None:
+    pyproject = in_tmp / "pyproject.toml"
+    for table, key in (
+        ("pruning", "keep_denials"),
+        ("trim", "min_chars"),
+        ("trim", "keep_recent_turns"),
+    ):
+        pyproject.write_text(f"[tool.flower.{table}]\n{key} = -1\n")
+        with pytest.raises(ConfigError) as info:
+            load_settings()
+        assert str(info.value).startswith(f"{pyproject}: [tool.flower.{table}] {key}: ")
+        assert ">= 0" in str(info.value)
 
 
 class Exploding:

@@ -2,19 +2,28 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
+
+import msgspec
 
 from flower import hookimpl
+from flower.core.config import policy_options
 from flower.core.protocols import PruneContext
 from flower.core.transcript import drop_entries, message_of, replace_blocks
+
+
+class Options(msgspec.Struct, forbid_unknown_fields=True):
+    """``[tool.flower.pruning.options.drop-thinking]``"""
+
+    keep_turns: Annotated[int, msgspec.Meta(ge=0)] = 2
 
 
 class DropOldThinking:
     name = "drop-thinking"
 
     def __init__(self, settings: Any) -> None:
-        options = settings.pruning.options.get(self.name, {})
-        self.keep_turns = int(options.get("keep_turns", 2))
+        # a wrong type, a negative count or a misspelt key is a config error naming it
+        self.keep_turns = policy_options(settings, self.name, Options).keep_turns
 
     def prune(self, entries: list[dict], ctx: PruneContext) -> list[dict]:
         # Walk from the newest entry back, counting assistant turns (one per message.id).
