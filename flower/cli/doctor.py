@@ -1,14 +1,16 @@
 """``flower doctor``: is everything a run needs in place? One line per check, ok or fail.
 
-Checks the configuration, the session store (reachable, schema current), the API
-endpoint (probed with the configured strategy, timed) and the presence of an API key
-(never its value). Exits 1 when any check fails.
+Checks the configuration, the session store (reachable, schema current), the pruning
+chain (every policy's plugin loaded and working), the API endpoint (probed with the
+configured strategy, timed) and the presence of an API key (never its value). Exits 1
+when any check fails.
 """
 
 from __future__ import annotations
 
 import os
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -85,6 +87,27 @@ def check_store(settings: Settings) -> Check:
     return Check("store", True, f"{shown} reachable, schema current", seconds)
 
 
+def check_pruning(settings: Settings) -> Check:
+    """The configured pruning chain can be built: every name is a loaded plugin's, no
+    name twice, no options table for a missing policy, and every factory works."""
+    from flower.cli.context import config_error_text
+    from flower.core.errors import ConfigError
+    from flower.stores.prune import PruningWarning, build_policies, policy_names
+
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", PruningWarning)
+            policies = build_policies(policy_names(settings), settings)
+    except ConfigError as exc:
+        return Check("pruning", False, config_error_text(exc))
+    except FlowerError as exc:
+        return Check("pruning", False, str(exc))
+    left_out = [str(w.message) for w in caught if issubclass(w.category, PruningWarning)]
+    if left_out:
+        return Check("pruning", False, "; ".join(left_out))
+    return Check("pruning", True, " -> ".join(p.name for p in policies) or "no policies")
+
+
 def check_endpoint(settings: Settings) -> Check:
     from flower.core.resilience import endpoint, make_prober
 
@@ -119,9 +142,11 @@ def run_checks(ctx: typer.Context) -> list[Check]:
     checks = [config]
     if loaded is None:
         checks.append(Check("store", False, "skipped: the configuration is invalid"))
+        checks.append(Check("pruning", False, "skipped: the configuration is invalid"))
         checks.append(Check("endpoint", False, "skipped: the configuration is invalid"))
     else:
         checks.append(check_store(loaded.settings))
+        checks.append(check_pruning(loaded.settings))
         checks.append(check_endpoint(loaded.settings))
     checks.append(check_api_key())
     return checks
@@ -131,7 +156,8 @@ def doctor(
     ctx: typer.Context,
     json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
-    """Check configuration, session store, API endpoint and API key; exit 1 if any fails."""
+    """Check configuration, session store, pruning chain, API endpoint and API key; exit 1 if
+    any fails."""
     from flower.cli.output import print_json
     from flower.core.redact import redact_text
 

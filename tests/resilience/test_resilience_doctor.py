@@ -47,10 +47,13 @@ def test_all_checks_pass(
     lines = output.splitlines()
     assert lines[0].startswith("ok    config") and str(in_tmp / "pyproject.toml") in lines[0]
     assert lines[1].startswith("ok    store") and "schema current" in lines[1]
-    assert lines[2].startswith("ok    endpoint")
-    assert f"127.0.0.1:{server.port} (ANTHROPIC_BASE_URL) reachable by tcp probe in" in lines[2]
-    assert lines[3] == "ok    api key   ANTHROPIC_API_KEY set"
-    assert lines[4] == "all checks ok"
+    assert lines[2] == (
+        "ok    pruning   synthetic-errors -> denials -> interrupted -> ephemeral -> trim"
+    )
+    assert lines[3].startswith("ok    endpoint")
+    assert f"127.0.0.1:{server.port} (ANTHROPIC_BASE_URL) reachable by tcp probe in" in lines[3]
+    assert lines[4] == "ok    api key   ANTHROPIC_API_KEY set"
+    assert lines[5] == "all checks ok"
     assert SECRET not in output
 
 
@@ -64,7 +67,7 @@ def test_unreachable_endpoint_and_missing_key_fail(
     assert f"fail  endpoint  127.0.0.1:{closed_port} (ANTHROPIC_BASE_URL) unreachable" in output
     assert "(timeout 0.5 s)" in output
     assert "fail  api key" in output and "ANTHROPIC_API_KEY" in output
-    assert output.splitlines()[-1] == "2 of 4 checks failed"
+    assert output.splitlines()[-1] == "2 of 5 checks failed"
     assert not (in_tmp / "runs").exists()  # doctor leaves no files behind
 
 
@@ -131,8 +134,21 @@ def test_json_output(
     report = json.loads(output)
     assert report["ok"] is False
     by_name = {c["name"]: c for c in report["checks"]}
-    assert set(by_name) == {"config", "store", "endpoint", "api key"}
+    assert set(by_name) == {"config", "store", "pruning", "endpoint", "api key"}
     assert by_name["endpoint"]["ok"] is True  # a 503 is still an answer
     assert "reachable by http probe" in by_name["endpoint"]["detail"]
     assert 0 <= by_name["endpoint"]["seconds"] < 5
     assert by_name["api key"]["ok"] is False
+
+
+def test_a_misspelt_pruning_policy_fails_the_pruning_check(
+    in_tmp: Path, clean_env: pytest.MonkeyPatch
+) -> None:
+    (in_tmp / "pyproject.toml").write_text(
+        '[tool.flower.pruning]\npolicies = ["denials", "ephemral"]\n', encoding="utf-8"
+    )
+    code, output = _doctor()
+    assert code == 1
+    line = next(line for line in output.splitlines() if line.startswith("fail  pruning"))
+    assert f"{in_tmp / 'pyproject.toml'}: [tool.flower.pruning] policies" in line
+    assert "'ephemral' -> 'ephemeral'" in line
