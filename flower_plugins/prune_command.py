@@ -51,6 +51,7 @@ def prune_report(
             if key is None or raw is None:
                 where = redact_text(store_name(settings))
                 raise UnknownSessionError(f"no session {session_id} in {where}")
+            before = sum(model_bytes(e) for e in active_chain(raw))  # before any policy ran
             pruned, stats, history = view.prune_loaded_in_detail(key, raw)
         finally:
             store.close()
@@ -63,7 +64,6 @@ def prune_report(
             )
         elif str(warning.message) not in failures:
             notices.append(str(warning.message))
-    before = sum(model_bytes(e) for e in active_chain(raw))
     after = sum(model_bytes(e) for e in active_chain(pruned))
     return {
         "session_id": session_id,

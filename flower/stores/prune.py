@@ -256,6 +256,13 @@ def _diff(before: list[Entry], after: list[Entry], stats: PolicyStats) -> None:
             stats.added += 1
 
 
+def _snapshot(entries: list[Entry]) -> bytes | None:
+    try:
+        return msgspec.json.encode(entries)
+    except (TypeError, msgspec.EncodeError):  # not JSON: nothing to compare against
+        return None
+
+
 def _stats_generic(
     entries: list[Entry], policies: Sequence[PruningPolicy], ctx: PruneContext
 ) -> tuple[list[Entry], list[PolicyStats]]:
@@ -264,11 +271,17 @@ def _stats_generic(
     for policy in policies:
         name = getattr(policy, "name", repr(policy))
         stats = PolicyStats(name)
+        given = _snapshot(current)  # a report may afford checking the policy's contract
         try:
             result = _apply(policy, current, ctx)
         except Exception as exc:
             stats.error = _warn_failure(name, ctx, exc)
             result = current
+        if given is not None and _snapshot(current) != given:
+            stats.notes.append(
+                "changed the entries it was given in place (a policy must return new "
+                "entries and leave its input alone); the counts miss those changes"
+            )
         _diff(current, result, stats)
         report.append(stats)
         current = result

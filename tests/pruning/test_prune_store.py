@@ -437,3 +437,21 @@ def test_a_load_warns_once_and_reports_the_history_it_kept(tmp_path: Path) -> No
         whole = prune_in_detail(b.entries, [_DropUsers(live_users), _Boom()], ctx)
     assert whole.history == 0
     assert len([w for w in caught if "'boom'" in str(w.message)]) == 1
+
+
+class MutatesInPlace:
+    name = "mutator"
+
+    def prune(self, entries: list[dict], ctx: PruneContext) -> list[dict]:
+        for entry in entries:
+            entry.pop("isApiErrorMessage", None)
+        return entries
+
+
+def test_the_stats_report_names_a_policy_that_changes_its_input_in_place() -> None:
+    entries = _messy()
+    with pytest.warns(PruningWarning, match="repaired"):  # the cut call: no "interrupted"
+        _, stats = prune_with_stats(entries, [MutatesInPlace(), SyntheticErrors()], PruneContext())
+    rows = {s.policy: s for s in stats}
+    assert any("changed the entries it was given in place" in n for n in rows["mutator"].notes)
+    assert not rows["synthetic-errors"].notes
