@@ -137,7 +137,7 @@ def add_prune_command(app: Any) -> None:
     @app.command("prune")
     def prune_command(
         ctx: typer.Context,
-        session_id: str = typer.Argument(..., help="The session id to inspect."),
+        session_id: str = typer.Argument(..., metavar="ID", help="The session id to inspect."),
         as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
         project: str | None = typer.Option(None, "--project", help="The session's project key."),
         no_trim: bool = typer.Option(False, "--no-trim", help="Leave the trim policy out."),
@@ -149,7 +149,7 @@ def add_prune_command(app: Any) -> None:
         from flower.core.errors import FlowerError
 
         if not session_id.strip():
-            raise typer.BadParameter("a session id is needed", param_hint="SESSION_ID")
+            raise typer.BadParameter("a session id is needed", param_hint="ID")
         try:  # reported here too, so the command reads the same in any app
             report = prune_report(
                 session_id,
