@@ -23,7 +23,7 @@ def prune_report(
     settings: Any = None,
 ) -> dict[str, Any]:
     """The per-policy report for one stored session, as plain data."""
-    from flower.cli.context import store_name
+    from flower.cli.context import readable_url, store_name
     from flower.core.config import load_settings
     from flower.core.redact import redact_text
     from flower.core.transcript import active_chain, context_tokens, to_messages
@@ -42,7 +42,7 @@ def prune_report(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PruningWarning)
         policies = build_policies(policy_names(settings, trim=trim), settings)  # config first
-        store = open_session_store(settings=settings)
+        store = open_session_store(readable_url(settings), settings=settings)
         try:
             view = PruningSessionStore(store, policies, run_dir=settings.run_path)
             view.options["dry_run"] = True

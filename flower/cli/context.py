@@ -9,6 +9,7 @@ effective settings with :func:`get_settings` and the session store with
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -96,13 +97,39 @@ def store_name(settings: Settings, url: str | None = None) -> str:
 EMBEDDED_BACKENDS = ("sqlite", "jsonfs")  # the backends with a default file under the run dir
 
 
-def open_store(ctx: typer.Context, url: str | None = None) -> SessionStoreBase:
+def open_store(
+    ctx: typer.Context, url: str | None = None, *, read_only: bool = False
+) -> SessionStoreBase:
     """The session store ``url`` names, or the configured one.
 
     An explicit or configured URL picks its backend by scheme; without any URL the
-    configured backend opens its embedded default.
+    configured backend opens its embedded default. ``read_only``: see
+    :func:`readable_url`.
     """
     from flower.stores.open import open_session_store
 
     settings = get_settings(ctx)
-    return open_session_store(url or settings.sessions.url, settings=settings)
+    target = readable_url(settings, url) if read_only else url or settings.sessions.url
+    return open_session_store(target, settings=settings)
+
+
+EMPTY_STORE_URL = "sqlite:///:memory:"
+
+
+def readable_url(settings: Settings, url: str | None = None) -> str | None:
+    """What a command that only reads opens for ``url`` (or the configured store): the
+    same, except that a SQLite file that does not exist yet, which opening would
+    create, is stood in for by an empty in-memory store."""
+    target = url or settings.sessions.url
+    if target is None and settings.sessions.backend != "sqlite":
+        return None
+    file = sqlite_file(target or settings.sessions_url())
+    return EMPTY_STORE_URL if file is not None and not file.exists() else target
+
+
+def sqlite_file(url: str) -> Path | None:
+    """The database file of a ``sqlite:///`` URL, or None for any other URL."""
+    scheme, sep, rest = url.partition(":///")
+    if not sep or scheme.split("+", 1)[0] != "sqlite" or not rest or rest == ":memory:":
+        return None
+    return Path(rest.split("?", 1)[0])

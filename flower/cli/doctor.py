@@ -13,7 +13,6 @@ import time
 import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -51,22 +50,15 @@ def check_config(ctx: typer.Context) -> tuple[Check, LoadedSettings | None]:
     return Check("config", True, where), loaded
 
 
-def _sqlite_file(url: str) -> Path | None:
-    """The database file of a ``sqlite:///`` URL, or None for any other URL."""
-    scheme, sep, rest = url.partition(":///")
-    if not sep or scheme.split("+", 1)[0] != "sqlite" or not rest or rest == ":memory:":
-        return None
-    return Path(rest.split("?", 1)[0])
-
-
 def check_store(settings: Settings) -> Check:
+    from flower.cli import context
     from flower.core.records import SessionKey
     from flower.core.redact import redact_url
     from flower.stores.open import open_session_store
 
     url = settings.sessions.url or settings.sessions_url()
     shown = redact_url(url)
-    sqlite_file = _sqlite_file(url)
+    sqlite_file = context.sqlite_file(url)
     if sqlite_file is not None and not sqlite_file.exists():
         # Opening would create it: doctor leaves no files behind.
         return Check("store", True, f"{shown} does not exist yet; the first run creates it")

@@ -44,10 +44,13 @@ class UsageFlowerError(FlowerError):
 
 
 @contextmanager
-def _store(ctx: typer.Context, url: str | None = None) -> Iterator[tuple[SessionStoreBase, str]]:
-    """The store and its redacted name, closed afterwards."""
+def _store(
+    ctx: typer.Context, url: str | None = None, *, read_only: bool = False
+) -> Iterator[tuple[SessionStoreBase, str]]:
+    """The store and its redacted name, closed afterwards; ``read_only`` creates no
+    database file for a store that has none yet."""
     where = redact_text(url or store_name(get_settings(ctx)))
-    store = open_store(ctx, url)
+    store = open_store(ctx, url, read_only=read_only)
     try:
         yield store, where
     finally:
@@ -87,7 +90,7 @@ def list_sessions(
     from flower.core.keys import project_key
     from flower.core.records import check_name
 
-    with _store(ctx) as (store, where):
+    with _store(ctx, read_only=True) as (store, where):
         if project is not None:
             projects = [check_name("project key", project)]
         else:
@@ -158,7 +161,7 @@ def show(
     from flower.core.entries import encode_entry
 
     cutoff = session_view.parse_since(since) if since is not None else None
-    with _store(ctx) as (store, where):
+    with _store(ctx, read_only=True) as (store, where):
         key = find_key(store, session_id, where)
         if follow:
             printer = session_view.EntryPrinter(raw)
@@ -202,7 +205,7 @@ def export(
     from flower.core.entries import encode_entry
     from flower.core.fileperms import replaced_atomically
 
-    with _store(ctx) as (store, where):
+    with _store(ctx, read_only=True) as (store, where):
         key = find_key(store, session_id, where)
         if output is None:
             out = sys.stdout.buffer
@@ -515,7 +518,7 @@ def stats(
     from flower.stores.copy import select_sessions
     from flower.stores.prune import PruningSessionStore
 
-    with _store(ctx) as (store, where):
+    with _store(ctx, read_only=True) as (store, where):
         if session_id is not None:
             keys = [find_key(store, session_id, where)]
             title = f"session {session_id} ({keys[0].project_key})"

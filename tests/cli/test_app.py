@@ -289,3 +289,17 @@ def test_a_bad_pruning_chain_names_where_it_was_set(in_tmp: Path) -> None:
     assert done.returncode == 2
     assert "'denials' listed twice" in done.stderr
     assert done.stderr.rstrip().endswith("(set by env FLOWER_PRUNING_POLICIES)")
+
+
+def test_reading_commands_create_no_store_file(in_tmp: Path) -> None:
+    app = build_app()
+    shown = runner.invoke(app, ["sessions", "show", "nope"])
+    assert shown.exit_code == 1
+    assert "no session nope in sqlite:///runs/sessions.db" in shown.stderr
+    listed = runner.invoke(app, ["sessions", "list", "--json"])
+    assert listed.exit_code == 0, listed.output
+    assert listed.stdout.strip() == "[]"
+    assert runner.invoke(app, ["prune", "nope"]).exit_code == 1
+    stats = runner.invoke(app, ["sessions", "stats"])
+    assert stats.stdout.startswith("0 sessions in sqlite:///runs/sessions.db")
+    assert not (in_tmp / "runs").exists()
