@@ -89,7 +89,9 @@ class Runtime:
     """Runs agents; see docs/engine.md.
 
     ``run_dir`` is relative to the current working directory (seed) and wins over
-    ``settings.run_dir``. ``store`` is the raw session store (default: the configured
+    ``settings.run_dir``. ``trim`` is off unless asked for (seed); ``ephemeral`` and
+    ``keep_denials`` left as ``None`` follow ``[tool.flower.pruning]`` (True and 1 by
+    default, as the seed has them). ``store`` is the raw session store (default: the configured
     one); ``client`` an ``anthropic.AsyncAnthropic`` (default: one per run, from the
     environment, ``max_retries=0``); ``resilience`` a
     :class:`~flower.core.resilience.Resilience` (default: from settings).
@@ -101,8 +103,8 @@ class Runtime:
         run_dir: str | os.PathLike[str] = "runs",
         *,
         trim: bool = False,
-        ephemeral: bool = True,
-        keep_denials: int = 1,
+        ephemeral: bool | None = None,
+        keep_denials: int | None = None,
         settings: Settings | None = None,
         store: SessionStoreBase | None = None,
         client: Any = None,

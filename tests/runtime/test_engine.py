@@ -346,3 +346,30 @@ def test_on_session_fires_before_the_first_api_call_and_events_stream(
     assert [e.is_error for e in events if isinstance(e, ToolResult)] == [False]
     assert len([e for e in events if isinstance(e, TurnEnd)]) == 2
     assert isinstance(events[-1], StepDone) and events[-1].result is result
+
+
+def test_the_pruning_view_follows_the_configuration_unless_told(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from flower.core.config import load_settings
+    from flower_plugins.pruning import Denials
+
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.flower.pruning]\nkeep_denials = 3\nephemeral = false\n"
+        "[tool.flower.trim]\nenabled = true\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    settings = load_settings().settings
+
+    def chain(**options: Any) -> tuple[list[str], int]:
+        view = Runtime(settings=settings, **options).view
+        keep = next(p.keep for p in view.policies if isinstance(p, Denials))
+        return [p.name for p in view.policies], keep
+
+    # the configuration, except trim, which a Runtime turns on only when asked (seed)
+    assert chain() == (["synthetic-errors", "denials", "interrupted"], 3)
+    assert chain(trim=True) == (["synthetic-errors", "denials", "interrupted", "trim"], 3)
+    assert chain(ephemeral=True, keep_denials=0) == (
+        ["synthetic-errors", "denials", "interrupted", "ephemeral"],
+        0,
+    )
