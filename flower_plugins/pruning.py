@@ -146,13 +146,18 @@ def remove_tool_calls(entries: list[Entry], tool_use_ids: set[str]) -> list[Entr
     )
     out = list(entries)
     emptied: list[str] = []
+    unlinked: set[int] = set()  # emptied entries without a uuid: nothing links to them
     for i in sorted(touched):
         entry = entries[i]
         new = replace_blocks(entry, without)
-        if new is None:
+        if new is not None:
+            out[i] = new
+        elif isinstance(entry.get("uuid"), str):
             emptied.append(entry["uuid"])
         else:
-            out[i] = new
+            unlinked.add(i)
+    if unlinked:
+        out = [entry for i, entry in enumerate(out) if i not in unlinked]
     return drop_entries(out, emptied)
 
 
@@ -214,6 +219,8 @@ class Denials:
                 continue
             new = replace_blocks(entry, without)
             if new is None:
+                if entry.get("uuid").__class__ is not str:
+                    raise Fallback("an emptied entry has no uuid")
                 emptied.append(entry["uuid"])
             elif new is not entry:
                 index.replace_with_ids(slot, new)

@@ -637,7 +637,9 @@ def chain_is_valid(chain: Iterable[Entry]) -> bool:
 
 
 def check_conversation(messages: Sequence[Mapping[str, Any]]) -> None:
-    """Raise :class:`InvalidConversationError` unless the API would accept ``messages``."""
+    """Raise :class:`InvalidConversationError` unless the API would accept ``messages``
+    as a conversation to continue: an empty list passes, since a resume always adds
+    the next prompt."""
     problems = conversation_problems(messages)
     if problems:
         raise InvalidConversationError(problems)

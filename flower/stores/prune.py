@@ -117,7 +117,15 @@ def _warn_failure(name: str, ctx: PruneContext, exc: BaseException) -> str:
 
 
 def _finish(entries: list[Entry], ctx: PruneContext) -> tuple[list[Entry], list[str]]:
-    repaired, fixes = repair_conversation(entries)
+    try:
+        repaired, fixes = repair_conversation(entries)
+    except (AttributeError, TypeError):
+        # only a caller of prune() can pass these: every store rejects them on append
+        kept = [entry for entry in entries if isinstance(entry, dict)]
+        if len(kept) == len(entries):
+            raise
+        repaired, fixes = repair_conversation(kept)
+        fixes.insert(0, f"left out {len(entries) - len(kept)} entries that are not JSON objects")
     if fixes:
         warnings.warn(
             f"session {_session_label(ctx)}: the pruned transcript was not a valid "

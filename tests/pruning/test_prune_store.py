@@ -455,3 +455,31 @@ def test_the_stats_report_names_a_policy_that_changes_its_input_in_place() -> No
     rows = {s.policy: s for s in stats}
     assert any("changed the entries it was given in place" in n for n in rows["mutator"].notes)
     assert not rows["synthetic-errors"].notes
+
+
+def test_entries_that_are_not_objects_are_left_out_of_a_prune_with_a_warning() -> None:
+    policies = PruningSessionStore.from_settings(MemoryStore(), Settings(), trim=False).policies
+    user = {"type": "user", "uuid": "u1", "parentUuid": None,
+            "message": {"role": "user", "content": "hi"}}  # fmt: skip
+    for stray in (None, 1, "text", [1, 2]):
+        with pytest.warns(PruningWarning) as record:
+            pruned = prune([user, stray], policies, PruneContext())  # type: ignore[list-item]
+        assert pruned == [user]
+        assert any("left out 1 entries that are not JSON objects" in str(w.message) for w in record)
+
+
+def test_denials_without_uuids_are_removed_without_a_failure() -> None:
+    b = TranscriptBuilder()
+    b.user("go")
+    b.denied("rm -rf a")
+    b.denied("rm -rf b")
+    b.user("continue")
+    b.assistant([{"type": "text", "text": "ok"}])
+    entries = [{k: v for k, v in e.items() if k != "uuid"} if i in (1, 2) else e
+               for i, e in enumerate(b.entries)]  # fmt: skip
+    kept = Denials().prune(entries, PruneContext())
+    assert len(kept) == len(entries) - 2  # the old denial's call and result are gone
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PruningWarning)
+        prune(entries, [SyntheticErrors(), Denials()], PruneContext())
+    assert not [w for w in caught if "failed" in str(w.message)]  # (a repair may be needed)
