@@ -29,5 +29,14 @@ def report_error(exc: FlowerError) -> int:
     return int(getattr(exc, "exit_code", 1))
 
 
+_warned: set[str] = set()
+
+
 def warn(message: str) -> None:
-    print(f"flower: warning: {redact_text(message)}", file=sys.stderr)
+    """``flower: warning: ...`` on stderr, once per message: what flower both logs and
+    warns about (a loose file mode, an entry that does not decrypt) is printed once."""
+    line = f"flower: warning: {redact_text(message)}"
+    if line in _warned:
+        return
+    _warned.add(line)
+    print(line, file=sys.stderr)

@@ -13,6 +13,7 @@ to the root, or a function named like its command.
 from __future__ import annotations
 
 import importlib
+import logging
 import sys
 import warnings
 from collections.abc import Mapping
@@ -117,9 +118,24 @@ def _show_flower_warning(
 _default_showwarning = warnings.showwarning
 
 
+class _WarningLines(logging.Handler):
+    """flower's log records of WARNING and above, as ``flower: warning:`` lines."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        from flower.cli.errors import warn
+
+        warn(record.getMessage())
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
     warnings.showwarning = _show_flower_warning
+    lines = _WarningLines()
+    for name in ("flower", "flower_plugins"):  # instead of logging's bare last resort
+        logging.getLogger(name).addHandler(lines)
     command = typer.main.get_command(app)
     command.main(args=argv, prog_name="flower")
 

@@ -303,3 +303,16 @@ def test_reading_commands_create_no_store_file(in_tmp: Path) -> None:
     stats = runner.invoke(app, ["sessions", "stats"])
     assert stats.stdout.startswith("0 sessions in sqlite:///runs/sessions.db")
     assert not (in_tmp / "runs").exists()
+
+
+def test_a_loose_file_mode_is_one_warning_line(in_tmp: Path) -> None:
+    from flower.core.config import Settings
+    from flower.stores.open import open_session_store
+
+    open_session_store("sqlite:///runs/sessions.db", settings=Settings()).close()
+    (in_tmp / "runs" / "sessions.db").chmod(0o644)
+    done = run_flower("sessions", "list", cwd=in_tmp)
+    assert done.returncode == 0
+    lines = [line for line in done.stderr.splitlines() if "accessible by group or others" in line]
+    assert len(lines) == 1  # logged and warned, printed once
+    assert lines[0].startswith("flower: warning: file runs/sessions.db is accessible")
