@@ -62,6 +62,7 @@ class TranscriptIndex:
         self.synthetic_slots: list[int] = []  # assistant slots flagged as API errors
         self.residue_slots: list[int] = []  # user slots whose results may be residue
         self.bash_uses: list[tuple[str, str]] = []  # (tool_use id, command), Bash calls
+        self.uuidless_messages: list[int] = []  # user/assistant slots with no uuid
         # live tool_use/tool_result blocks per id, as changes from the base counts
         # (1 per use in use_slot, one per slot in result_slots)
         self._use_delta: dict[str, int] = {}
@@ -106,6 +107,8 @@ class TranscriptIndex:
             uid = entry.get("uuid")
             if uid is None:
                 no_uuid += 1
+                if entry.get("type") in ("user", "assistant"):
+                    self.uuidless_messages.append(i)
             else:
                 slot_of[uid] = i
             add_parent(entry.get("parentUuid"))

@@ -116,7 +116,40 @@ def _warn_failure(name: str, ctx: PruneContext, exc: BaseException) -> str:
     return message
 
 
+def _warn_unplaced(count: int, ctx: PruneContext) -> None:
+    """Damage no repair can undo: a message without a uuid has no place in the chain."""
+    if count:
+        warnings.warn(
+            f"session {_session_label(ctx)}: {count} user/assistant entries have no uuid, "
+            "so they have no place in the conversation and are not sent to the model",
+            PruningWarning,
+            stacklevel=4,
+        )
+
+
+def _check(
+    entries: list[Entry], index: TranscriptIndex | None, ctx: PruneContext
+) -> tuple[list[Entry], list[str]]:
+    """The safety net on ``entries``, a view the ``index`` made (if any): the index's
+    check, and the full check and repair when the index cannot vouch for the view."""
+    if needs_check(index):
+        return _finish(entries, ctx)
+    assert index is not None
+    _warn_unplaced(len(index.uuidless_messages), ctx)
+    return entries, []
+
+
 def _finish(entries: list[Entry], ctx: PruneContext) -> tuple[list[Entry], list[str]]:
+    _warn_unplaced(
+        sum(
+            1
+            for entry in entries
+            if entry.__class__ is dict
+            and entry.get("uuid") is None
+            and entry.get("type") in ("user", "assistant")
+        ),
+        ctx,
+    )
     try:
         repaired, fixes = repair_conversation(entries)
     except (AttributeError, TypeError):
@@ -215,7 +248,7 @@ def prune(
 
     def prune_part(part: Sequence[Entry]) -> tuple[list[Entry], None]:
         current, index = _run_all(part, policies, ctx)
-        return (_finish(current, ctx)[0] if needs_check(index) else current), None
+        return _check(current, index, ctx)[0], None
 
     return _from_context_start(entries, prune_part)[0]
 
@@ -386,11 +419,11 @@ def prune_in_detail(
                 (current, rows), index = _stats_generic(current, run, ctx), None
             report += rows
         repair = PolicyStats(REPAIR_STEP)
-        if needs_check(index):
-            result, repair.notes = _finish(current, ctx)
+        result, repair.notes = _check(current, index, ctx)
+        if result is not current:
             _diff(current, result, repair)
-            current = result
         report.append(repair)
+        current = result
         return current, report
 
     return PruneDetail(*_from_context_start(entries, prune_part))

@@ -483,3 +483,23 @@ def test_denials_without_uuids_are_removed_without_a_failure() -> None:
         warnings.simplefilter("always", PruningWarning)
         prune(entries, [SyntheticErrors(), Denials()], PruneContext())
     assert not [w for w in caught if "failed" in str(w.message)]  # (a repair may be needed)
+
+
+@pytest.mark.parametrize("policies", [[SyntheticErrors(), Denials()], [Exploding()]])
+def test_messages_without_a_uuid_are_reported_not_silently_lost(policies: list) -> None:
+    b = TranscriptBuilder()
+    b.user("first question")
+    b.assistant([{"type": "text", "text": "first answer"}])
+    b.user("second question")
+    b.assistant([{"type": "text", "text": "second answer"}])
+    entries = [{k: v for k, v in e.items() if k != "uuid"} if i == 1 else e
+               for i, e in enumerate(b.entries)]  # fmt: skip
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PruningWarning)
+        prune(entries, policies, PruneContext())
+    notes = [str(w.message) for w in caught if "have no uuid" in str(w.message)]
+    assert len(notes) == 1
+    assert notes[0].startswith("session <unknown session>: 1 user/assistant entries have no")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PruningWarning)
+        prune(b.entries, [SyntheticErrors(), Denials()], PruneContext())  # intact: no warning
