@@ -569,6 +569,8 @@ def conversation_problems(messages: Sequence[Mapping[str, Any]]) -> list[str]:
             if answered:
                 problems.append(f"assistant message {i} holds tool results")
             pending = [b.get("id") for b in blocks if _is_block(b, "tool_use")]
+            if not all(_is_tool_id(tid) for tid in pending):
+                problems.append(f"message {i} has a tool_use without an id")
     for tid in pending:
         problems.append(f"tool_use {tid!r} is never answered")
     return problems
@@ -628,7 +630,10 @@ def chain_is_valid(chain: Iterable[Entry]) -> bool:
                         return False
                     answered.add(tid)
                 elif kind == "tool_use" and role == "assistant":
-                    asked.append(block.get("id"))
+                    tid = block.get("id")
+                    if tid.__class__ is not str or not tid:
+                        return False
+                    asked.append(tid)
     except TypeError:  # an unhashable id: let the full check describe it
         return False
     if role_now == "user":
@@ -742,6 +747,16 @@ def without_repeats(entries: Sequence[Entry]) -> list[Entry]:
     return [e for i, e in enumerate(entries) if uuids[i] is None or last[uuids[i]] == i]
 
 
+def _is_tool_id(value: Any) -> bool:
+    return isinstance(value, str) and bool(value)
+
+
+def _without_idless_call(block: dict[str, Any]) -> dict[str, Any] | None:
+    if block.get("type") == "tool_use" and not _is_tool_id(block.get("id")):
+        return None
+    return block
+
+
 def _repair_once(entries: list[Entry], chain: list[Entry]) -> tuple[list[Entry], list[str]]:
     fixes: list[str] = []
     groups = _message_groups(chain)
@@ -752,7 +767,13 @@ def _repair_once(entries: list[Entry], chain: list[Entry]) -> tuple[list[Entry],
         if role == "assistant":
             for tid in asked:  # the previous assistant message got no user reply at all
                 missing.append((groups[index - 1][1][-1], tid))
-            asked = [b.get("id") for e in group for b in tool_uses(e)]
+            asked = []
+            for entry in group:
+                new = replace_blocks(entry, _without_idless_call)
+                if new is not entry:  # a call no result can answer: the API refuses it
+                    replacements[entry["uuid"]] = new
+                    fixes.append("removed a tool_use without an id")
+                asked += [b.get("id") for b in tool_uses(new)] if new is not None else []
             continue
         allowed = set(asked)
         seen: set[str] = set()

@@ -503,3 +503,20 @@ def test_messages_without_a_uuid_are_reported_not_silently_lost(policies: list) 
     with warnings.catch_warnings():
         warnings.simplefilter("error", PruningWarning)
         prune(b.entries, [SyntheticErrors(), Denials()], PruneContext())  # intact: no warning
+
+
+def test_a_tool_use_without_an_id_is_removed_not_answered_with_a_null_id() -> None:
+    b = TranscriptBuilder()
+    b.user("go")
+    b.assistant([{"type": "text", "text": "looking"}, {"type": "tool_use", "name": "Bash",
+                                                        "input": {"command": "ls"}}])  # fmt: skip
+    b.user("and then?")
+    b.assistant([{"type": "tool_use", "id": None, "name": "Bash", "input": {}}])
+    assert conversation_problems(conversation(b.entries))  # the API would refuse it
+    with pytest.warns(PruningWarning, match="removed a tool_use without an id"):
+        pruned = prune(b.entries, [SyntheticErrors()], PruneContext())
+    messages = conversation(pruned)
+    check_conversation(messages)
+    blocks = [block for m in messages for block in m["content"]]
+    assert not any(block.get("type") in ("tool_use", "tool_result") for block in blocks)
+    assert messages[-1] == {"role": "user", "content": [{"type": "text", "text": "and then?"}]}
