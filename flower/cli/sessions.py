@@ -151,8 +151,18 @@ def show(
     interval: Annotated[
         float, typer.Option("--interval", min=0.05, metavar="SECONDS", help="--follow poll period.")
     ] = 1.0,
+    stats: Annotated[
+        bool,
+        typer.Option(
+            "--stats", help="With --pruned: what each policy removed and saved (flower prune)."
+        ),
+    ] = False,
 ) -> None:
     """Show a session: a readable view of messages, tool calls and results."""
+    if stats:
+        others = (raw, follow, since is not None)
+        _show_pruning_stats(ctx, session_id, pruned=pruned, as_json=as_json, others=others)
+        return
     if raw and as_json:
         raise UsageFlowerError("--raw and --json do not go together: pick one")
     if follow and (pruned or as_json):
@@ -190,6 +200,21 @@ def show(
 
             title = f"{key.session_id}  ({key.project_key}{', pruned' if pruned else ''})"
             print_transcript(entries, title)
+
+
+def _show_pruning_stats(
+    ctx: typer.Context, session_id: str, *, pruned: bool, as_json: bool, others: tuple[bool, ...]
+) -> None:
+    """``sessions show ID --pruned --stats``: the report ``flower prune ID`` prints."""
+    if not pruned or any(others):
+        raise UsageFlowerError("--stats goes with --pruned (and --json), nothing else")
+    from flower_plugins.prune_command import prune_report, render_report
+
+    report = prune_report(session_id, settings=get_settings(ctx))
+    if as_json:
+        print_json(report)
+    else:
+        typer.echo(render_report(report))
 
 
 @app.command("export")

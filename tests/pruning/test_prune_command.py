@@ -174,3 +174,18 @@ def test_a_policy_that_cannot_be_created_is_a_warning_in_the_report(
     assert report["policies"][0]["policy"] == "synthetic-errors"
     assert len(report["warnings"]) == 1 and "'broken-factory-test'" in report["warnings"][0]
     assert "broken-factory-test" not in result.stderr  # carried by the report only
+
+
+def test_sessions_show_pruned_stats_prints_the_prune_report(app: typer.Typer) -> None:
+    from flower.cli.main import build_app
+
+    full = build_app()
+    args = ["sessions", "show", KEY.session_id, "--pruned", "--stats"]
+    shown = CliRunner().invoke(full, [*args, "--json"])
+    assert shown.exit_code == 0, shown.output
+    reported = CliRunner().invoke(app, ["prune", KEY.session_id, "--json"])
+    assert json.loads(shown.stdout) == json.loads(reported.stdout)
+    assert "synthetic-errors" in CliRunner().invoke(full, args).stdout
+    for extra in (["--raw"], ["--since", "1d"]):
+        assert CliRunner().invoke(full, [*args, *extra]).exit_code == 2
+    assert CliRunner().invoke(full, ["sessions", "show", KEY.session_id, "--stats"]).exit_code == 2
