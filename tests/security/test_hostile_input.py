@@ -8,6 +8,7 @@ tests/runtime/tools/test_tool_confinement.py covers it and is not repeated here.
 from __future__ import annotations
 
 import contextlib
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from flower.core.errors import FlowerError, InvalidKeyError
 from flower.core.records import SessionKey
 from flower.core.transcript import active_chain, conversation, drop_entries, leaf_uuid
 from flower.stores.open import open_session_store
-from flower.stores.prune import PruningSessionStore
+from flower.stores.prune import PruningSessionStore, PruningWarning
 
 FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -112,7 +113,8 @@ def test_pruning_chain_survives_arbitrary_entries(
         MemoryStore(entries),  # type: ignore[arg-type]
         Settings(run_dir=str(run_dir), pruning=PruningConfig(policies=policies)),
     )
-    with contextlib.suppress(FlowerError):
+    with contextlib.suppress(FlowerError), warnings.catch_warnings():
+        warnings.simplefilter("ignore", PruningWarning)  # hostile input: repairs expected
         view.load(SessionKey("-p", "s"))
     assert msgspec.json.encode(entries) == snapshot  # policies never mutate their input
 
