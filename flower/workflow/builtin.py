@@ -5,6 +5,10 @@ What the user says on a wake lands in three places (seed: if one is missing it f
 silently): it goes to the working step as its next message, it is appended to the
 brief, and the goals file is re-derived so the judge checks what was added. Waking
 with nothing to say adds nothing and re-derives nothing: it costs nothing extra.
+
+A wake cut short on the way (killed while the goals were re-derived, say) must not
+lose what was said: until the goals are re-derived and the working step has it,
+lineage keeps it (:class:`WakeMemo`), and the next wake finishes the job.
 """
 
 from __future__ import annotations
@@ -13,14 +17,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from flower.runtime.spec import AgentSpec
-from flower.workflow.base import Context, Step, Workflow
+from flower.core.lineage import Lineage
+from flower.runtime.spec import AgentSpec, StepResult
+from flower.workflow.base import Context, Step, Workflow, replace_step
 from flower.workflow.clarify import (
     Ask,
     append_to_brief,
     brief_is_complete,
     clarify_step,
     goals_step,
+    read_text,
     workflow_names,
 )
 from flower.workflow.goal import JUDGE, with_goal
@@ -51,6 +57,47 @@ WORK_SAID = """\
 """
 
 
+class WakeMemo:
+    """What was said on wakes and has not reached the working step yet, and whether
+    the goals still lack it: kept in the lineage record (``extra``), written at once,
+    so a wake cut short leaves the next one to finish the job."""
+
+    UNHEARD = "unheard"
+    GOALS_STALE = "goals_stale"
+
+    def __init__(self, lineage: Lineage | None) -> None:
+        self.lineage = lineage
+        self.extra: dict[str, Any] = lineage.record.extra if lineage is not None else {}
+        unheard = self.extra.get(self.UNHEARD)
+        valid = isinstance(unheard, list) and all(isinstance(t, str) for t in unheard)
+        self.unheard: list[str] = list(unheard) if valid else []
+        self.goals_stale = self.extra.get(self.GOALS_STALE) is True
+
+    def said(self, text: str) -> None:
+        self.unheard.append(text)
+        self.goals_stale = True
+        self._save()
+
+    def goals_rederived(self) -> None:
+        if self.goals_stale:
+            self.goals_stale = False
+            self._save()
+
+    def heard(self) -> None:
+        if self.unheard:
+            self.unheard = []
+            self._save()
+
+    def _save(self) -> None:
+        for key, value in ((self.UNHEARD, self.unheard), (self.GOALS_STALE, self.goals_stale)):
+            if value:
+                self.extra[key] = value
+            else:
+                self.extra.pop(key, None)
+        if self.lineage is not None:
+            self.lineage.save()
+
+
 def builtin_workflow(
     said: str | None = None,
     *,
@@ -75,9 +122,26 @@ def builtin_workflow(
     def on_start(ctx: Context) -> None:
         ctx["_said"] = said
         brief = Path(ctx["_workspace"]) / names.brief_file
-        if said and brief_is_complete(brief):
-            append_to_brief(brief, said, time.strftime("%Y-%m-%d %H:%M"))
-            ctx["_rederive_goals"] = True
+        if not brief_is_complete(brief):
+            return  # a first run: what was said is the request, for the clarifier
+        memo = ctx["_wake_memo"] = WakeMemo(ctx.get("_lineage"))
+        if said:
+            memo.said(said)  # in lineage before anything else can be cut short
+        for text in memo.unheard:  # (a wake cut short may have missed the brief too)
+            if text not in (read_text(brief) or ""):
+                append_to_brief(brief, text, time.strftime("%Y-%m-%d %H:%M"))
+        ctx["_said"] = "\n\n".join(memo.unheard) or None
+        ctx["_rederive_goals"] = memo.goals_stale
+
+    def goals_after(ctx: Context, result: StepResult) -> None:
+        memo = ctx.get("_wake_memo")
+        if memo is not None and result.ok:
+            memo.goals_rederived()
+
+    def work_after(ctx: Context, result: StepResult) -> None:
+        memo = ctx.get("_wake_memo")
+        if memo is not None and result.session_id:  # the message is in its transcript
+            memo.heard()
 
     def work_prompt(ctx: Context) -> str:
         return WORK_PROMPT.format(brief_file=names.brief_file, goals_file=names.goals_file)
@@ -93,8 +157,11 @@ def builtin_workflow(
     return Workflow(
         [
             clarify_step(said, ask=ask, settings=settings),
-            goals_step(settings=settings),
-            with_goal(work, judge=judge, rounds=rounds, goals_file=names.goals_file),
+            replace_step(goals_step(settings=settings), after=goals_after),
+            replace_step(
+                with_goal(work, judge=judge, rounds=rounds, goals_file=names.goals_file),
+                after=work_after,
+            ),
         ],
         continuous=continuous,
         retries=retries,
@@ -102,4 +169,4 @@ def builtin_workflow(
     )
 
 
-__all__ = ["WORKER", "WORK_PROMPT", "WORK_RESUME", "WORK_SAID", "builtin_workflow"]
+__all__ = ["WORKER", "WORK_PROMPT", "WORK_RESUME", "WORK_SAID", "WakeMemo", "builtin_workflow"]

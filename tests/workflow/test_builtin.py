@@ -234,3 +234,34 @@ def test_goal_setter_without_a_list_is_asked_again(in_tmp: Path, fake: FakeMessa
     assert user_prompts(model.seen["goal-setter"][1])[-1] == GOALS_RETRY
     assert read_goals(in_tmp / "目标.md") == ["有 md2html.py"]
     assert ctx["_ok"]
+
+
+def test_what_is_said_on_a_wake_cut_short_reaches_the_next_wake(
+    in_tmp: Path, fake: FakeMessagesAPI
+) -> None:
+    fake.set_script(standard_model())
+    first = asyncio.run(wake("写个 md 转 html 的脚本"))
+    # the wake that adds something stops while the goals are re-derived
+    fake.set_script(Model(**{"goal-setter": "我还在想。"}))
+    cut = asyncio.run(wake("顺便支持代码块高亮"))
+    assert cut["_failed"] == "设定目标"
+    lineage = json.loads((in_tmp / "runs" / "lineage.json").read_text(encoding="utf-8"))
+    assert lineage["unheard"] == ["顺便支持代码块高亮"] and lineage["goals_stale"] is True
+    # the next wake, with nothing said, finishes the job: goals, then the worker
+    model = standard_model()
+    fake.set_script(model)
+    ctx = asyncio.run(wake(None))
+    assert ctx["_ok"] and ctx["_skipped"] == ["确认需求"]
+    assert read_goals(in_tmp / "目标.md") == ["有 md2html.py", "能转换标题", "代码块有高亮"]
+    assert "顺便支持代码块高亮" in user_prompts(model.seen["worker"][0])[-1]
+    assert ctx["_sessions"]["干活"] == first["_sessions"]["干活"]
+    brief = (in_tmp / "需求.md").read_text(encoding="utf-8")
+    assert brief.count("顺便支持代码块高亮") == 1
+    lineage = json.loads((in_tmp / "runs" / "lineage.json").read_text(encoding="utf-8"))
+    assert "unheard" not in lineage and "goals_stale" not in lineage
+    # and once it is done, a wake with nothing said costs nothing extra again
+    model = standard_model()
+    fake.set_script(model)
+    ctx = asyncio.run(wake(None))
+    assert set(model.seen) == {"worker", "judge"}
+    assert user_prompts(model.seen["worker"][0])[-1] == WORK_RESUME
