@@ -167,7 +167,10 @@ class StepRun:
         result = await relay_while_full(self, result, prompt, label=label)
         retries = 0
         while (
-            not result.ok and result.stop != STOP_CONTEXT_LIMIT and retries < self.workflow.retries
+            not result.ok
+            and result.stop != STOP_CONTEXT_LIMIT
+            and not _fatal(result)
+            and retries < self.workflow.retries
         ):
             retries += 1
             self.record(result)
@@ -292,6 +295,12 @@ class Workflow:
                 ctx["_failed"] = step.name
                 break
         return ctx
+
+
+def _fatal(result: StepResult) -> bool:
+    """Whether the run ended on an API error that no retry can help (bad credentials,
+    a bad request): resilience stopped at once, so the step does not go again."""
+    return bool(result.errors) and result.errors[-1].get("kind") == "fatal"
 
 
 async def _maybe_await(value: Any) -> Any:

@@ -9,8 +9,15 @@ from pathlib import Path
 import pytest
 
 from flower import AgentSpec, Step, Workflow
+from flower.core.config import ResilienceConfig, Settings
 from flower.core.manifest import read_manifest
-from flower.testing.fake_api import FakeMessagesAPI, api_error, text
+from flower.testing.fake_api import (
+    FakeMessagesAPI,
+    api_error,
+    server_error,
+    text,
+    unauthorized,
+)
 from flower.workflow.clarify import (
     append_to_brief,
     extract_brief,
@@ -91,14 +98,32 @@ def test_step_and_workflow_reject_bad_input() -> None:
         Workflow([Step("x", agent, "p"), Step("x", agent, "q")])
 
 
+def test_a_fatal_api_error_is_not_retried(in_tmp: Path, fake: FakeMessagesAPI) -> None:
+    from flower.runtime.engine import Runtime
+
+    agent = AgentSpec(name="a", instructions="x", max_turns=2)
+    fake.set_script([unauthorized(), text("never sent")])
+    rt = Runtime(workspace=".", run_dir="runs")
+    try:
+        wf = Workflow([Step("一", agent, "go")], retries=2)
+        ctx = asyncio.run(wf.run(rt))
+    finally:
+        rt.close()
+    assert ctx["_ok"] is False and ctx["_failed"] == "一"
+    assert [r["step"] for r in read_manifest("runs")] == ["一"]  # no 一#retry1
+    assert len(fake.requests) == 1
+
+
 def test_failed_step_is_retried_then_stops_the_workflow(
     in_tmp: Path, fake: FakeMessagesAPI
 ) -> None:
     from flower.runtime.engine import Runtime
 
     agent = AgentSpec(name="a", instructions="x", max_turns=2)
-    fake.set_script([api_error(400, "bad request"), text("好了"), text("第二步")])
-    rt = Runtime(workspace=".", run_dir="runs")
+    # resilience gives up at once on the 500 (one attempt), so the step fails and is re-run
+    settings = Settings(resilience=ResilienceConfig(max_attempts=1))
+    fake.set_script([server_error(), text("好了"), text("第二步")])
+    rt = Runtime(workspace=".", run_dir="runs", settings=settings)
     try:
         wf = Workflow([Step("一", agent, "go"), Step("二", agent, "go")], retries=1)
         ctx = asyncio.run(wf.run(rt))
