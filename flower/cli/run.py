@@ -210,6 +210,10 @@ def _run_builtin(
         _banner(live, workspace, None, names.work_step)
     else:
         state = wake_state(workspace, settings.run_dir, settings=settings)
+        if state["checks"].get("store"):  # before any banner: nothing is gone, nothing runs
+            from flower.core.errors import StoreUnavailableError
+
+            raise StoreUnavailableError(state["checks"]["store"])
         used = _is_used(state)
         if said is None and not used:
             if not interactive:
@@ -457,14 +461,20 @@ def describe_state(state: dict[str, Any], workspace: Path, settings: Settings) -
         f"brief       {names.brief_file} " + ("confirmed" if checks["brief"] else "not confirmed")
     )
     lines.append(f"goals       {checks['goals']} in {names.goals_file}")
+    if checks.get("store"):
+        lines.append(f"store       unreadable: {checks['store']}")
     for step, sid in checks["recorded"].items():
         if checks["alive"].get(step):
             size = checks["context"].get(step)
             tail = f", context {human_tokens(size)}" if size is not None else ""
             lines.append(f"step        {step}: {sid} (in the store{tail})")
+        elif checks.get("store"):
+            lines.append(f"step        {step}: {sid} (not checked: the store is unreadable)")
         else:
             lines.append(f"step        {step}: {sid} (gone from the store: starts fresh)")
-    if state["waking"]:
+    if checks.get("store"):
+        lines.append("next        `flower` stops until the session store can be read")
+    elif state["waking"]:
         lines.append(
             f"next        `flower` resumes {', '.join(state['steps'])} (wake {state['woke'] + 1})"
         )

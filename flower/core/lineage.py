@@ -22,6 +22,7 @@ from typing import Any
 
 import msgspec
 
+from flower.core.errors import FlowerError
 from flower.core.fileperms import private_dir
 from flower.core.protocols import LineageStore
 from flower.core.records import LineageRecord
@@ -140,11 +141,15 @@ class Lineage:
         return dict(self.record.steps)
 
     def live_steps(self, has_session: Callable[[str], bool]) -> dict[str, str]:
-        """Only the steps whose session is still in the session store."""
+        """Only the steps whose session is still in the session store. A store that
+        cannot be read raises (its :class:`FlowerError`): those sessions are not gone,
+        and a run could not write its own either."""
         live: dict[str, str] = {}
         for name, sid in self.record.steps.items():
             try:
                 alive = bool(has_session(sid))
+            except FlowerError:
+                raise
             except Exception:
                 alive = False
             if alive:

@@ -263,8 +263,9 @@ class Workflow:
         known: dict[str, str] = {}
         if self.continuous:
             lineage = Lineage.load(workspace, settings=settings, run_dir=run_dir)
-            ctx["_woke"] = lineage.bump_woke()
+            # before the wake is counted: a store that cannot be read stops the run here
             known = lineage.live_steps(rt.has_session)
+            ctx["_woke"] = lineage.bump_woke()
         else:
             ctx["_woke"] = 1
         if resume_from:
@@ -332,7 +333,8 @@ def wake_state(
     (``"ok"`` or ``"none"``: missing, corrupt or another workspace), ``recorded``
     (every step lineage names), ``alive`` ({step: bool}), ``context`` ({step: tokens
     of the last round or None}), ``brief`` (the brief file is complete), ``goals``
-    (number of goals in the goals file, 0 when missing or malformed).
+    (number of goals in the goals file, 0 when missing or malformed), ``store`` (why
+    the session store could not be read, or None).
     """
     from flower.core.lineage import _settings_for
     from flower.workflow.clarify import brief_is_complete, read_goals, workflow_names
@@ -344,7 +346,7 @@ def wake_state(
         settings = None
     lineage = Lineage.load(workspace, settings=settings, run_dir=run_dir)
     recorded = lineage.steps
-    alive, context = _probe_sessions(workspace, recorded, settings)
+    alive, context, store_problem = _probe_sessions(workspace, recorded, settings)
     names = workflow_names(settings)
     ws = Path(workspace)
     goals = read_goals(ws / names.goals_file)
@@ -355,6 +357,7 @@ def wake_state(
         "context": context,
         "brief": brief_is_complete(ws / names.brief_file),
         "goals": len(goals or []),
+        "store": store_problem,
     }
     steps = {name: sid for name, sid in recorded.items() if alive.get(name)}
     return {"waking": bool(steps), "checks": checks, "woke": lineage.woke, "steps": steps}
@@ -362,14 +365,16 @@ def wake_state(
 
 def _probe_sessions(
     workspace: str | os.PathLike[str], recorded: dict[str, str], settings: Any
-) -> tuple[dict[str, bool], dict[str, int | None]]:
+) -> tuple[dict[str, bool], dict[str, int | None], str | None]:
+    """Which recorded sessions the store holds, their context sizes, and why the store
+    could not be read (``None``: it could, or there was nothing to look for)."""
     alive = dict.fromkeys(recorded, False)
     context: dict[str, int | None] = dict.fromkeys(recorded)
     if not recorded or settings is None:
-        return alive, context
+        return alive, context, None
     url = settings.sessions_url()
     if url.startswith("sqlite:///") and not Path(url[len("sqlite:///") :]).exists():
-        return alive, context  # a deleted sessions.db: nothing to resume, create nothing
+        return alive, context, None  # a deleted sessions.db: nothing to resume, create nothing
     from flower.core.keys import project_key
     from flower.core.records import SessionKey
     from flower.core.transcript import context_tokens
@@ -378,8 +383,8 @@ def _probe_sessions(
     try:
         store = open_session_store(settings=settings)
     except Exception as exc:
-        log.warning("session store unavailable: %s", exc)
-        return alive, context
+        return alive, context, str(exc)
+    problem = None
     try:
         pkey = project_key(workspace)
         for name, sid in recorded.items():
@@ -390,10 +395,10 @@ def _probe_sessions(
                     usage = store.last_usage(key)
                     context[name] = context_tokens(usage) if usage else None
             except Exception as exc:
-                log.debug("cannot check session %s: %s", sid, exc)
+                problem = problem or str(exc)
     finally:
         store.close()
-    return alive, context
+    return alive, context, problem
 
 
 __all__ = [

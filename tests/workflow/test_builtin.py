@@ -265,3 +265,37 @@ def test_what_is_said_on_a_wake_cut_short_reaches_the_next_wake(
     ctx = asyncio.run(wake(None))
     assert set(model.seen) == {"worker", "judge"}
     assert user_prompts(model.seen["worker"][0])[-1] == WORK_RESUME
+
+
+def test_an_unreadable_store_stops_a_wake_before_it_counts_and_says_why(
+    in_tmp: Path, fake: FakeMessagesAPI
+) -> None:
+    from flower.cli.run import describe_state
+    from flower.core.config import load_settings
+    from flower.core.errors import StoreUnavailableError
+    from flower.workflow.base import wake_state
+
+    fake.set_script(standard_model())
+    asyncio.run(wake("写个 md 转 html 的脚本"))
+    (in_tmp / "runs" / "sessions.db").write_text("not a database")
+    state = wake_state(".", "runs")
+    assert "is not a valid SQLite database" in state["checks"]["store"]
+    lines = describe_state(state, in_tmp, load_settings().settings)
+    assert any(line.startswith("store       unreadable: ") for line in lines)
+    assert not any("gone from the store" in line for line in lines)
+    assert lines[-1] == "next        `flower` stops until the session store can be read"
+    lineage = in_tmp / "runs" / "lineage.json"
+    before = json.loads(lineage.read_text(encoding="utf-8"))
+    with pytest.raises(StoreUnavailableError, match="not a valid SQLite database"):
+        asyncio.run(wake(None))
+    assert json.loads(lineage.read_text(encoding="utf-8")) == before  # not counted as a wake
+    # the command says so before any wake banner, and leaves the count alone too
+    from typer.testing import CliRunner
+
+    from flower.cli.main import build_app
+
+    result = CliRunner().invoke(build_app(), [], env={"ANTHROPIC_API_KEY": "sk-test"})
+    assert result.exit_code == 1
+    assert "is not a valid SQLite database" in result.stderr
+    assert "接上上次" not in result.output and "!!" not in result.output
+    assert json.loads(lineage.read_text(encoding="utf-8")) == before
