@@ -128,6 +128,8 @@ class FlowerGroup(TyperGroup):
         has_run = RUN_COMMAND in self.commands
         index = self._first_positional(ctx, args)
         if index is None:
+            if args and _takes_value(self.get_params(ctx), args[-1]):
+                return args  # `flower -r`: click says the option needs a value
             return [*args, RUN_COMMAND] if has_run else args
         token = args[index]
         if token == "--":
@@ -184,6 +186,16 @@ class FlowerGroup(TyperGroup):
             if not standalone:
                 raise
             sys.exit(code)
+
+
+def _takes_value(params: Sequence[_click.Parameter], token: str) -> bool:
+    """Whether ``token`` is one of ``params``' options that takes a value, given bare."""
+    return "=" not in token and any(
+        param.param_type_name == "option"
+        and not (getattr(param, "is_flag", False) or getattr(param, "count", False))
+        and token in (*param.opts, *param.secondary_opts)
+        for param in params
+    )
 
 
 def _first_positional(params: Sequence[_click.Parameter], args: Sequence[str]) -> int | None:

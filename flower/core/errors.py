@@ -48,3 +48,8 @@ class SchemaOutOfDateError(FlowerError):
 
 class PluginError(FlowerError):
     """A plugin failed to load, or two plugins claim the same name."""
+
+
+class NoSuchPluginError(ConfigError, PluginError):
+    """A backend, policy or prober name (or a URL scheme) that no loaded plugin provides:
+    a mistake in the configuration or the command line, so exit code 2."""

@@ -19,7 +19,7 @@ import pluggy
 
 from flower.core import hookspecs
 from flower.core.entry_points import FoundEntryPoint, scan
-from flower.core.errors import PluginError
+from flower.core.errors import NoSuchPluginError, PluginError
 
 GROUP = "flower"
 BUILTIN_MODULES = {
@@ -126,7 +126,7 @@ class Registry:
             return self._items[kind][name]
         except KeyError:
             label = kind.replace("_", " ").rstrip("s")
-            raise PluginError(
+            raise NoSuchPluginError(
                 f"no {label} named {name!r}; available: {', '.join(self.names(kind)) or 'none'}"
             ) from None
 
@@ -136,7 +136,7 @@ class Registry:
             if base in reg.schemes:
                 return reg
         known = sorted({s for r in self._items[kind].values() for s in r.schemes})
-        raise PluginError(
+        raise NoSuchPluginError(
             f"no backend handles URLs of scheme {scheme!r}; known: {', '.join(known)}"
         )
 

@@ -316,3 +316,18 @@ def test_a_loose_file_mode_is_one_warning_line(in_tmp: Path) -> None:
     lines = [line for line in done.stderr.splitlines() if "accessible by group or others" in line]
     assert len(lines) == 1  # logged and warned, printed once
     assert lines[0].startswith("flower: warning: file runs/sessions.db is accessible")
+
+
+def test_a_global_option_without_its_value_is_a_usage_error(in_tmp: Path) -> None:
+    app, calls = app_with_fake_run()
+    for option in ("-r", "--sessions-url"):
+        result = runner.invoke(app, [option])
+        assert result.exit_code == 2
+        assert f"Option '{option}' requires an argument" in result.stderr
+    assert calls == []
+
+
+def test_a_url_no_backend_handles_is_a_configuration_error(in_tmp: Path) -> None:
+    result = runner.invoke(build_app(), ["--sessions-url", "foo://bar", "sessions", "list"])
+    assert result.exit_code == 2
+    assert "no backend handles URLs of scheme 'foo'" in result.stderr
