@@ -214,6 +214,7 @@ def _run_builtin(
             from flower.core.errors import StoreUnavailableError
 
             raise StoreUnavailableError(state["checks"]["store"])
+        state = builtin_view(state, settings)
         used = _is_used(state)
         if said is None and not used:
             if not interactive:
@@ -241,8 +242,23 @@ def _run_builtin(
 
 
 def _is_used(state: dict[str, Any]) -> bool:
+    """Whether the built-in workflow has been here (see :func:`builtin_view`)."""
     checks = state["checks"]
-    return bool(state["waking"] or checks["brief"] or checks["recorded"] or state["woke"])
+    return bool(state["waking"] or checks["brief"] or checks["recorded"])
+
+
+def builtin_view(state: dict[str, Any], settings: Settings) -> dict[str, Any]:
+    """``wake_state`` narrowed to the built-in workflow's steps, the ones `flower` runs:
+    a workspace a Python ``Workflow`` of other steps used is no wake for it."""
+    from flower.workflow.clarify import workflow_names
+
+    names = workflow_names(settings)
+    ours = {names.clarify_step, names.goals_step, names.work_step}
+    checks = dict(state["checks"])
+    for field in ("recorded", "alive", "context"):
+        checks[field] = {k: v for k, v in checks[field].items() if k in ours}
+    steps = {k: v for k, v in state["steps"].items() if k in ours}
+    return {**state, "checks": checks, "steps": steps, "waking": bool(steps)}
 
 
 def _banner(live: Live, workspace: Path, state: dict[str, Any] | None, work_step: str) -> None:
@@ -472,11 +488,18 @@ def describe_state(state: dict[str, Any], workspace: Path, settings: Settings) -
             lines.append(f"step        {step}: {sid} (not checked: the store is unreadable)")
         else:
             lines.append(f"step        {step}: {sid} (gone from the store: starts fresh)")
+    ours = builtin_view(state, settings)
+    others = [step for step in checks["recorded"] if step not in ours["checks"]["recorded"]]
+    if others:
+        lines.append(
+            f"other       {', '.join(others)}: another workflow's steps (its Python code "
+            "resumes them; `flower` runs the built-in workflow)"
+        )
     if checks.get("store"):
         lines.append("next        `flower` stops until the session store can be read")
-    elif state["waking"]:
+    elif ours["waking"]:
         lines.append(
-            f"next        `flower` resumes {', '.join(state['steps'])} (wake {state['woke'] + 1})"
+            f"next        `flower` resumes {', '.join(ours['steps'])} (wake {state['woke'] + 1})"
         )
     elif checks["brief"]:
         lines.append("next        `flower` goes on from the confirmed brief in new sessions")

@@ -299,3 +299,29 @@ def test_an_unreadable_store_stops_a_wake_before_it_counts_and_says_why(
     assert "is not a valid SQLite database" in result.stderr
     assert "接上上次" not in result.output and "!!" not in result.output
     assert json.loads(lineage.read_text(encoding="utf-8")) == before
+
+
+def test_flower_does_not_claim_another_workflows_steps(in_tmp: Path, fake: FakeMessagesAPI) -> None:
+    from typer.testing import CliRunner
+
+    from flower import AgentSpec, Step, Workflow
+    from flower.cli.main import build_app
+    from flower.cli.run import describe_state
+    from flower.core.config import load_settings
+    from flower.runtime.engine import Runtime
+    from flower.workflow.base import wake_state
+
+    fake.set_script([text("fetched")])
+    rt = Runtime(workspace=".", run_dir="runs")
+    try:
+        agent = AgentSpec(name="fetcher", instructions="fetch", max_turns=2)
+        asyncio.run(Workflow([Step("fetch", agent, "go")], continuous=True).run(rt))
+    finally:
+        rt.close()
+    lines = describe_state(wake_state(".", "runs"), in_tmp, load_settings().settings)
+    assert any(line.startswith("other       fetch: another workflow's steps") for line in lines)
+    assert lines[-1].startswith("next        nothing to resume")
+    result = CliRunner().invoke(build_app(), [], env={"ANTHROPIC_API_KEY": "sk-test"})
+    assert result.exit_code == 2
+    assert "nothing to carry on" in result.stderr
+    assert not (in_tmp / "需求.md").exists()  # the built-in workflow did not start
