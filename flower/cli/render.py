@@ -122,8 +122,12 @@ def print_transcript(entries: Iterable[Entry], title: str) -> int:
             console.print(chunk, end="")
             chunk = Text()
     console.print(chunk, end="")
-    console.rule(f"{count} entries")
+    console.rule(_counted(count))
     return count
+
+
+def _counted(count: int) -> str:
+    return f"{count} entry" if count == 1 else f"{count} entries"
 
 
 def _indent(text: str) -> str:
@@ -139,5 +143,5 @@ def _print_plain(entries: Iterable[Entry], title: str) -> int:
         count += 1
         for _, label, text in entry_lines(entry):
             out.write(f"{label}: {_indent(text)}\n" if text else f"{label}\n")
-    out.write(f"== {count} entries ==\n")
+    out.write(f"== {_counted(count)} ==\n")
     return count

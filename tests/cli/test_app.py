@@ -331,3 +331,13 @@ def test_a_url_no_backend_handles_is_a_configuration_error(in_tmp: Path) -> None
     result = runner.invoke(build_app(), ["--sessions-url", "foo://bar", "sessions", "list"])
     assert result.exit_code == 2
     assert "no backend handles URLs of scheme 'foo'" in result.stderr
+
+
+def test_a_transcript_view_counts_its_entries_in_words(capsys) -> None:  # type: ignore[no-untyped-def]
+    from flower.cli.render import _print_plain
+
+    user = {"type": "user", "uuid": "u", "message": {"role": "user", "content": "hi"}}
+    _print_plain([user], "one")
+    assert capsys.readouterr().out.endswith("== 1 entry ==\n")
+    _print_plain([user, {**user, "uuid": "v"}], "two")
+    assert capsys.readouterr().out.endswith("== 2 entries ==\n")
