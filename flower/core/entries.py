@@ -143,3 +143,17 @@ def dedupe_batch(entries: Sequence[Entry]) -> list[Entry]:
             seen.add(uid)
         kept.append(entry)
     return kept
+
+
+def reported_usage(entry: Any) -> dict[str, Any] | None:
+    """``message.usage`` of an assistant entry the API answered; ``None`` for any other
+    entry, a synthetic API-error entry included: its zero usage is no context size."""
+    if not isinstance(entry, dict) or entry.get("type") != "assistant":
+        return None
+    message = entry.get("message")
+    if not isinstance(message, dict) or entry.get("isApiErrorMessage") is True:
+        return None
+    usage = message.get("usage")
+    if not usage or not isinstance(usage, dict) or message.get("model") == "<synthetic>":
+        return None
+    return usage

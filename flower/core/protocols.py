@@ -67,12 +67,14 @@ class SessionStoreBase:
         return None
 
     def last_usage(self, key: SessionKey) -> dict[str, Any] | None:
-        """``message.usage`` of the last assistant entry, or ``None``."""
+        """``message.usage`` of the last assistant entry the API answered (synthetic
+        API-error entries do not count), or ``None``."""
+        from flower.core.entries import reported_usage
+
         for entry in reversed(self.load(key) or []):
-            if entry.get("type") == "assistant":
-                usage = (entry.get("message") or {}).get("usage")
-                if usage:
-                    return usage
+            usage = reported_usage(entry)
+            if usage:
+                return usage
         return None
 
     def close(self) -> None:

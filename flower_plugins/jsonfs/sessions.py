@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from flower.core.entries import decode_entry, encode_entries
+from flower.core.entries import decode_entry, encode_entries, reported_usage
 from flower.core.errors import InvalidKeyError, StoreUnavailableError
 from flower.core.fileperms import check_private, fsync_dir, private_dir
 from flower.core.protocols import SessionStoreBase
@@ -271,10 +271,7 @@ class JsonfsSessionStore(SessionStoreBase):
                     entry = decode_entry(line)
                 except msgspec.DecodeError:
                     continue
-                if not isinstance(entry, dict) or entry.get("type") != "assistant":
-                    continue
-                message = entry.get("message")
-                usage = message.get("usage") if isinstance(message, dict) else None
+                usage = reported_usage(entry)
                 if usage:
                     return usage
         finally:

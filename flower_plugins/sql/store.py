@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError
 
-from flower.core.entries import encode_entries
+from flower.core.entries import encode_entries, reported_usage
 from flower.core.protocols import SessionStoreBase
 from flower.core.records import Entry, SessionInfo, SessionKey, check_name, check_subpath
 from flower_plugins.sql.engine import Database
@@ -45,13 +45,11 @@ def _subpath(key: SessionKey) -> str:
 
 
 def _batch_usage(batch: Sequence[Entry]) -> str | None:
-    """``message.usage`` of the last assistant entry of the batch that carries one."""
+    """``message.usage`` of the last assistant entry of the batch the API answered."""
     for entry in reversed(batch):
-        if entry.get("type") == "assistant":
-            message = entry.get("message")
-            usage = message.get("usage") if isinstance(message, dict) else None
-            if usage:
-                return _encode(usage).decode()
+        usage = reported_usage(entry)
+        if usage:
+            return _encode(usage).decode()
     return None
 
 

@@ -70,15 +70,11 @@ def test_loads_a_copy_of_claude_projects(claude_copy: Path) -> None:
 
 def test_last_usage_of_a_claude_transcript_skips_the_synthetic_error(claude_copy: Path) -> None:
     store = JsonfsSessionStore(claude_copy)
-    # The synthetic API-error entry has all-zero usage, which is falsy only per key;
-    # the last assistant entry with usage is the synthetic one: it is returned as written.
+    # The newest assistant entry is the harness's synthetic API error, with all-zero
+    # usage: no context size. The usage is the last real reply's.
     usage = store.last_usage(KEY)
-    assert usage == {
-        "input_tokens": 0,
-        "output_tokens": 0,
-        "cache_creation_input_tokens": 0,
-        "cache_read_input_tokens": 0,
-    }
+    assert usage is not None
+    assert usage["output_tokens"] == 212 and usage["cache_read_input_tokens"] == 13020
 
 
 def test_appending_to_a_claude_transcript_never_rewrites_it(claude_copy: Path) -> None:

@@ -509,6 +509,11 @@ def last_usage_of_last_assistant(ctx: Ctx) -> None:
         ],
     )
     expect_equal(store.last_usage(KEY), last, "usage of the last assistant entry")
+    # an API-error entry the harness made up is no answer: its zero usage does not count
+    synthetic = {"role": "assistant", "model": "<synthetic>", "content": [],
+                 "usage": {"input_tokens": 0, "output_tokens": 0}}  # fmt: skip
+    store.append(KEY, [entry(5, "assistant", message=synthetic, isApiErrorMessage=True)])
+    expect_equal(store.last_usage(KEY), last, "usage after a synthetic API-error entry")
     # A retried batch adds nothing, so it cannot change which assistant entry is last.
     store.append(
         KEY, [entry(2, "assistant", message={"role": "assistant", "content": [], "usage": first})]
