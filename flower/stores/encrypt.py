@@ -1,8 +1,8 @@
 """Encryption at rest: a wrapper that seals entry payloads over any session store.
 
 Each entry is stored as its clear index fields (see :data:`CLEAR_FIELDS`, plus
-``message.usage`` of assistant entries) and one ``_flower_enc`` field holding the whole
-entry encrypted with AES-256-GCM under the current key::
+``message.usage`` of assistant entries the API answered) and one ``_flower_enc`` field
+holding the whole entry encrypted with AES-256-GCM under the current key::
 
     {"type": "user", "uuid": "...", "parentUuid": "...", "sessionId": "...",
      "timestamp": "...", "_flower_enc": {"v": 1, "kid": "<key id>", "n": "<nonce>",
@@ -30,7 +30,7 @@ from typing import Any
 
 import msgspec
 
-from flower.core.entries import encode_entries
+from flower.core.entries import encode_entries, reported_usage
 from flower.core.protocols import SessionStoreBase
 from flower.core.records import Entry, SessionInfo, SessionKey
 from flower.stores.keyring import KEY_ENV, EncryptionKeyError, Keyring, key_id
@@ -96,10 +96,9 @@ class Codec:
     def seal_raw(self, entry: Entry, plaintext: bytes) -> Entry:
         """``entry``'s stored form; ``plaintext`` is its JSON encoding."""
         stored: Entry = {name: entry[name] for name in CLEAR_FIELDS if name in entry}
-        if entry.get("type") == "assistant":
-            message = entry.get("message")
-            if isinstance(message, dict) and "usage" in message:
-                stored["message"] = {"usage": message["usage"]}
+        usage = reported_usage(entry)  # what last_usage reads (not a synthetic error's)
+        if usage:
+            stored["message"] = {"usage": usage}
         nonce = os.urandom(NONCE_BYTES)
         sealed = self._seal.encrypt(
             nonce, plaintext, _aad(self.kid, entry.get("type"), entry.get("uuid"))
