@@ -31,17 +31,16 @@ def prune_report(
     from flower.stores.prune import (
         PruningSessionStore,
         PruningWarning,
-        build_policies,
+        configured_policies,
         estimate_tokens,
         model_bytes,
-        policy_names,
     )
 
     settings = settings or load_settings().settings
     # the report carries the pruning warnings, so they are not printed twice
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PruningWarning)
-        policies = build_policies(policy_names(settings, trim=trim), settings)  # config first
+        policies = configured_policies(settings, trim=trim)  # the configuration first
         store = open_session_store(readable_url(settings), settings=settings)
         try:
             view = PruningSessionStore(store, policies, run_dir=settings.run_path)

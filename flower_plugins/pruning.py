@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from flower.core.entries import is_synthetic_error
 from flower.core.hookspecs import hookimpl
 from flower.core.protocols import PruneContext
 from flower.core.records import Entry
@@ -57,13 +58,6 @@ INTERRUPTION_TEXTS = (
 
 
 # --------------------------------------------------------------------------- synthetic-errors
-
-
-def is_synthetic_error(entry: Entry) -> bool:
-    """A harness-made assistant entry (API error text), never the model's own words."""
-    if entry.get("type") != "assistant":
-        return False
-    return entry.get("isApiErrorMessage") is True or message_of(entry).get("model") == "<synthetic>"
 
 
 class SyntheticErrors:

@@ -9,7 +9,6 @@ effective settings with :func:`get_settings` and the session store with
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -120,16 +119,10 @@ def readable_url(settings: Settings, url: str | None = None) -> str | None:
     """What a command that only reads opens for ``url`` (or the configured store): the
     same, except that a SQLite file that does not exist yet, which opening would
     create, is stood in for by an empty in-memory store."""
+    from flower.core.config import sqlite_file
+
     target = url or settings.sessions.url
     if target is None and settings.sessions.backend != "sqlite":
         return None
     file = sqlite_file(target or settings.sessions_url())
     return EMPTY_STORE_URL if file is not None and not file.exists() else target
-
-
-def sqlite_file(url: str) -> Path | None:
-    """The database file of a ``sqlite:///`` URL, or None for any other URL."""
-    scheme, sep, rest = url.partition(":///")
-    if not sep or scheme.split("+", 1)[0] != "sqlite" or not rest or rest == ":memory:":
-        return None
-    return Path(rest.split("?", 1)[0])

@@ -51,15 +51,15 @@ def check_config(ctx: typer.Context) -> tuple[Check, LoadedSettings | None]:
 
 
 def check_store(settings: Settings) -> Check:
-    from flower.cli import context
+    from flower.core.config import sqlite_file
     from flower.core.records import SessionKey
     from flower.core.redact import redact_url
     from flower.stores.open import open_session_store
 
     url = settings.sessions.url or settings.sessions_url()
     shown = redact_url(url)
-    sqlite_file = context.sqlite_file(url)
-    if sqlite_file is not None and not sqlite_file.exists():
+    database = sqlite_file(url)
+    if database is not None and not database.exists():
         # Opening would create it: doctor leaves no files behind.
         return Check("store", True, f"{shown} does not exist yet; the first run creates it")
 
@@ -84,12 +84,12 @@ def check_pruning(settings: Settings) -> Check:
     name twice, no options table for a missing policy, and every factory works."""
     from flower.cli.context import config_error_text
     from flower.core.errors import ConfigError
-    from flower.stores.prune import PruningWarning, build_policies, policy_names
+    from flower.stores.prune import PruningWarning, configured_policies
 
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", PruningWarning)
-            policies = build_policies(policy_names(settings), settings)
+            policies = configured_policies(settings)
     except ConfigError as exc:
         return Check("pruning", False, config_error_text(exc))
     except FlowerError as exc:

@@ -188,25 +188,26 @@ class FlowerGroup(TyperGroup):
             sys.exit(code)
 
 
-def _takes_value(params: Sequence[_click.Parameter], token: str) -> bool:
-    """Whether ``token`` is one of ``params``' options that takes a value, given bare."""
-    return "=" not in token and any(
-        param.param_type_name == "option"
-        and not (getattr(param, "is_flag", False) or getattr(param, "count", False))
-        and token in (*param.opts, *param.secondary_opts)
-        for param in params
-    )
-
-
-def _first_positional(params: Sequence[_click.Parameter], args: Sequence[str]) -> int | None:
-    """Index of the first argument that is not one of ``params``' options (an option
-    they do not know counts as that argument); ``None`` when there is none."""
+def _value_options(params: Sequence[_click.Parameter]) -> dict[str, bool]:
+    """Each option string of ``params`` -> whether it takes a value (a flag does not)."""
     takes_value: dict[str, bool] = {}
     for param in params:
         if param.param_type_name == "option":
             flag = bool(getattr(param, "is_flag", False) or getattr(param, "count", False))
             for opt in (*param.opts, *param.secondary_opts):
                 takes_value[opt] = not flag
+    return takes_value
+
+
+def _takes_value(params: Sequence[_click.Parameter], token: str) -> bool:
+    """Whether ``token`` is one of ``params``' options that takes a value, given bare."""
+    return "=" not in token and _value_options(params).get(token, False)
+
+
+def _first_positional(params: Sequence[_click.Parameter], args: Sequence[str]) -> int | None:
+    """Index of the first argument that is not one of ``params``' options (an option
+    they do not know counts as that argument); ``None`` when there is none."""
+    takes_value = _value_options(params)
     i = 0
     while i < len(args):
         token = args[i]

@@ -13,7 +13,6 @@ to the root, or a function named like its command.
 from __future__ import annotations
 
 import importlib
-import logging
 import sys
 import warnings
 from collections.abc import Mapping
@@ -118,24 +117,26 @@ def _show_flower_warning(
 _default_showwarning = warnings.showwarning
 
 
-class _WarningLines(logging.Handler):
-    """flower's log records of WARNING and above, as ``flower: warning:`` lines."""
+def _log_warnings_as_lines() -> None:
+    """flower's log records of WARNING and above as ``flower: warning:`` lines, instead
+    of logging's bare last resort (imported here: help rendering never needs it)."""
+    import logging
 
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
+    from flower.cli.errors import warn
 
-    def emit(self, record: logging.LogRecord) -> None:
-        from flower.cli.errors import warn
+    class WarningLines(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            warn(record.getMessage())
 
-        warn(record.getMessage())
+    lines = WarningLines(logging.WARNING)
+    for name in ("flower", "flower_plugins"):
+        logging.getLogger(name).addHandler(lines)
 
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
     warnings.showwarning = _show_flower_warning
-    lines = _WarningLines()
-    for name in ("flower", "flower_plugins"):  # instead of logging's bare last resort
-        logging.getLogger(name).addHandler(lines)
+    _log_warnings_as_lines()
     command = typer.main.get_command(app)
     command.main(args=argv, prog_name="flower")
 

@@ -256,6 +256,14 @@ def decode_section(data: Any, struct: type[Any], where: str, table: str = "tool.
         raise ConfigError(f"{where}: {_toml_key(path, table)}: {reason}") from None
 
 
+def sqlite_file(url: str) -> Path | None:
+    """The database file of a ``sqlite:///`` URL, or None for any other URL."""
+    scheme, sep, rest = url.partition(":///")
+    if not sep or scheme.split("+", 1)[0] != "sqlite" or not rest or rest == ":memory:":
+        return None
+    return Path(rest.split("?", 1)[0])
+
+
 def policy_options(settings: Settings, name: str, options: type[_T]) -> _T:
     """``[tool.flower.pruning.options.<name>]`` decoded into ``options``, a msgspec
     Struct (with ``forbid_unknown_fields=True`` a misspelt key is caught too): a value

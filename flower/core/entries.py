@@ -145,15 +145,23 @@ def dedupe_batch(entries: Sequence[Entry]) -> list[Entry]:
     return kept
 
 
+def is_synthetic_error(entry: Any) -> bool:
+    """A harness-made assistant entry (API error text), never the model's own words."""
+    if not isinstance(entry, dict) or entry.get("type") != "assistant":
+        return False
+    message = entry.get("message")
+    return entry.get("isApiErrorMessage") is True or (
+        isinstance(message, dict) and message.get("model") == "<synthetic>"
+    )
+
+
 def reported_usage(entry: Any) -> dict[str, Any] | None:
     """``message.usage`` of an assistant entry the API answered; ``None`` for any other
     entry, a synthetic API-error entry included: its zero usage is no context size."""
     if not isinstance(entry, dict) or entry.get("type") != "assistant":
         return None
+    if is_synthetic_error(entry):
+        return None
     message = entry.get("message")
-    if not isinstance(message, dict) or entry.get("isApiErrorMessage") is True:
-        return None
-    usage = message.get("usage")
-    if not usage or not isinstance(usage, dict) or message.get("model") == "<synthetic>":
-        return None
-    return usage
+    usage = message.get("usage") if isinstance(message, dict) else None
+    return usage if usage and isinstance(usage, dict) else None

@@ -486,6 +486,13 @@ def build_policies(names: Sequence[str], settings: Settings) -> list[PruningPoli
     return policies
 
 
+def configured_policies(
+    settings: Settings, *, trim: bool | None = None, ephemeral: bool | None = None
+) -> list[PruningPolicy]:
+    """The chain ``[tool.flower.pruning]`` configures (see :func:`policy_names`), built."""
+    return build_policies(policy_names(settings, trim=trim, ephemeral=ephemeral), settings)
+
+
 def check_policy_names(names: Sequence[str], settings: Settings, available: Sequence[str]) -> None:
     """A :class:`ConfigError` for a chain naming a policy no plugin provides or one
     policy twice, or for an options table of a policy no plugin provides."""
@@ -561,8 +568,7 @@ class PruningSessionStore(SessionStoreBase):
                 settings,
                 pruning=msgspec.structs.replace(settings.pruning, keep_denials=keep_denials),
             )
-        names = policy_names(settings, trim=trim, ephemeral=ephemeral)
-        policies = build_policies(names, settings)
+        policies = configured_policies(settings, trim=trim, ephemeral=ephemeral)
         return cls(inner, policies, run_dir=run_dir or settings.run_path)
 
     def context(self, key: SessionKey | None) -> PruneContext:

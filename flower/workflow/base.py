@@ -372,8 +372,10 @@ def _probe_sessions(
     context: dict[str, int | None] = dict.fromkeys(recorded)
     if not recorded or settings is None:
         return alive, context, None
-    url = settings.sessions_url()
-    if url.startswith("sqlite:///") and not Path(url[len("sqlite:///") :]).exists():
+    from flower.core.config import sqlite_file
+
+    database = sqlite_file(settings.sessions_url())
+    if database is not None and not database.exists():
         return alive, context, None  # a deleted sessions.db: nothing to resume, create nothing
     from flower.core.keys import project_key
     from flower.core.records import SessionKey
