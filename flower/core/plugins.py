@@ -29,6 +29,12 @@ BUILTIN_MODULES = {
     "probes": "flower_plugins.probes",
 }
 KINDS = ("session_stores", "lineage_stores", "probers", "pruning_policies")
+_KIND_LABELS = {
+    "session_stores": "session store",
+    "lineage_stores": "lineage store",
+    "probers": "probe strategy",
+    "pruning_policies": "pruning policy",
+}
 
 
 @dataclass(frozen=True)
@@ -90,7 +96,13 @@ class Registry:
 
     def _collect(self, kind: str) -> None:
         hook = getattr(self.pm.hook, f"register_{kind}")
-        for impl in hook.get_hookimpls():
+        # flower's own plugins first, then the others in load order: on a clash of
+        # names the one registered first keeps it and the other plugin is reported
+        impls = sorted(
+            enumerate(hook.get_hookimpls()),
+            key=lambda pair: (self.pm.get_name(pair[1].plugin) not in BUILTIN_MODULES, pair[0]),
+        )
+        for _, impl in impls:
             plugin_name = self.pm.get_name(impl.plugin) or repr(impl.plugin)
 
             def register(
@@ -101,22 +113,38 @@ class Registry:
                 options: type | str | None = None,
                 _plugin: str = plugin_name,
             ) -> None:
-                existing = self._items[kind].get(name)
-                if existing is not None:
-                    raise PluginError(
-                        f"{kind.replace('_', ' ')} {name!r} is registered twice: by plugin "
-                        f"{existing.plugin!r} and by plugin {_plugin!r}"
-                    )
+                clash = self._clash(kind, name, tuple(schemes))
+                if clash is not None:
+                    _report(self.plugins, _plugin, clash, skipped=False)
+                    return
                 self._items[kind][name] = Registration(
                     kind, name, factory, _plugin, tuple(schemes), options
                 )
 
             try:
                 impl.function(register)
-            except PluginError:
+            except PluginError:  # FLOWER_STRICT_PLUGINS=1 made a clash fatal
                 raise
             except Exception as exc:  # a broken hook must not take the CLI down
                 _report(self.plugins, plugin_name, f"register_{kind} failed: {exc!r}")
+
+    def _clash(self, kind: str, name: str, schemes: tuple[str, ...]) -> str | None:
+        """Why registering ``name`` (handling ``schemes``) is refused, if it is."""
+        label = _KIND_LABELS[kind]
+        existing = self._items[kind].get(name)
+        if existing is not None:
+            return (
+                f"its {label} {name!r} is ignored: plugin {existing.plugin!r} already "
+                f"provides one by that name"
+            )
+        for other in self._items[kind].values():
+            shared = sorted(set(schemes) & set(other.schemes))
+            if shared:
+                return (
+                    f"its {label} {name!r} is ignored: plugin {other.plugin!r} already "
+                    f"handles URLs of scheme {shared[0]!r} (with {other.name!r})"
+                )
+        return None
 
     def names(self, kind: str) -> list[str]:
         return sorted(self._items[kind])
@@ -125,9 +153,14 @@ class Registry:
         try:
             return self._items[kind][name]
         except KeyError:
+            from difflib import get_close_matches
+
             label = kind.replace("_", " ").rstrip("s")
+            close = get_close_matches(name, self.names(kind), n=1, cutoff=0.75)
+            guess = f" (did you mean {close[0]!r}?)" if close else ""
             raise NoSuchPluginError(
-                f"no {label} named {name!r}; available: {', '.join(self.names(kind)) or 'none'}"
+                f"no {label} named {name!r}{guess}; "
+                f"available: {', '.join(self.names(kind)) or 'none'}"
             ) from None
 
     def by_scheme(self, kind: str, scheme: str) -> Registration:
@@ -141,14 +174,17 @@ class Registry:
         )
 
 
-def _report(infos: list[PluginInfo], name: str, error: str) -> None:
-    for info in infos:
+def _report(infos: list[PluginInfo], name: str, error: str, *, skipped: bool = True) -> None:
+    """Record ``error`` on the plugin (the latest one of that name: a refused entry point
+    is recorded after the one holding its name) and warn, or raise when strict."""
+    for info in reversed(infos):
         if info.name == name:
-            info.error = error
+            info.error = f"{info.error}; {error}" if info.error and not skipped else error
             break
     if os.environ.get("FLOWER_STRICT_PLUGINS") == "1":
         raise PluginError(f"plugin {name!r}: {error}")
-    warnings.warn(f"flower plugin {name!r} skipped: {error}", PluginWarning, stacklevel=3)
+    what = " skipped" if skipped else ""
+    warnings.warn(f"flower plugin {name!r}{what}: {error}", PluginWarning, stacklevel=3)
 
 
 def _entry_points() -> list[FoundEntryPoint]:
@@ -187,8 +223,16 @@ def _register_module(
     dist: str | None,
     version: str | None,
 ) -> None:
-    if pm.get_plugin(name) is not None:
+    taken = pm.get_plugin(name)
+    if taken is module:
         return
+    if taken is not None:
+        owner = next((i for i in infos if i.name == name), None)
+        by = f" ({owner.distribution})" if owner is not None and owner.distribution else ""
+        raise PluginError(
+            f"the plugin name {name!r} is taken by {taken.__name__}{by}; "
+            "give the entry point another name"
+        )
     pm.register(module, name=name)
     hooks = sorted(impl.name for impl in pm.get_hookcallers(module) or [])
     infos.append(PluginInfo(name, module.__name__, dist, version, hooks))
@@ -201,7 +245,11 @@ def build_plugin_manager(
     pm = pluggy.PluginManager(GROUP)
     pm.add_hookspecs(hookspecs)
     infos: list[PluginInfo] = []
-    for ep in _entry_points():
+    # flower's own entry points first: a third-party one reusing a built-in's name is
+    # then reported rather than silently taking the built-in's place
+    for ep in sorted(
+        _entry_points(), key=lambda ep: ep.name not in BUILTIN_MODULES or ep.dist != "flower"
+    ):
         dist, version = ep.dist, ep.version
         try:
             module = _load(ep)

@@ -91,12 +91,80 @@ def test_strict_plugins_makes_a_broken_plugin_fatal(tmp_path: Path) -> None:
         assert "Traceback" not in done.stderr
 
 
-def test_two_plugins_claiming_one_backend_name_is_a_clear_error(tmp_path: Path) -> None:
+def test_two_plugins_claiming_one_backend_name_one_keeps_it_and_the_other_is_reported(
+    tmp_path: Path,
+) -> None:
     site = tmp_path / "site"
     install_plugin(site, "flower-one", "flower_one", SAME_BACKEND.format(scheme="one"))
     install_plugin(site, "flower-two", "flower_two", SAME_BACKEND.format(scheme="two"))
-    done = run_flower("plugins", cwd=tmp_path, env={"PYTHONPATH": str(site)})
-    assert done.returncode == 1
-    assert "'shared-name' is registered twice" in done.stderr
-    assert "flower-one" in done.stderr and "flower-two" in done.stderr
+    done = run_flower("plugins", "--json", cwd=tmp_path, env={"PYTHONPATH": str(site)})
+    assert done.returncode == 0, done.stderr  # the diagnostic command still runs
+    rows = {row["name"]: row for row in json.loads(done.stdout)}
+    errors = [rows["flower-one"]["error"], rows["flower-two"]["error"]]
+    assert sorted(e is None for e in errors) == [False, True]  # exactly one lost
+    loser, winner = ("flower-one", "flower-two") if errors[0] else ("flower-two", "flower-one")
+    assert f"plugin {winner!r} already provides one by that name" in rows[loser]["error"]
+    assert f"flower plugin {loser!r}: its session store 'shared-name' is ignored" in done.stderr
     assert "Traceback" not in done.stderr
+    strict = run_flower(
+        "plugins", cwd=tmp_path, env={"PYTHONPATH": str(site), "FLOWER_STRICT_PLUGINS": "1"}
+    )
+    assert strict.returncode == 1 and "is ignored" in strict.stderr
+
+
+CLAIMS_A_BUILTIN = """
+from flower import hookimpl
+
+@hookimpl
+def register_pruning_policies(register):
+    register("denials", lambda settings: None)
+
+@hookimpl
+def register_session_stores(register):
+    register("mine", lambda url, options, settings: None, schemes=("sqlite",))
+"""
+
+
+def test_a_plugin_cannot_take_a_builtins_name_or_scheme(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    install_plugin(site, "flower-greedy", "flower_greedy", CLAIMS_A_BUILTIN)
+    env = {"PYTHONPATH": str(site)}
+    done = run_flower("plugins", "--json", cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    error = {row["name"]: row for row in json.loads(done.stdout)}["flower-greedy"]["error"]
+    assert "pruning policy 'denials' is ignored: plugin 'pruning' already provides" in error
+    assert "session store 'mine' is ignored: plugin 'sql' already handles URLs of scheme" in error
+    # the built-ins are the ones in use
+    prune_help = run_flower("prune", "--help", cwd=tmp_path, env=env)
+    assert prune_help.returncode == 0, prune_help.stderr
+    doctor = run_flower("doctor", "--json", cwd=tmp_path, env=env)
+    checks = {c["name"]: c for c in json.loads(doctor.stdout)["checks"]}
+    assert checks["pruning"]["ok"], checks["pruning"]
+    assert not checks["plugins"]["ok"] and "flower-greedy" in checks["plugins"]["detail"]
+
+
+SHADOW = """
+from flower import hookimpl
+
+@hookimpl
+def register_pruning_policies(register):
+    register("shadowed", lambda settings: None)
+"""
+
+
+def test_an_entry_point_named_like_a_builtin_is_reported_not_swapped_in(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    install_plugin(site, "flower-shadow", "flower_shadow", SHADOW)
+    # the entry point itself is called "pruning", the built-in plugin's name
+    ep_file = site / "flower_shadow-1.2.3.dist-info" / "entry_points.txt"
+    ep_file.write_text("[flower]\npruning = flower_shadow\n")
+    env = {"PYTHONPATH": str(site)}
+    done = run_flower("plugins", "--json", cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)
+    pruning = [row for row in rows if row["name"] == "pruning"]
+    builtin = [row for row in pruning if row["distribution"] == "flower"]
+    other = [row for row in pruning if row["distribution"] == "flower-shadow"]
+    assert builtin and builtin[0]["error"] is None
+    assert other and "the plugin name 'pruning' is taken" in other[0]["error"]
+    assert run_flower("prune", "--help", cwd=tmp_path, env=env).returncode == 0

@@ -6,7 +6,7 @@ import pytest
 
 from flower.core.errors import PluginError
 from flower.core.hookspecs import hookimpl
-from flower.core.plugins import get_registry, reset_registry
+from flower.core.plugins import PluginWarning, get_registry, reset_registry
 
 
 @pytest.fixture(autouse=True)
@@ -48,16 +48,25 @@ def test_unknown_names_list_what_is_available() -> None:
         registry.by_scheme("session_stores", "gopher")
 
 
-def test_two_plugins_claiming_one_name_is_a_clear_error() -> None:
+def test_two_plugins_claiming_one_name_the_first_keeps_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("FLOWER_STRICT_PLUGINS", raising=False)
+
     def register_probers(register):
         register("twin", lambda settings: None)
 
     a = _plugin("plugin_a", register_probers=register_probers)
     b = _plugin("plugin_b", register_probers=register_probers)
-    with pytest.raises(
-        PluginError,
-        match=r"registered twice: by plugin 'plugin_a' and by plugin 'plugin_b'",
-    ):
+    with pytest.warns(PluginWarning, match="probe strategy 'twin' is ignored"):
+        registry = reset_registry(extra=[a, b])
+    assert registry.get("probers", "twin").plugin == "plugin_a"
+    errors = {p.name: p.error for p in registry.plugins}
+    assert errors["plugin_a"] is None
+    assert "plugin 'plugin_a' already provides one by that name" in (errors["plugin_b"] or "")
+
+    monkeypatch.setenv("FLOWER_STRICT_PLUGINS", "1")
+    with pytest.raises(PluginError, match="plugin 'plugin_b': its probe strategy 'twin'"):
         reset_registry(extra=[a, b])
 
 
