@@ -101,10 +101,29 @@ def _session_label(ctx: PruneContext) -> str:
 
 
 def _apply(policy: PruningPolicy, entries: list[Entry], ctx: PruneContext) -> list[Entry]:
-    result = policy.prune(entries, ctx)
+    try:
+        result = policy.prune(entries, ctx)
+    except SystemExit as exc:  # a plugin must not end the process that resumes
+        raise RuntimeError(f"prune() called sys.exit({exc.code!r})") from None
     if not isinstance(result, list):
         raise TypeError(f"prune() returned {type(result).__name__}, not a list of entries")
+    stranger = next((item for item in result if item.__class__ is not dict), _NO_ITEM)
+    if stranger is not _NO_ITEM:
+        raise TypeError(
+            f"prune() returned a list holding {type(stranger).__name__}, not only entries "
+            "(JSON objects)"
+        )
+    if entries and not result:
+        warnings.warn(
+            f"pruning policy {getattr(policy, 'name', repr(policy))!r} removed every entry "
+            f"of session {_session_label(ctx)}: the model is sent an empty conversation",
+            PruningWarning,
+            stacklevel=4,
+        )
     return result
+
+
+_NO_ITEM = object()
 
 
 def _warn_failure(name: str, ctx: PruneContext, exc: BaseException) -> str:
@@ -460,15 +479,20 @@ def build_policies(names: Sequence[str], settings: Settings) -> list[PruningPoli
     from flower.core.plugins import get_registry
 
     registry = get_registry()
-    check_policy_names(names, settings, registry.names("pruning_policies"))
+    failed = [info.name for info in registry.plugins if info.error]
+    check_policy_names(names, settings, registry.names("pruning_policies"), failed)
     policies: list[PruningPolicy] = []
     for name in names:
         reg = registry.get("pruning_policies", name)
         label = f"pruning policy {name!r} (plugin {reg.plugin!r})"
         try:
             policy = reg.factory(settings)
-        except ConfigError:
-            raise
+        except ConfigError as exc:
+            if exc.key is not None:
+                raise
+            table = f"[tool.flower.pruning.options.{name}]"
+            text = str(exc) if table in str(exc) else f"{table}: {exc}"
+            raise ConfigError(text, key="pruning.options") from None
         except Exception as exc:  # one broken plugin must not stop a resume
             warnings.warn(
                 f"{label} could not be created and is left out: {type(exc).__name__}: {exc}",
@@ -479,7 +503,7 @@ def build_policies(names: Sequence[str], settings: Settings) -> list[PruningPoli
         if not callable(getattr(policy, "prune", None)):
             warnings.warn(f"{label} has no prune() and is left out", PruningWarning, stacklevel=2)
             continue
-        if not getattr(policy, "name", None):
+        if getattr(policy, "name", None) != name:  # warnings name what the config says
             with contextlib.suppress(AttributeError):
                 policy.name = name
         policies.append(policy)
@@ -493,18 +517,31 @@ def configured_policies(
     return build_policies(policy_names(settings, trim=trim, ephemeral=ephemeral), settings)
 
 
-def check_policy_names(names: Sequence[str], settings: Settings, available: Sequence[str]) -> None:
+def check_policy_names(
+    names: Sequence[str],
+    settings: Settings,
+    available: Sequence[str],
+    failed_plugins: Sequence[str] = (),
+) -> None:
     """A :class:`ConfigError` for a chain naming a policy no plugin provides or one
-    policy twice, or for an options table of a policy no plugin provides."""
+    policy twice, or for an options table of a policy no plugin provides. Plugins that
+    failed to load are named: the missing policy may be one of theirs."""
     offered = ", ".join(available) or "none"
     unknown = [n for n in names if n not in available]
     if unknown:
+        failed = (
+            f" (plugins that failed to load, which may provide it: {', '.join(failed_plugins)};"
+            " see `flower plugins`)"
+            if failed_plugins
+            else ""
+        )
         raise ConfigError(
             f"[tool.flower.pruning] policies: no plugin provides {', '.join(map(repr, unknown))}"
-            f"{_did_you_mean(unknown, available)}; available: {offered}",
+            f"{_did_you_mean(unknown, available)}; available: {offered}{failed}",
             key="pruning.policies",
         )
-    repeated = sorted({n for n in names if names.count(n) > 1})
+    listed = [*settings.pruning.policies, *(n for n in names if n not in settings.pruning.policies)]
+    repeated = sorted({n for n in listed if listed.count(n) > 1})
     if repeated:
         raise ConfigError(
             f"[tool.flower.pruning] policies: {', '.join(map(repr, repeated))} listed twice; "
@@ -518,15 +555,34 @@ def check_policy_names(names: Sequence[str], settings: Settings, available: Sequ
                 f"{_did_you_mean([name], available)}; available: {offered}",
                 key="pruning.options",
             )
+        if name in BUILTIN_SETTINGS:
+            raise ConfigError(
+                f"[tool.flower.pruning.options.{name}]: the built-in policy {name!r} takes "
+                f"no options table; {BUILTIN_SETTINGS[name]}",
+                key="pruning.options",
+            )
+
+
+# where each built-in policy is configured instead of an options table
+BUILTIN_SETTINGS = {
+    "synthetic-errors": "it has no settings",
+    "denials": "set [tool.flower.pruning] keep_denials",
+    "interrupted": "it has no settings",
+    "ephemeral": "set [tool.flower.pruning] ephemeral and ephemeral_commands",
+    "trim": "set [tool.flower.trim] enabled, min_chars and keep_recent_turns",
+}
 
 
 def _did_you_mean(names: Sequence[str], available: Sequence[str]) -> str:
-    guesses = [
-        f"{name!r} -> {close[0]!r}"
+    guesses = {
+        name: close[0]
         for name in names
         if (close := get_close_matches(name, available, n=1, cutoff=0.75))
-    ]
-    return f" (did you mean {', '.join(guesses)}?)" if guesses else ""
+    }
+    if len(guesses) == 1:
+        return f" (did you mean {next(iter(guesses.values()))!r}?)"
+    pairs = ", ".join(f"{guess!r} for {name!r}" for name, guess in guesses.items())
+    return f" (did you mean {pairs}?)" if guesses else ""
 
 
 # --------------------------------------------------------------------------- the store

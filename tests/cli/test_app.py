@@ -281,7 +281,7 @@ def test_a_bad_pruning_chain_names_where_it_was_set(in_tmp: Path) -> None:
     assert done.returncode == 2
     assert done.stderr.startswith(
         f"flower: error: {in_tmp / 'pyproject.toml'}: [tool.flower.pruning] policies: "
-        "no plugin provides 'interupted' (did you mean 'interupted' -> 'interrupted'?)"
+        "no plugin provides 'interupted' (did you mean 'interrupted'?)"
     )
     assert not (in_tmp / "runs").exists()  # the configuration is checked before the store
     env = {"FLOWER_PRUNING_POLICIES": '["denials", "denials"]'}

@@ -70,9 +70,29 @@ def _strict_factory(settings: Any) -> Any:
     raise ConfigError("configuration: [tool.flower.pruning.options.strict-test] level: bad")
 
 
+def _bare_config_factory(settings: Any) -> Any:
+    from flower.core.errors import ConfigError
+
+    raise ConfigError("option 'level' must be one of: low, high")
+
+
+class Misnamed:
+    """Registered as ``misnamed-test`` but calls itself something else."""
+
+    name = "what-the-class-says"
+
+    def __init__(self, settings: Any) -> None:
+        pass
+
+    def prune(self, entries: list[dict[str, Any]], ctx: Any) -> list[dict[str, Any]]:
+        raise RuntimeError("kaboom")
+
+
 @hookimpl
 def register_pruning_policies(register: Any) -> None:
     register("failing-test", FailingPolicy)
+    register("bare-config-test", _bare_config_factory)  # a ConfigError naming no table
+    register("misnamed-test", Misnamed)
     register("broken-factory-test", _broken_factory)  # a plugin bug at creation
     register("strict-test", _strict_factory)  # a plugin rejecting its options
     register("no-prune-test", lambda settings: object())

@@ -113,10 +113,37 @@ def test_the_tutorial_policy_rejects_bad_options_by_name(
     )
     with pytest.raises(ConfigError) as info:
         PruningSessionStore.from_settings(MemoryStore(), load_settings().settings)
-    assert str(info.value) == (
-        f"configuration: [tool.flower.pruning.options.drop-thinking] {reason}"
-    )
+    assert str(info.value) == f"[tool.flower.pruning.options.drop-thinking] {reason}"
     assert info.value.exit_code == 2
+    assert info.value.key == "pruning.options"  # so the CLI can name where it was set
+
+
+def test_the_cli_names_the_file_or_variable_that_set_a_bad_option(
+    installed_plugin: None, in_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from flower.cli.main import build_app
+
+    pyproject = in_tmp / "pyproject.toml"
+    pyproject.write_text(
+        '[tool.flower.pruning]\npolicies = ["drop-thinking"]\n'
+        '[tool.flower.pruning.options.drop-thinking]\nkeep_turns = "two"\n'
+    )
+    done = CliRunner().invoke(build_app(), ["prune", "some-session"])
+    assert done.exit_code == 2
+    assert (
+        f"flower: error: {pyproject}: [tool.flower.pruning.options.drop-thinking] keep_turns: "
+        "Expected `int`, got `str`"
+    ) in done.output
+
+    pyproject.write_text('[tool.flower.pruning]\npolicies = ["drop-thinking"]\n')
+    monkeypatch.setenv("FLOWER_PRUNING_OPTIONS", '{"drop-thinking": {"keep_turns": "x"}}')
+    done = CliRunner().invoke(build_app(), ["prune", "some-session"])
+    assert done.exit_code == 2
+    assert "keep_turns: Expected `int`, got `str` (set by env FLOWER_PRUNING_OPTIONS)" in (
+        done.output
+    )
 
 
 def test_without_the_plugin_the_same_pyproject_is_a_clear_error(in_tmp: Path) -> None:

@@ -149,7 +149,7 @@ def test_negative_keep_denials_is_a_config_error() -> None:
 def test_an_unknown_policy_name_suggests_the_close_one() -> None:
     settings = Settings()
     settings.pruning.policies = ["synthetic-errors", "interupted"]
-    with pytest.raises(ConfigError, match=r"did you mean 'interupted' -> 'interrupted'\?"):
+    with pytest.raises(ConfigError, match=r"did you mean 'interrupted'\?"):
         PruningSessionStore.from_settings(MemoryStore(), settings)
 
 
@@ -202,6 +202,49 @@ def test_a_factory_rejecting_its_options_is_a_config_error(test_policies: None) 
     settings.pruning.policies = ["strict-test"]
     with pytest.raises(ConfigError, match=r"options.strict-test\] level"):
         PruningSessionStore.from_settings(MemoryStore(), settings)
+
+
+def test_a_factorys_bare_config_error_is_placed_in_its_options_table(
+    test_policies: None,
+) -> None:
+    settings = Settings()
+    settings.pruning.policies = ["bare-config-test"]
+    with pytest.raises(ConfigError) as info:
+        PruningSessionStore.from_settings(MemoryStore(), settings)
+    assert str(info.value) == (
+        "[tool.flower.pruning.options.bare-config-test]: option 'level' must be one of: low, high"
+    )
+    assert info.value.key == "pruning.options"
+
+
+def test_warnings_name_a_policy_as_the_configuration_does(test_policies: None) -> None:
+    settings = Settings()
+    settings.pruning.policies = ["misnamed-test"]
+    store = PruningSessionStore.from_settings(MemoryStore(), settings, trim=False)
+    store.inner.append(KEY, _messy())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        store.load(KEY)
+    assert any("pruning policy 'misnamed-test' failed" in str(w.message) for w in caught)
+    assert not any("what-the-class-says" in str(w.message) for w in caught)
+
+
+def test_an_options_table_for_a_builtin_policy_says_where_its_settings_go() -> None:
+    settings = Settings()
+    settings.pruning.options = {"trim": {"min_chars": "x"}}
+    with pytest.raises(ConfigError) as info:
+        PruningSessionStore.from_settings(MemoryStore(), settings)
+    assert str(info.value) == (
+        "[tool.flower.pruning.options.trim]: the built-in policy 'trim' takes no options "
+        "table; set [tool.flower.trim] enabled, min_chars and keep_recent_turns"
+    )
+
+
+def test_a_policy_listed_twice_is_caught_even_when_switched_off() -> None:
+    settings = Settings()
+    settings.pruning.policies = ["denials", "trim", "trim"]
+    with pytest.raises(ConfigError, match="'trim' listed twice"):
+        PruningSessionStore.from_settings(MemoryStore(), settings, trim=False)
 
 
 def test_policy_options_decodes_a_plugin_table_and_names_the_key() -> None:
@@ -267,6 +310,58 @@ def test_a_failing_policy_is_skipped_with_a_warning_naming_it_and_the_session() 
     assert pruned is not None
     assert not any(e.get("isApiErrorMessage") for e in pruned)  # the others still ran
     check_conversation(conversation(pruned))
+
+
+class ReturnsStrangers:
+    name = "strangers"
+
+    def prune(self, entries: list[dict], ctx: PruneContext) -> list:
+        return [1, "two", None, *entries]
+
+
+class Exits:
+    name = "exits"
+
+    def prune(self, entries: list[dict], ctx: PruneContext) -> list[dict]:
+        raise SystemExit(3)
+
+
+class EmptiesIt:
+    name = "empties"
+
+    def prune(self, entries: list[dict], ctx: PruneContext) -> list[dict]:
+        return []
+
+
+@pytest.mark.parametrize("detail", [False, True])
+def test_a_policy_returning_non_entries_or_exiting_is_blamed_and_skipped(detail: bool) -> None:
+    inner = MemoryStore()
+    inner.append(KEY, _messy())
+    store = PruningSessionStore(inner, [ReturnsStrangers(), Exits(), SyntheticErrors()])
+    with pytest.warns(PruningWarning) as record:
+        if detail:
+            result = store.load_with_stats(KEY)
+            assert result is not None
+            pruned, stats = result
+            failed = {row.policy: row.error for row in stats}
+            assert "holding int, not only entries" in (failed["strangers"] or "")
+            assert "sys.exit(3)" in (failed["exits"] or "")
+        else:
+            pruned = store.load(KEY)
+    messages = [str(w.message) for w in record]
+    assert any("'strangers' failed" in m and "holding int" in m for m in messages)
+    assert any("'exits' failed" in m and "sys.exit(3)" in m for m in messages)
+    assert not any("synthetic-errors" in m for m in messages)  # the good one is not blamed
+    assert pruned is not None and all(isinstance(e, dict) for e in pruned)
+    assert not any(e.get("isApiErrorMessage") for e in pruned)
+
+
+def test_a_policy_that_removes_everything_is_warned_about() -> None:
+    inner = MemoryStore()
+    inner.append(KEY, _messy())
+    store = PruningSessionStore(inner, [EmptiesIt()])
+    with pytest.warns(PruningWarning, match="'empties' removed every entry of session sess-1"):
+        assert store.load(KEY) == []
 
 
 def test_the_safety_net_repairs_what_the_chain_left_invalid() -> None:
