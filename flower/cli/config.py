@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 import typer
 
-from flower.cli.context import get_loaded_settings
+from flower.cli.context import get_loaded_settings, store_name
 from flower.cli.output import compact_json, print_json
 from flower.core.redact import redact_text, redact_value
 
@@ -28,14 +28,18 @@ def config(
     """
     import msgspec
 
-    from flower.core.config import effective_items
+    from flower.core.config import default_store_url, effective_items
 
     loaded = get_loaded_settings(ctx)
+    from flower.stores.resolve import check_store_config
+
+    check_store_config(loaded.settings)  # a backend's options are configuration too
     items = [
         (key, redact_value(value, key.rsplit(".", 1)[-1]), redact_text(source))
         for key, value, source in effective_items(loaded)
     ]
-    sessions_url = redact_text(loaded.settings.sessions_url())
+    url = default_store_url(loaded.settings)
+    sessions_url = redact_text(url) if url else None
     pyproject = str(loaded.pyproject) if loaded.pyproject else None
     if as_json:
         print_json(
@@ -49,7 +53,7 @@ def config(
         )
         return
     typer.echo(f"pyproject: {pyproject or '(none: no [tool.flower] table found)'}")
-    typer.echo(f"session store: {sessions_url}")
+    typer.echo(f"session store: {redact_text(store_name(loaded.settings))}")
     typer.echo("")
     width = max(len(key) for key, _, _ in items)
     for key, value, source in items:

@@ -68,12 +68,12 @@ def config_error_text(exc: ConfigError) -> str:
     loading (a pruning policy name, say) raised it without the file."""
     text = str(exc)
     loaded = _loaded_last
-    if exc.key is None or loaded is None or loaded.pyproject is None:
+    if exc.key is None or loaded is None:
         return text
     source = loaded.sources.get(exc.key)
     if source is None:
         return text
-    if source.startswith(f"{loaded.pyproject} "):
+    if loaded.pyproject is not None and source.startswith(f"{loaded.pyproject} "):
         return f"{loaded.pyproject}: {text}"
     return f"{text} (set by {source})"
 
@@ -85,15 +85,10 @@ def get_settings(ctx: typer.Context) -> Settings:
 def store_name(settings: Settings, url: str | None = None) -> str:
     """How messages name a store: ``url``, else the configured URL or embedded default;
     a backend with neither (a plugin's) by its name."""
-    url = url or settings.sessions.url
-    if url:
-        return url
-    if settings.sessions.backend in EMBEDDED_BACKENDS:
-        return settings.sessions_url()
-    return f"the {settings.sessions.backend!r} session store"
+    from flower.core.config import default_store_url
 
-
-EMBEDDED_BACKENDS = ("sqlite", "jsonfs")  # the backends with a default file under the run dir
+    url = url or default_store_url(settings)
+    return url or f"the {settings.sessions.backend!r} session store"
 
 
 def open_store(

@@ -1,6 +1,7 @@
 """``flower doctor``: is everything a run needs in place? One line per check, ok or fail.
 
-Checks the configuration, the session store (reachable, schema current), the pruning
+Checks the configuration, the installed plugins (each loaded, no name claimed twice),
+the session store (reachable, schema current), the pruning
 chain (every policy's plugin loaded and working), the API endpoint (probed with the
 configured strategy, timed) and the presence of an API key (never its value). Exits 1
 when any check fails.
@@ -40,25 +41,32 @@ def _timed(work: Callable[[], Any]) -> tuple[Any, float]:
 
 
 def check_config(ctx: typer.Context) -> tuple[Check, LoadedSettings | None]:
-    from flower.cli.context import get_loaded_settings
+    from flower.cli.context import config_error_text, get_loaded_settings
+    from flower.core.errors import ConfigError
+    from flower.stores.resolve import check_store_config
 
     try:
         loaded = get_loaded_settings(ctx)
     except FlowerError as exc:
         return Check("config", False, str(exc)), None
+    try:
+        check_store_config(loaded.settings)
+    except ConfigError as exc:
+        return Check("config", False, config_error_text(exc)), None
     where = str(loaded.pyproject) if loaded.pyproject else "defaults (no [tool.flower] found)"
     return Check("config", True, where), loaded
 
 
 def check_store(settings: Settings) -> Check:
-    from flower.core.config import sqlite_file
+    from flower.cli.context import store_name
+    from flower.core.config import default_store_url, sqlite_file
     from flower.core.records import SessionKey
     from flower.core.redact import redact_url
     from flower.stores.open import open_session_store
 
-    url = settings.sessions.url or settings.sessions_url()
-    shown = redact_url(url)
-    database = sqlite_file(url)
+    url = default_store_url(settings)
+    shown = redact_url(url) if url else store_name(settings)
+    database = sqlite_file(url) if url else None
     if database is not None and not database.exists():
         # Opening would create it: doctor leaves no files behind.
         return Check("store", True, f"{shown} does not exist yet; the first run creates it")
@@ -77,6 +85,21 @@ def check_store(settings: Settings) -> Check:
     except Exception as exc:
         return Check("store", False, f"{shown}: {type(exc).__name__}: {exc}")
     return Check("store", True, f"{shown} reachable, schema current", seconds)
+
+
+def check_plugins() -> Check:
+    """Every installed plugin loaded, and registered what it offered without a clash."""
+    from flower.core.plugins import get_registry
+
+    plugins = get_registry().plugins
+    failed = [p for p in plugins if p.error]
+    if failed:
+        return Check(
+            "plugins",
+            False,
+            "; ".join(f"{p.name} ({p.distribution or p.module}): {p.error}" for p in failed),
+        )
+    return Check("plugins", True, f"{len(plugins)} loaded")
 
 
 def check_pruning(settings: Settings) -> Check:
@@ -131,7 +154,7 @@ def check_api_key() -> Check:
 
 def run_checks(ctx: typer.Context) -> list[Check]:
     config, loaded = check_config(ctx)
-    checks = [config]
+    checks = [config, check_plugins()]
     if loaded is None:
         checks.append(Check("store", False, "skipped: the configuration is invalid"))
         checks.append(Check("pruning", False, "skipped: the configuration is invalid"))

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TextIO
 
 import typer
 
-from flower.cli.context import RunDirOption, get_settings, get_state
+from flower.cli.context import RunDirOption, get_settings, get_state, store_name
 from flower.core.errors import FlowerError
 
 if TYPE_CHECKING:
@@ -98,7 +98,11 @@ def _settings(ctx: typer.Context, run_dir: str | None, model: str | None) -> Set
 
     if run_dir:
         get_state(ctx).run_dir = run_dir
+    from flower.stores.resolve import check_store_config
+
     settings = get_settings(ctx)
+    # a typo in a store's table must stop a run or a status, not quietly change what they use
+    check_store_config(settings)
     if model:
         engine = msgspec.structs.replace(settings.engine, model=model)
         settings = msgspec.structs.replace(settings, engine=engine)
@@ -115,7 +119,7 @@ def _preflight(settings: Settings) -> None:
 def _transcript_hint(settings: Settings, session_id: str | None) -> str:
     from flower.core.redact import redact_text
 
-    where = redact_text(settings.sessions_url())
+    where = redact_text(store_name(settings))
     return f"{where} · flower sessions show {session_id}" if session_id else where
 
 
@@ -415,7 +419,7 @@ def _run_once(
             from flower.core.errors import UnknownSessionError
 
             raise UnknownSessionError(
-                f"no session {resume!r} for {rt.workspace} in {settings.sessions_url()}; "
+                f"no session {resume!r} for {rt.workspace} in {store_name(settings)}; "
                 "`flower sessions list` shows the ones there are"
             )
         result = asyncio.run(rt.run(WORKER, said, resume, step="once"))

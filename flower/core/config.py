@@ -165,12 +165,25 @@ class Settings(_Section):
         return Path(self.run_dir)
 
     def sessions_url(self) -> str:
-        """The session store URL, with the embedded default filled in."""
+        """The session store URL, with the embedded default filled in (the SQLite one for a
+        plugin backend configured without a URL: see :func:`default_store_url`)."""
         if self.sessions.url:
             return self.sessions.url
         if self.sessions.backend == "jsonfs":
             return f"jsonfs:///{(self.run_path / 'transcripts').resolve()}"
         return f"sqlite:///{self.run_path / 'sessions.db'}"
+
+
+EMBEDDED_BACKENDS = ("sqlite", "jsonfs")  # the backends with a default file under the run dir
+
+
+def default_store_url(settings: Settings) -> str | None:
+    """The URL a session store opens with: the configured one, the embedded default of
+    ``sqlite`` and ``jsonfs``, or ``None`` for any other backend named without a URL
+    (its factory decides what that means)."""
+    if settings.sessions.url or settings.sessions.backend in EMBEDDED_BACKENDS:
+        return settings.sessions_url()
+    return None
 
 
 SECTIONS: dict[str, type[msgspec.Struct]] = {
@@ -240,20 +253,35 @@ def _known_keys(dotted_section: str, root: Any) -> list[str]:
 
 
 def _toml_key(path: str, table: str = "tool.flower") -> str:
-    """``sessions.url`` -> ``[tool.flower.sessions] url``, as a user reads the file."""
-    parts = [p for p in re.split(r"\.|\[\d+\]", path) if p]
+    """``sessions.url`` -> ``[tool.flower.sessions] url``, as a user reads the file
+    (list positions and msgspec's ``[...]`` for a table's entry are left out)."""
+    parts = [p for p in re.split(r"\.|\[\d+\]|\[\.\.\.\]", path) if p]
     if len(parts) <= 1:
         return f"[{table}] {parts[0] if parts else ''}".rstrip()
     return f"[{table}.{'.'.join(parts[:-1])}] {parts[-1]}"
 
 
-def decode_section(data: Any, struct: type[Any], where: str, table: str = "tool.flower") -> Any:
-    """Decode a table into ``struct``; errors name ``where``, the key and the reason."""
+def decode_section(
+    data: Any,
+    struct: type[Any],
+    where: str | None,
+    table: str = "tool.flower",
+    *,
+    key: str | None = None,
+) -> Any:
+    """Decode a table into ``struct``; errors name ``where`` (if given), the key and the
+    reason. ``key``: the dotted setting the table is (``pruning.options``), for a check
+    after loading, so the CLI can name the file or variable that set it."""
     try:
         return msgspec.convert(data, struct)
     except msgspec.ValidationError as exc:
         path, reason = _describe_validation(exc, struct)
-        raise ConfigError(f"{where}: {_toml_key(path, table)}: {reason}") from None
+        if "[...]" in path and not path.endswith("]"):
+            reason = f"an entry's {path.rsplit('.', 1)[-1]}: {reason}"
+        elif path.endswith("[...]"):
+            reason = f"an entry: {reason}"
+        text = f"{_toml_key(path, table)}: {reason}"
+        raise ConfigError(f"{where}: {text}" if where else text, key=key) from None
 
 
 def sqlite_file(url: str) -> Path | None:
@@ -270,7 +298,8 @@ def policy_options(settings: Settings, name: str, options: type[_T]) -> _T:
     of the wrong type or out of range is a :class:`ConfigError` naming the table and key.
     For a pruning policy plugin's factory."""
     table = f"tool.flower.pruning.options.{name}"
-    return decode_section(settings.pruning.options.get(name, {}), options, "configuration", table)
+    data = settings.pruning.options.get(name, {})
+    return decode_section(data, options, None, table, key="pruning.options")
 
 
 def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:

@@ -92,11 +92,15 @@ class Lineage:
     def open_store(
         cls, *, settings: Any = None, run_dir: str | os.PathLike[str] | None = None
     ) -> LineageStore:
-        """The configured lineage store; a store that cannot be opened remembers nothing."""
+        """The configured lineage store; a store that cannot be opened remembers nothing.
+        A mistake in its configuration is a :class:`ConfigError`, not a silent fresh start."""
+        from flower.core.errors import ConfigError
         from flower.stores.open import open_lineage_store
 
         try:
             return open_lineage_store(settings=_settings_for(settings, run_dir))
+        except ConfigError:
+            raise
         except Exception as exc:  # continuity is an extra: never block the work
             log.warning("lineage store unavailable, continuing without continuity: %s", exc)
             return _NoStore()
@@ -110,7 +114,8 @@ class Lineage:
         run_dir: str | os.PathLike[str] | None = None,
         store: LineageStore | None = None,
     ) -> Lineage:
-        """The record for ``workspace``, or a fresh one. Never raises."""
+        """The record for ``workspace``, or a fresh one. Raises only a
+        :class:`~flower.core.errors.ConfigError` (the lineage store's configuration)."""
         try:
             settings = _settings_for(settings, run_dir)
         except Exception as exc:

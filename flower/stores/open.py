@@ -6,23 +6,10 @@ or, with no URL, the store ``[tool.flower.sessions]`` configures.
 
 from __future__ import annotations
 
-from typing import Any
-from urllib.parse import urlsplit
-
-from flower.core.config import Settings, decode_section, load_settings
-from flower.core.plugins import Registration, get_registry
+from flower.core.config import Settings, default_store_url, load_settings
+from flower.core.plugins import get_registry
 from flower.core.protocols import LineageStore, SessionStoreBase
-
-
-def _scheme(url: str) -> str:
-    scheme = urlsplit(url).scheme
-    return scheme or "file"
-
-
-def _options(reg: Registration, raw: dict[str, Any], table: str) -> Any:
-    if reg.options is None:
-        return dict(raw)
-    return decode_section(raw, reg.options, "configuration", table=table)
+from flower.stores.resolve import by_name, by_scheme, decode_options
 
 
 def open_session_store(
@@ -34,14 +21,14 @@ def open_session_store(
     conf = settings.sessions
     configured = url is None or url in (conf.url, settings.sessions_url())
     if url is None and conf.url is None:
-        reg = registry.get("session_stores", conf.backend)
-        url = settings.sessions_url()
+        reg = by_name(registry, "session_stores", conf.backend, "sessions")
+        url = default_store_url(settings)
     else:
         # A URL, given or configured, names its backend by its scheme.
         url = url or conf.url
         assert url is not None
-        reg = registry.by_scheme("session_stores", _scheme(url))
-    options = _options(reg, conf.options, "tool.flower.sessions.options")
+        reg = by_scheme(registry, "session_stores", url, "sessions", configured=url == conf.url)
+    options = decode_options(reg, conf.options, "tool.flower.sessions.options")
     store = reg.factory(url=url, options=options, settings=settings)
     if conf.encrypt and configured:
         # Only the configured store is encrypted; another URL (sessions copy --from) opens raw.
@@ -61,11 +48,11 @@ def open_lineage_store(url: str | None = None, *, settings: Settings | None = No
     registry = get_registry()
     conf = settings.lineage
     if url is None and conf.url is None:
-        reg = registry.get("lineage_stores", conf.backend)
+        reg = by_name(registry, "lineage_stores", conf.backend, "lineage")
         url = None
     else:
         url = url or conf.url
         assert url is not None
-        reg = registry.by_scheme("lineage_stores", _scheme(url))
-    options = _options(reg, conf.options, "tool.flower.lineage.options")
+        reg = by_scheme(registry, "lineage_stores", url, "lineage", configured=url == conf.url)
+    options = decode_options(reg, conf.options, "tool.flower.lineage.options")
     return reg.factory(url=url, options=options, settings=settings)

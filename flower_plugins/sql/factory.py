@@ -39,8 +39,13 @@ def open_checked(url: str, backend: str, options: Any, settings: Settings) -> Da
 
 
 def open_session_store(
-    backend: str, *, url: str, options: Any, settings: Settings
+    backend: str, *, url: str | None, options: Any, settings: Settings
 ) -> SqlSessionStore:
+    if url is None:  # only sqlite has an embedded default
+        raise StoreUnavailableError(
+            f"backend {backend!r} needs a URL: set [tool.flower.sessions] url "
+            f"(or FLOWER_SESSIONS_URL) to a {backend} URL"
+        )
     return SqlSessionStore(open_checked(url, backend, options, settings))
 
 

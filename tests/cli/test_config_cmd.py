@@ -72,8 +72,7 @@ def test_password_never_shown(in_tmp: Path, monkeypatch: pytest.MonkeyPatch, whe
     if where == "pyproject":
         write_pyproject(
             in_tmp,
-            f'[tool.flower.sessions]\nbackend = "postgres"\nurl = "{url}"\n'
-            f'[tool.flower.sessions.options]\npassword = "{SECRET}"',
+            f'[tool.flower.sessions]\nbackend = "postgres"\nurl = "{url}"\n',
         )
     elif where == "env":
         monkeypatch.setenv("FLOWER_SESSIONS_URL", url)
@@ -116,3 +115,78 @@ def test_broken_toml_exits_2(in_tmp: Path) -> None:
     done = run_flower("sessions", "list", cwd=in_tmp)
     assert done.returncode == 2
     assert "not valid TOML" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        (
+            "[tool.flower.sessions.options]\nbusy_timeot = 1",
+            "[tool.flower.sessions.options] busy_timeot: unknown key (expected one of: "
+            "busy_timeout",
+        ),
+        (
+            '[tool.flower.sessions]\nbackend = "sqllite"',
+            "[tool.flower.sessions] backend: no session store named 'sqllite' "
+            "(did you mean 'sqlite'?)",
+        ),
+        (
+            "[tool.flower.lineage.options]\nfsynk = true",
+            "[tool.flower.lineage.options] fsynk: unknown key (expected one of: fsync)",
+        ),
+    ],
+)
+def test_a_backend_setting_mistake_names_the_file_in_config_doctor_and_commands(
+    in_tmp: Path, body: str, says: str
+) -> None:
+    pyproject = write_pyproject(in_tmp, body)
+    uses_sessions = "lineage" not in body
+    for argv in (["config"], ["status"], *([["sessions", "list"]] if uses_sessions else [])):
+        done = runner.invoke(build_app(), argv)
+        assert done.exit_code == 2, (argv, done.output)
+        assert f"flower: error: {pyproject}: {says}" in done.output, (argv, done.output)
+    doctor = runner.invoke(build_app(), ["doctor", "--json"])
+    checks = {c["name"]: c for c in json.loads(doctor.stdout)["checks"]}
+    assert not checks["config"]["ok"] and says in checks["config"]["detail"]
+    assert not (in_tmp / "runs").exists()  # a lineage typo is no silent fresh start
+
+
+def test_a_backend_option_set_by_a_variable_names_the_variable(
+    in_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FLOWER_SESSIONS_OPTIONS", '{"busy_timeot": 1}')
+    done = runner.invoke(build_app(), ["sessions", "list"])
+    assert done.exit_code == 2
+    assert "busy_timeot: unknown key" in done.output
+    assert "(set by env FLOWER_SESSIONS_OPTIONS)" in done.output
+    monkeypatch.setenv("FLOWER_PRUNING_KEEP_DENIALS", "-1")
+    done = runner.invoke(build_app(), ["config"])
+    assert done.exit_code == 2
+    assert "environment variable FLOWER_PRUNING_KEEP_DENIALS: Expected `int` >= 0" in done.output
+
+
+def test_a_scalar_where_an_options_table_belongs_reads_cleanly(in_tmp: Path) -> None:
+    pyproject = write_pyproject(in_tmp, "[tool.flower.pruning.options]\ndrop-thinking = 3")
+    done = runner.invoke(build_app(), ["config"])
+    assert done.exit_code == 2
+    assert (
+        f"{pyproject}: [tool.flower.pruning] options: an entry: Expected `object`, got `int`"
+    ) in done.output
+
+
+def test_a_plugin_backend_named_without_a_url_gets_none_not_the_sqlite_default(
+    in_tmp: Path,
+) -> None:
+    from flower.core.config import default_store_url, load_settings
+    from flower.stores.open import open_session_store
+
+    write_pyproject(in_tmp, '[tool.flower.sessions]\nbackend = "postgres"')
+    settings = load_settings().settings
+    assert default_store_url(settings) is None
+    text = runner.invoke(build_app(), ["config"]).stdout
+    assert "session store: the 'postgres' session store" in text
+    assert config_json()["effective"]["sessions_url"] is None
+    from flower.core.errors import StoreUnavailableError
+
+    with pytest.raises(StoreUnavailableError, match="backend 'postgres' needs a URL"):
+        open_session_store(settings=settings)

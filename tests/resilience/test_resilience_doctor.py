@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -46,14 +47,15 @@ def test_all_checks_pass(
     assert code == 0, output
     lines = output.splitlines()
     assert lines[0].startswith("ok    config") and str(in_tmp / "pyproject.toml") in lines[0]
-    assert lines[1].startswith("ok    store") and "schema current" in lines[1]
-    assert lines[2] == (
+    assert re.fullmatch(r"ok    plugins   \d+ loaded", lines[1])
+    assert lines[2].startswith("ok    store") and "schema current" in lines[2]
+    assert lines[3] == (
         "ok    pruning   synthetic-errors -> denials -> interrupted -> ephemeral -> trim"
     )
-    assert lines[3].startswith("ok    endpoint")
-    assert f"127.0.0.1:{server.port} (ANTHROPIC_BASE_URL) reachable by tcp probe in" in lines[3]
-    assert lines[4] == "ok    api key   ANTHROPIC_API_KEY set"
-    assert lines[5] == "all checks ok"
+    assert lines[4].startswith("ok    endpoint")
+    assert f"127.0.0.1:{server.port} (ANTHROPIC_BASE_URL) reachable by tcp probe in" in lines[4]
+    assert lines[5] == "ok    api key   ANTHROPIC_API_KEY set"
+    assert lines[6] == "all checks ok"
     assert SECRET not in output
 
 
@@ -67,7 +69,7 @@ def test_unreachable_endpoint_and_missing_key_fail(
     assert f"fail  endpoint  127.0.0.1:{closed_port} (ANTHROPIC_BASE_URL) unreachable" in output
     assert "(timeout 0.5 s)" in output
     assert "fail  api key" in output and "ANTHROPIC_API_KEY" in output
-    assert output.splitlines()[-1] == "2 of 5 checks failed"
+    assert output.splitlines()[-1] == "2 of 6 checks failed"
     assert not (in_tmp / "runs").exists()  # doctor leaves no files behind
 
 
@@ -134,7 +136,8 @@ def test_json_output(
     report = json.loads(output)
     assert report["ok"] is False
     by_name = {c["name"]: c for c in report["checks"]}
-    assert set(by_name) == {"config", "store", "pruning", "endpoint", "api key"}
+    assert set(by_name) == {"config", "plugins", "store", "pruning", "endpoint", "api key"}
+    assert by_name["plugins"]["ok"], by_name["plugins"]
     assert by_name["endpoint"]["ok"] is True  # a 503 is still an answer
     assert "reachable by http probe" in by_name["endpoint"]["detail"]
     assert 0 <= by_name["endpoint"]["seconds"] < 5
@@ -151,4 +154,4 @@ def test_a_misspelt_pruning_policy_fails_the_pruning_check(
     assert code == 1
     line = next(line for line in output.splitlines() if line.startswith("fail  pruning"))
     assert f"{in_tmp / 'pyproject.toml'}: [tool.flower.pruning] policies" in line
-    assert "'ephemral' -> 'ephemeral'" in line
+    assert "(did you mean 'ephemeral'?)" in line

@@ -1,0 +1,59 @@
+"""Which registered backend a configuration or URL names, and its options decoded:
+what opening a store checks first, without importing any backend (``flower config`` and
+``flower doctor`` check the configuration this way)."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit
+
+from flower.core.config import Settings, decode_section
+from flower.core.errors import NoSuchPluginError
+from flower.core.plugins import Registration, Registry, get_registry
+
+
+def _scheme(url: str) -> str:
+    scheme = urlsplit(url).scheme
+    return scheme or "file"
+
+
+def decode_options(reg: Registration, raw: dict[str, Any], table: str) -> Any:
+    if reg.options is None:
+        return dict(raw)
+    key = table.removeprefix("tool.flower.")
+    return decode_section(raw, reg.options, None, table=table, key=key)
+
+
+def check_store_config(settings: Settings) -> None:
+    """What opening the configured stores would say of their configuration (a backend
+    or URL scheme no plugin provides, a bad option), without opening anything."""
+    registry = get_registry()
+    for kind, section in (("session_stores", "sessions"), ("lineage_stores", "lineage")):
+        conf = getattr(settings, section)
+        if conf.url is None:
+            reg = by_name(registry, kind, conf.backend, section)
+        else:
+            reg = by_scheme(registry, kind, conf.url, section, configured=True)
+        decode_options(reg, conf.options, f"tool.flower.{section}.options")
+
+
+def by_name(registry: Registry, kind: str, name: str, section: str) -> Registration:
+    try:
+        return registry.get(kind, name)
+    except NoSuchPluginError as exc:
+        raise NoSuchPluginError(
+            f"[tool.flower.{section}] backend: {exc}", key=f"{section}.backend"
+        ) from None
+
+
+def by_scheme(
+    registry: Registry, kind: str, url: str, section: str, *, configured: bool
+) -> Registration:
+    try:
+        return registry.by_scheme(kind, _scheme(url))
+    except NoSuchPluginError as exc:
+        if not configured:  # a URL given for one command names itself in the message
+            raise
+        raise NoSuchPluginError(
+            f"[tool.flower.{section}] url: {exc}", key=f"{section}.url"
+        ) from None
