@@ -24,14 +24,17 @@ class NotSqlError(FlowerError):
     exit_code = 2
 
 
-def resolve_url(url: str | None) -> str:
+def resolve_url(ctx: typer.Context, url: str | None) -> str:
+    """``--url``, else the session store the configuration (global options included:
+    ``flower --sessions-url URL db upgrade``) names."""
     if url:
         return url
-    from flower.core.config import load_settings
+    from flower.cli.context import get_settings
+    from flower.core.config import default_store_url
 
-    settings = load_settings().settings
-    configured = settings.sessions_url()
-    if not configured.startswith(("sqlite", "postgres")):
+    settings = get_settings(ctx)
+    configured = default_store_url(settings)
+    if configured is None or not configured.startswith(("sqlite", "postgres")):
         raise NotSqlError(
             f"the sessions backend {settings.sessions.backend!r} has no SQL schema; "
             "pass --url sqlite:///... or --url postgresql+psycopg://..."
@@ -39,10 +42,10 @@ def resolve_url(url: str | None) -> str:
     return configured
 
 
-def _open(url: str | None) -> Database:
+def _open(url: str) -> Database:
     from flower_plugins.sql.engine import open_database
 
-    return open_database(resolve_url(url))
+    return open_database(url)
 
 
 def build_db_app() -> typer.Typer:
@@ -51,11 +54,11 @@ def build_db_app() -> typer.Typer:
     )
 
     @app.command()
-    def upgrade(url: UrlOption = None) -> None:
+    def upgrade(ctx: typer.Context, url: UrlOption = None) -> None:
         """Upgrade the schema to this flower's newest revision (safe to run concurrently)."""
         from flower_plugins.sql.migrate import upgrade as run_upgrade
 
-        db = _open(url)
+        db = _open(resolve_url(ctx, url))
         try:
             before, after = run_upgrade(db)
         finally:
@@ -67,28 +70,37 @@ def build_db_app() -> typer.Typer:
 
     @app.command()
     def current(
+        ctx: typer.Context,
         url: UrlOption = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     ) -> None:
-        """Show the database's schema revision and whether it is up to date."""
-        from flower_plugins.sql.migrate import read_state
+        """Show the database's schema revision and whether it is up to date (a SQLite
+        file that does not exist yet is reported empty, not created)."""
+        from flower.core.config import sqlite_file
+        from flower_plugins.sql.engine import redact
+        from flower_plugins.sql.migrate import SchemaState, read_state
+        from flower_plugins.sql.schema import HEAD_REVISION
 
-        db = _open(url)
-        try:
-            state = read_state(db)
-        finally:
-            db.close()
+        target = resolve_url(ctx, url)
+        database = sqlite_file(target)
+        if database is not None and not database.exists():
+            state, shown = SchemaState(None, HEAD_REVISION, "empty"), redact(target)
+        else:
+            db = _open(target)
+            try:
+                state = read_state(db)
+            finally:
+                db.close()
+            shown = db.safe_url
         if as_json:
             report = {
-                "url": db.safe_url,
+                "url": shown,
                 "current": state.current,
                 "head": state.head,
                 "status": state.status,
             }
             typer.echo(json.dumps(report))
         else:
-            typer.echo(
-                f"{db.safe_url}: {state.current or 'empty'} ({state.status}; head {state.head})"
-            )
+            typer.echo(f"{shown}: {state.current or 'empty'} ({state.status}; head {state.head})")
 
     return app

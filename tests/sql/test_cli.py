@@ -76,3 +76,28 @@ def test_a_non_sql_backend_is_a_clear_error(in_tmp: Path) -> None:
     code, _, exc = invoke("db", "current")
     assert isinstance(exc, FlowerError) and "has no SQL schema" in str(exc)
     assert code != 0
+
+
+def test_current_on_a_missing_sqlite_file_reports_empty_and_creates_nothing(
+    tmp_path: Path,
+) -> None:
+    database = tmp_path / "runs" / "sessions.db"
+    code, out, exc = invoke("db", "current", "--url", f"sqlite:///{database}", "--json")
+    assert code == 0, (out, exc)
+    assert json.loads(out)["status"] == "empty"
+    assert not database.exists() and not database.parent.exists()
+
+
+def test_the_global_sessions_url_option_picks_the_database(in_tmp: Path) -> None:
+    from flower.cli.main import build_app
+
+    (in_tmp / "pyproject.toml").write_text("[tool.flower]\n", encoding="utf-8")
+    target = in_tmp / "other.db"
+    done = runner.invoke(build_app(), ["--sessions-url", f"sqlite:///{target}", "db", "upgrade"])
+    assert done.exit_code == 0, done.output
+    assert target.is_file() and f"upgraded empty -> {HEAD_REVISION}" in done.output
+    assert not (in_tmp / "runs").exists()  # the default database was left alone
+    done = runner.invoke(
+        build_app(), ["--sessions-url", f"sqlite:///{target}", "db", "current", "--json"]
+    )
+    assert done.exit_code == 0 and json.loads(done.stdout)["status"] == "up to date"
