@@ -370,13 +370,16 @@ def _probe_sessions(
     could not be read (``None``: it could, or there was nothing to look for)."""
     alive = dict.fromkeys(recorded, False)
     context: dict[str, int | None] = dict.fromkeys(recorded)
-    if not recorded or settings is None:
+    if settings is None:
         return alive, context, None
-    from flower.core.config import sqlite_file
+    from flower.core.config import default_store_url, sqlite_file
 
-    database = sqlite_file(settings.sessions_url())
+    url = default_store_url(settings)
+    database = sqlite_file(url) if url else None
     if database is not None and not database.exists():
         return alive, context, None  # a deleted sessions.db: nothing to resume, create nothing
+    # opened even with nothing recorded: a run would open it next, and an unreadable
+    # store must stop it before its banner and before a wake is counted
     from flower.core.keys import project_key
     from flower.core.records import SessionKey
     from flower.core.transcript import context_tokens

@@ -301,6 +301,21 @@ def test_an_unreadable_store_stops_a_wake_before_it_counts_and_says_why(
     assert json.loads(lineage.read_text(encoding="utf-8")) == before
 
 
+def test_an_unreadable_store_stops_even_the_first_wake_before_its_banner(in_tmp: Path) -> None:
+    from typer.testing import CliRunner
+
+    from flower.cli.main import build_app
+
+    runs = in_tmp / "runs"
+    runs.mkdir(mode=0o700)
+    (runs / "sessions.db").write_bytes(b"\x00garbage" * 400)
+    result = CliRunner().invoke(build_app(), ["run", "x"], env={"ANTHROPIC_API_KEY": "sk-test"})
+    assert result.exit_code == 1
+    assert "is not a valid SQLite database" in result.stderr
+    assert "==" not in result.output and "->" not in result.output  # no banner
+    assert not (runs / "lineage.json").exists()  # no wake counted
+
+
 def test_flower_does_not_claim_another_workflows_steps(in_tmp: Path, fake: FakeMessagesAPI) -> None:
     from typer.testing import CliRunner
 
