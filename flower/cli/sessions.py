@@ -179,6 +179,8 @@ def show(
             return
         entries: Iterator[Entry] | list[Entry]
         entries = _pruned_entries(ctx, store, key) if pruned else store.iter_entries(key)
+        if pruned and not as_json:
+            _note_unsent(entries)  # type: ignore[arg-type]
         if cutoff is not None:
             entries = list(session_view.since(entries, cutoff))
         if raw:
@@ -200,6 +202,28 @@ def show(
 
             title = f"{key.session_id}  ({key.project_key}{', pruned' if pruned else ''})"
             print_transcript(entries, title)
+
+
+def _note_unsent(view: list[Entry]) -> None:
+    """Say how many messages of the pruned view the model is not sent: it is sent the
+    active chain only, not an abandoned branch or the history before a compaction."""
+    from flower.core.transcript import active_chain
+
+    sent = {id(entry) for entry in active_chain(view)}
+    unsent = sum(
+        1
+        for entry in view
+        if entry.get("type") in ("user", "assistant")
+        and not entry.get("isSidechain")
+        and id(entry) not in sent
+    )
+    if unsent:
+        noun = "message" if unsent == 1 else "messages"
+        typer.echo(
+            f"flower: note: {unsent} {noun} of this view are off the active chain (an older "
+            "branch, or the history before the last compaction): the model is not sent them",
+            err=True,
+        )
 
 
 def _show_pruning_stats(

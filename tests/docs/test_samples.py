@@ -62,8 +62,12 @@ def _run_sample(
     env.update(api_env)
     env["FLOWER_PROBE_STRATEGY"] = "none"
     env["HOME"] = str(tmp_path)
+    # saved as a script, as a reader would run it: a sample starting processes must
+    # guard them with `if __name__ == "__main__":`, which `python -c` would not catch
+    script = tmp_path / "sample.py"
+    script.write_text(code, encoding="utf-8")
     return subprocess.run(
-        [sys.executable, "-c", code],
+        [sys.executable, str(script)],
         cwd=tmp_path,
         env=env,
         capture_output=True,

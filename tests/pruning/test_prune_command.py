@@ -189,3 +189,20 @@ def test_sessions_show_pruned_stats_prints_the_prune_report(app: typer.Typer) ->
     for extra in (["--raw"], ["--since", "1d"]):
         assert CliRunner().invoke(full, [*args, *extra]).exit_code == 2
     assert CliRunner().invoke(full, ["sessions", "show", KEY.session_id, "--stats"]).exit_code == 2
+
+
+def test_sessions_show_pruned_says_what_the_model_is_not_sent(app: typer.Typer) -> None:
+    from flower.cli.main import build_app
+
+    shown = ["sessions", "show", KEY.session_id, "--pruned"]
+    assert "off the active chain" not in CliRunner().invoke(build_app(), shown).stderr
+    b = TranscriptBuilder(session_id=KEY.session_id)
+    b.user("first try")
+    b.assistant([{"type": "text", "text": "an answer on a branch"}])
+    b.user("second try", parentUuid=None)  # started over: the first try is abandoned
+    b.assistant([{"type": "text", "text": "the answer kept"}])
+    pruning_memory_store.SHARED[KEY] = b.entries
+    done = CliRunner().invoke(build_app(), shown)
+    assert done.exit_code == 0, done.output
+    assert "flower: note: 2 messages of this view are off the active chain" in done.stderr
+    assert "an answer on a branch" in done.stdout  # still shown, as stored

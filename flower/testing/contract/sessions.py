@@ -398,8 +398,15 @@ def concurrent_processes(ctx: Ctx) -> None:
     failures = []
     while not errors.empty():
         failures.append(errors.get())
-    if failures or any(p.exitcode != 0 for p in procs):
+    if failures:
         raise AssertionError("a writer process failed:\n" + "\n".join(failures))
+    codes = [p.exitcode for p in procs]
+    if any(code != 0 for code in codes):
+        raise AssertionError(
+            f"writer processes exited with codes {codes} before appending anything: a child "
+            "process re-imports the calling script, so call the suite from a script under "
+            "`if __name__ == \"__main__\":` (or from pytest)"
+        )
 
     loaded = store.load(KEY) or []
     uuids = [e.get("uuid") for e in loaded]
