@@ -405,7 +405,7 @@ def concurrent_processes(ctx: Ctx) -> None:
         raise AssertionError(
             f"writer processes exited with codes {codes} before appending anything: a child "
             "process re-imports the calling script, so call the suite from a script under "
-            "`if __name__ == \"__main__\":` (or from pytest)"
+            '`if __name__ == "__main__":` (or from pytest)'
         )
 
     loaded = store.load(KEY) or []
