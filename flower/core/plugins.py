@@ -104,6 +104,7 @@ class Registry:
         )
         for _, impl in impls:
             plugin_name = self.pm.get_name(impl.plugin) or repr(impl.plugin)
+            added: list[str] = []
 
             def register(
                 name: str,
@@ -112,6 +113,7 @@ class Registry:
                 schemes: tuple[str, ...] | list[str] = (),
                 options: type | str | None = None,
                 _plugin: str = plugin_name,
+                _added: list[str] = added,
             ) -> None:
                 clash = self._clash(kind, name, tuple(schemes))
                 if clash is not None:
@@ -120,12 +122,15 @@ class Registry:
                 self._items[kind][name] = Registration(
                     kind, name, factory, _plugin, tuple(schemes), options
                 )
+                _added.append(name)
 
             try:
                 impl.function(register)
             except PluginError:  # FLOWER_STRICT_PLUGINS=1 made a clash fatal
                 raise
             except Exception as exc:  # a broken hook must not take the CLI down
+                for name in added:  # all of a failed hook is left out, not half of it
+                    del self._items[kind][name]
                 _report(self.plugins, plugin_name, f"register_{kind} failed: {exc!r}")
 
     def _clash(self, kind: str, name: str, schemes: tuple[str, ...]) -> str | None:

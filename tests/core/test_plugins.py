@@ -74,12 +74,14 @@ def test_a_hook_that_raises_is_reported_not_fatal(monkeypatch: pytest.MonkeyPatc
     monkeypatch.delenv("FLOWER_STRICT_PLUGINS", raising=False)
 
     def register_probers(register):
+        register("half-done", lambda settings: None)
         raise RuntimeError("boom")
 
     with pytest.warns(UserWarning, match="boom"):
         registry = reset_registry(extra=[_plugin("flaky", register_probers=register_probers)])
     info = next(p for p in registry.plugins if p.name == "flaky")
     assert "boom" in (info.error or "")
+    assert "half-done" not in registry.names("probers")  # none of a failed hook is kept
 
 
 def test_strict_mode_makes_a_broken_hook_fatal(monkeypatch: pytest.MonkeyPatch) -> None:
