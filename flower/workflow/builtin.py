@@ -8,7 +8,9 @@ with nothing to say adds nothing and re-derives nothing: it costs nothing extra.
 
 A wake cut short on the way (killed while the goals were re-derived, say) must not
 lose what was said: until the goals are re-derived and the working step has it,
-lineage keeps it (:class:`WakeMemo`), and the next wake finishes the job.
+lineage keeps it (:class:`WakeMemo`), and the next wake finishes the job. It is heard
+once the working step's transcript holds it: a wake cut short after that (in the
+judge's rounds, or before the reply) does not send it twice.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any
 
 from flower.core.lineage import Lineage
 from flower.runtime.spec import AgentSpec, StepResult
-from flower.workflow.base import Context, Step, Workflow, replace_step
+from flower.workflow.base import Context, Step, StepRun, Workflow, one_turn, replace_step
 from flower.workflow.clarify import (
     Ask,
     append_to_brief,
@@ -98,6 +100,28 @@ class WakeMemo:
             self.lineage.save()
 
 
+def _in_transcript(run: StepRun, prompt: str) -> bool:
+    """Whether the step's session already holds ``prompt`` as a user message."""
+    if not run.session_id:
+        return False
+    runtime = run.runtime
+    entries = runtime.store.load(runtime.key(run.session_id)) or []
+    return any(
+        entry.get("type") == "user" and _user_text(entry) == prompt for entry in reversed(entries)
+    )
+
+
+def _user_text(entry: dict[str, Any]) -> str | None:
+    message = entry.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = [b.get("text") for b in content if isinstance(b, dict) and b.get("type") == "text"]
+        return "".join(t for t in texts if isinstance(t, str)) or None
+    return None
+
+
 def builtin_workflow(
     said: str | None = None,
     *,
@@ -138,10 +162,16 @@ def builtin_workflow(
         if memo is not None and result.ok:
             memo.goals_rederived()
 
-    def work_after(ctx: Context, result: StepResult) -> None:
-        memo = ctx.get("_wake_memo")
-        if memo is not None and result.session_id:  # the message is in its transcript
+    async def work_body(run: StepRun) -> StepResult:
+        memo: WakeMemo | None = run.ctx.get("_wake_memo")
+        if memo is not None and memo.unheard and _in_transcript(run, run.first_prompt()):
+            # a wake cut short after the message was stored: it is not said twice
             memo.heard()
+            run.ctx["_said"] = None
+        result = await one_turn(run)
+        if memo is not None and result.session_id:
+            memo.heard()  # in its transcript now, before the judge's rounds can be cut short
+        return result
 
     def work_prompt(ctx: Context) -> str:
         return WORK_PROMPT.format(brief_file=names.brief_file, goals_file=names.goals_file)
@@ -153,15 +183,12 @@ def builtin_workflow(
             )
         return WORK_RESUME
 
-    work = Step(names.work_step, worker, work_prompt, resume_prompt=work_resume)
+    work = Step(names.work_step, worker, work_prompt, resume_prompt=work_resume, body=work_body)
     return Workflow(
         [
             clarify_step(said, ask=ask, settings=settings),
             replace_step(goals_step(settings=settings), after=goals_after),
-            replace_step(
-                with_goal(work, judge=judge, rounds=rounds, goals_file=names.goals_file),
-                after=work_after,
-            ),
+            with_goal(work, judge=judge, rounds=rounds, goals_file=names.goals_file),
         ],
         continuous=continuous,
         retries=retries,

@@ -340,3 +340,74 @@ def test_flower_does_not_claim_another_workflows_steps(in_tmp: Path, fake: FakeM
     assert result.exit_code == 2
     assert "nothing to carry on" in result.stderr
     assert not (in_tmp / "需求.md").exists()  # the built-in workflow did not start
+
+
+def _said_count(req: RecordedRequest, said: str) -> int:
+    return sum(prompt.count(said) for prompt in user_prompts(req))
+
+
+def test_what_was_said_reaches_the_worker_once_when_the_judge_is_cut_short(
+    in_tmp: Path, fake: FakeMessagesAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from flower.workflow.base import StepRun
+
+    fake.set_script(standard_model())
+    asyncio.run(wake("写个 md 转 html 的脚本"))
+    fake.set_script(standard_model())
+
+    async def cut_short(*args: Any, **kwargs: Any) -> Any:
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patched:
+        patched.setattr(StepRun, "judge", cut_short)
+        with pytest.raises(KeyboardInterrupt):
+            asyncio.run(wake("also support tables"))
+    lineage = json.loads((in_tmp / "runs" / "lineage.json").read_text(encoding="utf-8"))
+    assert "unheard" not in lineage  # the worker's transcript already holds it
+    model = standard_model()
+    fake.set_script(model)
+    asyncio.run(wake(None))
+    assert _said_count(model.seen["worker"][0], "also support tables") == 1
+
+
+def test_a_message_stored_before_a_cut_is_not_sent_again(
+    in_tmp: Path, fake: FakeMessagesAPI
+) -> None:
+    from flower.core.lineage import Lineage
+    from flower.core.records import SessionKey
+    from flower.runtime.engine import Runtime
+    from flower.workflow.builtin import WORK_SAID
+
+    fake.set_script(standard_model())
+    first = asyncio.run(wake("写个 md 转 html 的脚本"))
+    # what a wake killed after storing the worker's message and before its reply leaves
+    said = "also support tables"
+    prompt = WORK_SAID.format(said=said, brief_file="需求.md", goals_file="目标.md")
+    rt = Runtime(workspace=".", run_dir="runs")
+    try:
+        key: SessionKey = rt.key(first["_sessions"]["干活"])
+        leaf = rt.store.load(key)[-1]["uuid"]
+        rt.store.append(
+            key,
+            [
+                {
+                    "type": "user",
+                    "uuid": "cut-after-storing",
+                    "parentUuid": leaf,
+                    "message": {"role": "user", "content": prompt},
+                }
+            ],
+        )
+    finally:
+        rt.close()
+    lineage = Lineage.load(".", run_dir="runs")
+    lineage.record.extra["unheard"] = [said]
+    lineage.save()
+    model = standard_model()
+    fake.set_script(model)
+    ctx = asyncio.run(wake(None))
+    assert ctx["_ok"]
+    assert _said_count(model.seen["worker"][0], said) == 1
+    assert "unheard" not in json.loads(
+        (in_tmp / "runs" / "lineage.json").read_text(encoding="utf-8")
+    )
