@@ -32,6 +32,10 @@ log = logging.getLogger("flower.jsonfs")
 SUFFIX = ".jsonl"
 NAME_MAX = 255
 _BACKWARD_CHUNK = 1 << 16
+_CLOSE_TORN = b"\x18\n"
+"""Written after a torn last line before the next append: CAN (cancel) and a newline.
+A raw control character is invalid anywhere in JSON, so the torn bytes plus this are
+never valid JSON, whatever the torn bytes were: that line stays a skipped ``corrupt-line``."""
 
 ProblemKind = Literal["torn-tail", "corrupt-line", "not-an-object"]
 
@@ -46,7 +50,8 @@ class LoadProblem:
     offset: int
     """Byte offset of the line's first byte."""
     kind: ProblemKind
-    """``torn-tail``: an unterminated last line (a crash mid-write); ``corrupt-line``:
+    """``torn-tail``: an unterminated last line (a crash mid-write), never an entry even
+    if its bytes parse; ``corrupt-line``:
     a terminated line that is not JSON (usually an older torn tail); ``not-an-object``:
     valid JSON that is not an entry."""
     detail: str
@@ -167,9 +172,11 @@ class JsonfsSessionStore(SessionStoreBase):
             out.append(line)
         if not out:
             return
-        # A torn last line from a crash stays as written; we only start on a new line.
+        # A torn last line from a crash stays as written, but it must never turn into an
+        # entry (it was never committed, and the index holds nothing of it): it is closed
+        # with a control byte, which no JSON text may contain, before the newline.
         torn = st.st_size > index.scanned_to
-        payload = (b"\n" if torn else b"") + b"\n".join(out) + b"\n"
+        payload = (_CLOSE_TORN if torn else b"") + b"\n".join(out) + b"\n"
         write_all(fd, payload)
         if self.fsync:
             os.fdatasync(fd)
@@ -264,7 +271,9 @@ class JsonfsSessionStore(SessionStoreBase):
             return None
         fd, size, _ = opened
         try:
-            for line in _lines_backwards(fd, size):
+            lines = _lines_backwards(fd, size)
+            next(lines, None)  # what follows the last newline: nothing, or a torn tail
+            for line in lines:
                 if b'"assistant"' not in line:
                     continue
                 try:
@@ -376,11 +385,19 @@ def _parse_line(
 ) -> Entry | None:
     if not line.strip():
         return None
+    if not complete:
+        # Never an entry, even when the bytes happen to parse: the append that wrote them
+        # did not finish (its newline is missing), and the uuid index does not count it.
+        problems.append(
+            LoadProblem(path, number, offset, "torn-tail", f"{len(line)} bytes, no newline")
+        )
+        return None
     try:
         entry = decode_entry(line)
     except msgspec.DecodeError as exc:
-        kind: ProblemKind = "corrupt-line" if complete else "torn-tail"
-        problems.append(LoadProblem(path, number, offset, kind, f"{len(line)} bytes: {exc}"))
+        problems.append(
+            LoadProblem(path, number, offset, "corrupt-line", f"{len(line)} bytes: {exc}")
+        )
         return None
     if not isinstance(entry, dict):
         problems.append(
@@ -391,7 +408,10 @@ def _parse_line(
 
 
 def _lines_backwards(fd: int, size: int) -> Iterator[bytes]:
-    """The file's lines from the last to the first; reads grow so a huge line costs O(n)."""
+    """The file's lines from the last to the first; reads grow so a huge line costs O(n).
+
+    The first one is what follows the last newline: empty, or a torn tail.
+    """
     pos = size
     tail = b""
     step = _BACKWARD_CHUNK

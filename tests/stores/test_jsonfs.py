@@ -188,7 +188,7 @@ def test_torn_last_line_is_skipped_reported_and_the_next_append_starts_fresh(
     store.append(KEY, [user(3)])
     assert store.load(KEY) == [user(1), user(2), user(3)]
     assert path.read_bytes().endswith(
-        b'"message":{"ro\n' + json.dumps(user(3), separators=(",", ":")).encode() + b"\n"
+        b'"message":{"ro\x18\n' + json.dumps(user(3), separators=(",", ":")).encode() + b"\n"
     )
     (problem,) = store.problems(KEY)
     assert (problem.kind, problem.line) == ("corrupt-line", 3)
@@ -203,6 +203,39 @@ def test_a_fresh_handle_on_a_torn_file_also_starts_on_a_new_line(tmp_path: Path)
         f.write(b'{"type":"us')
     JsonfsSessionStore(tmp_path).append(KEY, [user(2)])
     assert JsonfsSessionStore(tmp_path).load(KEY) == [user(1), user(2)]
+
+
+def test_a_torn_tail_that_parses_is_still_no_entry(tmp_path: Path) -> None:
+    # A crash just before the newline leaves a line that parses: it was never committed
+    # (load, the uuid index and last_usage must all agree), so u-2 is not a duplicate.
+    JsonfsSessionStore(tmp_path).append(KEY, [user(1)])
+    path = tmp_path / PROJECT / f"{SID}.jsonl"
+    torn = json.dumps(user(2), separators=(",", ":")).encode()
+    with path.open("ab") as f:
+        f.write(torn)
+    reader = JsonfsSessionStore(tmp_path)
+    assert reader.load(KEY) == [user(1)]
+    assert [(p.kind, p.line) for p in reader.problems(KEY)] == [("torn-tail", 2)]
+    assert list(reader.iter_entries(KEY)) == [user(1)]
+
+    JsonfsSessionStore(tmp_path).append(KEY, [user(2, message={"content": "again"})])
+    assert reader.load(KEY) == [user(1), user(2, message={"content": "again"})]
+    assert [(p.kind, p.line) for p in reader.problems(KEY)] == [("corrupt-line", 2)]
+    assert path.read_bytes().splitlines()[1] == torn + b"\x18"  # kept, but never valid JSON
+    assert list(reader.iter_entries(KEY)) == [user(1), user(2, message={"content": "again"})]
+
+
+def test_last_usage_ignores_a_torn_tail(store: JsonfsSessionStore) -> None:
+    def assistant(n: int) -> dict[str, object]:
+        usage = {"input_tokens": n, "output_tokens": 1}
+        return {"type": "assistant", "uuid": f"a-{n}", "message": {"usage": usage}}
+
+    store.append(KEY, [assistant(1)])
+    with (store.root / PROJECT / f"{SID}.jsonl").open("ab") as f:
+        f.write(json.dumps(assistant(2)).encode())  # complete JSON, but no newline
+    assert store.last_usage(KEY) == {"input_tokens": 1, "output_tokens": 1}
+    store.append(KEY, [user(3)])
+    assert store.last_usage(KEY) == {"input_tokens": 1, "output_tokens": 1}
 
 
 def test_non_object_lines_and_blank_lines(store: JsonfsSessionStore) -> None:
