@@ -4,7 +4,8 @@
 ``<root>/<project_key>/<session_id>/<subpath>.jsonl`` its subkeys, one JSON entry per
 line. Every append takes an exclusive ``flock`` on the file for its read-check-write,
 so several processes may append to one session at once without losing or doubling an
-entry, and is fsynced before it returns.
+entry, and is fsynced before it returns. Every line of an append but the last ends with
+a tab, so readers can tell an append a crash cut short and count none of it.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import fcntl
 import logging
 import os
 import shutil
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -32,8 +33,19 @@ log = logging.getLogger("flower.jsonfs")
 SUFFIX = ".jsonl"
 NAME_MAX = 255
 _BACKWARD_CHUNK = 1 << 16
+_MORE = b"\t"
+"""Ends every line of a batch but its last, before the newline: "the batch goes on".
+JSON allows the whitespace, so each line still parses as the same entry anywhere; a
+flower reader counts a batch only once it has met the unmarked line that ends it."""
+_CLOSE_TORN = b"\x18\n"
+"""Written after a torn last line before the next append: CAN (cancel) and a newline.
+A raw control character is invalid anywhere in JSON, so the torn bytes plus this are
+never valid JSON, whatever the torn bytes were: that line stays a skipped ``corrupt-line``."""
+_CLOSE_BATCH = b"\n"
+"""Written after an unfinished batch (cut at a line end) before the next append: an empty
+line, which is no entry, so nothing can ever end that batch."""
 
-ProblemKind = Literal["torn-tail", "corrupt-line", "not-an-object"]
+ProblemKind = Literal["torn-tail", "corrupt-line", "not-an-object", "incomplete-batch"]
 
 
 @dataclass(frozen=True)
@@ -46,9 +58,11 @@ class LoadProblem:
     offset: int
     """Byte offset of the line's first byte."""
     kind: ProblemKind
-    """``torn-tail``: an unterminated last line (a crash mid-write); ``corrupt-line``:
-    a terminated line that is not JSON (usually an older torn tail); ``not-an-object``:
-    valid JSON that is not an entry."""
+    """``torn-tail``: an unterminated last line (a crash mid-write), never an entry even
+    if its bytes parse; ``corrupt-line``: a terminated line that is not JSON (usually an
+    older torn tail); ``not-an-object``: valid JSON that is not an entry;
+    ``incomplete-batch``: the complete lines of an append of several entries that did
+    not finish (its last line is missing), reported once, at the batch's first line."""
     detail: str
 
 
@@ -62,25 +76,33 @@ _decode = msgspec.json.Decoder().decode
 
 @dataclass
 class _UuidIndex:
-    """The uuids of one file's complete lines, extended incrementally (files only grow)."""
+    """The uuids of one file's committed lines, extended incrementally (files only grow).
+
+    ``scanned_to`` stops before a torn tail or an unfinished batch: their entries are not
+    committed (yet), so the next look reads them again.
+    """
 
     inode: int
     scanned_to: int = 0
     uuids: set[str] = field(default_factory=set)
 
     def catch_up(self, fd: int, size: int) -> None:
+        batch: set[str] = set()  # the uuids of a batch whose last line is still to come
+        in_batch = False
         for offset, line, complete in iter_lines(fd, self.scanned_to, size):
             if not complete:
                 break
+            if line.endswith(_MORE) and not line.isspace():
+                in_batch = True
+                _add_uuid(batch, line)
+                continue
             self.scanned_to = offset + len(line) + 1
-            if b'"uuid"' not in line:
-                continue
-            try:
-                uid = _uuid_decoder.decode(line).uuid
-            except msgspec.DecodeError:
-                continue
-            if isinstance(uid, str):
-                self.uuids.add(uid)
+            if in_batch:
+                if _is_object(line):  # the batch's last line: it finished
+                    self.uuids |= batch
+                batch.clear()
+                in_batch = False
+            _add_uuid(self.uuids, line)
 
 
 class JsonfsSessionStore(SessionStoreBase):
@@ -167,9 +189,14 @@ class JsonfsSessionStore(SessionStoreBase):
             out.append(line)
         if not out:
             return
-        # A torn last line from a crash stays as written; we only start on a new line.
-        torn = st.st_size > index.scanned_to
-        payload = (b"\n" if torn else b"") + b"\n".join(out) + b"\n"
+        # What a crash left after the last committed line (a torn line, a batch cut short)
+        # stays as written, but must never count: nothing the index skipped may turn into
+        # an entry, nor may our lines finish someone else's batch.
+        close = b""
+        if st.st_size > index.scanned_to:
+            torn = os.pread(fd, 1, st.st_size - 1) != b"\n"
+            close = _CLOSE_TORN if torn else _CLOSE_BATCH
+        payload = close + (_MORE + b"\n").join(out) + b"\n"
         write_all(fd, payload)
         if self.fsync:
             os.fdatasync(fd)
@@ -204,19 +231,12 @@ class JsonfsSessionStore(SessionStoreBase):
         finally:
             os.close(fd)
         pieces = data.split(b"\n")
-        fast = _decode_clean(pieces)
+        fast = _decode_clean(data, pieces)
         if fast is not None:
             self._record_problems(path, [])
             return fast
-        entries: list[Entry] = []
         problems: list[LoadProblem] = []
-        offset = 0
-        last = len(pieces) - 1
-        for number, line in enumerate(pieces, start=1):
-            entry = _parse_line(path, number, offset, line, number - 1 < last, problems)
-            if entry is not None:
-                entries.append(entry)
-            offset += len(line) + 1
+        entries = list(_committed(path, _with_offsets(pieces), problems))
         self._record_problems(path, problems)
         return entries
 
@@ -227,10 +247,7 @@ class JsonfsSessionStore(SessionStoreBase):
         fd, size, path = opened
         problems: list[LoadProblem] = []
         try:
-            for number, (offset, line, complete) in enumerate(iter_lines(fd, 0, size), start=1):
-                entry = _parse_line(path, number, offset, line, complete, problems)
-                if entry is not None:
-                    yield entry
+            yield from _committed(path, iter_lines(fd, 0, size), problems)
         finally:
             os.close(fd)
         self._record_problems(path, problems)
@@ -264,7 +281,7 @@ class JsonfsSessionStore(SessionStoreBase):
             return None
         fd, size, _ = opened
         try:
-            for line in _lines_backwards(fd, size):
+            for line in _committed_backwards(fd, size):
                 if b'"assistant"' not in line:
                     continue
                 try:
@@ -353,10 +370,12 @@ class JsonfsSessionStore(SessionStoreBase):
         self._problems.clear()
 
 
-def _decode_clean(pieces: list[bytes]) -> list[Entry] | None:
+def _decode_clean(data: bytes, pieces: list[bytes]) -> list[Entry] | None:
     """Every line decoded in one tight loop, or ``None`` if any needs a closer look."""
     if pieces[-1]:
         return None  # a torn tail
+    if (len(pieces) > 1 and pieces[-2].endswith(_MORE)) or _MORE + b"\n\n" in data:
+        return None  # a batch with no last line, at the end or before an empty line
     try:
         decoded = [_decode(line) for line in pieces[:-1] if line]
     except msgspec.DecodeError:
@@ -364,6 +383,53 @@ def _decode_clean(pieces: list[bytes]) -> list[Entry] | None:
     if not all(type(entry) is dict for entry in decoded):
         return None
     return decoded
+
+
+def _with_offsets(pieces: list[bytes]) -> Iterator[tuple[int, bytes, bool]]:
+    """``(offset, line, complete)`` for the pieces of a split file, like ``iter_lines``."""
+    offset = 0
+    last = len(pieces) - 1
+    for i, line in enumerate(pieces):
+        yield offset, line, i < last
+        offset += len(line) + 1
+
+
+def _committed(
+    path: str, lines: Iterable[tuple[int, bytes, bool]], problems: list[LoadProblem]
+) -> Iterator[Entry]:
+    """The entries of ``(offset, line, complete)`` lines, but none of an unfinished batch.
+
+    A batch's lines but the last end with ``_MORE``; its entries count once the line that
+    ends it (complete, unmarked, an object) comes. Anything else there (an empty, corrupt
+    or torn line, the end of the file) means the append did not finish: they are dropped.
+    """
+    batch: list[Entry] = []
+    start: tuple[int, int] | None = None  # line number and offset of an unfinished batch
+    for number, (offset, line, complete) in enumerate(lines, start=1):
+        reported = len(problems)
+        entry = _parse_line(path, number, offset, line, complete, problems)
+        if complete and line.endswith(_MORE) and not line.isspace():
+            if start is None:
+                start = (number, offset)
+            if entry is not None:
+                batch.append(entry)
+            continue
+        if start is not None:
+            if entry is not None:
+                yield from batch
+            else:
+                problems.insert(reported, _unfinished(path, start, batch))
+            batch.clear()
+            start = None
+        if entry is not None:
+            yield entry
+    if start is not None:
+        problems.append(_unfinished(path, start, batch))
+
+
+def _unfinished(path: str, start: tuple[int, int], batch: list[Entry]) -> LoadProblem:
+    detail = f"an append that did not finish (its last line is missing); left out: {len(batch)}"
+    return LoadProblem(path, start[0], start[1], "incomplete-batch", detail)
 
 
 def _parse_line(
@@ -374,13 +440,21 @@ def _parse_line(
     complete: bool,
     problems: list[LoadProblem],
 ) -> Entry | None:
-    if not line.strip():
+    if not line or line.isspace():  # no copy, unlike strip(), of a batch line's tab
+        return None
+    if not complete:
+        # Never an entry, even when the bytes happen to parse: the append that wrote them
+        # did not finish (its newline is missing), and the uuid index does not count it.
+        problems.append(
+            LoadProblem(path, number, offset, "torn-tail", f"{len(line)} bytes, no newline")
+        )
         return None
     try:
         entry = decode_entry(line)
     except msgspec.DecodeError as exc:
-        kind: ProblemKind = "corrupt-line" if complete else "torn-tail"
-        problems.append(LoadProblem(path, number, offset, kind, f"{len(line)} bytes: {exc}"))
+        problems.append(
+            LoadProblem(path, number, offset, "corrupt-line", f"{len(line)} bytes: {exc}")
+        )
         return None
     if not isinstance(entry, dict):
         problems.append(
@@ -391,7 +465,10 @@ def _parse_line(
 
 
 def _lines_backwards(fd: int, size: int) -> Iterator[bytes]:
-    """The file's lines from the last to the first; reads grow so a huge line costs O(n)."""
+    """The file's lines from the last to the first; reads grow so a huge line costs O(n).
+
+    The first one is what follows the last newline: empty, or a torn tail.
+    """
     pos = size
     tail = b""
     step = _BACKWARD_CHUNK
@@ -404,6 +481,47 @@ def _lines_backwards(fd: int, size: int) -> Iterator[bytes]:
         yield from reversed(lines[1:])
     if tail:
         yield tail
+
+
+def _committed_backwards(fd: int, size: int) -> Iterator[bytes]:
+    """The lines ``_committed`` keeps, from the last to the first, undecoded.
+
+    Only the line that ends a batch is decoded, to learn whether it does (an object).
+    """
+    lines = _lines_backwards(fd, size)
+    next(lines, None)  # what follows the last newline: nothing, or a torn tail
+    ends: bytes | None = None  # the unmarked line after this one, not checked yet
+    finished = False  # whether a marked line here would belong to a finished batch
+    for line in lines:
+        if not line or line.isspace():
+            ends, finished = None, False
+        elif line.endswith(_MORE):
+            if ends is not None:
+                ends, finished = None, _is_object(ends)
+            if finished:
+                yield line
+        else:
+            ends = line
+            yield line
+
+
+def _is_object(line: bytes) -> bool:
+    try:
+        _uuid_decoder.decode(line)
+    except msgspec.DecodeError:
+        return False
+    return True
+
+
+def _add_uuid(uuids: set[str], line: bytes) -> None:
+    if b'"uuid"' not in line:
+        return
+    try:
+        uid = _uuid_decoder.decode(line).uuid
+    except msgspec.DecodeError:
+        return
+    if isinstance(uid, str):
+        uuids.add(uid)
 
 
 def _check_length(part: str) -> None:

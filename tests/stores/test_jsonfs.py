@@ -6,6 +6,9 @@ import json
 import logging
 import os
 import shutil
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -46,6 +49,10 @@ def store(tmp_path: Path) -> JsonfsSessionStore:
 
 def raw_lines(path: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def compact(entry: dict[str, object]) -> bytes:
+    return json.dumps(entry, separators=(",", ":")).encode()
 
 
 # -- real Claude Code transcripts ----------------------------------------------------
@@ -188,7 +195,7 @@ def test_torn_last_line_is_skipped_reported_and_the_next_append_starts_fresh(
     store.append(KEY, [user(3)])
     assert store.load(KEY) == [user(1), user(2), user(3)]
     assert path.read_bytes().endswith(
-        b'"message":{"ro\n' + json.dumps(user(3), separators=(",", ":")).encode() + b"\n"
+        b'"message":{"ro\x18\n' + json.dumps(user(3), separators=(",", ":")).encode() + b"\n"
     )
     (problem,) = store.problems(KEY)
     assert (problem.kind, problem.line) == ("corrupt-line", 3)
@@ -203,6 +210,138 @@ def test_a_fresh_handle_on_a_torn_file_also_starts_on_a_new_line(tmp_path: Path)
         f.write(b'{"type":"us')
     JsonfsSessionStore(tmp_path).append(KEY, [user(2)])
     assert JsonfsSessionStore(tmp_path).load(KEY) == [user(1), user(2)]
+
+
+def test_a_torn_tail_that_parses_is_still_no_entry(tmp_path: Path) -> None:
+    # A crash just before the newline leaves a line that parses: it was never committed
+    # (load, the uuid index and last_usage must all agree), so u-2 is not a duplicate.
+    JsonfsSessionStore(tmp_path).append(KEY, [user(1)])
+    path = tmp_path / PROJECT / f"{SID}.jsonl"
+    torn = json.dumps(user(2), separators=(",", ":")).encode()
+    with path.open("ab") as f:
+        f.write(torn)
+    reader = JsonfsSessionStore(tmp_path)
+    assert reader.load(KEY) == [user(1)]
+    assert [(p.kind, p.line) for p in reader.problems(KEY)] == [("torn-tail", 2)]
+    assert list(reader.iter_entries(KEY)) == [user(1)]
+
+    JsonfsSessionStore(tmp_path).append(KEY, [user(2, message={"content": "again"})])
+    assert reader.load(KEY) == [user(1), user(2, message={"content": "again"})]
+    assert [(p.kind, p.line) for p in reader.problems(KEY)] == [("corrupt-line", 2)]
+    assert path.read_bytes().splitlines()[1] == torn + b"\x18"  # kept, but never valid JSON
+    assert list(reader.iter_entries(KEY)) == [user(1), user(2, message={"content": "again"})]
+
+
+def test_last_usage_ignores_a_torn_tail(store: JsonfsSessionStore) -> None:
+    def assistant(n: int) -> dict[str, object]:
+        usage = {"input_tokens": n, "output_tokens": 1}
+        return {"type": "assistant", "uuid": f"a-{n}", "message": {"usage": usage}}
+
+    store.append(KEY, [assistant(1)])
+    with (store.root / PROJECT / f"{SID}.jsonl").open("ab") as f:
+        f.write(json.dumps(assistant(2)).encode())  # complete JSON, but no newline
+    assert store.last_usage(KEY) == {"input_tokens": 1, "output_tokens": 1}
+    store.append(KEY, [user(3)])
+    assert store.last_usage(KEY) == {"input_tokens": 1, "output_tokens": 1}
+
+
+# -- batches cut short ------------------------------------------------------------------
+
+
+def test_a_batch_marks_every_line_but_its_last(store: JsonfsSessionStore) -> None:
+    store.append(KEY, [user(1), user(2), user(3)])
+    store.append(KEY, [user(4)])
+    path = store.root / PROJECT / f"{SID}.jsonl"
+    batch, single = [compact(user(n)) for n in (1, 2, 3)], compact(user(4))
+    assert path.read_bytes() == b"\t\n".join(batch) + b"\n" + single + b"\n"
+    assert raw_lines(path) == [user(1), user(2), user(3), user(4)]  # any JSON reader agrees
+
+
+def test_an_append_cut_short_anywhere_shows_nothing_of_its_batch(tmp_path: Path) -> None:
+    batch = [user(n) for n in range(3, 7)]
+    scratch = JsonfsSessionStore(tmp_path / "scratch", fsync=False)
+    scratch.append(KEY, batch)
+    written = (scratch.root / PROJECT / f"{SID}.jsonl").read_bytes()  # what one append writes
+    root = tmp_path / "cut"
+    for cut in range(1, len(written)):  # a crash can stop the write after any byte
+        key = SessionKey(PROJECT, f"cut-{cut}")
+        JsonfsSessionStore(root, fsync=False).append(key, [user(1), user(2)])
+        with (root / PROJECT / f"cut-{cut}.jsonl").open("ab") as f:
+            f.write(written[:cut])
+        reader = JsonfsSessionStore(root)
+        assert reader.load(key) == [user(1), user(2)], f"cut after byte {cut}"
+        assert list(reader.iter_entries(key)) == [user(1), user(2)], f"cut after byte {cut}"
+        kinds = [p.kind for p in reader.problems(key)]
+        assert kinds and set(kinds) <= {"incomplete-batch", "torn-tail"}, f"cut {cut}: {kinds}"
+
+        # None of the batch was committed, so a retry writes all of it, and what the
+        # crash left can never be finished by it.
+        JsonfsSessionStore(root, fsync=False).append(key, batch)
+        assert reader.load(key) == [user(1), user(2), *batch], f"cut after byte {cut}"
+        assert list(reader.iter_entries(key)) == [user(1), user(2), *batch]
+        assert reader.problems(key), f"cut after byte {cut}: what the crash left is reported"
+    assert written.endswith(b"\n")
+
+
+KILLED_WRITER = """
+import sys
+from flower.core.records import SessionKey
+from flower_plugins.jsonfs import JsonfsSessionStore
+small = [{"type": "user", "uuid": f"b-{n}"} for n in range(4)]
+big = {"type": "user", "uuid": "b-big", "blob": "x" * (64 << 20)}
+JsonfsSessionStore(sys.argv[1], fsync=False).append(SessionKey(*sys.argv[2:]), [*small, big])
+"""
+
+
+def test_a_batch_cut_short_by_sigkill_is_not_half_visible(tmp_path: Path) -> None:
+    # Linux stops a write() at a page boundary when a fatal signal arrives: killing the
+    # writer while it writes a 64 MB entry leaves the four small ones before it complete.
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    path = tmp_path / PROJECT / f"{SID}.jsonl"
+    JsonfsSessionStore(tmp_path).append(KEY, [user(1)])
+    before = path.stat().st_size
+    for _ in range(5):
+        writer = subprocess.Popen(
+            [sys.executable, "-c", KILLED_WRITER, str(tmp_path), PROJECT, SID], env=env
+        )
+        while path.stat().st_size == before and writer.poll() is None:
+            pass  # the write has begun once the file grows
+        writer.kill()
+        assert writer.wait(30) == -signal.SIGKILL
+        if not path.read_bytes().endswith(b"\n"):
+            break  # cut short mid-batch
+        JsonfsSessionStore(tmp_path).delete(KEY)  # it finished before the kill: again
+        JsonfsSessionStore(tmp_path).append(KEY, [user(1)])
+    else:
+        pytest.fail("the writer was never killed in the middle of its write")
+    assert path.read_bytes()[before:].count(b"\n") == 4  # the small entries are all there
+    reader = JsonfsSessionStore(tmp_path)
+    assert reader.load(KEY) == [user(1)]
+    assert [p.kind for p in reader.problems(KEY)] == ["incomplete-batch", "torn-tail"]
+    reader.append(KEY, [user(2)])
+    assert reader.load(KEY) == [user(1), user(2)]
+
+
+def test_last_usage_skips_an_unfinished_batch(store: JsonfsSessionStore) -> None:
+    def assistant(n: int) -> dict[str, object]:
+        usage = {"input_tokens": n, "output_tokens": 1}
+        return {"type": "assistant", "uuid": f"a-{n}", "message": {"usage": usage}}
+
+    first = {"input_tokens": 1, "output_tokens": 1}
+    store.append(KEY, [user(1), assistant(1), user(2)])
+    assert store.last_usage(KEY) == first
+    path = store.root / PROJECT / f"{SID}.jsonl"
+    with path.open("ab") as f:  # [a-2, u-3, u-4] cut by a crash after its second line
+        f.write(compact(assistant(2)) + b"\t\n" + compact(user(3)) + b"\t\n")
+    assert store.last_usage(KEY) == first
+    store.append(KEY, [user(5)])  # must not finish that batch
+    assert store.last_usage(KEY) == first
+    with path.open("ab") as f:  # [a-6, u-7] cut inside its last line
+        f.write(compact(assistant(6)) + b"\t\n" + compact(user(7))[:-3])
+    assert store.last_usage(KEY) == first
+    store.append(KEY, [assistant(8), user(9)])
+    assert store.last_usage(KEY) == {"input_tokens": 8, "output_tokens": 1}
+    assert store.load(KEY) == [user(1), assistant(1), user(2), user(5), assistant(8), user(9)]
 
 
 def test_non_object_lines_and_blank_lines(store: JsonfsSessionStore) -> None:
