@@ -223,7 +223,8 @@ def _run_builtin(
         if said is None and not used:
             if not interactive:
                 raise NothingToDoError(
-                    f"nothing to carry on in {workspace} (no {settings.run_dir}/lineage.json) "
+                    f"nothing to carry on in {workspace} (no work recorded in "
+                    f"{settings.run_dir}/lineage.json) "
                     'and nothing said. Say what to do: flower "write a script that ..."; '
                     "or see it work offline: flower demo"
                 )
@@ -245,10 +246,15 @@ def _run_builtin(
     return _execute(settings, live, said, ask=ask, trim=trim, rounds=rounds, json_out=json_out)
 
 
+def _one_line(text: str, width: int = 60) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
 def _is_used(state: dict[str, Any]) -> bool:
     """Whether the built-in workflow has been here (see :func:`builtin_view`)."""
     checks = state["checks"]
-    return bool(state["waking"] or checks["brief"] or checks["recorded"])
+    return bool(state["waking"] or checks["brief"] or checks["recorded"] or checks.get("request"))
 
 
 def builtin_view(state: dict[str, Any], settings: Settings) -> dict[str, Any]:
@@ -507,6 +513,11 @@ def describe_state(state: dict[str, Any], workspace: Path, settings: Settings) -
         )
     elif checks["brief"]:
         lines.append("next        `flower` goes on from the confirmed brief in new sessions")
+    elif checks.get("request"):
+        lines.append(
+            "next        `flower` starts on the request a killed run left: "
+            f"{_one_line(checks['request'])}"
+        )
     else:
         lines.append('next        nothing to resume: flower "what to do" starts something')
     return lines

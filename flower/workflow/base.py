@@ -334,7 +334,8 @@ def wake_state(
     (every step lineage names), ``alive`` ({step: bool}), ``context`` ({step: tokens
     of the last round or None}), ``brief`` (the brief file is complete), ``goals``
     (number of goals in the goals file, 0 when missing or malformed), ``store`` (why
-    the session store could not be read, or None).
+    the session store could not be read, or None), ``request`` (a first request a run
+    killed before its first step took it up left behind, or None).
     """
     from flower.core.lineage import _settings_for
     from flower.workflow.clarify import brief_is_complete, read_goals, workflow_names
@@ -358,9 +359,16 @@ def wake_state(
         "brief": brief_is_complete(ws / names.brief_file),
         "goals": len(goals or []),
         "store": store_problem,
+        "request": _pending_request(lineage),
     }
     steps = {name: sid for name, sid in recorded.items() if alive.get(name)}
     return {"waking": bool(steps), "checks": checks, "woke": lineage.woke, "steps": steps}
+
+
+def _pending_request(lineage: Lineage) -> str | None:
+    """A first request no step has taken up yet (the run was killed before it could)."""
+    request = lineage.record.extra.get("request")
+    return request if isinstance(request, str) and request.strip() else None
 
 
 def _probe_sessions(

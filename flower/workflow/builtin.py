@@ -100,6 +100,32 @@ class WakeMemo:
             self.lineage.save()
 
 
+REQUEST = "request"  # lineage extra: the first request, until the clarifier holds it
+
+
+def _remember_request(lineage: Lineage | None, said: str | None) -> str | None:
+    """The request of a first run: what was said now, after what a run killed before
+    its clarifier started was asked (kept in lineage, written at once)."""
+    if lineage is None:
+        return said
+    extra = lineage.record.extra
+    earlier = extra.get(REQUEST) if isinstance(extra.get(REQUEST), str) else None
+    if earlier is None or said in (None, earlier):
+        request = said or earlier
+    else:  # more was said after a run that never got to the first words: both count
+        request = f"{earlier}\n\n{said}"
+    if request and request != earlier:
+        extra[REQUEST] = request
+        lineage.save()
+    return request
+
+
+def _forget_request(lineage: Lineage | None) -> None:
+    if lineage is not None and REQUEST in lineage.record.extra:
+        del lineage.record.extra[REQUEST]
+        lineage.save()
+
+
 def _in_transcript(run: StepRun, prompt: str) -> bool:
     """Whether the step's session already holds ``prompt`` as a user message."""
     if not run.session_id:
@@ -147,7 +173,15 @@ def builtin_workflow(
         ctx["_said"] = said
         brief = Path(ctx["_workspace"]) / names.brief_file
         if not brief_is_complete(brief):
-            return  # a first run: what was said is the request, for the clarifier
+            # a first run: what was said is the request, for the clarifier; kept in
+            # lineage until the clarifier's session holds it, so a run killed before
+            # that still knows what it was asked
+            if names.clarify_step in ctx.get("_known", {}):
+                _forget_request(ctx.get("_lineage"))  # its session holds the request
+                return
+            request = _remember_request(ctx.get("_lineage"), said)
+            ctx["_said"] = ctx["_request"] = request
+            return
         memo = ctx["_wake_memo"] = WakeMemo(ctx.get("_lineage"))
         if said:
             memo.said(said)  # in lineage before anything else can be cut short
@@ -156,6 +190,10 @@ def builtin_workflow(
                 append_to_brief(brief, text, time.strftime("%Y-%m-%d %H:%M"))
         ctx["_said"] = "\n\n".join(memo.unheard) or None
         ctx["_rederive_goals"] = memo.goals_stale
+
+    def clarify_after(ctx: Context, result: StepResult) -> None:
+        if result.session_id:  # the clarifier's transcript holds the request now
+            _forget_request(ctx.get("_lineage"))
 
     def goals_after(ctx: Context, result: StepResult) -> None:
         memo = ctx.get("_wake_memo")
@@ -186,7 +224,7 @@ def builtin_workflow(
     work = Step(names.work_step, worker, work_prompt, resume_prompt=work_resume, body=work_body)
     return Workflow(
         [
-            clarify_step(said, ask=ask, settings=settings),
+            replace_step(clarify_step(said, ask=ask, settings=settings), after=clarify_after),
             replace_step(goals_step(settings=settings), after=goals_after),
             with_goal(work, judge=judge, rounds=rounds, goals_file=names.goals_file),
         ],

@@ -216,7 +216,8 @@ def clarify_step(
         return True
 
     def first(ctx: Context) -> str:
-        return CLARIFY_PROMPT.format(request=(request or "").strip() or "(用户没有说,先看看工作区)")
+        asked = (ctx.get("_request") or request or "").strip()  # _request: the builtin's memo
+        return CLARIFY_PROMPT.format(request=asked or "(用户没有说,先看看工作区)")
 
     def resume(ctx: Context) -> str:
         said = ctx.get("_said")

@@ -411,3 +411,34 @@ def test_a_message_stored_before_a_cut_is_not_sent_again(
     assert "unheard" not in json.loads(
         (in_tmp / "runs" / "lineage.json").read_text(encoding="utf-8")
     )
+
+
+def test_a_first_run_killed_before_its_clarifier_started_keeps_the_request(
+    in_tmp: Path, fake: FakeMessagesAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from flower.cli.run import _is_used, describe_state
+    from flower.core.config import load_settings
+    from flower.workflow.base import StepRun, wake_state
+
+    async def killed(*args: Any, **kwargs: Any) -> Any:
+        raise KeyboardInterrupt  # before any session existed
+
+    with monkeypatch.context() as patched:
+        patched.setattr(StepRun, "raw_turn", killed)
+        with pytest.raises(KeyboardInterrupt):
+            asyncio.run(wake("写个 md 转 html 的脚本"))
+    state = wake_state(".", "runs")
+    assert state["checks"]["request"] == "写个 md 转 html 的脚本"
+    assert _is_used(state)  # `flower` with nothing said carries on instead of refusing
+    lines = describe_state(state, in_tmp, load_settings().settings)
+    assert (
+        lines[-1]
+        == "next        `flower` starts on the request a killed run left: 写个 md 转 html 的脚本"
+    )
+    model = standard_model()
+    fake.set_script(model)
+    ctx = asyncio.run(wake(None))
+    assert ctx["_ok"]
+    assert "写个 md 转 html 的脚本" in last_user_text(model.seen["clarifier"][0])
+    lineage = json.loads((in_tmp / "runs" / "lineage.json").read_text(encoding="utf-8"))
+    assert "request" not in lineage  # the clarifier's session holds it now
