@@ -31,9 +31,9 @@ def config(
     from flower.core.config import default_store_url, effective_items
 
     loaded = get_loaded_settings(ctx)
-    from flower.stores.resolve import check_store_config
+    from flower.stores.resolve import check_configured_plugins
 
-    check_store_config(loaded.settings)  # a backend's options are configuration too
+    check_configured_plugins(loaded.settings)  # a backend's options are configuration too
     items = [
         (key, redact_value(value, key.rsplit(".", 1)[-1]), redact_text(source))
         for key, value, source in effective_items(loaded)

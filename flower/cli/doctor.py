@@ -43,14 +43,14 @@ def _timed(work: Callable[[], Any]) -> tuple[Any, float]:
 def check_config(ctx: typer.Context) -> tuple[Check, LoadedSettings | None]:
     from flower.cli.context import config_error_text, get_loaded_settings
     from flower.core.errors import ConfigError
-    from flower.stores.resolve import check_store_config
+    from flower.stores.resolve import check_configured_plugins
 
     try:
         loaded = get_loaded_settings(ctx)
     except FlowerError as exc:
         return Check("config", False, str(exc)), None
     try:
-        check_store_config(loaded.settings)
+        check_configured_plugins(loaded.settings)
     except ConfigError as exc:
         return Check("config", False, config_error_text(exc)), None
     where = str(loaded.pyproject) if loaded.pyproject else "defaults (no [tool.flower] found)"

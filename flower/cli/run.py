@@ -98,11 +98,11 @@ def _settings(ctx: typer.Context, run_dir: str | None, model: str | None) -> Set
 
     if run_dir:
         get_state(ctx).run_dir = run_dir
-    from flower.stores.resolve import check_store_config
+    from flower.stores.resolve import check_configured_plugins
 
     settings = get_settings(ctx)
     # a typo in a store's table must stop a run or a status, not quietly change what they use
-    check_store_config(settings)
+    check_configured_plugins(settings)
     if model:
         engine = msgspec.structs.replace(settings.engine, model=model)
         settings = msgspec.structs.replace(settings, engine=engine)

@@ -74,6 +74,8 @@ DEFAULT_EPHEMERAL = [
 
 
 NonNegative = Annotated[int, msgspec.Meta(ge=0)]
+Positive = Annotated[int, msgspec.Meta(ge=1)]
+Seconds = Annotated[float, msgspec.Meta(ge=0)]
 _T = TypeVar("_T")
 
 
@@ -98,22 +100,22 @@ class TrimConfig(_Section):
 
 class RelayConfig(_Section):
     enabled: bool = True
-    threshold_tokens: int = 160_000
+    threshold_tokens: Positive = 160_000
     """Hand off to a fresh session when the last context passes this many tokens."""
 
 
 class ProbeConfig(_Section):
     strategy: str = "tcp"
-    timeout: float = 5.0
+    timeout: Seconds = 5.0
 
 
 class ResilienceConfig(_Section):
-    max_attempts: int = 6
-    base_delay: float = 4.0
-    max_delay: float = 120.0
-    probe_timeout: float = 5.0
-    probe_interval: float = 15.0
-    max_offline_wait: float = 3600.0
+    max_attempts: Positive = 6
+    base_delay: Seconds = 4.0
+    max_delay: Seconds = 120.0
+    probe_timeout: Seconds = 5.0
+    probe_interval: Seconds = 15.0
+    max_offline_wait: Seconds = 3600.0
     retry_unknown: bool = True
 
 
@@ -128,9 +130,9 @@ class Price(_Section):
 
 class EngineConfig(_Section):
     model: str = "claude-sonnet-4-6"
-    max_tokens: int = 16_000
-    bash_timeout: float = 120.0
-    max_tool_output: int = 30_000
+    max_tokens: Positive = 16_000
+    bash_timeout: Seconds = 120.0
+    max_tool_output: Positive = 30_000
     confine_to_workspace: bool = True
     prices: dict[str, Price] = msgspec.field(default_factory=dict)
     """Overrides and additions to the built-in price table, by model id."""
@@ -139,7 +141,7 @@ class EngineConfig(_Section):
 class WorkflowConfig(_Section):
     brief_file: str = "需求.md"
     goals_file: str = "目标.md"
-    rounds: int = 3
+    rounds: Positive = 3
     """Work rounds per wake (the judge may send a step back this many times)."""
     clarify_step: str = "确认需求"
     goals_step: str = "设定目标"

@@ -584,7 +584,7 @@ def make_prober(settings: Any) -> Prober:
     try:
         registration = get_registry().get("probers", strategy)
     except PluginError as exc:
-        raise ConfigError(f"[tool.flower.probe] strategy: {exc}") from None
+        raise ConfigError(f"[tool.flower.probe] strategy: {exc}", key="probe.strategy") from None
     return registration.factory(settings)
 
 

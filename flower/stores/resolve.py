@@ -24,10 +24,18 @@ def decode_options(reg: Registration, raw: dict[str, Any], table: str) -> Any:
     return decode_section(raw, reg.options, None, table=table, key=key)
 
 
-def check_store_config(settings: Settings) -> None:
-    """What opening the configured stores would say of their configuration (a backend
-    or URL scheme no plugin provides, a bad option), without opening anything."""
+def check_configured_plugins(settings: Settings) -> None:
+    """What opening the configured stores and prober would say of their configuration
+    (a backend, URL scheme or probe strategy no plugin provides, a bad option), without
+    opening anything: a run checks it before its banner."""
     registry = get_registry()
+    strategy = settings.probe.strategy
+    try:
+        registry.get("probers", strategy)
+    except NoSuchPluginError as exc:
+        raise NoSuchPluginError(
+            f"[tool.flower.probe] strategy: {exc}", key="probe.strategy"
+        ) from None
     for kind, section in (("session_stores", "sessions"), ("lineage_stores", "lineage")):
         conf = getattr(settings, section)
         if conf.url is None:

@@ -190,3 +190,30 @@ def test_a_plugin_backend_named_without_a_url_gets_none_not_the_sqlite_default(
 
     with pytest.raises(StoreUnavailableError, match="backend 'postgres' needs a URL"):
         open_session_store(settings=settings)
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "says"),
+    [
+        ("FLOWER_PROBE_STRATEGY", "bogus", "[tool.flower.probe] strategy: no prober named 'bogus'"),
+        ("FLOWER_WORKFLOW_ROUNDS", "0", "FLOWER_WORKFLOW_ROUNDS: Expected `int` >= 1"),
+        (
+            "FLOWER_RESILIENCE_MAX_ATTEMPTS",
+            "0",
+            "FLOWER_RESILIENCE_MAX_ATTEMPTS: Expected `int` >= 1",
+        ),
+    ],
+)
+def test_a_setting_mistake_stops_a_run_before_it_writes_anything(
+    in_tmp: Path, monkeypatch: pytest.MonkeyPatch, variable: str, value: str, says: str
+) -> None:
+    monkeypatch.setenv(variable, value)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    for argv in (["config"], ["run", "--yes", "write a script"], ["status"]):
+        done = runner.invoke(build_app(), argv)
+        assert done.exit_code == 2, (argv, done.output)
+        assert says in done.output, (argv, done.output)
+    assert list(in_tmp.iterdir()) == []  # no brief, no lineage, no wake counted
+    doctor = runner.invoke(build_app(), ["doctor", "--json"])
+    checks = {c["name"]: c for c in json.loads(doctor.stdout)["checks"]}
+    assert not checks["config"]["ok"] and says in checks["config"]["detail"]
