@@ -14,7 +14,7 @@ entry, deep-equal to what was appended; entries written before encryption was tu
 on load as they are. A key-check record (the hidden session
 ``flower-encryption/key-check``) holds a sealed marker per key id, checked before the
 first read or write: a wrong key is an :class:`EncryptionKeyError`, and nothing is
-ever written under it. See docs/security.md.
+ever written under it. Only writes add markers. See docs/security.md.
 """
 
 from __future__ import annotations
@@ -169,30 +169,75 @@ class Codec:
         return plaintext == CHECK_PLAINTEXT
 
 
-def verify_key(inner: SessionStoreBase, codec: Codec) -> None:
+def _subpaths(store: SessionStoreBase, key: SessionKey) -> list[str]:
+    try:
+        return sorted(store.list_subkeys(key))
+    except NotImplementedError:
+        return []
+
+
+def _sealed_key_ids(inner: SessionStoreBase) -> Iterator[str]:
+    """The key id of every sealed entry of the store, transcript by transcript."""
+    try:
+        projects = inner.list_projects()
+    except NotImplementedError:
+        return  # a store that cannot list itself: nothing to check against
+    for project in projects:
+        if project == CHECK_KEY.project_key:
+            continue
+        for info in inner.list_sessions(project):
+            key = SessionKey(project, info.session_id)
+            for sub in [None, *_subpaths(inner, key)]:
+                for stored in inner.iter_entries(key if sub is None else key.child(sub)):
+                    kid = sealed_key_id(stored)
+                    if kid is not None:
+                        yield kid
+
+
+def _wrong_key(codec: Codec, known: set[str], nothing: str) -> EncryptionKeyError:
+    return EncryptionKeyError(
+        f"wrong encryption key: {codec.keyring.source} (key id {codec.kid}) does not open "
+        f"this store, which was encrypted with key id {', '.join(sorted(known))}; "
+        f"nothing was {nothing}. Set {KEY_ENV} (or the key file) to the key this store was "
+        "written with"
+    )
+
+
+def _check_first_key(inner: SessionStoreBase, codec: Codec) -> None:
+    """Refuse ``codec`` as the first key recorded when the store already holds sealed
+    entries (copied in raw) and the keyring opens none of them."""
+    held = codec.keyring.by_id()
+    foreign: set[str] = set()
+    for kid in _sealed_key_ids(inner):
+        if kid in held:
+            return
+        foreign.add(kid)
+    if foreign:
+        raise _wrong_key(codec, foreign, "written")
+
+
+def verify_key(inner: SessionStoreBase, codec: Codec, *, write: bool = True) -> bool:
     """Check ``codec``'s keys against the store's key-check record before any use.
 
-    First use writes a record for the current key. A current key the store has not
-    seen is accepted (and recorded) only when an older key of the keyring opens a
-    record already there: that is a rotation, not a wrong key.
+    Returns whether the record holds a marker for the current key. Only a ``write``
+    check writes one: the first (after checking the key against the sealed entries
+    already there, if any), or one for a new current key, accepted only when an older
+    key of the keyring opens a marker already there: that is a rotation, not a wrong
+    key. A read never writes; with no record yet it checks nothing (an entry sealed
+    under a key the keyring lacks fails to open on its own).
     """
     records = [r for r in inner.load(CHECK_KEY) or [] if r.get("type") == CHECK_TYPE]
-    if not records:
-        inner.append(CHECK_KEY, [codec.check_record()])
-        return
     opened = {sealed_key_id(r) for r in records if codec.opens_check(r)}
     if codec.kid in opened:
-        return
-    if opened:
-        inner.append(CHECK_KEY, [codec.check_record()])
-        return
-    known = sorted({str(sealed_key_id(r)) for r in records})
-    source = codec.keyring.source
-    raise EncryptionKeyError(
-        f"wrong encryption key: {source} (key id {codec.kid}) does not open this store, "
-        f"which was encrypted with key id {', '.join(known)}; nothing was read or written. "
-        f"Set {KEY_ENV} (or the key file) to the key this store was written with"
-    )
+        return True
+    if records and not opened:
+        raise _wrong_key(codec, {str(sealed_key_id(r)) for r in records}, "read or written")
+    if not write:
+        return False
+    if not records:
+        _check_first_key(inner, codec)
+    inner.append(CHECK_KEY, [codec.check_record()])
+    return True
 
 
 class EncryptedSessionStore(SessionStoreBase):
@@ -201,7 +246,8 @@ class EncryptedSessionStore(SessionStoreBase):
     def __init__(self, inner: SessionStoreBase, keyring: Keyring) -> None:
         self.inner = inner
         self.codec = Codec(keyring)
-        self._verified = False
+        self._verified = False  # the record holds the current key: no more checks
+        self._readable = False  # checked for reading only (not recorded yet)
         self._lock = threading.Lock()
         self._problems: dict[SessionKey, list[DecryptProblem]] = {}
 
@@ -212,13 +258,16 @@ class EncryptedSessionStore(SessionStoreBase):
     def url(self) -> str | None:
         return getattr(self.inner, "url", None)
 
-    def _ready(self) -> None:
-        if self._verified:
+    def _checked(self, write: bool) -> bool:
+        return self._verified or (self._readable and not write)
+
+    def _ready(self, *, write: bool = False) -> None:
+        if self._checked(write):
             return
         with self._lock:
-            if not self._verified:
-                verify_key(self.inner, self.codec)
-                self._verified = True
+            if not self._checked(write):
+                self._verified = verify_key(self.inner, self.codec, write=write)
+                self._readable = True
 
     # -- writing -------------------------------------------------------------------
 
@@ -226,7 +275,7 @@ class EncryptedSessionStore(SessionStoreBase):
         if not entries:
             return
         sealed = self.codec.seal(entries)
-        self._ready()
+        self._ready(write=True)
         self.inner.append(key, sealed)
 
     # -- reading -------------------------------------------------------------------

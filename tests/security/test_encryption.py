@@ -272,3 +272,76 @@ def test_rotation_through_the_keyring(tmp_path: Path, monkeypatch: pytest.Monkey
     monkeypatch.setenv("FLOWER_ENCRYPTION_KEY", new)
     with open_session_store(settings=settings_for(url)) as store:
         assert store.load(KEY) == [turn(0), turn(1)]
+
+
+def sealed_without_check(tmp_path: Path, key: str) -> str:
+    """A store holding entries sealed under ``key`` but no key-check record, as a raw
+    copy of one session out of an encrypted store makes; its URL."""
+    source = f"sqlite:///{tmp_path}/source.db"
+    inner = open_session_store(source, settings=Settings())
+    with EncryptedSessionStore(inner, parse_keys(key, "key")) as store:
+        store.append(KEY, [turn(0), turn(1, "assistant")])
+    url = f"sqlite:///{tmp_path}/copied.db"
+    with (
+        open_session_store(source, settings=Settings()) as raw,
+        open_session_store(url, settings=Settings()) as target,
+    ):
+        target.append(KEY, raw.load(KEY) or [])
+    return url
+
+
+def check_records(url: str) -> list[dict]:
+    with open_session_store(url, settings=Settings()) as raw:
+        return raw.load(CHECK_KEY) or []
+
+
+def test_a_read_writes_no_key_check_marker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    right = generate_key()
+    url = sealed_without_check(tmp_path, right)
+    monkeypatch.setenv("FLOWER_ENCRYPTION_KEY", generate_key())
+    with (
+        open_session_store(settings=settings_for(url)) as store,
+        pytest.raises(EncryptionKeyError),
+    ):
+        store.load(KEY)
+    assert check_records(url) == []
+    monkeypatch.setenv("FLOWER_ENCRYPTION_KEY", right)
+    with open_session_store(settings=settings_for(url)) as store:
+        assert store.load(KEY) == [turn(0), turn(1, "assistant")]
+    assert check_records(url) == []
+
+
+def test_a_first_marker_needs_a_key_that_opens_the_sealed_entries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    right = generate_key()
+    url = sealed_without_check(tmp_path, right)
+    monkeypatch.setenv("FLOWER_ENCRYPTION_KEY", generate_key())
+    with (
+        open_session_store(settings=settings_for(url)) as store,
+        pytest.raises(EncryptionKeyError, match="wrong encryption key"),
+    ):
+        store.append(KEY, [turn(2)])
+    assert check_records(url) == []
+    monkeypatch.setenv("FLOWER_ENCRYPTION_KEY", right)
+    with open_session_store(settings=settings_for(url)) as store:
+        store.append(KEY, [turn(2)])
+        assert store.load(KEY) == [turn(0), turn(1, "assistant"), turn(2)]
+    [record] = check_records(url)
+    assert sealed_key_id(record) == key_id(parse_keys(right, "k").current)
+
+
+def test_a_rotation_records_the_new_key_at_the_first_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = f"sqlite:///{tmp_path}/s.db"
+    old, new = generate_key(), generate_key()
+    monkeypatch.setenv("FLOWER_ENCRYPTION_KEY", old)
+    with open_session_store(settings=settings_for(url)) as store:
+        store.append(KEY, [turn(0)])
+    monkeypatch.setenv("FLOWER_ENCRYPTION_KEY", f"{new},{old}")
+    with open_session_store(settings=settings_for(url)) as store:
+        assert store.load(KEY) == [turn(0)]
+        assert len(check_records(url)) == 1
+        store.append(KEY, [turn(1)])
+    assert len(check_records(url)) == 2
