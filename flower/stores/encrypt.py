@@ -278,6 +278,10 @@ class EncryptedSessionStore(SessionStoreBase):
         self._ready(write=True)
         self.inner.append(key, sealed)
 
+    def delete(self, key: SessionKey) -> None:
+        self._ready(write=True)
+        self.inner.delete(key)
+
     # -- reading -------------------------------------------------------------------
 
     def problems(self, key: SessionKey) -> list[DecryptProblem]:
@@ -312,7 +316,11 @@ class EncryptedSessionStore(SessionStoreBase):
         self._ready()
         yield from self._opened(key, self.inner.iter_entries(key))
 
-    # -- the index, served by the inner store in the clear ----------------------------
+    def last_usage(self, key: SessionKey) -> dict[str, Any] | None:
+        self._ready()
+        return self.inner.last_usage(key)  # kept in the clear, but it is transcript content
+
+    # -- the index, in the clear: served by the inner store without a key check -----
 
     def list_projects(self) -> list[str]:
         return [p for p in self.inner.list_projects() if p != CHECK_KEY.project_key]
@@ -324,17 +332,11 @@ class EncryptedSessionStore(SessionStoreBase):
             if not info.session_id.endswith(STAGING_SUFFIX)
         ]
 
-    def delete(self, key: SessionKey) -> None:
-        self.inner.delete(key)
-
     def list_subkeys(self, key: SessionKey) -> list[str]:
         return self.inner.list_subkeys(key)
 
     def exists(self, key: SessionKey) -> bool:
         return self.inner.exists(key)
-
-    def last_usage(self, key: SessionKey) -> dict[str, Any] | None:
-        return self.inner.last_usage(key)
 
     def close(self) -> None:
         self.inner.close()

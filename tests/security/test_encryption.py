@@ -345,3 +345,37 @@ def test_a_rotation_records_the_new_key_at_the_first_write(
         assert len(check_records(url)) == 1
         store.append(KEY, [turn(1)])
     assert len(check_records(url)) == 2
+
+
+def test_a_wrong_key_cannot_delete_or_read_usage(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = f"sqlite:///{tmp_path}/s.db"
+    monkeypatch.setenv("FLOWER_ENCRYPTION_KEY", generate_key())
+    with open_session_store(settings=settings_for(url)) as store:
+        store.append(KEY, [turn(0), turn(1, "assistant")])
+    monkeypatch.setenv("FLOWER_ENCRYPTION_KEY", generate_key())
+    with open_session_store(settings=settings_for(url)) as store:
+        with pytest.raises(EncryptionKeyError, match="wrong encryption key"):
+            store.delete(KEY)
+        with pytest.raises(EncryptionKeyError, match="wrong encryption key"):
+            store.last_usage(KEY)
+        # The index stays listable: it is what the store holds in the clear.
+        assert store.exists(KEY)
+        assert [i.session_id for i in store.list_sessions(KEY.project_key)] == ["s1"]
+    with open_session_store(url, settings=Settings()) as raw:
+        assert len(raw.load(KEY) or []) == 2
+
+
+def test_a_wrong_key_cannot_delete_from_a_store_without_a_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = sealed_without_check(tmp_path, generate_key())
+    monkeypatch.setenv("FLOWER_ENCRYPTION_KEY", generate_key())
+    with (
+        open_session_store(settings=settings_for(url)) as store,
+        pytest.raises(EncryptionKeyError, match="wrong encryption key"),
+    ):
+        store.delete(KEY)
+    with open_session_store(url, settings=Settings()) as raw:
+        assert len(raw.load(KEY) or []) == 2

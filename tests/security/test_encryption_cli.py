@@ -62,3 +62,14 @@ def test_a_wrong_key_reading_does_not_lock_out_the_right_one(project: Path) -> N
     shown = flower("sessions", "show", "s001", key=right)
     assert shown.exit_code == 0, shown.output
     assert "the plan" in shown.stdout
+
+
+def test_sessions_rm_under_a_wrong_key_deletes_nothing(project: Path) -> None:
+    right = generate_key()
+    url = seal_elsewhere(project / "runs" / "sessions.db", right)
+    removed = flower("sessions", "rm", "-y", "s001", key=generate_key())
+    assert removed.exit_code == 2
+    assert "wrong encryption key" in removed.stderr
+    assert len(raw_load(url, KEY) or []) == 2
+    assert flower("sessions", "rm", "-y", "s001", key=right).exit_code == 0
+    assert raw_load(url, KEY) is None
