@@ -379,3 +379,23 @@ def test_a_wrong_key_cannot_delete_from_a_store_without_a_record(
         store.delete(KEY)
     with open_session_store(url, settings=Settings()) as raw:
         assert len(raw.load(KEY) or []) == 2
+
+
+@pytest.mark.parametrize(
+    ("backend", "spellings"),
+    [
+        ("sqlite", ["sqlite:///{cwd}/runs/sessions.db", "sqlite:///./runs/../runs/sessions.db"]),
+        ("jsonfs", ["jsonfs://runs/transcripts", "jsonfs:///{cwd}/runs/./transcripts"]),
+    ],
+)
+def test_the_configured_store_is_encrypted_however_its_url_is_spelt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, key_env: str, backend: str, spellings: list
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    settings = Settings(sessions=SessionsConfig(backend=backend, encrypt=True))
+    for url in spellings:
+        with open_session_store(url.format(cwd=tmp_path), settings=settings) as store:
+            assert isinstance(store, EncryptedSessionStore), url
+    other = f"{backend}:///{tmp_path}/elsewhere"
+    with open_session_store(other, settings=settings) as store:
+        assert not isinstance(store, EncryptedSessionStore)
