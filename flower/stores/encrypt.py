@@ -11,7 +11,9 @@ holding the whole entry encrypted with AES-256-GCM under the current key::
 The authenticated data binds the ciphertext to its key id, ``type`` and ``uuid``, so
 a ciphertext moved onto another entry fails to open. Loading returns the decrypted
 entry, deep-equal to what was appended; entries written before encryption was turned
-on load as they are. A key-check record (the hidden session
+on load as they are. An entry appended already sealed (copied raw from an encrypted
+store) is never sealed twice: it is stored as it is when the keyring opens it, and
+refused otherwise. A key-check record (the hidden session
 ``flower-encryption/key-check``) holds a sealed marker per key id, checked before the
 first read or write: a wrong key is an :class:`EncryptionKeyError`, and nothing is
 ever written under it. Only writes add markers. See docs/security.md.
@@ -31,6 +33,7 @@ from typing import Any
 import msgspec
 
 from flower.core.entries import encode_entries, reported_usage
+from flower.core.errors import InvalidEntryError
 from flower.core.protocols import SessionStoreBase
 from flower.core.records import Entry, SessionInfo, SessionKey
 from flower.stores.keyring import KEY_ENV, EncryptionKeyError, Keyring, key_id
@@ -73,7 +76,7 @@ def _aad(kid: str, entry_type: Any, uuid: Any) -> bytes:
 
 
 def is_sealed(stored: Entry) -> bool:
-    return isinstance(stored.get(ENC), dict)
+    return isinstance(stored, dict) and isinstance(stored.get(ENC), dict)
 
 
 def sealed_key_id(stored: Entry) -> str | None:
@@ -271,10 +274,44 @@ class EncryptedSessionStore(SessionStoreBase):
 
     # -- writing -------------------------------------------------------------------
 
+    def _refuse_unopened(self, entry: Entry) -> None:
+        try:
+            self.codec.open(entry)
+        except EncryptionKeyError:
+            raise EncryptionKeyError(
+                f"entry {entry.get('uuid')} is already encrypted, with key id "
+                f"{sealed_key_id(entry)}, which {self.codec.keyring.source} does not hold; "
+                f'nothing was written. Add that key as a further key ({KEY_ENV}="CURRENT,'
+                'OTHER") to store it as it is, then flower sessions rekey'
+            ) from None
+        except ValueError as exc:
+            raise InvalidEntryError(
+                f"entry {entry.get('uuid')} is already encrypted and does not open ({exc}); "
+                "nothing was written"
+            ) from None
+
+    def _sealed(self, entries: Sequence[Entry]) -> list[Entry]:
+        """``entries``' stored forms. One that comes sealed (copied raw from an encrypted
+        store) is kept as it is when the keyring opens it, so it loads decrypted; any
+        other sealed entry refuses the batch: sealing it again would load as a blob."""
+        for entry in entries:
+            if is_sealed(entry):
+                self._refuse_unopened(entry)
+        clear = iter(self.codec.seal([e for e in entries if not is_sealed(e)]))
+        return [e if is_sealed(e) else next(clear) for e in entries]
+
+    def as_loaded(self, entry: Entry) -> Entry:
+        """What loading ``entry`` back returns once appended here (a sealed one opened;
+        one that does not open is returned as it is, and appending it is refused)."""
+        try:
+            return self.codec.open(entry)
+        except (EncryptionKeyError, ValueError):
+            return entry
+
     def append(self, key: SessionKey, entries: Sequence[Entry]) -> None:
         if not entries:
             return
-        sealed = self.codec.seal(entries)
+        sealed = self._sealed(entries)
         self._ready(write=True)
         self.inner.append(key, sealed)
 

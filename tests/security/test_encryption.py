@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from flower.core.config import SessionsConfig, Settings
+from flower.core.errors import InvalidEntryError
 from flower.core.records import SessionKey
+from flower.stores.copy import verify_sessions
 from flower.stores.encrypt import (
     CHECK_KEY,
     ENC,
@@ -399,3 +401,48 @@ def test_the_configured_store_is_encrypted_however_its_url_is_spelt(
     other = f"{backend}:///{tmp_path}/elsewhere"
     with open_session_store(other, settings=settings) as store:
         assert not isinstance(store, EncryptedSessionStore)
+
+
+def sealed_elsewhere(tmp_path: Path, key: str) -> list[dict]:
+    """``turn(0), turn(1)`` as an encrypted store under ``key`` stores them (raw)."""
+    url = f"sqlite:///{tmp_path}/elsewhere.db"
+    inner = open_session_store(url, settings=Settings())
+    with EncryptedSessionStore(inner, parse_keys(key, "key")) as store:
+        store.append(KEY, [turn(0), turn(1, "assistant")])
+    with open_session_store(url, settings=Settings()) as raw:
+        return raw.load(KEY) or []
+
+
+def test_an_entry_sealed_under_a_held_key_is_stored_as_it_is(tmp_path: Path, key_env: str) -> None:
+    sealed = sealed_elsewhere(tmp_path, key_env)
+    url = f"sqlite:///{tmp_path}/s.db"
+    with open_session_store(settings=settings_for(url)) as store:
+        store.append(KEY, [*sealed, turn(2)])
+        assert store.load(KEY) == [turn(0), turn(1, "assistant"), turn(2)]
+    with open_session_store(url, settings=Settings()) as raw:
+        assert (raw.load(KEY) or [])[:2] == sealed
+
+
+def test_an_entry_sealed_under_another_key_is_refused(tmp_path: Path, key_env: str) -> None:
+    sealed = sealed_elsewhere(tmp_path, generate_key())
+    url = f"sqlite:///{tmp_path}/s.db"
+    with open_session_store(settings=settings_for(url)) as store:
+        with pytest.raises(EncryptionKeyError, match="u0 is already encrypted"):
+            store.append(KEY, [turn(5), *sealed])
+        damaged = json.loads(json.dumps(sealed_elsewhere(tmp_path / "held", key_env)[0]))
+        damaged[ENC]["ct"] = damaged[ENC]["ct"][:-8]
+        with pytest.raises(InvalidEntryError, match="does not open"):
+            store.append(KEY, [damaged])
+    with open_session_store(url, settings=Settings()) as raw:
+        assert raw.load(KEY) is None
+
+
+def test_verify_catches_an_entry_sealed_twice(tmp_path: Path, key_env: str) -> None:
+    source = f"sqlite:///{tmp_path}/elsewhere.db"
+    sealed = sealed_elsewhere(tmp_path, key_env)
+    url = f"sqlite:///{tmp_path}/s.db"
+    with open_session_store(settings=settings_for(url)) as store:
+        store.inner.append(KEY, store.codec.seal(sealed))  # what sessions copy used to do
+        with open_session_store(source, settings=Settings()) as raw:
+            [mismatch] = verify_sessions(raw, store, [KEY])
+    assert (mismatch.index, mismatch.reason) == (0, "entry u0 is sealed twice")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -73,3 +74,38 @@ def test_sessions_rm_under_a_wrong_key_deletes_nothing(project: Path) -> None:
     assert len(raw_load(url, KEY) or []) == 2
     assert flower("sessions", "rm", "-y", "s001", key=right).exit_code == 0
     assert raw_load(url, KEY) is None
+
+
+def copy_into_project(source: str, target: str, key: str) -> tuple[int, dict, str]:
+    result = flower(
+        "sessions", "copy", "--from", source, "--to", target, "--verify", "--json", key=key
+    )
+    return result.exit_code, json.loads(result.stdout or "{}"), result.stderr
+
+
+@pytest.mark.parametrize(
+    "spelling", ["sqlite:///runs/sessions.db", "sqlite:///{cwd}/runs/sessions.db"]
+)
+def test_copy_into_the_configured_store_keeps_sealed_entries_as_they_are(
+    project: Path, spelling: str
+) -> None:
+    right = generate_key()
+    source = seal_elsewhere(project / "other.db", right)
+    target = spelling.format(cwd=project)
+    code, report, err = copy_into_project(source, target, right)
+    assert (code, report["entries_written"], report["verified"]) == (0, 2, True), err
+    assert raw_load(target, KEY) == raw_load(source, KEY)  # sealed once, as they came
+    code, report, err = copy_into_project(source, target, right)
+    assert (code, report["entries_present"], report["conflicts"]) == (0, 2, []), err
+    shown = flower("sessions", "show", "s001", key=right)
+    assert "the plan" in shown.stdout and "_flower_enc" not in shown.stdout
+
+
+def test_copy_of_entries_sealed_under_a_key_the_project_lacks_is_refused(
+    project: Path,
+) -> None:
+    source = seal_elsewhere(project / "other.db", generate_key())
+    target = f"sqlite:///{project}/runs/sessions.db"
+    code, _, err = copy_into_project(source, target, generate_key())
+    assert code == 2 and "already encrypted" in err
+    assert raw_load(target, KEY) is None
