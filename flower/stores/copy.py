@@ -21,6 +21,7 @@ import msgspec
 from flower.core.errors import UnknownSessionError
 from flower.core.protocols import SessionStoreBase
 from flower.core.records import Entry, SessionKey
+from flower.stores.encrypt import CHECK_KEY, EncryptedSessionStore, is_sealed
 
 DEFAULT_BATCH = 500
 _canonical = msgspec.json.Encoder(order="sorted")
@@ -96,6 +97,13 @@ def select_sessions(
     ]
 
 
+def _as_loaded(target: SessionStoreBase) -> Callable[[Entry], Entry] | None:
+    """How ``target`` loads back an entry copied into it, when not as it was given: an
+    encrypted store keeps an entry that comes sealed and loads it decrypted, so source
+    entries are compared with the target in that form."""
+    return target.as_loaded if isinstance(target, EncryptedSessionStore) else None
+
+
 def _target_index(
     target: SessionStoreBase, key: SessionKey
 ) -> tuple[dict[str, bytes], Counter[bytes]]:
@@ -121,27 +129,27 @@ def copy_transcript(
 ) -> None:
     """Append to ``target`` every entry of ``key`` it does not hold yet, in order."""
     by_uuid, anonymous = _target_index(target, key)
+    loaded = _as_loaded(target)
     batch: list[Entry] = []
     for entry in source.iter_entries(key):
         report.entries_read += 1
         if progress is not None and report.entries_read % PROGRESS_EVERY == 0:
             progress(report)
+        d = digest(entry if loaded is None else loaded(entry))
         uid = entry.get("uuid")
         if isinstance(uid, str):
             held = by_uuid.get(uid)
             if held is not None:
-                if held == digest(entry):
+                if held == d:
                     report.entries_present += 1
                 else:
                     report.conflicts.append(Conflict(key, uid))
                 continue
-            by_uuid[uid] = digest(entry)
-        else:
-            d = digest(entry)
-            if anonymous[d] > 0:
-                anonymous[d] -= 1
-                report.entries_present += 1
-                continue
+            by_uuid[uid] = d
+        elif anonymous[d] > 0:
+            anonymous[d] -= 1
+            report.entries_present += 1
+            continue
         batch.append(entry)
         if len(batch) >= batch_size:
             target.append(key, batch)
@@ -164,6 +172,9 @@ def copy_sessions(
 ) -> CopyReport:
     """Copy every session in ``keys`` (with its subpaths) from ``source`` to ``target``."""
     report = CopyReport()
+    if isinstance(target, EncryptedSessionStore):
+        # It keeps its own key-check record; a raw view of an encrypted source lists one.
+        keys = [k for k in keys if k.project_key != CHECK_KEY.project_key]
     for main in keys:
         for key in (main, *_subkeys(source, main)):
             copy_transcript(source, target, key, report, batch_size=batch_size, progress=progress)
@@ -175,14 +186,24 @@ def copy_sessions(
     return report
 
 
-def _compare(source: Iterator[Entry], target: Iterator[Entry], key: SessionKey) -> Mismatch | None:
+def _compare(
+    source: Iterator[Entry],
+    target: Iterator[Entry],
+    key: SessionKey,
+    loaded: Callable[[Entry], Entry] | None,
+) -> Mismatch | None:
     for index, (left, right) in enumerate(zip_longest(source, target)):
         if left is None:
             return Mismatch(key, index, "the target has more entries than the source")
         if right is None:
             return Mismatch(key, index, "the target is missing entries from here on")
+        uid = left.get("uuid") or "(no uuid)"
+        if loaded is not None:
+            # An encrypted target decrypts what it loads: still sealed is sealed twice.
+            if is_sealed(right):
+                return Mismatch(key, index, f"entry {uid} is sealed twice")
+            left = loaded(left)
         if digest(left) != digest(right):
-            uid = left.get("uuid") or "(no uuid)"
             return Mismatch(key, index, f"entry {uid} differs")
     return None
 
@@ -192,9 +213,10 @@ def verify_sessions(
 ) -> list[Mismatch]:
     """Compare both sides entry by entry, streaming; the first difference per transcript."""
     mismatches = []
+    loaded = _as_loaded(target)
     for main in keys:
         for key in (main, *_subkeys(source, main)):
-            found = _compare(source.iter_entries(key), target.iter_entries(key), key)
+            found = _compare(source.iter_entries(key), target.iter_entries(key), key, loaded)
             if found is not None:
                 mismatches.append(found)
     return mismatches

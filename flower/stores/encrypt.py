@@ -11,10 +11,12 @@ holding the whole entry encrypted with AES-256-GCM under the current key::
 The authenticated data binds the ciphertext to its key id, ``type`` and ``uuid``, so
 a ciphertext moved onto another entry fails to open. Loading returns the decrypted
 entry, deep-equal to what was appended; entries written before encryption was turned
-on load as they are. A key-check record (the hidden session
+on load as they are. An entry appended already sealed (copied raw from an encrypted
+store) is never sealed twice: it is stored as it is when the keyring opens it, and
+refused otherwise. A key-check record (the hidden session
 ``flower-encryption/key-check``) holds a sealed marker per key id, checked before the
 first read or write: a wrong key is an :class:`EncryptionKeyError`, and nothing is
-ever written under it. See docs/security.md.
+ever written under it. Only writes add markers. See docs/security.md.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from typing import Any
 import msgspec
 
 from flower.core.entries import encode_entries, reported_usage
+from flower.core.errors import InvalidEntryError
 from flower.core.protocols import SessionStoreBase
 from flower.core.records import Entry, SessionInfo, SessionKey
 from flower.stores.keyring import KEY_ENV, EncryptionKeyError, Keyring, key_id
@@ -73,7 +76,7 @@ def _aad(kid: str, entry_type: Any, uuid: Any) -> bytes:
 
 
 def is_sealed(stored: Entry) -> bool:
-    return isinstance(stored.get(ENC), dict)
+    return isinstance(stored, dict) and isinstance(stored.get(ENC), dict)
 
 
 def sealed_key_id(stored: Entry) -> str | None:
@@ -169,30 +172,75 @@ class Codec:
         return plaintext == CHECK_PLAINTEXT
 
 
-def verify_key(inner: SessionStoreBase, codec: Codec) -> None:
+def _subpaths(store: SessionStoreBase, key: SessionKey) -> list[str]:
+    try:
+        return sorted(store.list_subkeys(key))
+    except NotImplementedError:
+        return []
+
+
+def _sealed_key_ids(inner: SessionStoreBase) -> Iterator[str]:
+    """The key id of every sealed entry of the store, transcript by transcript."""
+    try:
+        projects = inner.list_projects()
+    except NotImplementedError:
+        return  # a store that cannot list itself: nothing to check against
+    for project in projects:
+        if project == CHECK_KEY.project_key:
+            continue
+        for info in inner.list_sessions(project):
+            key = SessionKey(project, info.session_id)
+            for sub in [None, *_subpaths(inner, key)]:
+                for stored in inner.iter_entries(key if sub is None else key.child(sub)):
+                    kid = sealed_key_id(stored)
+                    if kid is not None:
+                        yield kid
+
+
+def _wrong_key(codec: Codec, known: set[str], nothing: str) -> EncryptionKeyError:
+    return EncryptionKeyError(
+        f"wrong encryption key: {codec.keyring.source} (key id {codec.kid}) does not open "
+        f"this store, which was encrypted with key id {', '.join(sorted(known))}; "
+        f"nothing was {nothing}. Set {KEY_ENV} (or the key file) to the key this store was "
+        "written with"
+    )
+
+
+def _check_first_key(inner: SessionStoreBase, codec: Codec) -> None:
+    """Refuse ``codec`` as the first key recorded when the store already holds sealed
+    entries (copied in raw) and the keyring opens none of them."""
+    held = codec.keyring.by_id()
+    foreign: set[str] = set()
+    for kid in _sealed_key_ids(inner):
+        if kid in held:
+            return
+        foreign.add(kid)
+    if foreign:
+        raise _wrong_key(codec, foreign, "written")
+
+
+def verify_key(inner: SessionStoreBase, codec: Codec, *, write: bool = True) -> bool:
     """Check ``codec``'s keys against the store's key-check record before any use.
 
-    First use writes a record for the current key. A current key the store has not
-    seen is accepted (and recorded) only when an older key of the keyring opens a
-    record already there: that is a rotation, not a wrong key.
+    Returns whether the record holds a marker for the current key. Only a ``write``
+    check writes one: the first (after checking the key against the sealed entries
+    already there, if any), or one for a new current key, accepted only when an older
+    key of the keyring opens a marker already there: that is a rotation, not a wrong
+    key. A read never writes; with no record yet it checks nothing (an entry sealed
+    under a key the keyring lacks fails to open on its own).
     """
     records = [r for r in inner.load(CHECK_KEY) or [] if r.get("type") == CHECK_TYPE]
-    if not records:
-        inner.append(CHECK_KEY, [codec.check_record()])
-        return
     opened = {sealed_key_id(r) for r in records if codec.opens_check(r)}
     if codec.kid in opened:
-        return
-    if opened:
-        inner.append(CHECK_KEY, [codec.check_record()])
-        return
-    known = sorted({str(sealed_key_id(r)) for r in records})
-    source = codec.keyring.source
-    raise EncryptionKeyError(
-        f"wrong encryption key: {source} (key id {codec.kid}) does not open this store, "
-        f"which was encrypted with key id {', '.join(known)}; nothing was read or written. "
-        f"Set {KEY_ENV} (or the key file) to the key this store was written with"
-    )
+        return True
+    if records and not opened:
+        raise _wrong_key(codec, {str(sealed_key_id(r)) for r in records}, "read or written")
+    if not write:
+        return False
+    if not records:
+        _check_first_key(inner, codec)
+    inner.append(CHECK_KEY, [codec.check_record()])
+    return True
 
 
 class EncryptedSessionStore(SessionStoreBase):
@@ -201,7 +249,8 @@ class EncryptedSessionStore(SessionStoreBase):
     def __init__(self, inner: SessionStoreBase, keyring: Keyring) -> None:
         self.inner = inner
         self.codec = Codec(keyring)
-        self._verified = False
+        self._verified = False  # the record holds the current key: no more checks
+        self._readable = False  # checked for reading only (not recorded yet)
         self._lock = threading.Lock()
         self._problems: dict[SessionKey, list[DecryptProblem]] = {}
 
@@ -212,22 +261,63 @@ class EncryptedSessionStore(SessionStoreBase):
     def url(self) -> str | None:
         return getattr(self.inner, "url", None)
 
-    def _ready(self) -> None:
-        if self._verified:
+    def _checked(self, write: bool) -> bool:
+        return self._verified or (self._readable and not write)
+
+    def _ready(self, *, write: bool = False) -> None:
+        if self._checked(write):
             return
         with self._lock:
-            if not self._verified:
-                verify_key(self.inner, self.codec)
-                self._verified = True
+            if not self._checked(write):
+                self._verified = verify_key(self.inner, self.codec, write=write)
+                self._readable = True
 
     # -- writing -------------------------------------------------------------------
+
+    def _refuse_unopened(self, entry: Entry) -> None:
+        try:
+            self.codec.open(entry)
+        except EncryptionKeyError:
+            raise EncryptionKeyError(
+                f"entry {entry.get('uuid')} is already encrypted, with key id "
+                f"{sealed_key_id(entry)}, which {self.codec.keyring.source} does not hold; "
+                f'nothing was written. Add that key as a further key ({KEY_ENV}="CURRENT,'
+                'OTHER") to store it as it is, then flower sessions rekey'
+            ) from None
+        except ValueError as exc:
+            raise InvalidEntryError(
+                f"entry {entry.get('uuid')} is already encrypted and does not open ({exc}); "
+                "nothing was written"
+            ) from None
+
+    def _sealed(self, entries: Sequence[Entry]) -> list[Entry]:
+        """``entries``' stored forms. One that comes sealed (copied raw from an encrypted
+        store) is kept as it is when the keyring opens it, so it loads decrypted; any
+        other sealed entry refuses the batch: sealing it again would load as a blob."""
+        for entry in entries:
+            if is_sealed(entry):
+                self._refuse_unopened(entry)
+        clear = iter(self.codec.seal([e for e in entries if not is_sealed(e)]))
+        return [e if is_sealed(e) else next(clear) for e in entries]
+
+    def as_loaded(self, entry: Entry) -> Entry:
+        """What loading ``entry`` back returns once appended here (a sealed one opened;
+        one that does not open is returned as it is, and appending it is refused)."""
+        try:
+            return self.codec.open(entry)
+        except (EncryptionKeyError, ValueError):
+            return entry
 
     def append(self, key: SessionKey, entries: Sequence[Entry]) -> None:
         if not entries:
             return
-        sealed = self.codec.seal(entries)
-        self._ready()
+        sealed = self._sealed(entries)
+        self._ready(write=True)
         self.inner.append(key, sealed)
+
+    def delete(self, key: SessionKey) -> None:
+        self._ready(write=True)
+        self.inner.delete(key)
 
     # -- reading -------------------------------------------------------------------
 
@@ -263,7 +353,11 @@ class EncryptedSessionStore(SessionStoreBase):
         self._ready()
         yield from self._opened(key, self.inner.iter_entries(key))
 
-    # -- the index, served by the inner store in the clear ----------------------------
+    def last_usage(self, key: SessionKey) -> dict[str, Any] | None:
+        self._ready()
+        return self.inner.last_usage(key)  # kept in the clear, but it is transcript content
+
+    # -- the index, in the clear: served by the inner store without a key check -----
 
     def list_projects(self) -> list[str]:
         return [p for p in self.inner.list_projects() if p != CHECK_KEY.project_key]
@@ -275,17 +369,11 @@ class EncryptedSessionStore(SessionStoreBase):
             if not info.session_id.endswith(STAGING_SUFFIX)
         ]
 
-    def delete(self, key: SessionKey) -> None:
-        self.inner.delete(key)
-
     def list_subkeys(self, key: SessionKey) -> list[str]:
         return self.inner.list_subkeys(key)
 
     def exists(self, key: SessionKey) -> bool:
         return self.inner.exists(key)
-
-    def last_usage(self, key: SessionKey) -> dict[str, Any] | None:
-        return self.inner.last_usage(key)
 
     def close(self) -> None:
         self.inner.close()

@@ -6,10 +6,36 @@ or, with no URL, the store ``[tool.flower.sessions]`` configures.
 
 from __future__ import annotations
 
-from flower.core.config import Settings, default_store_url, load_settings
+from urllib.parse import urlsplit
+
+from flower.core.config import Settings, default_store_url, load_settings, sqlite_file
+from flower.core.errors import StoreUnavailableError
 from flower.core.plugins import get_registry
 from flower.core.protocols import LineageStore, SessionStoreBase
 from flower.stores.resolve import by_name, by_scheme, decode_options
+
+
+def normalised_url(url: str) -> str:
+    """``url`` with an embedded store's database file (sqlite) or folder (jsonfs)
+    resolved to an absolute path, so that two spellings of one store compare equal
+    (``sqlite:///runs/sessions.db`` and ``sqlite:////<cwd>/runs/sessions.db``); any
+    other URL as it is."""
+    file = sqlite_file(url)
+    if file is not None:
+        return f"sqlite:///{file.resolve()}"
+    if urlsplit(url).scheme == "jsonfs":
+        from flower_plugins.jsonfs.factory import root_from_url
+
+        try:
+            return f"jsonfs:///{root_from_url(url).resolve()}"
+        except StoreUnavailableError:
+            return url  # opening it says what is wrong
+    return url
+
+
+def is_configured_store(url: str, settings: Settings) -> bool:
+    """Whether ``url`` names the session store ``settings`` configure."""
+    return normalised_url(url) == normalised_url(settings.sessions_url())
 
 
 def open_session_store(
@@ -19,7 +45,7 @@ def open_session_store(
     settings = settings or load_settings().settings
     registry = get_registry()
     conf = settings.sessions
-    configured = url is None or url in (conf.url, settings.sessions_url())
+    configured = url is None or is_configured_store(url, settings)
     if url is None and conf.url is None:
         reg = by_name(registry, "session_stores", conf.backend, "sessions")
         url = default_store_url(settings)

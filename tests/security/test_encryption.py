@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from flower.core.config import SessionsConfig, Settings
+from flower.core.errors import InvalidEntryError
 from flower.core.records import SessionKey
+from flower.stores.copy import verify_sessions
 from flower.stores.encrypt import (
     CHECK_KEY,
     ENC,
@@ -272,3 +274,175 @@ def test_rotation_through_the_keyring(tmp_path: Path, monkeypatch: pytest.Monkey
     monkeypatch.setenv("FLOWER_ENCRYPTION_KEY", new)
     with open_session_store(settings=settings_for(url)) as store:
         assert store.load(KEY) == [turn(0), turn(1)]
+
+
+def sealed_without_check(tmp_path: Path, key: str) -> str:
+    """A store holding entries sealed under ``key`` but no key-check record, as a raw
+    copy of one session out of an encrypted store makes; its URL."""
+    source = f"sqlite:///{tmp_path}/source.db"
+    inner = open_session_store(source, settings=Settings())
+    with EncryptedSessionStore(inner, parse_keys(key, "key")) as store:
+        store.append(KEY, [turn(0), turn(1, "assistant")])
+    url = f"sqlite:///{tmp_path}/copied.db"
+    with (
+        open_session_store(source, settings=Settings()) as raw,
+        open_session_store(url, settings=Settings()) as target,
+    ):
+        target.append(KEY, raw.load(KEY) or [])
+    return url
+
+
+def check_records(url: str) -> list[dict]:
+    with open_session_store(url, settings=Settings()) as raw:
+        return raw.load(CHECK_KEY) or []
+
+
+def test_a_read_writes_no_key_check_marker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    right = generate_key()
+    url = sealed_without_check(tmp_path, right)
+    monkeypatch.setenv("FLOWER_ENCRYPTION_KEY", generate_key())
+    with (
+        open_session_store(settings=settings_for(url)) as store,
+        pytest.raises(EncryptionKeyError),
+    ):
+        store.load(KEY)
+    assert check_records(url) == []
+    monkeypatch.setenv("FLOWER_ENCRYPTION_KEY", right)
+    with open_session_store(settings=settings_for(url)) as store:
+        assert store.load(KEY) == [turn(0), turn(1, "assistant")]
+    assert check_records(url) == []
+
+
+def test_a_first_marker_needs_a_key_that_opens_the_sealed_entries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    right = generate_key()
+    url = sealed_without_check(tmp_path, right)
+    monkeypatch.setenv("FLOWER_ENCRYPTION_KEY", generate_key())
+    with (
+        open_session_store(settings=settings_for(url)) as store,
+        pytest.raises(EncryptionKeyError, match="wrong encryption key"),
+    ):
+        store.append(KEY, [turn(2)])
+    assert check_records(url) == []
+    monkeypatch.setenv("FLOWER_ENCRYPTION_KEY", right)
+    with open_session_store(settings=settings_for(url)) as store:
+        store.append(KEY, [turn(2)])
+        assert store.load(KEY) == [turn(0), turn(1, "assistant"), turn(2)]
+    [record] = check_records(url)
+    assert sealed_key_id(record) == key_id(parse_keys(right, "k").current)
+
+
+def test_a_rotation_records_the_new_key_at_the_first_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = f"sqlite:///{tmp_path}/s.db"
+    old, new = generate_key(), generate_key()
+    monkeypatch.setenv("FLOWER_ENCRYPTION_KEY", old)
+    with open_session_store(settings=settings_for(url)) as store:
+        store.append(KEY, [turn(0)])
+    monkeypatch.setenv("FLOWER_ENCRYPTION_KEY", f"{new},{old}")
+    with open_session_store(settings=settings_for(url)) as store:
+        assert store.load(KEY) == [turn(0)]
+        assert len(check_records(url)) == 1
+        store.append(KEY, [turn(1)])
+    assert len(check_records(url)) == 2
+
+
+def test_a_wrong_key_cannot_delete_or_read_usage(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = f"sqlite:///{tmp_path}/s.db"
+    monkeypatch.setenv("FLOWER_ENCRYPTION_KEY", generate_key())
+    with open_session_store(settings=settings_for(url)) as store:
+        store.append(KEY, [turn(0), turn(1, "assistant")])
+    monkeypatch.setenv("FLOWER_ENCRYPTION_KEY", generate_key())
+    with open_session_store(settings=settings_for(url)) as store:
+        with pytest.raises(EncryptionKeyError, match="wrong encryption key"):
+            store.delete(KEY)
+        with pytest.raises(EncryptionKeyError, match="wrong encryption key"):
+            store.last_usage(KEY)
+        # The index stays listable: it is what the store holds in the clear.
+        assert store.exists(KEY)
+        assert [i.session_id for i in store.list_sessions(KEY.project_key)] == ["s1"]
+    with open_session_store(url, settings=Settings()) as raw:
+        assert len(raw.load(KEY) or []) == 2
+
+
+def test_a_wrong_key_cannot_delete_from_a_store_without_a_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = sealed_without_check(tmp_path, generate_key())
+    monkeypatch.setenv("FLOWER_ENCRYPTION_KEY", generate_key())
+    with (
+        open_session_store(settings=settings_for(url)) as store,
+        pytest.raises(EncryptionKeyError, match="wrong encryption key"),
+    ):
+        store.delete(KEY)
+    with open_session_store(url, settings=Settings()) as raw:
+        assert len(raw.load(KEY) or []) == 2
+
+
+@pytest.mark.parametrize(
+    ("backend", "spellings"),
+    [
+        ("sqlite", ["sqlite:///{cwd}/runs/sessions.db", "sqlite:///./runs/../runs/sessions.db"]),
+        ("jsonfs", ["jsonfs://runs/transcripts", "jsonfs:///{cwd}/runs/./transcripts"]),
+    ],
+)
+def test_the_configured_store_is_encrypted_however_its_url_is_spelt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, key_env: str, backend: str, spellings: list
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    settings = Settings(sessions=SessionsConfig(backend=backend, encrypt=True))
+    for url in spellings:
+        with open_session_store(url.format(cwd=tmp_path), settings=settings) as store:
+            assert isinstance(store, EncryptedSessionStore), url
+    other = f"{backend}:///{tmp_path}/elsewhere"
+    with open_session_store(other, settings=settings) as store:
+        assert not isinstance(store, EncryptedSessionStore)
+
+
+def sealed_elsewhere(tmp_path: Path, key: str) -> list[dict]:
+    """``turn(0), turn(1)`` as an encrypted store under ``key`` stores them (raw)."""
+    url = f"sqlite:///{tmp_path}/elsewhere.db"
+    inner = open_session_store(url, settings=Settings())
+    with EncryptedSessionStore(inner, parse_keys(key, "key")) as store:
+        store.append(KEY, [turn(0), turn(1, "assistant")])
+    with open_session_store(url, settings=Settings()) as raw:
+        return raw.load(KEY) or []
+
+
+def test_an_entry_sealed_under_a_held_key_is_stored_as_it_is(tmp_path: Path, key_env: str) -> None:
+    sealed = sealed_elsewhere(tmp_path, key_env)
+    url = f"sqlite:///{tmp_path}/s.db"
+    with open_session_store(settings=settings_for(url)) as store:
+        store.append(KEY, [*sealed, turn(2)])
+        assert store.load(KEY) == [turn(0), turn(1, "assistant"), turn(2)]
+    with open_session_store(url, settings=Settings()) as raw:
+        assert (raw.load(KEY) or [])[:2] == sealed
+
+
+def test_an_entry_sealed_under_another_key_is_refused(tmp_path: Path, key_env: str) -> None:
+    sealed = sealed_elsewhere(tmp_path, generate_key())
+    url = f"sqlite:///{tmp_path}/s.db"
+    with open_session_store(settings=settings_for(url)) as store:
+        with pytest.raises(EncryptionKeyError, match="u0 is already encrypted"):
+            store.append(KEY, [turn(5), *sealed])
+        damaged = json.loads(json.dumps(sealed_elsewhere(tmp_path / "held", key_env)[0]))
+        damaged[ENC]["ct"] = damaged[ENC]["ct"][:-8]
+        with pytest.raises(InvalidEntryError, match="does not open"):
+            store.append(KEY, [damaged])
+    with open_session_store(url, settings=Settings()) as raw:
+        assert raw.load(KEY) is None
+
+
+def test_verify_catches_an_entry_sealed_twice(tmp_path: Path, key_env: str) -> None:
+    source = f"sqlite:///{tmp_path}/elsewhere.db"
+    sealed = sealed_elsewhere(tmp_path, key_env)
+    url = f"sqlite:///{tmp_path}/s.db"
+    with open_session_store(settings=settings_for(url)) as store:
+        store.inner.append(KEY, store.codec.seal(sealed))  # what sessions copy used to do
+        with open_session_store(source, settings=Settings()) as raw:
+            [mismatch] = verify_sessions(raw, store, [KEY])
+    assert (mismatch.index, mismatch.reason) == (0, "entry u0 is sealed twice")
