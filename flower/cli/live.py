@@ -97,17 +97,17 @@ def parse_label(label: str) -> StepLabel:
 
 @dataclass
 class Totals:
-    steps: int = 0
+    runs: int = 0  # agent runs: a step's exchanges, its judge's rounds
     turns: int = 0
     cost_usd: float | None = None
     seconds: float = 0.0
 
 
 def totals(results: Iterable[Any], seconds: float) -> Totals:
-    """Steps, turns and cost of a run's StepResults (cost None when none is known)."""
+    """Agent runs, turns and cost of a run's StepResults (cost None when none is known)."""
     out = Totals(seconds=seconds)
     for result in results:
-        out.steps += 1
+        out.runs += 1
         out.turns += result.num_turns
         if result.cost_usd is not None:
             out.cost_usd = (out.cost_usd or 0.0) + result.cost_usd
@@ -116,7 +116,11 @@ def totals(results: Iterable[Any], seconds: float) -> Totals:
 
 def format_totals(t: Totals) -> str:
     cost = "cost unknown" if t.cost_usd is None else f"${t.cost_usd:.4f}"
-    return f"{t.steps} steps · {t.turns} turns · {cost} · {t.seconds:.1f} s"
+    return f"{_count(t.runs, 'run')} · {_count(t.turns, 'turn')} · {cost} · {t.seconds:.1f} s"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 class Live:
@@ -145,6 +149,7 @@ class Live:
         self._in_text = False
         self._last_label: str | None = None
         self._born_here: set[str] = set()
+        self._failures_shown: set[tuple[str, str | None]] = set()
 
     # -- writing
 
@@ -215,9 +220,17 @@ class Live:
         elif isinstance(event, StepDone):
             result = event.result
             if not result.ok:
-                self.line(f"  !! {result.step} failed: {result.error}", "bold red")
+                self.failure(result)
         elif isinstance(event, TurnEnd):
             self._end_text()
+
+    def failure(self, result: Any) -> None:
+        """``!! step failed: why``, once per failure (a step may fail after its run
+        ended well: a brief never confirmed, say)."""
+        said = (result.step, result.error)
+        if said not in self._failures_shown:
+            self._failures_shown.add(said)
+            self.line(f"  !! {result.step} failed: {result.error}", "bold red")
 
     def summary(self, results: list[Any], seconds: float, transcript: str) -> None:
         """The closing lines: steps, turns, cost, duration, where the transcript is."""

@@ -363,6 +363,9 @@ def _execute(
     finally:
         rt.close()
     results = ctx["_results"]
+    failed = [r for r in results if not r.ok and r.step == ctx.get("_failed")]
+    if failed:
+        live.failure(failed[-1])
     work_sid = ctx["_sessions"].get(live.work_step) or next(iter(ctx["_sessions"].values()), None)
     live.summary(results, time.monotonic() - started, _transcript_hint(settings, work_sid))
     if ctx.get("_goal_met") is False:

@@ -14,7 +14,7 @@ import logging
 import re
 import warnings
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -243,9 +243,12 @@ def clarify_step(
                 gave_up_asking = True
             prompt = answer or NO_ANSWER
         assert result is not None
-        result.ok = False
-        result.error = f"the brief was not confirmed after {max_exchanges} exchanges"
-        return result
+        # the step fails though its last run ended well: recorded as such, in the manifest too
+        verdict = replace(
+            result, ok=False, error=f"the brief was not confirmed after {max_exchanges} exchanges"
+        )
+        run.record(verdict)
+        return verdict
 
     return Step(names.clarify_step, agent, first, resume_prompt=resume, skip_if=frozen, body=body)
 

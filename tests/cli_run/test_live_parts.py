@@ -55,7 +55,7 @@ def test_parse_label(label: str, step: str, round_no: int, judge: bool) -> None:
 
 def test_totals_and_their_line() -> None:
     results = [StepResult("a", num_turns=2, cost_usd=0.5), StepResult("b", num_turns=1)]
-    assert format_totals(totals(results, 3.25)) == "2 steps · 3 turns · $0.5000 · 3.2 s"
+    assert format_totals(totals(results, 3.25)) == "2 runs · 3 turns · $0.5000 · 3.2 s"
     assert format_totals(totals([StepResult("c")], 1)).endswith("cost unknown · 1.0 s")
 
 

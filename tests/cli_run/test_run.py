@@ -30,7 +30,7 @@ def test_first_run_json_on_stdout_banner_and_headers_on_stderr(flower: Flower, w
     assert lines[1] == step_header("确认需求", 1, 1, resumed=False, woke=1)
     assert step_header("干活", 1, 3, resumed=False, woke=1) in lines
     assert "  -> Write: md2html.py (1658 chars)" in lines
-    summary = next(line for line in lines if line.startswith("== 4 steps"))
+    summary = next(line for line in lines if line.startswith("== 4 runs"))
     assert " turns · $" in summary and summary.endswith(" s")
     assert f"flower sessions show {out['sessions']['干活']}" in done.stderr
     assert (ws / "sample.html").is_file()

@@ -442,3 +442,21 @@ def test_a_first_run_killed_before_its_clarifier_started_keeps_the_request(
     assert "写个 md 转 html 的脚本" in last_user_text(model.seen["clarifier"][0])
     lineage = json.loads((in_tmp / "runs" / "lineage.json").read_text(encoding="utf-8"))
     assert "request" not in lineage  # the clarifier's session holds it now
+
+
+def test_a_brief_never_confirmed_is_a_failure_the_manifest_and_the_cli_show(
+    in_tmp: Path, fake: FakeMessagesAPI
+) -> None:
+    from typer.testing import CliRunner
+
+    from flower.cli.main import build_app
+
+    fake.set_script(Model(clarifier="输出格式要单文件还是目录?"))  # never a brief
+    result = CliRunner().invoke(build_app(), ["run", "--yes", "写个脚本"])
+    assert result.exit_code == 1
+    assert "!! 确认需求 failed: the brief was not confirmed after 6 exchanges" in result.output
+    assert result.output.count("!! 确认需求 failed") == 1
+    records = read_manifest("runs")
+    assert records[-1]["step"] == "确认需求" and records[-1]["ok"] is False
+    assert "not confirmed" in records[-1]["error"]
+    assert "== 7 runs" in result.output  # six exchanges and the verdict on them
