@@ -201,47 +201,53 @@ def _run_builtin(
     def read() -> str:
         return read_line("> ", out)
 
-    if new:
-        if said is None and interactive:
-            from flower.cli.wake import ask_new_task
+    try:  # Ctrl-C at a prompt leaves, as the conventional 130
+        if new:
+            if said is None and interactive:
+                from flower.cli.wake import ask_new_task
 
-            said = ask_new_task(read, out)
+                said = ask_new_task(read, out)
+                if said is None:
+                    return 0
             if said is None:
-                return 0
-        if said is None:
-            raise NothingToDoError('--new needs something to do: flower --new "what to do"')
-        _archive(settings, workspace, live)
-        _banner(live, workspace, None, names.work_step)
-    else:
-        state = wake_state(workspace, settings.run_dir, settings=settings)
-        if state["checks"].get("store"):  # before any banner: nothing is gone, nothing runs
-            from flower.core.errors import StoreUnavailableError
+                raise NothingToDoError('--new needs something to do: flower --new "what to do"')
+            _archive(settings, workspace, live)
+            _banner(live, workspace, None, names.work_step)
+        else:
+            state = wake_state(workspace, settings.run_dir, settings=settings)
+            if state["checks"].get("store"):  # before any banner: nothing is gone, nothing runs
+                from flower.core.errors import StoreUnavailableError
 
-            raise StoreUnavailableError(state["checks"]["store"])
-        state = builtin_view(state, settings)
-        used = _is_used(state)
-        if said is None and not used:
-            if not interactive:
-                raise NothingToDoError(
-                    f"nothing to carry on in {workspace} (no work recorded in "
-                    f"{settings.run_dir}/lineage.json) "
-                    'and nothing said. Say what to do: flower "write a script that ..."; '
-                    "or see it work offline: flower demo"
-                )
-            from flower.cli.wake import ask_new_task
+                raise StoreUnavailableError(state["checks"]["store"])
+            state = builtin_view(state, settings)
+            used = _is_used(state)
+            if said is None and not used:
+                if not interactive:
+                    raise NothingToDoError(
+                        f"nothing to carry on in {workspace} (no work recorded in "
+                        f"{settings.run_dir}/lineage.json) "
+                        'and nothing said. Say what to do: flower "write a script that ..."; '
+                        "or see it work offline: flower demo"
+                    )
+                from flower.cli.wake import ask_new_task
 
-            said = ask_new_task(read, out)
-            if said is None:
-                return 0
-        _banner(live, workspace, state, names.work_step)
-        if said is None and interactive:
-            choice = wake_prompt(read, out)
-            if choice.action == "leave":
-                return 0
-            if choice.action == "new":
-                _archive(settings, workspace, live)
-                _banner(live, workspace, None, names.work_step)
-            said = choice.said
+                said = ask_new_task(read, out)
+                if said is None:
+                    return 0
+            _banner(live, workspace, state, names.work_step)
+            if said is None and interactive:
+                choice = wake_prompt(read, out)
+                if choice.action == "leave":
+                    return 0
+                if choice.action == "interrupted":
+                    raise KeyboardInterrupt
+                if choice.action == "new":
+                    _archive(settings, workspace, live)
+                    _banner(live, workspace, None, names.work_step)
+                said = choice.said
+    except KeyboardInterrupt:
+        out.write("\n")
+        return INTERRUPTED_EXIT
     ask = _asker(read, out) if interactive else None
     return _execute(settings, live, said, ask=ask, trim=trim, rounds=rounds, json_out=json_out)
 

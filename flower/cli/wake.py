@@ -1,8 +1,8 @@
 """The wake prompt: what a bare ``flower`` asks in a used directory on a terminal.
 
 Enter continues; any text is the next sentence of the same conversation; ``/new``
-asks what to do instead (the caller archives and starts over); Ctrl-C or end of
-input leaves without touching anything.
+asks what to do instead (the caller archives and starts over); end of input leaves
+without touching anything, and so does Ctrl-C (which the caller reports as exit 130).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from flower.cli.banner import NEW_TASK_PROMPT, WAKE_PROMPT
 
 NEW_COMMAND = "/new"
 
-Action = Literal["continue", "say", "new", "leave"]
+Action = Literal["continue", "say", "new", "leave", "interrupted"]
 
 
 @dataclass(frozen=True)
@@ -43,15 +43,16 @@ def read_line(prompt: str = "> ", out: TextIO | None = None) -> str:
 
 
 def ask_new_task(read: Reader, out: TextIO) -> str | None:
-    """``NEW_TASK_PROMPT`` until something is said; ``None`` when the user leaves."""
-    try:  # Ctrl-C may land while the prompt is still being written
-        out.write(NEW_TASK_PROMPT + "\n")
-        out.flush()
+    """``NEW_TASK_PROMPT`` until something is said; ``None`` at end of input (Ctrl-C
+    raises ``KeyboardInterrupt`` for the caller to report)."""
+    out.write(NEW_TASK_PROMPT + "\n")
+    out.flush()
+    try:
         while True:
             said = read().strip()
             if said:
                 return said
-    except (EOFError, KeyboardInterrupt):
+    except EOFError:
         return None
 
 
@@ -61,8 +62,10 @@ def wake_prompt(read: Reader, out: TextIO) -> WakeChoice:
         out.write(WAKE_PROMPT + "\n")
         out.flush()
         said = read().strip()
-    except (EOFError, KeyboardInterrupt):
+    except EOFError:
         return WakeChoice("leave")
+    except KeyboardInterrupt:
+        return WakeChoice("interrupted")
     if not said:
         return WakeChoice("continue")
     if said == NEW_COMMAND:

@@ -107,8 +107,8 @@ def answers(*lines: str | type[BaseException]) -> Iterator[str]:
         ),
         (["  also this  "], WakeChoice("say", "also this")),
         (["/new", "", "other thing"], WakeChoice("new", "other thing")),
-        (["/new", KeyboardInterrupt], WakeChoice("leave")),
-        ([KeyboardInterrupt], WakeChoice("leave")),
+        (["/new", EOFError], WakeChoice("leave")),
+        ([KeyboardInterrupt], WakeChoice("interrupted")),  # the caller exits 130
         ([EOFError], WakeChoice("leave")),
     ],
 )
@@ -134,7 +134,16 @@ class InterruptedOutput(io.StringIO):
         self.skip -= 1
 
 
-@pytest.mark.parametrize(("typed", "skip"), [([], 0), (["/new"], 1)])
-def test_ctrl_c_while_a_prompt_is_written_still_just_leaves(typed: list[str], skip: int) -> None:
-    lines = answers(*typed)
-    assert wake_prompt(lambda: next(lines), InterruptedOutput(skip)) == WakeChoice("leave")
+def test_ctrl_c_while_a_prompt_is_written_still_just_leaves() -> None:
+    lines = answers()
+    assert wake_prompt(lambda: next(lines), InterruptedOutput(0)) == WakeChoice("interrupted")
+
+
+def test_ctrl_c_at_the_new_task_prompt_reaches_the_caller() -> None:
+    for typed, output in (
+        (["/new", KeyboardInterrupt], io.StringIO()),
+        (["/new"], InterruptedOutput(1)),
+    ):
+        lines = answers(*typed)
+        with pytest.raises(KeyboardInterrupt):
+            wake_prompt(lambda: next(lines), output)  # noqa: B023
