@@ -168,14 +168,17 @@ class Registry:
                 f"available: {', '.join(self.names(kind)) or 'none'}"
             ) from None
 
+    def schemes(self, kind: str) -> list[str]:
+        """Every URL scheme the backends of ``kind`` handle."""
+        return sorted({s for reg in self._items[kind].values() for s in reg.schemes})
+
     def by_scheme(self, kind: str, scheme: str) -> Registration:
         base = scheme.split("+", 1)[0]
         for reg in self._items[kind].values():
             if base in reg.schemes:
                 return reg
-        known = sorted({s for r in self._items[kind].values() for s in r.schemes})
         raise NoSuchPluginError(
-            f"no backend handles URLs of scheme {scheme!r}; known: {', '.join(known)}"
+            f"no backend handles URLs of scheme {scheme!r}; known: {', '.join(self.schemes(kind))}"
         )
 
 

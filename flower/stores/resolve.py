@@ -57,6 +57,12 @@ def by_name(registry: Registry, kind: str, name: str, section: str) -> Registrat
 def by_scheme(
     registry: Registry, kind: str, url: str, section: str, *, configured: bool
 ) -> Registration:
+    if "://" not in url:
+        known = ", ".join(f"{s}://" for s in registry.schemes(kind))
+        message = f"{url!r} is not a store URL (scheme://...; known schemes: {known})"
+        if not configured:
+            raise NoSuchPluginError(message)
+        raise NoSuchPluginError(f"[tool.flower.{section}] url: {message}", key=f"{section}.url")
     try:
         return registry.by_scheme(kind, _scheme(url))
     except NoSuchPluginError as exc:

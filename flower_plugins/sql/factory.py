@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from flower.core.config import Settings
-from flower.core.errors import StoreUnavailableError
+from flower.core.errors import ConfigError, StoreUnavailableError
 from flower_plugins.sql.engine import Database, dialect_of, open_database, parse_url, redact
 from flower_plugins.sql.lineage import SqlLineageStore
 from flower_plugins.sql.migrate import ensure_schema
@@ -42,9 +42,10 @@ def open_session_store(
     backend: str, *, url: str | None, options: Any, settings: Settings
 ) -> SqlSessionStore:
     if url is None:  # only sqlite has an embedded default
-        raise StoreUnavailableError(
-            f"backend {backend!r} needs a URL: set [tool.flower.sessions] url "
-            f"(or FLOWER_SESSIONS_URL) to a {backend} URL"
+        raise ConfigError(
+            f"[tool.flower.sessions] backend: {backend!r} needs a URL: set "
+            f"[tool.flower.sessions] url (or FLOWER_SESSIONS_URL) to a {backend} URL",
+            key="sessions.backend",
         )
     return SqlSessionStore(open_checked(url, backend, options, settings))
 

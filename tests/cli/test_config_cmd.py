@@ -186,10 +186,14 @@ def test_a_plugin_backend_named_without_a_url_gets_none_not_the_sqlite_default(
     text = runner.invoke(build_app(), ["config"]).stdout
     assert "session store: the 'postgres' session store" in text
     assert config_json()["effective"]["sessions_url"] is None
-    from flower.core.errors import StoreUnavailableError
+    from flower.core.errors import ConfigError
 
-    with pytest.raises(StoreUnavailableError, match="backend 'postgres' needs a URL"):
+    with pytest.raises(ConfigError, match="backend: 'postgres' needs a URL") as info:
         open_session_store(settings=settings)
+    assert info.value.key == "sessions.backend"  # exit 2, naming the file
+    done = runner.invoke(build_app(), ["--sessions-url", "nothing", "sessions", "list"])
+    assert done.exit_code == 2
+    assert "'nothing' is not a store URL (scheme://...; known schemes: jsonfs://" in done.output
 
 
 @pytest.mark.parametrize(
