@@ -115,7 +115,7 @@ def render_report(report: dict[str, Any]) -> str:
         f"entries {report['entries']['raw']} -> {report['entries']['pruned']}, "
         f"messages {report['messages']['raw']} -> {report['messages']['pruned']}; "
         f"conversation {chain['raw']} -> {chain['pruned']} bytes "
-        f"(saved {chain['saved']} bytes, ~{report['tokens_saved']} tokens)"
+        f"({_saved(chain['saved'], report['tokens_saved'])})"
     )
     history = report["entries"]["history"]
     if history:
@@ -161,3 +161,11 @@ def add_prune_command(app: Any) -> None:
         typer.echo(
             json.dumps(report, ensure_ascii=False, indent=2) if as_json else render_report(report)
         )
+
+
+def _saved(n_bytes: int, tokens: int) -> str:
+    """``saved N bytes, ~T tokens``; a view that grew (a note longer than what it
+    replaced) says so instead of saving a negative amount."""
+    if n_bytes < 0:
+        return f"grew by {-n_bytes} bytes, ~{-tokens} tokens"
+    return f"saved {n_bytes} bytes, ~{tokens} tokens"

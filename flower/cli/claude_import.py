@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from flower.cli.output import counted
 from flower.core.errors import FlowerError, InvalidEntryError
 from flower.core.protocols import SessionStoreBase
 from flower.core.records import Entry, SessionInfo, SessionKey
@@ -169,10 +170,11 @@ def run_claude_import(
         )
     report = done.report
     typer.echo(
-        f"imported {report.sessions} Claude Code sessions ({report.transcripts} transcripts) "
-        f"from {done.source} into {where}: {report.entries_read} entries read, "
+        f"imported {counted(report.sessions, 'Claude Code session')} "
+        f"({counted(report.transcripts, 'transcript')}) from {done.source} into {where}: "
+        f"{counted(report.entries_read, 'entry', 'entries')} read, "
         f"{report.entries_written} new, {report.entries_present} already there, "
-        f"{len(done.skipped)} lines skipped"
+        f"{counted(len(done.skipped), 'line')} skipped"
     )
     if report.conflicts:
         raise typer.Exit(1)

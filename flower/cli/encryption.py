@@ -36,7 +36,7 @@ def rekey(
     Run it while no flower run writes to the store.
     """
     from flower.cli.context import open_store
-    from flower.cli.output import print_json
+    from flower.cli.output import counted, print_json
     from flower.stores.encrypt import EncryptedSessionStore
     from flower.stores.keyring import load_new_keyring
     from flower.stores.rekey import rekey as run_rekey
@@ -65,7 +65,8 @@ def rekey(
         )
     else:
         typer.echo(
-            f"re-encrypted {report.sessions} sessions ({report.entries} entries, "
+            f"re-encrypted {counted(report.sessions, 'session')} "
+            f"({counted(report.entries, 'entry', 'entries')}, "
             f"{report.resumed} resumed) under key id {report.new_key_id}; "
             f"{report.skipped} were already under it"
         )

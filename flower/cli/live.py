@@ -116,11 +116,9 @@ def totals(results: Iterable[Any], seconds: float) -> Totals:
 
 def format_totals(t: Totals) -> str:
     cost = "cost unknown" if t.cost_usd is None else f"${t.cost_usd:.4f}"
-    return f"{_count(t.runs, 'run')} · {_count(t.turns, 'turn')} · {cost} · {t.seconds:.1f} s"
+    from flower.cli.output import counted
 
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+    return f"{counted(t.runs, 'run')} · {counted(t.turns, 'turn')} · {cost} · {t.seconds:.1f} s"
 
 
 class Live:

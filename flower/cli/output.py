@@ -44,3 +44,8 @@ def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
 def is_tty(stream: Any) -> bool:
     isatty = getattr(stream, "isatty", None)
     return bool(isatty and isatty())
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``1 session``, ``2 sessions`` (``plural`` for the irregular: entry, entries)."""
+    return f"{n} {noun}" if n == 1 else f"{n} {plural or noun + 's'}"

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from flower.cli.output import compact_json, is_tty
+from flower.cli.output import compact_json, counted, is_tty
 from flower.core.records import Entry
 
 MAX_TEXT = 2000
@@ -122,12 +122,8 @@ def print_transcript(entries: Iterable[Entry], title: str) -> int:
             console.print(chunk, end="")
             chunk = Text()
     console.print(chunk, end="")
-    console.rule(_counted(count))
+    console.rule(counted(count, "entry", "entries"))
     return count
-
-
-def _counted(count: int) -> str:
-    return f"{count} entry" if count == 1 else f"{count} entries"
 
 
 def _indent(text: str) -> str:
@@ -143,5 +139,5 @@ def _print_plain(entries: Iterable[Entry], title: str) -> int:
         count += 1
         for _, label, text in entry_lines(entry):
             out.write(f"{label}: {_indent(text)}\n" if text else f"{label}\n")
-    out.write(f"== {_counted(count)} ==\n")
+    out.write(f"== {counted(count, 'entry', 'entries')} ==\n")
     return count

@@ -75,7 +75,7 @@ def scan(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """Report where secrets (API keys, tokens, private keys, URL passwords) appear."""
-    from flower.cli.output import print_json, print_table
+    from flower.cli.output import counted, print_json, print_table
     from flower.cli.sessions import _store, find_key
 
     with _store(ctx) as (store, where):
@@ -97,7 +97,7 @@ def scan(
             ],
         )
     else:
-        typer.echo(f"no secrets found in {len(keys)} sessions of {where}", err=True)
+        typer.echo(f"no secrets found in {counted(len(keys), 'session')} of {where}", err=True)
     if findings:
         raise typer.Exit(1)
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from flower.cli.context import get_settings, open_store, store_name
-from flower.cli.output import is_tty, print_json, print_table
+from flower.cli.output import counted, is_tty, print_json, print_table
 from flower.core.errors import FlowerError, InvalidEntryError, UnknownSessionError
 from flower.core.redact import redact_text
 
@@ -482,10 +482,11 @@ def _print_report(report: CopyReport, source: str, target: str, as_json: bool) -
         )
     else:
         typer.echo(
-            f"copied {report.sessions} sessions ({report.transcripts} transcripts) "
-            f"from {source} to {target}: {report.entries_read} entries read, "
+            f"copied {counted(report.sessions, 'session')} "
+            f"({counted(report.transcripts, 'transcript')}) from {source} to {target}: "
+            f"{counted(report.entries_read, 'entry', 'entries')} read, "
             f"{report.entries_written} written, {report.entries_present} already there, "
-            f"{len(report.conflicts)} conflicts"
+            f"{counted(len(report.conflicts), 'conflict')}"
         )
         for c in conflicts[:20]:
             where = c["session_id"] + (f"/{c['subpath']}" if c["subpath"] else "")

@@ -106,7 +106,7 @@ def test_conflicting_uuid_is_reported_and_not_overwritten(jsonfs_url: str, sqlit
         build_app(), ["sessions", "copy", "--from", jsonfs_url, "--to", sqlite_url]
     )
     assert result.exit_code == 1
-    assert "1 conflicts" in result.stdout
+    assert "1 conflict" in result.stdout
     assert f"already holds a different entry {source[1]['uuid']} (kept)" in result.stderr
     stored = load(sqlite_url, KEYS[0]) or []
     assert stored[1] == impostor
@@ -141,7 +141,7 @@ def test_text_output_and_password_masked(jsonfs_url: str, sqlite_url: str) -> No
         build_app(), ["sessions", "copy", "--from", jsonfs_url, "--to", sqlite_url]
     )
     assert result.exit_code == 0
-    assert result.stdout.startswith("copied 1 sessions (1 transcripts)")
+    assert result.stdout.startswith("copied 1 session (1 transcript)")
     bad = "postgresql+psycopg://u:topsecret@127.0.0.1:1/nodb"
     result = CliRunner().invoke(
         build_app(), ["sessions", "copy", "--from", jsonfs_url, "--to", bad]

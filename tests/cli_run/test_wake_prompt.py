@@ -58,7 +58,7 @@ def test_ctrl_c_leaves_enter_continues_text_is_the_next_sentence(
     child.expect_exact(WAKE_PROMPT)
     child.sendintr()
     finish(child)
-    assert child.exitstatus == 0
+    assert child.exitstatus == 130  # Ctrl-C's conventional exit
     assert (ws / "runs" / "lineage.json").read_bytes() == before  # left, nothing written
 
     child = spawn(used)
@@ -108,7 +108,7 @@ def test_fresh_directory_on_a_terminal_asks_what_to_do(flower: Flower, ws: Path)
     child.expect_exact(NEW_TASK_PROMPT)
     child.sendintr()
     finish(child)
-    assert child.exitstatus == 0 and list(ws.iterdir()) == []
+    assert child.exitstatus == 130 and list(ws.iterdir()) == []
 
 
 def test_ctrl_c_at_a_brief_question_then_the_clarifier_resumes(

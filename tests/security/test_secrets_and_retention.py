@@ -155,7 +155,7 @@ def test_scan_reports_location_never_the_secret(store_url: str) -> None:
     ]
     assert "aaaaaaaa" not in result.output and "S3cretPw" not in result.output
     clean = run("sessions", "scan", "clean")
-    assert clean.exit_code == 0 and "no secrets found in 1 sessions" in clean.output
+    assert clean.exit_code == 0 and "no secrets found in 1 session" in clean.output
 
 
 def _age(root: Path, session: str, days: float) -> None:
