@@ -87,6 +87,20 @@ def check_store(settings: Settings) -> Check:
     return Check("store", True, f"{shown} reachable, schema current", seconds)
 
 
+def check_run_dir(settings: Settings) -> Check:
+    """The workspace and the run directory can be written (or created), as a run needs."""
+    from pathlib import Path
+
+    from flower.cli.run import RunDirError, require_writable
+
+    try:
+        require_writable(Path.cwd(), "the workspace")
+        require_writable(settings.run_path, "the run directory")
+    except RunDirError as exc:
+        return Check("run dir", False, str(exc))
+    return Check("run dir", True, f"{settings.run_path} writable")
+
+
 def check_plugins() -> Check:
     """Every installed plugin loaded, and registered what it offered without a clash."""
     from flower.core.plugins import get_registry
@@ -133,6 +147,8 @@ def check_endpoint(settings: Settings) -> Check:
     except FlowerError as exc:
         return Check("endpoint", False, str(exc))
     strategy, timeout = settings.probe.strategy, settings.probe.timeout
+    if strategy == "none":
+        return Check("endpoint", True, f"{host}:{port} ({source}) not probed (strategy none)")
     reachable, seconds = _timed(lambda: prober.reachable(host, port, timeout))
     took = f"{seconds * 1000:.0f} ms"
     if reachable:
@@ -156,10 +172,12 @@ def run_checks(ctx: typer.Context) -> list[Check]:
     config, loaded = check_config(ctx)
     checks = [config, check_plugins()]
     if loaded is None:
+        checks.append(Check("run dir", False, "skipped: the configuration is invalid"))
         checks.append(Check("store", False, "skipped: the configuration is invalid"))
         checks.append(Check("pruning", False, "skipped: the configuration is invalid"))
         checks.append(Check("endpoint", False, "skipped: the configuration is invalid"))
     else:
+        checks.append(check_run_dir(loaded.settings))
         checks.append(check_store(loaded.settings))
         checks.append(check_pruning(loaded.settings))
         checks.append(check_endpoint(loaded.settings))

@@ -72,7 +72,7 @@ def _joined(words: list[str] | None) -> str | None:
 
 def require_api_key() -> None:
     """Refuse to start without credentials (the engine would fail on its first call)."""
-    if not any(os.environ.get(name) for name in KEY_VARIABLES):
+    if not any(os.environ.get(name, "").strip() for name in KEY_VARIABLES):
         from flower.runtime.engine import NO_API_KEY
 
         raise NoAPIKeyError(NO_API_KEY)
@@ -88,9 +88,12 @@ def require_writable(path: Path, what: str) -> None:
             f"{what} {str(path)!r} cannot be created: {str(probe)!r} is not a directory"
         )
     if not os.access(probe, os.W_OK | os.X_OK):
-        raise RunDirError(
-            f"{what} {str(path)!r} is not writable (no write permission on {str(probe)!r})"
+        why = (
+            f"{str(probe)!r} is on a read-only filesystem"
+            if os.statvfs(probe).f_flag & os.ST_RDONLY
+            else f"no write permission on {str(probe)!r}"
         )
+        raise RunDirError(f"{what} {str(path)!r} is not writable ({why})")
 
 
 def _settings(ctx: typer.Context, run_dir: str | None, model: str | None) -> Settings:

@@ -109,6 +109,12 @@ def test_no_api_key_is_a_clear_message_and_writes_nothing(
     assert done.stdout == "" and list(ws.iterdir()) == []
 
 
+def test_a_blank_key_is_no_key(flower: Flower, ws: Path) -> None:
+    done = flower(REQUEST, env=without_key(flower.env) | {"ANTHROPIC_API_KEY": "  "})
+    assert done.returncode == 1 and "ANTHROPIC_API_KEY" in done.stderr
+    assert list(ws.iterdir()) == []
+
+
 def test_auth_token_counts_as_a_key(flower: Flower, ws: Path) -> None:
     env = without_key(flower.env) | {"ANTHROPIC_AUTH_TOKEN": "t"}
     done = flower(env=env)  # gets past the key check to the fresh-directory message

@@ -48,14 +48,15 @@ def test_all_checks_pass(
     lines = output.splitlines()
     assert lines[0].startswith("ok    config") and str(in_tmp / "pyproject.toml") in lines[0]
     assert re.fullmatch(r"ok    plugins   \d+ loaded", lines[1])
-    assert lines[2].startswith("ok    store") and "schema current" in lines[2]
-    assert lines[3] == (
+    assert lines[2] == "ok    run dir   runs writable"
+    assert lines[3].startswith("ok    store") and "schema current" in lines[3]
+    assert lines[4] == (
         "ok    pruning   synthetic-errors -> denials -> interrupted -> ephemeral -> trim"
     )
-    assert lines[4].startswith("ok    endpoint")
-    assert f"127.0.0.1:{server.port} (ANTHROPIC_BASE_URL) reachable by tcp probe in" in lines[4]
-    assert lines[5] == "ok    api key   ANTHROPIC_API_KEY set"
-    assert lines[6] == "all checks ok"
+    assert lines[5].startswith("ok    endpoint")
+    assert f"127.0.0.1:{server.port} (ANTHROPIC_BASE_URL) reachable by tcp probe in" in lines[5]
+    assert lines[6] == "ok    api key   ANTHROPIC_API_KEY set"
+    assert lines[7] == "all checks ok"
     assert SECRET not in output
 
 
@@ -69,7 +70,7 @@ def test_unreachable_endpoint_and_missing_key_fail(
     assert f"fail  endpoint  127.0.0.1:{closed_port} (ANTHROPIC_BASE_URL) unreachable" in output
     assert "(timeout 0.5 s)" in output
     assert "fail  api key" in output and "ANTHROPIC_API_KEY" in output
-    assert output.splitlines()[-1] == "2 of 6 checks failed"
+    assert output.splitlines()[-1] == "2 of 7 checks failed"
     assert not (in_tmp / "runs").exists()  # doctor leaves no files behind
 
 
@@ -136,7 +137,15 @@ def test_json_output(
     report = json.loads(output)
     assert report["ok"] is False
     by_name = {c["name"]: c for c in report["checks"]}
-    assert set(by_name) == {"config", "plugins", "store", "pruning", "endpoint", "api key"}
+    assert set(by_name) == {
+        "config",
+        "plugins",
+        "run dir",
+        "store",
+        "pruning",
+        "endpoint",
+        "api key",
+    }
     assert by_name["plugins"]["ok"], by_name["plugins"]
     assert by_name["endpoint"]["ok"] is True  # a 503 is still an answer
     assert "reachable by http probe" in by_name["endpoint"]["detail"]
@@ -155,3 +164,19 @@ def test_a_misspelt_pruning_policy_fails_the_pruning_check(
     line = next(line for line in output.splitlines() if line.startswith("fail  pruning"))
     assert f"{in_tmp / 'pyproject.toml'}: [tool.flower.pruning] policies" in line
     assert "(did you mean 'ephemeral'?)" in line
+
+
+def test_a_run_dir_that_cannot_be_made_and_an_unprobed_endpoint_are_said_as_they_are(
+    in_tmp: Path, clean_env: pytest.MonkeyPatch
+) -> None:
+    (in_tmp / "runs").write_text("a file where the run directory goes")
+    clean_env.setenv("FLOWER_PROBE_STRATEGY", "none")
+    clean_env.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:1")
+    code, output = _doctor("--json")
+    assert code == 1
+    by_name = {c["name"]: c for c in json.loads(output)["checks"]}
+    assert not by_name["run dir"]["ok"]
+    assert "'runs' is not a directory" in by_name["run dir"]["detail"]
+    assert by_name["endpoint"]["detail"] == (
+        "127.0.0.1:1 (ANTHROPIC_BASE_URL) not probed (strategy none)"
+    )
