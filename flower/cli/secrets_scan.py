@@ -78,7 +78,7 @@ def scan(
     from flower.cli.output import counted, print_json, print_table
     from flower.cli.sessions import _store, find_key
 
-    with _store(ctx) as (store, where):
+    with _store(ctx, read_only=True) as (store, where):
         keys = [find_key(store, session_id, where)] if session_id else list(_all_sessions(store))
         findings = [f for key in keys for f in scan_session(store, key)]
     if as_json:

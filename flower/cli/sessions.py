@@ -363,10 +363,13 @@ def import_(
             raise UsageFlowerError(
                 "--claude-code takes the keys from the folders: no --project/--session"
             )
-        from flower.cli.claude_import import run_claude_import
+        from flower.cli.claude_import import default_dir, run_claude_import
 
+        folder = (file or default_dir()).expanduser()
+        if not folder.is_dir():  # said before the target store is opened (and created)
+            raise FlowerError(f"no Claude Code projects folder at {folder.resolve()}")
         with _store(ctx, to) as (store, where):
-            run_claude_import(file, store, where, _progress_bar)
+            run_claude_import(folder, store, where, _progress_bar)
         return
     if file is not None and file.name.endswith(".jsonl.gz"):
         from flower.cli.retention import import_archive
@@ -402,7 +405,7 @@ def remove(
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
 ) -> None:
     """Delete a session and its subagent transcripts."""
-    with _store(ctx) as (store, where):
+    with _store(ctx, read_only=True) as (store, where):
         key = find_key(store, session_id, where)
         if not yes:
             if not is_tty(sys.stdin):

@@ -302,7 +302,17 @@ def test_reading_commands_create_no_store_file(in_tmp: Path) -> None:
     assert runner.invoke(app, ["prune", "nope"]).exit_code == 1
     stats = runner.invoke(app, ["sessions", "stats"])
     assert stats.stdout.startswith("0 sessions in sqlite:///runs/sessions.db")
-    assert not (in_tmp / "runs").exists()
+    # nor do dry runs, scans, or commands that fail on a store with nothing in it
+    for argv, code in (
+        (["sessions", "scan"], 0),
+        (["sessions", "gc", "--older-than", "1d", "--dry-run"], 0),
+        (["sessions", "archive", "-o", "a.jsonl.gz", "--older-than", "1d", "--dry-run"], 0),
+        (["sessions", "rm", "nope", "--yes"], 1),
+        (["sessions", "import", "--claude-code", str(in_tmp / "nowhere")], 1),
+    ):
+        done = runner.invoke(app, argv)
+        assert done.exit_code == code, (argv, done.output)
+    assert list(in_tmp.iterdir()) == []
 
 
 def test_a_loose_file_mode_is_one_warning_line(in_tmp: Path) -> None:
