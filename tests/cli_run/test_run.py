@@ -161,3 +161,20 @@ def test_unknown_flag_or_subcommand_is_exit_2_with_a_suggestion(
     assert done.returncode == 2
     assert hint in done.stderr
     assert list(ws.iterdir()) == []
+
+
+def test_output_piped_into_a_reader_that_stops_does_not_stop_the_work(
+    flower: Flower, ws: Path
+) -> None:
+    child = flower.spawn("--yes", REQUEST)
+    assert child.stdout is not None and child.stderr is not None
+    child.stdout.readline()  # `| head -1`: one line, then the reader is gone
+    child.stdout.close()
+    stderr = child.stderr.read()
+    assert child.wait(90) == 0, stderr
+    assert "BrokenPipe" not in stderr and "Traceback" not in stderr
+    assert "on_event failed" not in stderr
+    records = [
+        json.loads(line) for line in (ws / "runs" / "manifest.json").read_text().splitlines()
+    ]
+    assert [r["step"] for r in records] == ["确认需求", "设定目标", "干活", "干活·判定#1"]
