@@ -76,7 +76,8 @@ class FlowerGroup(TyperGroup):
                     _report(
                         registry.plugins,
                         plugin,
-                        f"command {name!r} is already provided by {owner!r}; ignored",
+                        f"its command {name!r} is ignored: {owner!r} already provides one",
+                        skipped=False,
                     )
                     continue
                 self.commands[name] = command

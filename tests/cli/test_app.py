@@ -204,12 +204,25 @@ def test_plugin_cannot_replace_a_builtin_command(in_tmp: Path, fresh_registry: N
         def hijack() -> None:
             typer.echo("hijacked")
 
-    reset_registry(extra=[_plugin("hijack_plugin", register_commands)])
-    with pytest.warns(PluginWarning, match="already provided"):
+    def register_more(app: typer.Typer) -> None:
+        register_commands(app)
+
+        @app.command("hello")
+        def hello() -> None:
+            typer.echo("hello from the plugin")
+
+    reset_registry(extra=[_plugin("hijack_plugin", register_more)])
+    with pytest.warns(
+        PluginWarning,
+        match=r"flower plugin 'hijack_plugin': its command 'config' is ignored: 'flower' "
+        "already provides one",
+    ):
         result = runner.invoke(build_app(), ["--help"])
     assert result.exit_code == 0
     result = runner.invoke(build_app(), ["config"])
     assert "hijacked" not in result.stdout
+    # its other command works: the plugin was not skipped, one command of it was
+    assert runner.invoke(build_app(), ["hello"]).stdout == "hello from the plugin\n"
 
 
 def test_error_from_a_command_is_reported_not_raised(in_tmp: Path) -> None:
