@@ -266,6 +266,10 @@ def archive(
     """
     from flower.cli.sessions import _store
 
+    if not output.name.endswith(".jsonl.gz"):
+        raise RetentionUsageError(
+            f"{output}: an archive is gzip-compressed JSON lines; name it *.jsonl.gz"
+        )
     if output.exists():
         raise RetentionUsageError(f"{output} exists; pick a new file (archives never overwrite)")
     with _store(ctx, read_only=True) as (store, where):

@@ -57,6 +57,14 @@ def _store(
         store.close()
 
 
+def _is_gzip(path: Path) -> bool:
+    try:
+        with path.open("rb") as handle:
+            return handle.read(2) == b"\x1f\x8b"
+    except OSError:  # unreadable or missing: the plain import says why
+        return False
+
+
 def find_key(store: SessionStoreBase, session_id: str, where: str) -> SessionKey:
     """The main key of ``session_id`` in any project of ``store``."""
     from flower.core.keys import project_key
@@ -371,7 +379,7 @@ def import_(
         with _store(ctx, to) as (store, where):
             run_claude_import(folder, store, where, _progress_bar)
         return
-    if file is not None and file.name.endswith(".jsonl.gz"):
+    if file is not None and _is_gzip(file):  # an archive, whatever its name
         from flower.cli.retention import import_archive
 
         with _store(ctx, to) as (store, where):

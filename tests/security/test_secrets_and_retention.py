@@ -218,8 +218,11 @@ def test_archive_exports_then_deletes_and_import_restores(store_url: str, in_tmp
     assert sorted(p.stem for p in root.rglob("*.jsonl")) == ["new"]
     again = run("sessions", "archive", "-o", str(out), "--yes")
     assert again.exit_code == 2 and "exists" in again.output
+    misnamed = run("sessions", "archive", "-o", str(in_tmp / "old.txt"), "--yes")
+    assert misnamed.exit_code == 2 and "name it *.jsonl.gz" in misnamed.output
 
-    restored = run("sessions", "import", str(out))
+    renamed = out.rename(in_tmp / "old-archive.bin")  # an archive is known by its content
+    restored = run("sessions", "import", str(renamed))
     assert restored.exit_code == 0, restored.output
     with open_session_store(store_url, settings=Settings()) as store:
         assert store.load(SessionKey("-p", "old")) == [
