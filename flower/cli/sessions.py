@@ -65,21 +65,70 @@ def _is_gzip(path: Path) -> bool:
         return False
 
 
-def find_key(store: SessionStoreBase, session_id: str, where: str) -> SessionKey:
-    """The main key of ``session_id`` in any project of ``store``."""
+ProjectOption = Annotated[
+    str | None,
+    typer.Option(
+        "--project", metavar="KEY", help="The session's project key, when its id is in several."
+    ),
+]
+
+
+def find_key(
+    store: SessionStoreBase,
+    session_id: str,
+    where: str,
+    project: str | None = None,
+    *,
+    only_one: bool = False,
+) -> SessionKey:
+    """The main key of ``session_id`` in ``project``, else in any project of ``store``
+    (the newest). The same id in several projects is said on stderr; with ``only_one``
+    (a command that deletes) it is an error asking for ``--project``."""
     from flower.core.keys import project_key
     from flower.core.records import SessionKey, check_name
 
     check_name("session id", session_id)
+    if project is not None:
+        key = SessionKey(check_name("project key", project), session_id)
+        if not store.exists(key):
+            raise UnknownSessionError(f"no session {session_id} in project {project} of {where}")
+        return key
     try:
-        key = store.find_session(session_id)
+        found = store.find_session(session_id)
     except NotImplementedError:
         # A store that cannot list its projects: look in this workspace's project.
         candidate = SessionKey(project_key(Path.cwd()), session_id)
-        key = candidate if store.exists(candidate) else None
-    if key is None:
+        found = candidate if store.exists(candidate) else None
+    if found is None:
         raise UnknownSessionError(f"no session {session_id} in {where}")
-    return key
+    others = _other_projects(store, found)
+    if others:
+        projects = ", ".join([found.project_key, *others])
+        if only_one:
+            raise UsageFlowerError(
+                f"session {session_id} is in {len(others) + 1} projects of {where} ({projects}): "
+                "pick one with --project"
+            )
+        typer.echo(
+            f"flower: note: session {session_id} is also in project {', '.join(others)}; "
+            f"this is the newest, in {found.project_key} (--project picks another)",
+            err=True,
+        )
+    return found
+
+
+def _other_projects(store: SessionStoreBase, found: SessionKey) -> list[str]:
+    from flower.core.records import SessionKey
+
+    try:
+        projects = store.list_projects()
+    except NotImplementedError:
+        return []
+    return [
+        project
+        for project in projects
+        if project != found.project_key and store.exists(SessionKey(project, found.session_id))
+    ]
 
 
 def _iso(mtime_ms: int) -> str:
@@ -141,6 +190,7 @@ def _pruned_entries(ctx: typer.Context, store: SessionStoreBase, key: SessionKey
 def show(
     ctx: typer.Context,
     session_id: Annotated[str, typer.Argument(metavar="ID", help="Session id.")],
+    project: ProjectOption = None,
     raw: Annotated[bool, typer.Option("--raw", help="The stored entries as JSON lines.")] = False,
     pruned: Annotated[
         bool, typer.Option("--pruned", help="What the model sees: through the pruning policies.")
@@ -169,7 +219,9 @@ def show(
     """Show a session: a readable view of messages, tool calls and results."""
     if stats:
         others = (raw, follow, since is not None)
-        _show_pruning_stats(ctx, session_id, pruned=pruned, as_json=as_json, others=others)
+        _show_pruning_stats(
+            ctx, session_id, project=project, pruned=pruned, as_json=as_json, others=others
+        )
         return
     if raw and as_json:
         raise UsageFlowerError("--raw and --json do not go together: pick one")
@@ -180,7 +232,7 @@ def show(
 
     cutoff = session_view.parse_since(since) if since is not None else None
     with _store(ctx, read_only=True) as (store, where):
-        key = find_key(store, session_id, where)
+        key = find_key(store, session_id, where, project)
         if follow:
             printer = session_view.EntryPrinter(raw)
             session_view.follow(store, key, printer, cutoff=cutoff, interval=interval)
@@ -235,14 +287,20 @@ def _note_unsent(view: list[Entry]) -> None:
 
 
 def _show_pruning_stats(
-    ctx: typer.Context, session_id: str, *, pruned: bool, as_json: bool, others: tuple[bool, ...]
+    ctx: typer.Context,
+    session_id: str,
+    *,
+    project: str | None,
+    pruned: bool,
+    as_json: bool,
+    others: tuple[bool, ...],
 ) -> None:
     """``sessions show ID --pruned --stats``: the report ``flower prune ID`` prints."""
     if not pruned or any(others):
         raise UsageFlowerError("--stats goes with --pruned (and --json), nothing else")
     from flower_plugins.prune_command import prune_report, render_report
 
-    report = prune_report(session_id, settings=get_settings(ctx))
+    report = prune_report(session_id, project=project, settings=get_settings(ctx))
     if as_json:
         print_json(report)
     else:
@@ -253,6 +311,7 @@ def _show_pruning_stats(
 def export(
     ctx: typer.Context,
     session_id: Annotated[str, typer.Argument(metavar="ID", help="Session id.")],
+    project: ProjectOption = None,
     output: Annotated[
         Path | None,
         typer.Option("-o", "--output", metavar="FILE", help="Write here instead of stdout."),
@@ -263,7 +322,7 @@ def export(
     from flower.core.fileperms import replaced_atomically
 
     with _store(ctx, read_only=True) as (store, where):
-        key = find_key(store, session_id, where)
+        key = find_key(store, session_id, where, project)
         if output is None:
             out = sys.stdout.buffer
             for entry in store.iter_entries(key):
@@ -410,11 +469,12 @@ def import_(
 def remove(
     ctx: typer.Context,
     session_id: Annotated[str, typer.Argument(metavar="ID", help="Session id.")],
+    project: ProjectOption = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
 ) -> None:
     """Delete a session and its subagent transcripts."""
     with _store(ctx, read_only=True) as (store, where):
-        key = find_key(store, session_id, where)
+        key = find_key(store, session_id, where, project, only_one=True)
         if not yes:
             if not is_tty(sys.stdin):
                 raise UsageFlowerError(f"not deleting {session_id} without --yes (no terminal)")

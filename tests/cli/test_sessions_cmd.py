@@ -211,3 +211,24 @@ def test_cli_uses_the_configured_store(in_tmp: Path) -> None:
     done = run_flower("sessions", "list", "--json", cwd=in_tmp)
     assert done.returncode == 0, done.stderr
     assert [r["session_id"] for r in json.loads(done.stdout)] == ["cfg"]
+
+
+def test_an_id_in_two_projects_is_said_and_rm_asks_which(
+    cli: Cli, seeded: dict[str, SessionKey], store_url: str
+) -> None:
+    twin = SessionKey("-work-other", seeded["s1"].session_id)
+    with open_session_store(store_url) as store:
+        store.append(twin, transcript(twin.session_id, "/work/other", prefix="o"))
+    shown = cli("sessions", "show", "s1", "--json")
+    assert shown.exit_code == 0
+    picked = json.loads(shown.stdout)["project_key"]
+    other = ({"-work-other", seeded["s1"].project_key} - {picked}).pop()
+    assert f"flower: note: session s1 is also in project {other}" in shown.stderr
+    chosen = cli("sessions", "show", "s1", "--json", "--project", other)
+    assert json.loads(chosen.stdout)["project_key"] == other and "note" not in chosen.stderr
+    removed = cli("sessions", "rm", "s1", "--yes")
+    assert removed.exit_code == 2 and "is in 2 projects" in removed.stderr
+    assert "pick one with --project" in removed.stderr
+    assert load(store_url, twin) is not None and load(store_url, seeded["s1"]) is not None
+    assert cli("sessions", "rm", "s1", "--yes", "--project", "-work-other").exit_code == 0
+    assert load(store_url, twin) is None and load(store_url, seeded["s1"]) is not None
