@@ -131,6 +131,14 @@ def _log_warnings_as_lines() -> None:
     lines = WarningLines(logging.WARNING)
     for name in ("flower", "flower_plugins"):
         logging.getLogger(name).addHandler(lines)
+    logging.getLogger("asyncio").addFilter(_child_watcher_noise)
+
+
+def _child_watcher_noise(record: Any) -> bool:
+    """Drop asyncio's complaints about a tool's child process reaped while the loop
+    shuts down after Ctrl-C (the child is killed either way: nothing to act on)."""
+    text = str(record.msg)
+    return not ("that handles pid" in text or text.startswith("Unknown child process pid"))
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -364,3 +364,18 @@ def test_a_transcript_view_counts_its_entries_in_words(capsys) -> None:  # type:
     assert capsys.readouterr().out.endswith("== 1 entry ==\n")
     _print_plain([user, {**user, "uuid": "v"}], "two")
     assert capsys.readouterr().out.endswith("== 2 entries ==\n")
+
+
+def test_asyncio_child_watcher_noise_after_ctrl_c_is_dropped() -> None:
+    import logging
+
+    from flower.cli.main import _child_watcher_noise
+
+    def record(msg: str, *args: object) -> logging.LogRecord:
+        return logging.LogRecord("asyncio", logging.WARNING, __file__, 1, msg, args, None)
+
+    assert not _child_watcher_noise(record("Loop %r that handles pid %r is closed", "l", 5))
+    assert not _child_watcher_noise(
+        record("Unknown child process pid %d, will report returncode 255", 7)
+    )
+    assert _child_watcher_noise(record("Task was destroyed but it is pending!"))
