@@ -87,6 +87,10 @@ def find_key(
     from flower.core.keys import project_key
     from flower.core.records import SessionKey, check_name
 
+    if not session_id.strip() or not session_id.isprintable():
+        raise UsageFlowerError(
+            f"session id {session_id!r}: give a session's id, one line (flower sessions list)"
+        )
     check_name("session id", session_id)
     if project is not None:
         key = SessionKey(check_name("project key", project), session_id)

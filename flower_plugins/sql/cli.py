@@ -101,6 +101,9 @@ def build_db_app() -> typer.Typer:
             }
             typer.echo(json.dumps(report))
         else:
-            typer.echo(f"{shown}: {state.current or 'empty'} ({state.status}; head {state.head})")
+            if state.current is None:
+                typer.echo(f"{shown}: empty, no schema yet (head {state.head})")
+            else:
+                typer.echo(f"{shown}: {state.current} ({state.status}; head {state.head})")
 
     return app

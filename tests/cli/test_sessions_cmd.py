@@ -232,3 +232,12 @@ def test_an_id_in_two_projects_is_said_and_rm_asks_which(
     assert load(store_url, twin) is not None and load(store_url, seeded["s1"]) is not None
     assert cli("sessions", "rm", "s1", "--yes", "--project", "-work-other").exit_code == 0
     assert load(store_url, twin) is None and load(store_url, seeded["s1"]) is not None
+
+
+@pytest.mark.parametrize("bad", ["", "  ", "a\nb"])
+def test_a_blank_or_multi_line_id_is_a_usage_error(cli: Cli, bad: str) -> None:
+    for argv in (["show", bad], ["export", bad], ["rm", bad, "--yes"]):
+        done = cli("sessions", *argv)
+        assert done.exit_code == 2, (argv, done.output)
+        assert "give a session's id, one line" in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1
