@@ -520,8 +520,13 @@ def describe_state(state: dict[str, Any], workspace: Path, settings: Settings) -
     if checks.get("store"):
         lines.append("next        `flower` stops until the session store can be read")
     elif ours["waking"]:
+        # a confirmed brief and a goals file are kept as they are: those steps are skipped
+        done = {names.clarify_step} if checks["brief"] else set()
+        if checks["goals"]:
+            done.add(names.goals_step)
+        resumed = [step for step in ours["steps"] if step not in done] or list(ours["steps"])
         lines.append(
-            f"next        `flower` resumes {', '.join(ours['steps'])} (wake {state['woke'] + 1})"
+            f"next        `flower` resumes {', '.join(resumed)} (wake {state['woke'] + 1})"
         )
     elif checks["brief"]:
         lines.append("next        `flower` goes on from the confirmed brief in new sessions")

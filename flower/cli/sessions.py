@@ -211,8 +211,11 @@ def show(
         ),
     ] = None,
     interval: Annotated[
-        float, typer.Option("--interval", min=0.05, metavar="SECONDS", help="--follow poll period.")
-    ] = 1.0,
+        float | None,
+        typer.Option(
+            "--interval", min=0.05, metavar="SECONDS", help="--follow poll period (default 1)."
+        ),
+    ] = None,
     stats: Annotated[
         bool,
         typer.Option(
@@ -231,6 +234,8 @@ def show(
         raise UsageFlowerError("--raw and --json do not go together: pick one")
     if follow and (pruned or as_json):
         raise UsageFlowerError("--follow shows stored entries as they come: no --pruned or --json")
+    if interval is not None and not follow:
+        raise UsageFlowerError("--interval is how often --follow polls: it needs --follow")
     from flower.cli import session_view
     from flower.core.entries import encode_entry
 
@@ -239,7 +244,7 @@ def show(
         key = find_key(store, session_id, where, project)
         if follow:
             printer = session_view.EntryPrinter(raw)
-            session_view.follow(store, key, printer, cutoff=cutoff, interval=interval)
+            session_view.follow(store, key, printer, cutoff=cutoff, interval=interval or 1.0)
             return
         entries: Iterator[Entry] | list[Entry]
         entries = _pruned_entries(ctx, store, key) if pruned else store.iter_entries(key)

@@ -241,3 +241,8 @@ def test_a_blank_or_multi_line_id_is_a_usage_error(cli: Cli, bad: str) -> None:
         assert done.exit_code == 2, (argv, done.output)
         assert "give a session's id, one line" in done.stderr
         assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_interval_without_follow_is_a_usage_error(cli: Cli, seeded: dict[str, SessionKey]) -> None:
+    done = cli("sessions", "show", "s1", "--interval", "2")
+    assert done.exit_code == 2 and "it needs --follow" in done.stderr

@@ -41,7 +41,7 @@ def test_first_run_json_on_stdout_banner_and_headers_on_stderr(flower: Flower, w
     assert state["checks"]["brief"] is True and state["checks"]["goals"] == 3
     words = flower("status").stdout
     assert "brief       需求.md confirmed" in words
-    assert "next        `flower` resumes 确认需求, 设定目标, 干活 (wake 2)" in words
+    assert "next        `flower` resumes 干活 (wake 2)" in words  # brief and goals are kept
 
 
 PASS = "1. 达成\n2. 达成\n3. 达成"
