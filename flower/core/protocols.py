@@ -52,6 +52,11 @@ class SessionStoreBase:
     def delete(self, key: SessionKey) -> None:
         raise NotImplementedError
 
+    def set_modified(self, key: SessionKey, mtime_ms: int) -> None:
+        """Set the modification time ``list_sessions`` reports for the main transcript
+        of ``key`` (a copy keeps a session's age with it, for ``gc --older-than``)."""
+        raise NotImplementedError
+
     def list_subkeys(self, key: SessionKey) -> list[str]:
         raise NotImplementedError
 

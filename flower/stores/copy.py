@@ -10,6 +10,7 @@ by content so they are not doubled either.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -175,15 +176,52 @@ def copy_sessions(
     if isinstance(target, EncryptedSessionStore):
         # It keeps its own key-check record; a raw view of an encrypted source lists one.
         keys = [k for k in keys if k.project_key != CHECK_KEY.project_key]
+    ages = _Ages(source, target)
     for main in keys:
+        before = ages.target(main)
         for key in (main, *_subkeys(source, main)):
             copy_transcript(source, target, key, report, batch_size=batch_size, progress=progress)
+        ages.keep(main, before)
         report.sessions += 1
         if progress is not None:
             progress(report)
     if verify:
         report.mismatches = verify_sessions(source, target, keys)
     return report
+
+
+class _Ages:
+    """Modification times, so a copied session keeps its age (``gc --older-than`` and
+    ``archive`` select by it): the target gets the newer of its own and the source's."""
+
+    def __init__(self, source: SessionStoreBase, target: SessionStoreBase) -> None:
+        self.source = source
+        self.target_store = target
+        self._listed: dict[tuple[int, str], dict[str, int]] = {}
+
+    def _mtimes(self, store: SessionStoreBase, project: str) -> dict[str, int]:
+        cached = self._listed.get((id(store), project))
+        if cached is None:
+            try:
+                infos = store.list_sessions(project)
+            except NotImplementedError:
+                infos = []
+            cached = self._listed[(id(store), project)] = {
+                info.session_id: info.mtime_ms for info in infos
+            }
+        return cached
+
+    def target(self, key: SessionKey) -> int | None:
+        """The target's time for ``key`` before the copy (None: it had no such session)."""
+        return self._mtimes(self.target_store, key.project_key).get(key.session_id)
+
+    def keep(self, key: SessionKey, before: int | None) -> None:
+        age = self._mtimes(self.source, key.project_key).get(key.session_id)
+        if age is None:
+            return
+        # a target that cannot date its sessions keeps its own times
+        with contextlib.suppress(NotImplementedError):
+            self.target_store.set_modified(key, max(age, before or 0))
 
 
 def _compare(

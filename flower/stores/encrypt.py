@@ -319,6 +319,9 @@ class EncryptedSessionStore(SessionStoreBase):
         self._ready(write=True)
         self.inner.delete(key)
 
+    def set_modified(self, key: SessionKey, mtime_ms: int) -> None:
+        self.inner.set_modified(key, mtime_ms)  # a time, kept in the clear like the listing
+
     # -- reading -------------------------------------------------------------------
 
     def problems(self, key: SessionKey) -> list[DecryptProblem]:

@@ -679,6 +679,9 @@ class PruningSessionStore(SessionStoreBase):
     def delete(self, key: SessionKey) -> None:
         self.inner.delete(key)
 
+    def set_modified(self, key: SessionKey, mtime_ms: int) -> None:
+        self.inner.set_modified(key, mtime_ms)
+
     def list_subkeys(self, key: SessionKey) -> list[str]:
         return self.inner.list_subkeys(key)
 

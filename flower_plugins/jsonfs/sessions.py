@@ -10,10 +10,12 @@ a tab, so readers can tell an append a crash cut short and count none of it.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import logging
 import os
 import shutil
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -349,6 +351,11 @@ class JsonfsSessionStore(SessionStoreBase):
         return None
 
     # -- deleting ----------------------------------------------------------------
+
+    def set_modified(self, key: SessionKey, mtime_ms: int) -> None:
+        path = self._path(key.main)
+        with contextlib.suppress(FileNotFoundError):  # nothing stored: nothing to date
+            os.utime(path, ns=(time.time_ns(), int(mtime_ms) * 1_000_000))
 
     def delete(self, key: SessionKey) -> None:
         path = self._path(key)

@@ -204,6 +204,15 @@ class SqlSessionStore(SessionStoreBase):
             if same_session and (key.subpath is None or cached.subpath == key.subpath):
                 del self._pks[cached]
 
+    def set_modified(self, key: SessionKey, mtime_ms: int) -> None:
+        where = [
+            sessions.c.project_key == key.project_key,
+            sessions.c.session_id == key.session_id,
+            sessions.c.subpath == MAIN_SUBPATH,
+        ]
+        update = sa.update(sessions).where(*where).values(mtime_ms=int(mtime_ms))
+        self._db.write(lambda conn: conn.execute(update))
+
     # -- reading -----------------------------------------------------------------
 
     def _pk(self, conn: Connection, key: SessionKey) -> int | None:

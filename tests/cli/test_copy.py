@@ -243,3 +243,34 @@ def test_progress_bar_on_a_terminal(jsonfs_url: str, sqlite_url: str, in_tmp: Pa
     assert child.exitstatus == 0, child.before
     assert "copied 3 sessions (3 transcripts)" in child.before
     assert load(sqlite_url, KEYS[2]) == load(jsonfs_url, KEYS[2])
+
+
+@pytest.mark.parametrize("direction", ["jsonfs->sqlite", "sqlite->jsonfs"])
+def test_a_copied_session_keeps_its_age(
+    jsonfs_url: str, sqlite_url: str, direction: str, in_tmp: Path
+) -> None:
+    import time
+
+    source, target = (
+        (jsonfs_url, sqlite_url)
+        if direction == "jsonfs->sqlite"
+        else (
+            sqlite_url,
+            jsonfs_url,
+        )
+    )
+    seed(source, KEYS)
+    month_ago = int(time.time() * 1000) - 30 * 86_400_000
+    with open_session_store(source) as store:
+        store.set_modified(KEYS[0], month_ago)
+    code, _, err = copy("--from", source, "--to", target)
+    assert code == 0, err
+    with open_session_store(target) as store:
+        ages = {info.session_id: info.mtime_ms for info in store.list_sessions("-p-one")}
+    assert abs(ages["c1"] - month_ago) <= 1000  # as old as in the source
+    assert ages["c2"] > month_ago + 86_400_000
+    done = CliRunner().invoke(
+        build_app(),
+        ["--sessions-url", target, "sessions", "gc", "--older-than", "7d", "--dry-run"],
+    )
+    assert done.exit_code == 0 and "c1" in done.stdout and "c2" not in done.stdout

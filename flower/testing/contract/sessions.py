@@ -174,6 +174,21 @@ def list_sessions_mtime_ms(ctx: Ctx) -> None:
         )
 
 
+def set_modified_dates_the_listing(ctx: Ctx) -> None:
+    store = ctx.store()
+    store.append(KEY, entries(0, 1))
+    store.append(KEY.child("subagents/agent-a"), entries(1, 1))
+    day_ago = int(time.time() * 1000) - 86_400_000
+    store.set_modified(KEY.child("subagents/agent-a"), day_ago)  # dates the main transcript
+    (info,) = store.list_sessions(PROJECT)
+    # filesystems keep coarser times than milliseconds: a second either way is the same date
+    if abs(info.mtime_ms - day_ago) > 1000:
+        raise AssertionError(f"mtime_ms {info.mtime_ms} after set_modified({day_ago})")
+    expect_equal(store.load(KEY), entries(0, 1), "entries after set_modified")
+    store.set_modified(OTHER_KEY, day_ago)  # nothing stored there: no error, nothing made
+    expect_equal(store.load(OTHER_KEY), None, "a session set_modified did not create")
+
+
 def list_sessions_excludes_subpaths(ctx: Ctx) -> None:
     store = ctx.store()
     store.append(KEY, entries(0, 1))
@@ -568,6 +583,11 @@ SESSION_CASES: list[Case[SessionStoreBase]] = [
     Case("project_isolation", "one session id in two projects is two sessions", project_isolation),
     Case("list_sessions_scoping", "list_sessions lists one project only", list_sessions_scoping),
     Case("list_sessions_mtime_ms", "mtime is int epoch milliseconds", list_sessions_mtime_ms),
+    Case(
+        "set_modified_dates_the_listing",
+        "set_modified sets what list_sessions reports",
+        set_modified_dates_the_listing,
+    ),
     Case(
         "list_sessions_excludes_subpaths",
         "list_sessions lists main transcripts only",
