@@ -387,6 +387,10 @@ class Runtime:
         else:
             pruned = self.view.load(key) or []
         messages = to_messages(active_chain(pruned))
+        if _waits_with(messages, text):
+            # the same words already wait for a reply (a run cut before it came): send
+            # them again as they are rather than twice in one turn
+            return messages
         session.writer.user_prompt(text)
         from flower.runtime.loop import push
 
@@ -410,6 +414,19 @@ def _check_options(resume: str | None, context_limit: int | None, relay_from: st
             "relay_from marks the first entry of a new session; it cannot be used with "
             f"resume={resume!r}"
         )
+
+
+def _waits_with(messages: list[dict[str, Any]], text: str) -> bool:
+    """Whether the conversation ends with a user turn that already says ``text``."""
+    if not messages or messages[-1].get("role") != "user":
+        return False
+    content = messages[-1].get("content")
+    if isinstance(content, str):
+        return content == text
+    return any(
+        isinstance(block, dict) and block.get("type") == "text" and block.get("text") == text
+        for block in content or ()
+    )
 
 
 def _last_uuid(entries: list[dict[str, Any]]) -> str | None:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from runtime_helpers import fast_resilience
 
 from flower.core.errors import UnknownSessionError
 from flower.core.records import SessionKey
@@ -194,6 +195,24 @@ def test_529_mid_stream_then_success_resumes_and_hides_the_error(
         check_conversation(request.messages)
         assert not any("API Error" in t for t in request.texts())
         assert request.texts()[-1] == resume_prompt
+
+
+def test_words_still_waiting_for_a_reply_are_not_said_twice_on_resume(
+    make_runtime: MakeRuntime, fake_api: FakeMessagesAPI
+) -> None:
+    fake_api.add(overloaded(), text("done"))
+    rt = make_runtime(resilience=fast_resilience(fake_api.base_url, max_attempts=1))
+    failed = run(rt.run(READER, "THE TASK"))
+    assert not failed.ok and failed.session_id  # stored, never answered
+    result = run(rt.run(READER, "THE TASK", resume=failed.session_id))
+    assert result.ok and result.text == "done"
+    sent = fake_api.requests[-1].messages
+    assert [m["role"] for m in sent] == ["user"]
+    assert [b["text"] for b in sent[0]["content"] if b["type"] == "text"] == ["THE TASK"]
+    users = [
+        e for e in rt.store.load(rt.key(result.session_id)) or [] if e.get("type") == "user"
+    ]
+    assert len(users) == 1  # and stored once
 
 
 def test_dropped_stream_is_retried(make_runtime: MakeRuntime, fake_api: FakeMessagesAPI) -> None:
