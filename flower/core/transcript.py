@@ -247,6 +247,33 @@ def _complete_replies(
                 break
 
 
+def waiting_user_texts(entries: Sequence[Entry]) -> list[str]:
+    """The texts of the user messages after the last reply the model gave (a synthetic
+    API-error entry is no reply): what still waits for an answer, oldest first."""
+    from flower.core.entries import is_synthetic_error
+
+    texts: list[str] = []
+    for entry in reversed(entries):
+        kind = entry.get("type")
+        if kind == "assistant" and not is_synthetic_error(entry):
+            break
+        if kind != "user":
+            continue
+        content = message_of(entry).get("content")
+        if isinstance(content, str):
+            texts.append(content)
+        elif isinstance(content, list):
+            texts.extend(
+                block["text"]
+                for block in reversed(content)
+                if isinstance(block, dict)
+                and block.get("type") == "text"
+                and isinstance(block.get("text"), str)
+            )
+    texts.reverse()
+    return texts
+
+
 def leaf_uuid(entries: Sequence[Entry]) -> str | None:
     """The uuid a new entry should take as ``parentUuid`` to continue this transcript."""
     chain = active_chain(entries)

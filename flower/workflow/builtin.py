@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from flower.core.lineage import Lineage
+from flower.core.transcript import waiting_user_texts
 from flower.runtime.spec import AgentSpec, StepResult
 from flower.workflow.base import Context, Step, StepRun, Workflow, one_turn, replace_step
 from flower.workflow.clarify import (
@@ -104,16 +105,13 @@ REQUEST = "request"  # lineage extra: the first request, until the clarifier hol
 
 
 def _remember_request(lineage: Lineage | None, said: str | None) -> str | None:
-    """The request of a first run: what was said now, after what a run killed before
-    its clarifier started was asked (kept in lineage, written at once)."""
+    """The request of a first run: what was said now, else what a run killed before its
+    clarifier started was asked (kept in lineage, written at once)."""
     if lineage is None:
         return said
     extra = lineage.record.extra
     earlier = extra.get(REQUEST) if isinstance(extra.get(REQUEST), str) else None
-    if earlier is None or said in (None, earlier):
-        request = said or earlier
-    else:  # more was said after a run that never got to the first words: both count
-        request = f"{earlier}\n\n{said}"
+    request = said or earlier  # what is said now replaces a request no step took up
     if request and request != earlier:
         extra[REQUEST] = request
         lineage.save()
@@ -126,26 +124,14 @@ def _forget_request(lineage: Lineage | None) -> None:
         lineage.save()
 
 
-def _in_transcript(run: StepRun, prompt: str) -> bool:
-    """Whether the step's session already holds ``prompt`` as a user message."""
+def _waiting_in_transcript(run: StepRun, prompt: str) -> bool:
+    """Whether the step's session holds ``prompt`` as a message still waiting for its
+    reply (stored, then the wake was cut short): only those, not words said before."""
     if not run.session_id:
         return False
     runtime = run.runtime
     entries = runtime.store.load(runtime.key(run.session_id)) or []
-    return any(
-        entry.get("type") == "user" and _user_text(entry) == prompt for entry in reversed(entries)
-    )
-
-
-def _user_text(entry: dict[str, Any]) -> str | None:
-    message = entry.get("message")
-    content = message.get("content") if isinstance(message, dict) else None
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        texts = [b.get("text") for b in content if isinstance(b, dict) and b.get("type") == "text"]
-        return "".join(t for t in texts if isinstance(t, str)) or None
-    return None
+    return prompt in waiting_user_texts(entries)
 
 
 def builtin_workflow(
@@ -202,7 +188,7 @@ def builtin_workflow(
 
     async def work_body(run: StepRun) -> StepResult:
         memo: WakeMemo | None = run.ctx.get("_wake_memo")
-        if memo is not None and memo.unheard and _in_transcript(run, run.first_prompt()):
+        if memo is not None and memo.unheard and _waiting_in_transcript(run, run.first_prompt()):
             # a wake cut short after the message was stored: it is not said twice
             memo.heard()
             run.ctx["_said"] = None

@@ -460,3 +460,36 @@ def test_a_brief_never_confirmed_is_a_failure_the_manifest_and_the_cli_show(
     assert records[-1]["step"] == "确认需求" and records[-1]["ok"] is False
     assert "not confirmed" in records[-1]["error"]
     assert "== 7 runs" in result.output  # six exchanges and the verdict on them
+
+
+def test_the_same_sentence_said_on_a_later_wake_reaches_the_worker_again(
+    in_tmp: Path, fake: FakeMessagesAPI
+) -> None:
+    fake.set_script(standard_model())
+    asyncio.run(wake("写个 md 转 html 的脚本"))
+    for _ in range(2):  # heard on the first wake, said again (and meant) on the next
+        model = standard_model()
+        fake.set_script(model)
+        asyncio.run(wake("run the tests again"))
+        assert "run the tests again" in user_prompts(model.seen["worker"][0])[-1]
+
+
+def test_a_new_request_replaces_one_a_killed_first_run_left(
+    in_tmp: Path, fake: FakeMessagesAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from flower.workflow.base import StepRun
+
+    async def killed(*args: Any, **kwargs: Any) -> Any:
+        raise KeyboardInterrupt
+
+    for request in ("delete every file under data/", "B", "B"):
+        with monkeypatch.context() as patched:
+            patched.setattr(StepRun, "raw_turn", killed)
+            with pytest.raises(KeyboardInterrupt):
+                asyncio.run(wake(request))
+    model = standard_model()
+    fake.set_script(model)
+    asyncio.run(wake("写个 md 转 html 的脚本"))
+    asked = last_user_text(model.seen["clarifier"][0])
+    assert "写个 md 转 html 的脚本" in asked
+    assert "delete every file" not in asked and "B\n" not in asked
