@@ -57,17 +57,16 @@ def by_name(registry: Registry, kind: str, name: str, section: str) -> Registrat
 def by_scheme(
     registry: Registry, kind: str, url: str, section: str, *, configured: bool
 ) -> Registration:
-    if "://" not in url:
-        known = ", ".join(f"{s}://" for s in registry.schemes(kind))
-        message = f"{url!r} is not a store URL (scheme://...; known schemes: {known})"
-        if not configured:
-            raise NoSuchPluginError(message)
-        raise NoSuchPluginError(f"[tool.flower.{section}] url: {message}", key=f"{section}.url")
     try:
         return registry.by_scheme(kind, _scheme(url))
     except NoSuchPluginError as exc:
+        message = str(exc)
+        if "://" not in url and ":" not in url.split("/", 1)[0]:
+            # no scheme at all: say what a store URL looks like
+            known = ", ".join(f"{s}://" for s in registry.schemes(kind))
+            message = f"{url!r} is not a store URL (scheme://...; known schemes: {known})"
         if not configured:  # a URL given for one command names itself in the message
-            raise
+            raise NoSuchPluginError(message) from None
         raise NoSuchPluginError(
-            f"[tool.flower.{section}] url: {exc}", key=f"{section}.url"
+            f"[tool.flower.{section}] url: {message}", key=f"{section}.url"
         ) from None

@@ -221,3 +221,11 @@ def test_a_setting_mistake_stops_a_run_before_it_writes_anything(
     doctor = runner.invoke(build_app(), ["doctor", "--json"])
     checks = {c["name"]: c for c in json.loads(doctor.stdout)["checks"]}
     assert not checks["config"]["ok"] and says in checks["config"]["detail"]
+
+
+def test_a_lineage_path_without_a_scheme_is_still_a_lineage_url(
+    in_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FLOWER_LINEAGE_URL", "mylineage.json")
+    assert runner.invoke(build_app(), ["status"]).exit_code == 0
+    assert runner.invoke(build_app(), ["config"]).exit_code == 0
