@@ -93,6 +93,8 @@ def find_key(
         )
     check_name("session id", session_id)
     if project is not None:
+        if not project.strip() or not project.isprintable():
+            raise UsageFlowerError(f"--project {project!r}: give a project key, one line")
         key = SessionKey(check_name("project key", project), session_id)
         if not store.exists(key):
             raise UnknownSessionError(f"no session {session_id} in project {project} of {where}")
@@ -107,6 +109,7 @@ def find_key(
         raise UnknownSessionError(f"no session {session_id} in {where}")
     others = _other_projects(store, found)
     if others:
+        found, others = _newest(store, [found.project_key, *others], session_id)
         projects = ", ".join([found.project_key, *others])
         if only_one:
             raise UsageFlowerError(
@@ -119,6 +122,20 @@ def find_key(
             err=True,
         )
     return found
+
+
+def _newest(
+    store: SessionStoreBase, projects: list[str], session_id: str
+) -> tuple[SessionKey, list[str]]:
+    """The key in the project where ``session_id`` was written last, and the others."""
+    from flower.core.records import SessionKey
+
+    def written(project: str) -> int:
+        infos = store.list_sessions(project)
+        return next((i.mtime_ms for i in infos if i.session_id == session_id), 0)
+
+    ranked = sorted(projects, key=written, reverse=True)
+    return SessionKey(ranked[0], session_id), ranked[1:]
 
 
 def _other_projects(store: SessionStoreBase, found: SessionKey) -> list[str]:

@@ -213,6 +213,24 @@ def test_cli_uses_the_configured_store(in_tmp: Path) -> None:
     assert [r["session_id"] for r in json.loads(done.stdout)] == ["cfg"]
 
 
+def test_the_newest_of_an_id_in_two_projects_is_shown_on_every_backend(
+    cli: Cli, seeded: dict[str, SessionKey], store_url: str
+) -> None:
+    import time
+
+    twin = SessionKey("-a-first-by-name", seeded["s1"].session_id)
+    with open_session_store(store_url) as store:
+        store.append(twin, transcript(twin.session_id, "/a", prefix="t"))
+        store.set_modified(twin, int(time.time() * 1000) - 3 * 86_400_000)
+        store.set_modified(seeded["s1"], int(time.time() * 1000))
+    shown = cli("sessions", "show", "s1", "--json")
+    assert json.loads(shown.stdout)["project_key"] == seeded["s1"].project_key
+    assert "is also in project -a-first-by-name" in shown.stderr
+    for bad in ("", " ", "a\nb"):
+        done = cli("sessions", "show", "s1", "--project", bad)
+        assert done.exit_code == 2 and "give a project key, one line" in done.stderr
+
+
 def test_an_id_in_two_projects_is_said_and_rm_asks_which(
     cli: Cli, seeded: dict[str, SessionKey], store_url: str
 ) -> None:
