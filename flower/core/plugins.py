@@ -231,6 +231,13 @@ def _register_module(
     dist: str | None,
     version: str | None,
 ) -> None:
+    builtin = BUILTIN_MODULES.get(name)
+    if builtin is not None and module.__name__ != builtin:
+        # flower's own names are reserved, with or without installed metadata
+        raise PluginError(
+            f"the plugin name {name!r} is flower's own (for {builtin}); "
+            "give the entry point another name"
+        )
     taken = pm.get_plugin(name)
     if taken is module:
         return

@@ -166,5 +166,5 @@ def test_an_entry_point_named_like_a_builtin_is_reported_not_swapped_in(tmp_path
     builtin = [row for row in pruning if row["distribution"] == "flower"]
     other = [row for row in pruning if row["distribution"] == "flower-shadow"]
     assert builtin and builtin[0]["error"] is None
-    assert other and "the plugin name 'pruning' is taken" in other[0]["error"]
+    assert other and "the plugin name 'pruning' is flower's own" in other[0]["error"]
     assert run_flower("prune", "--help", cwd=tmp_path, env=env).returncode == 0

@@ -92,3 +92,17 @@ def test_strict_mode_makes_a_broken_hook_fatal(monkeypatch: pytest.MonkeyPatch) 
 
     with pytest.raises(PluginError, match="boom"):
         reset_registry(extra=[_plugin("flaky", register_probers=register_probers)])
+
+
+def test_a_builtin_name_is_reserved_even_before_the_builtin_is_registered() -> None:
+    import pluggy
+
+    from flower.core import hookspecs
+    from flower.core.plugins import _register_module
+
+    pm = pluggy.PluginManager("flower")
+    pm.add_hookspecs(hookspecs)
+    impostor = _plugin("evil_sql")
+    with pytest.raises(PluginError, match="the plugin name 'sql' is flower's own"):
+        _register_module(pm, [], "sql", impostor, "evilplug", "1.0")
+    assert pm.get_plugin("sql") is None  # the built-in can still take its name
