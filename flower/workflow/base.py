@@ -157,10 +157,15 @@ class StepRun:
     async def turn(self, prompt: str, *, label: str | None = None) -> StepResult:
         """Send ``prompt`` to the step's session, relaying whenever it gets too big:
         first if it already is, and mid-run when the run stops at the context limit."""
-        from flower.workflow.relay import needs_relay, relay, relay_while_full
+        from flower.workflow.relay import handoff_waiting, needs_relay, relay, relay_while_full
 
         label = label or self.name
-        if self.session_id and needs_relay(self.runtime, self.session_id, self.settings, prompt):
+        # a handoff left unanswered can only come from an earlier process: looked for once
+        left_handoff = self.resumed and not self.results and self.session_id is not None
+        if self.session_id and (
+            (left_handoff and handoff_waiting(self.runtime, self.session_id))
+            or needs_relay(self.runtime, self.session_id, self.settings, prompt)
+        ):
             result = await relay(self, prompt, label=label)
         else:
             result = await self.raw_turn(prompt, resume=self.session_id, label=label)

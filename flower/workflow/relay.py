@@ -98,6 +98,20 @@ def needs_relay(runtime: Any, session_id: str, settings: Any, prompt: str = "") 
     return size is not None and size + 2 * expected_growth(prompt, limit) >= limit
 
 
+def handoff_waiting(runtime: Any, session_id: str) -> bool:
+    """Whether ``session_id`` ends with the handoff request unanswered: a run killed
+    while the old session was writing its handoff document. The relay is then finished
+    (that request answered, a new session started), never carried on in the old one."""
+    from flower.core.transcript import waiting_user_texts
+
+    try:
+        entries = runtime.store.load(runtime.key(session_id)) or []
+    except Exception as exc:
+        log.debug("transcript unavailable for %s: %s", session_id, exc)
+        return False
+    return HANDOFF_PROMPT in waiting_user_texts(entries)
+
+
 _UNSAFE = re.compile(r"[\\/\x00:*?\"<>|\s]+")
 
 

@@ -191,3 +191,46 @@ def test_a_relayed_session_full_from_its_first_request_fails_instead_of_looping(
     assert max(worker.contexts) < THRESHOLD
     (move,) = ctx["_relays"]  # relaying again would not help
     assert move["turns"] == 1 and row["session_id"] == move["to"]
+
+
+def test_a_handoff_a_killed_run_left_unanswered_is_finished_not_carried_on(
+    in_tmp: Path, fake: FakeMessagesAPI
+) -> None:
+    import os
+
+    from flower.core.keys import project_key
+    from flower.core.records import SessionKey
+    from flower.stores.open import open_session_store
+
+    (in_tmp / "seed.txt").write_text("苹果\n", encoding="utf-8")
+    fake.set_script([text("做了一半", usage={"input_tokens": 2_000})])
+    old = wake(relay_settings())["_sessions"]["干活"]
+    # killed while the old session was writing its handoff: the request waits unanswered
+    store = open_session_store("sqlite:///runs/sessions.db")
+    key = SessionKey(project_key(os.path.realpath(".")), old)
+    try:
+        leaf = (store.load(key) or [])[-1]["uuid"]
+        store.append(
+            key,
+            [
+                {
+                    "type": "user",
+                    "uuid": "handoff-asked",
+                    "parentUuid": leaf,
+                    "message": {"role": "user", "content": HANDOFF_PROMPT},
+                }
+            ],
+        )
+    finally:
+        store.close()
+    worker = Worker(turns=1)
+    fake.set_script(worker)
+    before = len(fake.requests)
+    ctx = wake(relay_settings())
+    asked = fake.requests[before]  # the handoff, asked once, with nothing added to it
+    assert last_user_text(asked) == HANDOFF_PROMPT
+    assert user_prompts(asked).count(HANDOFF_PROMPT) == 1 and "接着读" not in user_prompts(asked)
+    (move,) = ctx["_relays"]
+    assert move["from"] == old and ctx["_sessions"]["干活"] == move["to"] != old
+    assert Path(move["doc"]).is_file()
+    assert "接着读" in user_prompts(fake.requests[before + 1])[0]  # the new session carries on
