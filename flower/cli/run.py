@@ -12,8 +12,10 @@ module level: the engine, the stores and rich load inside the commands.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TextIO
 
@@ -28,6 +30,44 @@ if TYPE_CHECKING:
 
 KEY_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 INTERRUPTED_EXIT = 130
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGHUP (the terminal went away) or SIGTERM during a run: stopped as Ctrl-C stops
+    it (a running tool's process group is killed, lineage and transcript are saved),
+    with the signal's conventional exit code."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.exit_code = 128 + signum
+
+
+@contextlib.contextmanager
+def hangup_interrupts() -> Iterator[None]:
+    """SIGHUP and SIGTERM raise :class:`Terminated` in the main thread while a run goes
+    on, so it ends the way Ctrl-C ends it instead of leaving a tool's command running."""
+    import signal
+
+    def stop(signum: int, frame: Any) -> None:
+        raise Terminated(signum)
+
+    caught = (signal.SIGHUP, signal.SIGTERM)
+    before = {sig: signal.signal(sig, stop) for sig in caught}
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+
+
+def interrupted_exit(exc: KeyboardInterrupt) -> int:
+    return exc.exit_code if isinstance(exc, Terminated) else INTERRUPTED_EXIT
+
+
+def _say_interrupted(live: Live, what: str) -> None:
+    with contextlib.suppress(OSError):  # after SIGHUP the terminal may be gone
+        live.line("")
+        live.line(f"interrupted: {what}", "yellow")
 
 
 class NoAPIKeyError(FlowerError):
@@ -362,13 +402,11 @@ def _execute(
     rt = LiveRuntime(live, workspace=".", run_dir=settings.run_dir, trim=trim, settings=settings)
     workflow = builtin_workflow(said, settings=rt.settings, ask=ask, rounds=rounds)
     try:
-        ctx = asyncio.run(workflow.run(rt))
-    except KeyboardInterrupt:
-        live.line("")
-        live.line(
-            "interrupted: lineage and transcript are saved; `flower` here carries on", "yellow"
-        )
-        return INTERRUPTED_EXIT
+        with hangup_interrupts():
+            ctx = asyncio.run(workflow.run(rt))
+    except KeyboardInterrupt as exc:
+        _say_interrupted(live, "lineage and transcript are saved; `flower` here carries on")
+        return interrupted_exit(exc)
     finally:
         rt.close()
     results = ctx["_results"]
@@ -440,11 +478,11 @@ def _run_once(
                 f"no session {resume!r} for {rt.workspace} in {store_name(settings)}; "
                 "`flower sessions list` shows the ones there are"
             )
-        result = asyncio.run(rt.run(WORKER, said, resume, step="once"))
-    except KeyboardInterrupt:
-        live.line("")
-        live.line("interrupted: the transcript is saved", "yellow")
-        return INTERRUPTED_EXIT
+        with hangup_interrupts():
+            result = asyncio.run(rt.run(WORKER, said, resume, step="once"))
+    except KeyboardInterrupt as exc:
+        _say_interrupted(live, "the transcript is saved")
+        return interrupted_exit(exc)
     finally:
         rt.close()
     live.summary(

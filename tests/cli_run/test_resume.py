@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import re
 import signal
+from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from cli_run_helpers import REQUEST, Flower, ScriptedModel, kill_at_cut, lineage
 
 from flower.cli.banner import human_tokens
@@ -40,7 +42,8 @@ def kill_and_resume(flower: Flower, model: ScriptedModel, ws: Path, sig: signal.
     """Kill the first run with ``sig`` mid-work, run ``flower`` again, check the banner."""
     model.hold_worker = True
     sid, proc = kill_at_cut(flower, model, sig, "--yes", REQUEST)
-    assert proc.returncode == -sig
+    # SIGKILL kills; a lost terminal (SIGHUP) stops the run as Ctrl-C does, exit 128+1
+    assert proc.returncode == (-sig if sig == signal.SIGKILL else 128 + sig)
     assert lineage(ws)["woke"] == 1
     size = context_of(ws, sid)
 
@@ -112,3 +115,53 @@ def test_ctrl_c_mid_run_keeps_lineage_and_transcript_valid(
     assert "干活上下文" in done.stdout.splitlines()[0]
     assert api.rejections == []  # every request, resumed ones included, was a valid conversation
     assert lineage(ws)["steps"]["干活"] == sid
+
+
+def _running(pattern: str) -> bool:
+    import subprocess
+
+    return subprocess.run(["pgrep", "-f", pattern], capture_output=True).returncode == 0
+
+
+def _wait_until(check: Callable[[], bool], seconds: float) -> bool:
+    import time
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.05)
+    return check()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_a_terminated_run_stops_its_running_command_too(
+    ws: Path, tmp_path: Path, sig: signal.Signals
+) -> None:
+    import os
+    import subprocess
+
+    from cli_run_helpers import FLOWER, flower_env
+
+    from flower.testing.fake_api import FakeMessagesAPI, reply, text, tool_use
+
+    marker = f"sleep 31.{sig.value}{os.getpid()}"  # a number only this test sleeps
+    script = [reply(tool_use("Bash", {"command": marker})), text("done")]
+    with FakeMessagesAPI(script) as api:
+        proc = subprocess.Popen(
+            [*FLOWER, "once", "go"],
+            cwd=ws,
+            env=flower_env(api, tmp_path),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert _wait_until(lambda: _running(marker), 30), "the command never started"
+            proc.send_signal(sig)
+            assert proc.wait(30) == 128 + sig
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        assert _wait_until(lambda: not _running(marker), 10), "the command outlived flower"

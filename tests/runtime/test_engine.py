@@ -209,9 +209,7 @@ def test_words_still_waiting_for_a_reply_are_not_said_twice_on_resume(
     sent = fake_api.requests[-1].messages
     assert [m["role"] for m in sent] == ["user"]
     assert [b["text"] for b in sent[0]["content"] if b["type"] == "text"] == ["THE TASK"]
-    users = [
-        e for e in rt.store.load(rt.key(result.session_id)) or [] if e.get("type") == "user"
-    ]
+    users = [e for e in rt.store.load(rt.key(result.session_id)) or [] if e.get("type") == "user"]
     assert len(users) == 1  # and stored once
 
 
