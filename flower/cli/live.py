@@ -30,6 +30,7 @@ from flower.runtime.events import (
     TurnEnd,
     Waiting,
 )
+from flower.runtime.spec import STOP_CONTEXT_LIMIT
 
 MAX_ARGS = 80
 MAX_RESULT_LINE = 80
@@ -219,7 +220,13 @@ class Live:
                 self._born_here.add(event.session_id)
         elif isinstance(event, StepDone):
             result = event.result
-            if not result.ok:
+            if result.stop == STOP_CONTEXT_LIMIT:  # not a failure: the workflow relays
+                self.line(
+                    f"  ... {result.step}: the context is near its limit; handing over to "
+                    "a new session (notes/relay/)",
+                    "magenta",
+                )
+            elif not result.ok:
                 self.failure(result)
         elif isinstance(event, TurnEnd):
             self._end_text()

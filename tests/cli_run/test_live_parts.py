@@ -147,3 +147,23 @@ def test_ctrl_c_at_the_new_task_prompt_reaches_the_caller() -> None:
         lines = answers(*typed)
         with pytest.raises(KeyboardInterrupt):
             wake_prompt(lambda: next(lines), output)  # noqa: B023
+
+
+def test_a_run_stopped_for_a_relay_is_no_failure_and_a_failure_is_said_once() -> None:
+    from flower.runtime.events import StepDone
+    from flower.runtime.spec import STOP_CONTEXT_LIMIT
+
+    out = io.StringIO()
+    live = Live(out, rich=False)
+    full = StepResult(
+        "干活", ok=False, error="stopped before the context passed", stop=STOP_CONTEXT_LIMIT
+    )
+    live.on_event(StepDone(full))
+    broken = StepResult("干活", ok=False, error="the API rejected the credentials")
+    live.on_event(StepDone(broken))
+    live.failure(broken)  # the command's closing report: not a second time
+    lines = out.getvalue().splitlines()
+    assert lines == [
+        "  ... 干活: the context is near its limit; handing over to a new session (notes/relay/)",
+        "  !! 干活 failed: the API rejected the credentials",
+    ]
