@@ -368,7 +368,6 @@ def _account(conv: Conversation, response: Response) -> None:
 
 async def _run_tools(conv: Conversation, response: Response, assistant_uuid: str) -> None:
     blocks: list[dict[str, Any]] = []
-    results: list[dict[str, Any]] = []
     for use in response.tool_uses:
         tool_input = response.raw_inputs.get(use["id"], use.get("input") or {})
         conv.emit(ToolCall(use["id"], use["name"], tool_input))
@@ -376,16 +375,16 @@ async def _run_tools(conv: Conversation, response: Response, assistant_uuid: str
         conv.emit(
             ToolResult(use["id"], use["name"], outcome.content, outcome.is_error, outcome.denied)
         )
-        blocks.append(
-            {
-                "type": "tool_result",
-                "tool_use_id": use["id"],
-                "content": outcome.content,
-                "is_error": outcome.is_error,
-            }
-        )
-        results.append(outcome.result)
-    conv.writer.tool_results(assistant_uuid, blocks, results)
+        block = {
+            "type": "tool_result",
+            "tool_use_id": use["id"],
+            "content": outcome.content,
+            "is_error": outcome.is_error,
+        }
+        # stored the moment the tool is done, one entry each (as Claude Code does): a
+        # process killed during the next tool loses only what that tool was doing
+        conv.writer.tool_results(assistant_uuid, [block], [outcome.result])
+        blocks.append(block)
     push(conv.messages, "user", blocks)
     conv.tally.pending += _estimate(blocks)
 

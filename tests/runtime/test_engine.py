@@ -213,6 +213,49 @@ def test_words_still_waiting_for_a_reply_are_not_said_twice_on_resume(
     assert len(users) == 1  # and stored once
 
 
+def test_a_run_killed_between_two_tools_keeps_the_first_result(
+    make_runtime: MakeRuntime, fake_api: FakeMessagesAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from flower.core.transcript import INTERRUPTED_NOTE
+    from flower.runtime.tools.box import ToolBox
+
+    fake_api.add(
+        reply(
+            tool_use("Read", {"file_path": "seed.txt"}, id="toolu_first"),
+            tool_use("Read", {"file_path": "seed.txt"}, id="toolu_second"),
+        ),
+        text("carried on"),
+    )
+    real_run = ToolBox.run
+    calls = 0
+
+    async def killed_on_the_second(self: ToolBox, name: str, tool_input: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        if calls == 2:
+            raise KeyboardInterrupt  # the process dies while the second tool runs
+        return await real_run(self, name, tool_input)
+
+    rt = make_runtime()
+    sessions: list[str] = []
+    rt.on_session = lambda sid: sessions.append(sid)
+    with monkeypatch.context() as patched:
+        patched.setattr(ToolBox, "run", killed_on_the_second)
+        with pytest.raises(KeyboardInterrupt):
+            run(rt.run(READER, "Read it twice."))
+    result = run(rt.run(READER, "go on", resume=sessions[0]))
+    assert result.ok and result.text == "carried on"
+    answers = {
+        block["tool_use_id"]: block["content"]
+        for message in fake_api.requests[-1].messages
+        if message["role"] == "user" and isinstance(message["content"], list)
+        for block in message["content"]
+        if block.get("type") == "tool_result"
+    }
+    assert "tulip" in str(answers["toolu_first"])  # done before the kill: kept
+    assert answers["toolu_second"] == INTERRUPTED_NOTE
+
+
 def test_dropped_stream_is_retried(make_runtime: MakeRuntime, fake_api: FakeMessagesAPI) -> None:
     fake_api.add(dropped("a long answer that is cut", after=3), text("whole"))
     result = run(make_runtime().run(READER, "Say it."))
