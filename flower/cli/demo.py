@@ -149,7 +149,9 @@ def _play(workdir: Path, out: TextIO) -> None:
 
 def run_demo(*, keep: bool = False, out: TextIO | None = None) -> int:
     """Play the demo; 0 when it went as scripted. ``keep`` leaves the directory."""
-    stream = out if out is not None else sys.stdout
+    from flower.cli.output import OutputMayClose
+
+    stream: TextIO = OutputMayClose(out if out is not None else sys.stdout)
     workdir = Path(tempfile.mkdtemp(prefix="flower-demo-")).resolve()
     try:
         _play(workdir, stream)

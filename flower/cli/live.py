@@ -9,8 +9,6 @@ writes plain text, one thing a line, so logs and pipes stay greppable.
 
 from __future__ import annotations
 
-import io
-import os
 import re
 import sys
 from collections.abc import Iterable
@@ -18,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from flower.cli.banner import step_header
-from flower.cli.output import compact_json, is_tty
+from flower.cli.output import OutputMayClose, compact_json, is_tty
 from flower.runtime.engine import Runtime
 from flower.runtime.events import (
     Event,
@@ -141,7 +139,7 @@ class Live:
         rounds: int = 3,
         work_step: str = "干活",
     ) -> None:
-        self.stream: TextIO = _OutputMayClose(stream if stream is not None else sys.stdout)
+        self.stream: TextIO = OutputMayClose(stream if stream is not None else sys.stdout)
         self.rich = is_tty(self.stream) if rich is None else rich
         self.rounds = rounds
         self.work_step = work_step
@@ -244,46 +242,6 @@ class Live:
         self.line("")
         self.line("== " + format_totals(totals(results, seconds)), "bold")
         self.line(f"   transcript: {transcript}", "dim")
-
-
-class _OutputMayClose(io.TextIOBase):
-    """The live output, which a reader may stop reading (``flower ... | head``): from
-    then on it is dropped, and the run goes on to its end; what was done is in the
-    transcript, the manifest and lineage, not in this output."""
-
-    def __init__(self, stream: TextIO) -> None:
-        self._stream = stream
-        self.closed_by_reader = False
-
-    def write(self, text: str) -> int:
-        if not self.closed_by_reader:
-            try:
-                self._stream.write(text)
-            except BrokenPipeError:
-                self._reader_left()
-        return len(text)
-
-    def flush(self) -> None:
-        if not self.closed_by_reader:
-            try:
-                self._stream.flush()
-            except BrokenPipeError:
-                self._reader_left()
-
-    def isatty(self) -> bool:
-        return is_tty(self._stream)
-
-    def fileno(self) -> int:
-        return self._stream.fileno()
-
-    def _reader_left(self) -> None:
-        self.closed_by_reader = True
-        try:  # so the interpreter's last flush of this stream finds nothing to complain of
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, self._stream.fileno())
-            os.close(devnull)
-        except (OSError, ValueError, io.UnsupportedOperation):
-            pass
 
 
 class LiveRuntime(Runtime):

@@ -6,10 +6,12 @@ rich is imported only by the commands that draw with it (``sessions show``, the
 
 from __future__ import annotations
 
+import io
+import os
 import sys
 from collections.abc import Sequence
 from functools import cache
-from typing import Any
+from typing import Any, TextIO
 
 
 @cache
@@ -49,3 +51,43 @@ def is_tty(stream: Any) -> bool:
 def counted(n: int, noun: str, plural: str | None = None) -> str:
     """``1 session``, ``2 sessions`` (``plural`` for the irregular: entry, entries)."""
     return f"{n} {noun}" if n == 1 else f"{n} {plural or noun + 's'}"
+
+
+class OutputMayClose(io.TextIOBase):
+    """Output a reader may stop reading (``flower ... | head``): from then on it is
+    dropped, and the work goes on to its end; what was done is in the transcript, the
+    manifest and lineage, not in this output."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self.closed_by_reader = False
+
+    def write(self, text: str) -> int:
+        if not self.closed_by_reader:
+            try:
+                self._stream.write(text)
+            except BrokenPipeError:
+                self._reader_left()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.closed_by_reader:
+            try:
+                self._stream.flush()
+            except BrokenPipeError:
+                self._reader_left()
+
+    def isatty(self) -> bool:
+        return is_tty(self._stream)
+
+    def fileno(self) -> int:
+        return self._stream.fileno()
+
+    def _reader_left(self) -> None:
+        self.closed_by_reader = True
+        try:  # so the interpreter's last flush of this stream finds nothing to complain of
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self._stream.fileno())
+            os.close(devnull)
+        except (OSError, ValueError, io.UnsupportedOperation):
+            pass

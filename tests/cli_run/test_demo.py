@@ -22,3 +22,21 @@ def test_demo_runs_offline_without_a_key(in_tmp: Path) -> None:
     assert "<- 接上次 · 第 2 次唤醒" in second
     assert "3. 达成" in second and "Result: sample.html starts with '<h1>笔记</h1>'" in out
     assert list(in_tmp.iterdir()) == []  # everything happened in its own temporary directory
+
+
+def test_demo_piped_into_a_reader_that_stops_still_plays_to_the_end(in_tmp: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "FLOWER_"))}
+    proc = subprocess.Popen(
+        [*FLOWER, "demo"],
+        cwd=in_tmp,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.readline()  # `flower demo | head -1`
+    proc.stdout.close()
+    stderr = proc.stderr.read()
+    assert proc.wait(180) == 0, stderr
+    assert "Traceback" not in stderr and "BrokenPipe" not in stderr
