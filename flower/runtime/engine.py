@@ -253,6 +253,8 @@ class Runtime:
         ``relay_from`` (a new session only) is written as ``relayFrom`` on the new
         session's first user entry: the session it takes over from.
         """
+        if not isinstance(prompt, str) or not prompt.strip():
+            raise InvalidRunOptionError(f"the prompt must be non-empty text, got {prompt!r}")
         _check_options(resume, context_limit, relay_from)
         result = StepResult(step=step or agent.name, started_at=_iso_now())
         if resume is not None and not self.has_session(resume):

@@ -27,6 +27,21 @@ class AgentSpec:
     model: str | None = None
     max_tokens: int = DEFAULT_MAX_TOKENS
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise ValueError(f"an agent needs a non-empty name, got {self.name!r}")
+        if isinstance(self.allowed_tools, str) or not all(
+            isinstance(tool, str) for tool in self.allowed_tools
+        ):
+            raise TypeError(
+                f"allowed_tools is a list of tool names (['Read', 'Bash']), "
+                f"got {self.allowed_tools!r}"
+            )
+        for field_name in ("max_turns", "max_tokens"):
+            value = getattr(self, field_name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{field_name} must be a whole number >= 1, got {value!r}")
+
 
 @dataclass
 class StepResult:

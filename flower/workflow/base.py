@@ -62,6 +62,13 @@ class Step:
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
             raise ValueError(f"a step needs a non-empty name, got {self.name!r}")
+        if self.name.startswith("_"):
+            raise ValueError(
+                f"step name {self.name!r}: names starting with '_' are the context's own "
+                "keys (_sessions, _ok, ...)"
+            )
+        if not isinstance(self.agent, AgentSpec):
+            raise TypeError(f"step {self.name!r}: agent must be an AgentSpec, got {self.agent!r}")
 
 
 class StepRun:
@@ -227,11 +234,13 @@ class Workflow:
         manifest: bool = True,
         on_start: Callable[[Context], Any] | None = None,
     ) -> None:
+        if isinstance(steps, Step) or not all(isinstance(s, Step) for s in steps):
+            raise TypeError(f"a workflow takes a list of Steps, got {steps!r}")
         names = [s.name for s in steps]
         if len(set(names)) != len(names):
             raise ValueError(f"step names must be unique, got {names}")
-        if retries < 0:
-            raise ValueError(f"retries must be >= 0, got {retries}")
+        if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
+            raise ValueError(f"retries must be a whole number >= 0, got {retries!r}")
         self.steps = list(steps)
         self.continuous = continuous
         self.retries = retries

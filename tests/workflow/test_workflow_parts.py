@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -141,3 +142,35 @@ def test_failed_step_is_retried_then_stops_the_workflow(
     finally:
         rt.close()
     assert ctx["_ok"] is False and ctx["_failed"] == "一" and "二" not in ctx
+
+
+@pytest.mark.parametrize(
+    ("make", "says"),
+    [
+        (lambda: AgentSpec("a", "x", allowed_tools="Read"), "allowed_tools is a list"),
+        (lambda: AgentSpec("a", "x", max_turns=0), "max_turns must be a whole number >= 1"),
+        (lambda: AgentSpec("", "x"), "an agent needs a non-empty name"),
+        (lambda: Step("_sessions", AgentSpec("a", "x"), "hi"), "the context's own keys"),
+        (lambda: Step("s", None, "hi"), "agent must be an AgentSpec"),  # type: ignore[arg-type]
+        (lambda: Workflow(Step("s", AgentSpec("a", "x"), "hi")), "a list of Steps"),  # type: ignore[arg-type]
+        (lambda: Workflow([], retries="2"), "retries must be a whole number"),  # type: ignore[arg-type]
+    ],
+)
+def test_misuse_is_a_clear_error_at_construction(make: Any, says: str) -> None:
+    with pytest.raises((TypeError, ValueError), match=says):
+        make()
+
+
+def test_an_empty_prompt_is_refused_before_a_session_exists(in_tmp: Path) -> None:
+    import asyncio
+
+    from flower.runtime.engine import InvalidRunOptionError, Runtime
+
+    rt = Runtime(".", "runs")
+    try:
+        for prompt in ("", "   ", None, 42):
+            with pytest.raises(InvalidRunOptionError, match="the prompt must be non-empty text"):
+                asyncio.run(rt.run(AgentSpec("a", "x"), prompt))  # type: ignore[arg-type]
+    finally:
+        rt.close()
+    assert not (in_tmp / "runs" / "sessions.db").exists()
