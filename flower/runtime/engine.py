@@ -229,6 +229,8 @@ class Runtime:
             bash_timeout=engine.bash_timeout,
             max_output=engine.max_tool_output,
             confine=engine.confine_to_workspace,
+            # trim's pointers name files under the run directory, which may lie outside
+            readable=(Path(self.run_dir) / "trimmed",),
         )
 
     # -- running

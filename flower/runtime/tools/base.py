@@ -65,6 +65,9 @@ class ToolContext:
     confine: bool = True
     max_output: int = 30_000
     bash_timeout: float = 120.0
+    readable: tuple[Path, ...] = ()
+    """Real folders outside the workspace the Read tool may read (never write): where
+    trim keeps the full text of results it moved out of the context."""
 
 
 def cap_head(text: str, limit: int, hint: str = "") -> tuple[str, int]:

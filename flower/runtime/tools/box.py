@@ -69,6 +69,7 @@ class ToolBox:
         bash_timeout: float = 120.0,
         max_output: int = 30_000,
         confine: bool = True,
+        readable: tuple[Path, ...] = (),
     ) -> None:
         unknown = [name for name in allowed if name not in RUNNERS]
         if unknown:
@@ -83,7 +84,11 @@ class ToolBox:
         real = Path(os.path.realpath(Path(workspace).expanduser()))
         self.allowed: tuple[str, ...] = tuple(dict.fromkeys(allowed))
         self.context = ToolContext(
-            workspace=real, confine=confine, max_output=max_output, bash_timeout=bash_timeout
+            workspace=real,
+            confine=confine,
+            max_output=max_output,
+            bash_timeout=bash_timeout,
+            readable=tuple(Path(os.path.realpath(Path(r).expanduser())) for r in readable),
         )
 
     @classmethod

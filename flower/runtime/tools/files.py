@@ -107,7 +107,7 @@ def _number(n: int, text: str) -> str:
 
 
 def read(args: ReadInput, ctx: ToolContext) -> ToolOutcome:
-    path = real_path(args.file_path, ctx)
+    path = real_path(args.file_path, ctx, reading=True)
     start = max(args.offset or 1, 1)
     limit = args.limit or READ_DEFAULT_LIMIT
     shown: list[str] = []

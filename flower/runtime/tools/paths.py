@@ -28,14 +28,17 @@ def is_inside(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
 
 
-def real_path(raw: str, ctx: ToolContext, field: str = "file_path") -> Path:
-    """The real absolute path ``raw`` designates; :class:`ToolDenied` if it leaves the workspace."""
+def real_path(
+    raw: str, ctx: ToolContext, field: str = "file_path", *, reading: bool = False
+) -> Path:
+    """The real absolute path ``raw`` designates; :class:`ToolDenied` if it leaves the
+    workspace (``reading``: or one of ``ctx.readable``, the folders only Read may see)."""
     check_text_path(raw, field)
     candidate = Path(os.path.expanduser(raw))
     if not candidate.is_absolute():
         candidate = ctx.workspace / candidate
     resolved = Path(os.path.realpath(candidate))
-    if ctx.confine:
+    if ctx.confine and not (reading and any(is_inside(resolved, r) for r in ctx.readable)):
         ensure_inside(resolved, ctx, shown=raw)
     return resolved
 

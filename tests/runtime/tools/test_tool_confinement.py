@@ -165,3 +165,18 @@ def test_bash_starts_in_the_workspace_but_is_not_confined(
 ) -> None:
     assert call("Bash", {"command": "pwd -P"}).content.startswith(f"{os.path.realpath(ws)}\n")
     assert "TOP-SECRET" in call("Bash", {"command": "cat ../outside/secret.txt"}).content
+
+
+def test_the_trim_folder_outside_the_workspace_is_readable_and_nothing_else(
+    call: Call, ws: Path, outside: Path
+) -> None:
+    trimmed = outside / "runs" / "trimmed" / "sess"
+    trimmed.mkdir(parents=True)
+    (trimmed / "toolu_1.txt").write_text("the full output\n")
+    box = ToolBox(ws, list(TOOL_NAMES), readable=(outside / "runs" / "trimmed",))
+    read = call("Read", {"file_path": str(trimmed / "toolu_1.txt")}, box)
+    assert not read.is_error and "the full output" in read.content
+    _assert_refused(call("Read", {"file_path": str(outside / "secret.txt")}, box), ws)
+    written = call("Write", {"file_path": str(trimmed / "toolu_1.txt"), "content": "x"}, box)
+    _assert_refused(written, ws)  # readable, never writable
+    assert (trimmed / "toolu_1.txt").read_text() == "the full output\n"
