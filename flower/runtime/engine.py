@@ -121,6 +121,7 @@ class Runtime:
             settings = msgspec.structs.replace(settings, run_dir=str(self.run_dir))
         self.settings = settings
         self._store = store
+        self._owns_store = store is None  # a store given to it stays the caller's to close
         self._view: PruningSessionStore | None = None
         self.client = client
         self.resilience = resilience
@@ -178,7 +179,9 @@ class Runtime:
         return context_tokens(usage) if usage else None
 
     def close(self) -> None:
-        if self._store is not None:
+        """Close the store this runtime opened; a store passed as ``store=`` is left
+        open and in use (it is the caller's), so a later run goes on with it."""
+        if self._store is not None and self._owns_store:
             self._store.close()
             self._store = None
             self._view = None

@@ -433,3 +433,20 @@ def test_the_pruning_view_follows_the_configuration_unless_told(
         ["synthetic-errors", "denials", "interrupted", "ephemeral"],
         0,
     )
+
+
+def test_a_store_given_to_the_runtime_stays_open_and_in_use_after_close(
+    make_runtime: MakeRuntime, fake_api: FakeMessagesAPI, in_tmp: Path
+) -> None:
+    from flower.stores.open import open_session_store
+
+    fake_api.add(text("one"), text("two"))
+    mine = open_session_store(f"jsonfs:///{in_tmp / 'mine'}")
+    rt = make_runtime(store=mine)
+    first = run(rt.run(READER, "first"))
+    rt.close()
+    second = run(rt.run(READER, "second"))
+    assert rt.store is mine
+    assert mine.exists(rt.key(first.session_id)) and mine.exists(rt.key(second.session_id))
+    assert not (in_tmp / "runs" / "sessions.db").exists()  # no other store was opened
+    mine.close()
