@@ -64,3 +64,11 @@ def test_import_alembic_is_the_real_library() -> None:
     ).stdout.strip()
     assert "site-packages" in out
     assert not out.startswith(str(ROOT / "alembic"))
+
+
+def test_the_runtime_errors_a_caller_catches_are_exported_and_are_flower_errors() -> None:
+    import flower
+
+    for name in ("MissingAPIKeyError", "InvalidRunOptionError", "UnknownToolError"):
+        assert name in flower.__all__
+        assert issubclass(getattr(flower, name), flower.FlowerError)
