@@ -536,7 +536,10 @@ def describe_state(state: dict[str, Any], workspace: Path, settings: Settings) -
     lines.append(
         f"brief       {names.brief_file} " + ("confirmed" if checks["brief"] else "not confirmed")
     )
-    lines.append(f"goals       {checks['goals']} in {names.goals_file}")
+    if checks["goals"] or (workspace / names.goals_file).exists():
+        lines.append(f"goals       {checks['goals']} in {names.goals_file}")
+    else:
+        lines.append(f"goals       none yet ({names.goals_file} does not exist)")
     if checks.get("store"):
         lines.append(f"store       unreadable: {checks['store']}")
     for step, sid in checks["recorded"].items():

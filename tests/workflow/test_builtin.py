@@ -431,6 +431,7 @@ def test_a_first_run_killed_before_its_clarifier_started_keeps_the_request(
     assert state["checks"]["request"] == "写个 md 转 html 的脚本"
     assert _is_used(state)  # `flower` with nothing said carries on instead of refusing
     lines = describe_state(state, in_tmp, load_settings().settings)
+    assert "goals       none yet (目标.md does not exist)" in lines
     assert (
         lines[-1]
         == "next        `flower` starts on the request a killed run left: 写个 md 转 html 的脚本"
