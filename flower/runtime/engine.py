@@ -123,6 +123,7 @@ class Runtime:
         self._store = store
         self._owns_store = store is None  # a store given to it stays the caller's to close
         self._view: PruningSessionStore | None = None
+        self._retry_view: PruningSessionStore | None = None
         self.client = client
         self.resilience = resilience
         self.on_event = on_event
@@ -157,6 +158,23 @@ class Runtime:
             )
         return self._view
 
+    @property
+    def retry_view(self) -> PruningSessionStore:
+        """:attr:`view` without the ephemeral policy, for a retry within one run: what a
+        command printed seconds ago is not stale yet."""
+        if self._retry_view is None:
+            from flower.stores.prune import PruningSessionStore
+
+            self._retry_view = PruningSessionStore.from_settings(
+                self.store,
+                self.settings,
+                trim=self.trim,
+                ephemeral=False,
+                keep_denials=self.keep_denials,
+                run_dir=self.run_dir,
+            )
+        return self._retry_view
+
     def key(self, session_id: str) -> SessionKey:
         return SessionKey(self.project_key, session_id)
 
@@ -184,7 +202,7 @@ class Runtime:
         if self._store is not None and self._owns_store:
             self._store.close()
             self._store = None
-            self._view = None
+            self._view = self._retry_view = None
 
     # -- events
 
@@ -391,8 +409,8 @@ class Runtime:
                 self.store, key, str(self.workspace), leaf_uuid(raw) or _last_uuid(raw)
             )
             pruned = self.view.prune_loaded(key, raw)  # one read of the store, not two
-        else:
-            pruned = self.view.load(key) or []
+        else:  # a retry within this run (the session was written by it)
+            pruned = self.retry_view.load(key) or []
         messages = to_messages(active_chain(pruned))
         if _waits_with(messages, text):
             # the same words already wait for a reply (a run cut before it came): send

@@ -450,3 +450,29 @@ def test_a_store_given_to_the_runtime_stays_open_and_in_use_after_close(
     assert mine.exists(rt.key(first.session_id)) and mine.exists(rt.key(second.session_id))
     assert not (in_tmp / "runs" / "sessions.db").exists()  # no other store was opened
     mine.close()
+
+
+def test_a_retry_in_the_same_run_does_not_call_fresh_output_stale(
+    make_runtime: MakeRuntime, fake_api: FakeMessagesAPI
+) -> None:
+    from flower_plugins.pruning import STALE_NOTE
+
+    shell = AgentSpec("sh", "Be terse.", allowed_tools=["Bash"], max_turns=6, model=MODEL)
+    fake_api.add(reply(tool_use("Bash", {"command": "ls"}, id="toolu_ls")), overloaded(), text("a"))
+    rt = make_runtime()
+    first = run(rt.run(shell, "List the files."))
+    assert first.ok and first.attempts == 2
+
+    def ls_result(request: Any) -> str:
+        return next(
+            str(block["content"])
+            for message in request.messages
+            if message["role"] == "user" and isinstance(message["content"], list)
+            for block in message["content"]
+            if block.get("type") == "tool_result"
+        )
+
+    assert not ls_result(fake_api.requests[-1]).startswith(STALE_NOTE)  # seconds old
+    fake_api.add(text("b"))
+    run(rt.run(shell, "And now?", resume=first.session_id))  # a later run: a resume
+    assert ls_result(fake_api.requests[-1]).startswith(STALE_NOTE)
