@@ -8,7 +8,6 @@ per file per process, through :mod:`warnings` and the ``flower.fileperms`` logge
 
 from __future__ import annotations
 
-import logging
 import os
 import stat
 import threading
@@ -22,7 +21,6 @@ FILE_MODE = 0o600
 DIR_MODE = 0o700
 _OPEN_TO_OTHERS = stat.S_IRWXG | stat.S_IRWXO
 
-log = logging.getLogger("flower.fileperms")
 _checked: set[str] = set()
 _lock = threading.Lock()
 
@@ -141,7 +139,7 @@ def check_private(path: str | os.PathLike[str], *, fd: int | None = None) -> boo
         f"{kind} {key} is accessible by group or others (mode {stat.S_IMODE(mode):04o}); "
         f"flower keeps transcripts private: chmod {wanted:o} {key}"
     )
-    log.warning(message)
+    # a warning, not also a log record: a library caller would see the message twice
     warnings.warn(message, PermissionWarning, stacklevel=2)
     return False
 
