@@ -100,6 +100,9 @@ def _encode_if_exact(entry: Any) -> bytes | None:
         return None
     try:
         raw = _encoder.encode(entry)
+    except UnicodeEncodeError:  # a lone surrogate: kept as its JSON escape
+        raw = _escaped(entry)
+        return raw if raw is not None and decode_entry(raw) == entry else None
     except Exception:
         return None
     try:
@@ -128,7 +131,35 @@ def encode_entry(entry: Entry) -> bytes:
 
 
 def decode_entry(raw: bytes | str) -> Entry:
-    return _decoder.decode(raw)
+    """One stored line. JSON that msgspec refuses but the standard allows is read too: a
+    lone surrogate escape (``"\\ud83d"``), which Node writes for a string cut in the
+    middle of an emoji, and Claude Code therefore does. Raises ``msgspec.DecodeError``."""
+    try:
+        return _decoder.decode(raw)
+    except msgspec.DecodeError as exc:
+        if b"\\u" not in (raw if isinstance(raw, bytes) else raw.encode("utf-8", "replace")):
+            raise
+        import json
+
+        try:
+            return json.loads(raw, parse_constant=_not_json)
+        except (ValueError, RecursionError):
+            raise exc from None
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _escaped(entry: Entry) -> bytes | None:
+    """``entry`` as compact JSON with every non-ASCII character escaped: the one way to
+    store a string holding a lone surrogate, which UTF-8 cannot carry."""
+    import json
+
+    try:
+        return json.dumps(entry, separators=(",", ":"), allow_nan=False).encode("ascii")
+    except (TypeError, ValueError, RecursionError):
+        return None
 
 
 def dedupe_batch(entries: Sequence[Entry]) -> list[Entry]:

@@ -32,7 +32,7 @@ from typing import Any
 
 import msgspec
 
-from flower.core.entries import encode_entries, reported_usage
+from flower.core.entries import decode_entry, encode_entries, reported_usage
 from flower.core.errors import InvalidEntryError
 from flower.core.protocols import SessionStoreBase
 from flower.core.records import Entry, SessionInfo, SessionKey
@@ -49,8 +49,6 @@ CHECK_TYPE = "flower-key-check"
 CHECK_PLAINTEXT = b"flower key check v1"
 STAGING_SUFFIX = ".flower-rekey"
 """Sessions being re-encrypted by ``flower sessions rekey`` (hidden from listings)."""
-
-_decoder = msgspec.json.Decoder()
 
 
 class DecryptWarning(UserWarning):
@@ -144,7 +142,7 @@ class Codec:
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"malformed ciphertext ({type(exc).__name__})") from None
         try:
-            entry = _decoder.decode(plaintext)
+            entry = decode_entry(plaintext)
         except msgspec.DecodeError:
             raise ValueError("decrypted payload is not JSON") from None
         if not isinstance(entry, dict):

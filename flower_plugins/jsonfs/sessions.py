@@ -527,7 +527,7 @@ def _is_object(line: bytes) -> bool:
     try:
         _uuid_decoder.decode(line)
     except msgspec.DecodeError:
-        return False
+        return _lenient(line) is not None
     return True
 
 
@@ -537,9 +537,20 @@ def _add_uuid(uuids: set[str], line: bytes) -> None:
     try:
         uid = _uuid_decoder.decode(line).uuid
     except msgspec.DecodeError:
-        return
+        entry = _lenient(line)
+        uid = entry.get("uuid") if entry is not None else None
     if isinstance(uid, str):
         uuids.add(uid)
+
+
+def _lenient(line: bytes) -> dict[str, Any] | None:
+    """The object on a line msgspec refused, when the JSON standard allows it (a lone
+    surrogate escape); ``None`` for a line that is no JSON object."""
+    try:
+        entry = decode_entry(line)
+    except msgspec.DecodeError:
+        return None
+    return entry if isinstance(entry, dict) else None
 
 
 def _check_length(part: str) -> None:

@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError
 
-from flower.core.entries import encode_entries, reported_usage
+from flower.core.entries import decode_entry, encode_entries, reported_usage
 from flower.core.protocols import SessionStoreBase
 from flower.core.records import Entry, SessionInfo, SessionKey, check_name, check_subpath
 from flower_plugins.sql.engine import Database
@@ -248,7 +248,10 @@ class SqlSessionStore(SessionStoreBase):
         rows = self._db.raw_read(work)
         if rows is None:
             return None
-        return [_decode(payload) for (payload,) in rows]
+        try:
+            return [_decode(payload) for (payload,) in rows]
+        except msgspec.DecodeError:  # a lone surrogate escape: the lenient decoder reads it
+            return [decode_entry(payload) for (payload,) in rows]
 
     def iter_entries(self, key: SessionKey) -> Iterator[Entry]:
         """Stream a transcript in chunks: memory stays bounded for any length."""
@@ -262,7 +265,7 @@ class SqlSessionStore(SessionStoreBase):
                 )
                 for chunk in streamed.scalars().partitions():
                     for payload in chunk:
-                        yield _decode(payload)
+                        yield decode_entry(payload)
         except DBAPIError as exc:
             raise self._db.translate(exc) from exc
 
@@ -314,7 +317,7 @@ class SqlSessionStore(SessionStoreBase):
             sessions.c.subpath == _subpath(key),
         )
         raw = self._db.read(lambda conn: conn.execute(query).scalar())
-        return None if raw is None else _decode(raw)
+        return None if raw is None else decode_entry(raw)
 
     def close(self) -> None:
         self._pks.clear()

@@ -471,3 +471,36 @@ def test_symlinked_root_and_inner_links_that_stay_inside_work(tmp_path: Path) ->
 def test_too_long_session_id_is_a_key_error(store: JsonfsSessionStore) -> None:
     with pytest.raises(InvalidKeyError, match="too long"):
         store.append(SessionKey(PROJECT, "s" * 300), [user(1)])
+
+
+def test_a_claude_code_line_with_a_lone_surrogate_escape_is_an_entry(tmp_path: Path) -> None:
+    """Node writes "\\ud83d" for a string cut mid-emoji: valid JSON msgspec alone refuses."""
+    from flower.core.transcript import check_conversation, conversation
+
+    key = SessionKey("-p", "s")
+    path = tmp_path / "-p" / "s.jsonl"
+    path.parent.mkdir(parents=True)
+    lines = [
+        '{"type":"user","uuid":"u1","parentUuid":null,"message":{"role":"user","content":"go"}}',
+        '{"type":"assistant","uuid":"a1","parentUuid":"u1","message":{"id":"m1",'
+        '"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash",'
+        '"input":{"command":"tail log"}}]}}',
+        '{"type":"user","uuid":"r1","parentUuid":"a1","message":{"role":"user","content":'
+        '[{"type":"tool_result","tool_use_id":"t1","content":"all good \\ud83d"}]}}',
+        '{"type":"assistant","uuid":"a2","parentUuid":"r1","message":{"id":"m2",'
+        '"role":"assistant","content":[{"type":"text","text":"The log shows success."}]}}',
+    ]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    store = JsonfsSessionStore(tmp_path)
+    loaded = store.load(key)
+    assert loaded is not None and [e["uuid"] for e in loaded] == ["u1", "a1", "r1", "a2"]
+    assert loaded[2]["message"]["content"][0]["content"] == "all good \ud83d"
+    assert store.problems(key) == []
+    check_conversation(conversation(loaded))  # the whole conversation, not its tail
+    store.append(key, [loaded[2]])  # its uuid is known: appending it again adds nothing
+    assert [e["uuid"] for e in JsonfsSessionStore(tmp_path).load(key) or []] == [
+        "u1",
+        "a1",
+        "r1",
+        "a2",
+    ]

@@ -324,6 +324,15 @@ def control_characters(ctx: Ctx) -> None:
     expect_equal(store.load(KEY), batch, "control characters inside strings")
 
 
+def lone_surrogate(ctx: Ctx) -> None:
+    # what Node's JSON.stringify writes for a string cut in the middle of an emoji
+    store = ctx.store()
+    batch = [entry(1, message={"role": "user", "content": "cut mid-emoji \ud83d"})]
+    store.append(KEY, batch)
+    expect_equal(store.load(KEY), batch, "a lone surrogate inside a string")
+    expect_equal(list(store.iter_entries(KEY)), batch, "iter_entries of a lone surrogate")
+
+
 def ten_megabyte_entry(ctx: Ctx) -> None:
     store = ctx.store()
     unit = 'abc 漢字 "q" \\ \n\t{}[],:'
@@ -609,6 +618,9 @@ SESSION_CASES: list[Case[SessionStoreBase]] = [
     Case("entries_without_uuid", "entries without uuid are all kept", entries_without_uuid),
     Case("unicode_text", "CJK step names and text survive exactly", unicode_text),
     Case("control_characters", "NUL and control characters in strings survive", control_characters),
+    Case(
+        "lone_surrogate", "a lone surrogate escape (Node's cut emoji) round-trips", lone_surrogate
+    ),
     Case("ten_megabyte_entry", "a 10 MB entry round-trips", ten_megabyte_entry),
     Case("ten_thousand_entries", "10,000 entries round-trip in order", ten_thousand_entries),
     Case(
