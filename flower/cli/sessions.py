@@ -474,7 +474,10 @@ def import_(
     if file is None:
         raise UsageFlowerError("give a FILE to import, or --claude-code [DIR]")
     project_key, session_id, count = _import_target(file, project, session)
-    key = SessionKey(project_key, session_id)
+    # Claude Code keeps a subagent's transcript at <session>/subagents/agent-x.jsonl: it
+    # is that session's subkey, never part of its main transcript
+    subpath = f"subagents/{file.stem}" if file.parent.name == "subagents" else None
+    key = SessionKey(project_key, session_id, subpath)
     with _store(ctx, to) as (store, where):
         before = sum(1 for _ in store.iter_entries(key))
         batch: list[Entry] = []
@@ -485,9 +488,10 @@ def import_(
                 batch = []
         store.append(key, batch)
         after = sum(1 for _ in store.iter_entries(key))
+    into = f"subagent transcript {subpath} of session" if subpath else "session"
     typer.echo(
         f"imported {file}: {count} entries read, {after - before} new, "
-        f"into session {session_id} of project {project_key} in {where}"
+        f"into {into} {session_id} of project {project_key} in {where}"
     )
 
 

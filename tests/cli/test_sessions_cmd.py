@@ -156,6 +156,26 @@ def test_import_uses_entries_session_and_cwd_and_is_idempotent(
     assert load(store_url, SessionKey(project_key(in_tmp), "imp-1")) == entries
 
 
+def test_importing_a_subagent_file_fills_the_sessions_subkey(
+    cli: Cli, in_tmp: Path, store_url: str
+) -> None:
+    from flower.core.keys import project_key
+
+    main = transcript("imp-2", str(in_tmp), turns=1)
+    agent = [{**e, "isSidechain": True} for e in transcript("imp-2", str(in_tmp), prefix="s")]
+    folder = in_tmp / "imp-2" / "subagents"
+    folder.mkdir(parents=True)
+    for path, entries in ((in_tmp / "imp-2.jsonl", main), (folder / "agent-a1.jsonl", agent)):
+        path.write_text("".join(json.dumps(e) + "\n" for e in entries), encoding="utf-8")
+    assert cli("sessions", "import", str(in_tmp / "imp-2.jsonl")).exit_code == 0
+    done = cli("sessions", "import", str(folder / "agent-a1.jsonl"))
+    assert done.exit_code == 0, done.output
+    assert "into subagent transcript subagents/agent-a1 of session imp-2" in done.stdout
+    key = SessionKey(project_key(in_tmp), "imp-2")
+    assert load(store_url, key) == main  # the main transcript is left as it was
+    assert load(store_url, SessionKey(key.project_key, "imp-2", "subagents/agent-a1")) == agent
+
+
 def test_import_with_explicit_key(cli: Cli, in_tmp: Path, store_url: str) -> None:
     path = in_tmp / "t.jsonl"
     path.write_text(
