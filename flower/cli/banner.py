@@ -73,13 +73,16 @@ def lost_sessions_line(steps: list[str]) -> str:
     return f"   !! 记录里的会话已不在存储里:{'、'.join(steps)} —— 这些步骤从头开始"
 
 
-def step_header(step: str, round_no: int, rounds: int, *, resumed: bool, woke: int) -> str:
-    """``== 干活 =====...  3/3  <- 接上次 · 第 3 次唤醒`` (the tail only when resumed)."""
+def step_header(
+    step: str, round_no: int, rounds: int, *, resumed: bool, woke: int | None
+) -> str:
+    """``== 干活 =====...  3/3  <- 接上次 · 第 3 次唤醒`` (the tail only when resumed;
+    ``woke=None``, as for ``flower once``, which has no wakes: ``<- 接上次`` alone)."""
     head = f"== {step} "
     head += "=" * max(3, HEADER_WIDTH - _display_width(head))
     line = f"{head}  {round_no}/{rounds}"
     if resumed:
-        line += f"  <- 接上次 · 第 {woke} 次唤醒"
+        line += "  <- 接上次" if woke is None else f"  <- 接上次 · 第 {woke} 次唤醒"
     return line
 
 

@@ -143,7 +143,7 @@ class Live:
         self.rich = is_tty(self.stream) if rich is None else rich
         self.rounds = rounds
         self.work_step = work_step
-        self.woke = 1
+        self.woke: int | None = 1  # None: no wakes (flower once)
         self._console: Any = None
         self._in_text = False
         self._last_label: str | None = None

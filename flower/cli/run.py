@@ -468,6 +468,7 @@ def _run_once(
 
     out: TextIO = sys.stderr if json_out else sys.stdout
     live = Live(out, rounds=1, work_step="once")
+    live.woke = None  # `once` is one run by hand, not a wake
     started = time.monotonic()
     rt = LiveRuntime(live, workspace=".", run_dir=settings.run_dir, trim=trim, settings=settings)
     try:

@@ -87,6 +87,8 @@ def test_once_runs_one_agent_without_lineage_and_resumes_by_hand(
     again = json.loads(more.stdout)["results"][0]
     assert again["session_id"] == sid and again["resumed"] is True
     assert said[1].texts()[-3:] == ["说一句", "第 1 句", "再说一句"]
+    header = next(line for line in more.stderr.splitlines() if line.startswith("== once"))
+    assert header.endswith("1/1  <- 接上次")  # `once` has no wakes to count
 
     unknown = flower("once", "--resume", "nope", "hi")
     assert unknown.returncode == 1 and "no session 'nope'" in unknown.stderr
