@@ -86,6 +86,8 @@ class ClaudeCodeSource(SessionStoreBase):
     def _parse(self, path: Path, number: int, line: bytes) -> Entry | None:
         from flower.core.entries import check_entry, decode_entry
 
+        if number == 1 and line.startswith(b"\xef\xbb\xbf"):
+            line = line[3:]  # a byte order mark an editor put there
         try:
             entry = decode_entry(line)
         except Exception as exc:

@@ -377,6 +377,8 @@ def _read_jsonl(path: Path) -> Iterator[tuple[int, Entry]]:
         raise FlowerError(f"cannot read {path}: {exc.strerror or exc}") from None
     with handle:
         for number, line in enumerate(handle, start=1):
+            if number == 1 and line.startswith(b"\xef\xbb\xbf"):
+                line = line[3:]  # a byte order mark an editor put there
             if not line.strip():
                 continue
             try:

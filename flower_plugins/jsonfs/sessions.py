@@ -91,14 +91,15 @@ class _UuidIndex:
     def catch_up(self, fd: int, size: int) -> None:
         batch: set[str] = set()  # the uuids of a batch whose last line is still to come
         in_batch = False
-        for offset, line, complete in iter_lines(fd, self.scanned_to, size):
+        for offset, read, complete in iter_lines(fd, self.scanned_to, size):
             if not complete:
                 break
+            line = _without_bom(read) if offset == 0 else read
             if line.endswith(_MORE) and not line.isspace():
                 in_batch = True
                 _add_uuid(batch, line)
                 continue
-            self.scanned_to = offset + len(line) + 1
+            self.scanned_to = offset + len(read) + 1
             if in_batch:
                 if _is_object(line):  # the batch's last line: it finished
                     self.uuids |= batch
@@ -395,6 +396,15 @@ def _decode_clean(pieces: list[bytes]) -> list[Entry] | None:
     return decoded
 
 
+_BOM = b"\xef\xbb\xbf"
+
+
+def _without_bom(first_line: bytes) -> bytes:
+    """A file's first line without the UTF-8 byte order mark an editor may have put
+    there (Windows Notepad does); the entry after it is no less an entry."""
+    return first_line[len(_BOM) :] if first_line.startswith(_BOM) else first_line
+
+
 def _has_empty_line(pieces: list[bytes]) -> bool:
     try:
         pieces.index(b"", 0, len(pieces) - 1)
@@ -458,6 +468,8 @@ def _parse_line(
     complete: bool,
     problems: list[LoadProblem],
 ) -> Entry | None:
+    if offset == 0:
+        line = _without_bom(line)
     if not line or line.isspace():  # no copy, unlike strip(), of a batch line's tab
         return None
     if not complete:

@@ -176,6 +176,18 @@ def test_importing_a_subagent_file_fills_the_sessions_subkey(
     assert load(store_url, SessionKey(key.project_key, "imp-2", "subagents/agent-a1")) == agent
 
 
+def test_import_reads_past_a_byte_order_mark(cli: Cli, in_tmp: Path, store_url: str) -> None:
+    from flower.core.keys import project_key
+
+    entries = transcript("imp-bom", str(in_tmp), turns=1)
+    path = in_tmp / "bom.jsonl"
+    text = "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries)
+    path.write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))
+    done = cli("sessions", "import", str(path))
+    assert done.exit_code == 0, done.output
+    assert load(store_url, SessionKey(project_key(in_tmp), "imp-bom")) == entries
+
+
 def test_import_with_explicit_key(cli: Cli, in_tmp: Path, store_url: str) -> None:
     path = in_tmp / "t.jsonl"
     path.write_text(

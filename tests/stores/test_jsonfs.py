@@ -504,3 +504,19 @@ def test_a_claude_code_line_with_a_lone_surrogate_escape_is_an_entry(tmp_path: P
         "r1",
         "a2",
     ]
+
+
+def test_a_byte_order_mark_before_the_first_line_hides_no_entry(tmp_path: Path) -> None:
+    key = SessionKey("-p", "s")
+    path = tmp_path / "-p" / "s.jsonl"
+    path.parent.mkdir(parents=True)
+    first = {"type": "user", "uuid": "u1", "message": {"role": "user", "content": "hi"}}
+    second = {"type": "user", "uuid": "u2", "message": {"role": "user", "content": "again"}}
+    path.write_bytes(
+        b"\xef\xbb\xbf" + (json.dumps(first) + "\n" + json.dumps(second) + "\n").encode()
+    )
+    store = JsonfsSessionStore(tmp_path)
+    assert store.load(key) == [first, second] and store.problems(key) == []
+    assert list(store.iter_entries(key)) == [first, second]
+    store.append(key, [first])  # known by its uuid: not appended twice
+    assert JsonfsSessionStore(tmp_path).load(key) == [first, second]
