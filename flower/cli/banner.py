@@ -73,9 +73,7 @@ def lost_sessions_line(steps: list[str]) -> str:
     return f"   !! 记录里的会话已不在存储里:{'、'.join(steps)} —— 这些步骤从头开始"
 
 
-def step_header(
-    step: str, round_no: int, rounds: int, *, resumed: bool, woke: int | None
-) -> str:
+def step_header(step: str, round_no: int, rounds: int, *, resumed: bool, woke: int | None) -> str:
     """``== 干活 =====...  3/3  <- 接上次 · 第 3 次唤醒`` (the tail only when resumed;
     ``woke=None``, as for ``flower once``, which has no wakes: ``<- 接上次`` alone)."""
     head = f"== {step} "

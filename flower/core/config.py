@@ -131,6 +131,9 @@ class Price(_Section):
 class EngineConfig(_Section):
     model: str = "claude-sonnet-4-6"
     max_tokens: Positive = 16_000
+    request_timeout: Annotated[float, msgspec.Meta(gt=0)] = 600.0
+    """Seconds an API request may go without a byte before it is retried (a stalled
+    connection); the anthropic SDK's own default."""
     bash_timeout: Seconds = 120.0
     max_tool_output: Positive = 30_000
     confine_to_workspace: bool = True

@@ -224,11 +224,16 @@ class Runtime:
     # -- client and resilience
 
     def _make_client(self) -> Any:
-        if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
+        if not any(
+            os.environ.get(name, "").strip()
+            for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+        ):
             raise MissingAPIKeyError(NO_API_KEY)
         import anthropic
 
-        return anthropic.AsyncAnthropic(max_retries=0)
+        # how long a silent connection may hang before resilience retries it
+        timeout = anthropic.Timeout(self.settings.engine.request_timeout, connect=5.0)
+        return anthropic.AsyncAnthropic(max_retries=0, timeout=timeout)
 
     def _make_resilience(self, client: Any) -> Any:
         if self.resilience is not None:

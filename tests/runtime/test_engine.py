@@ -476,3 +476,25 @@ def test_a_retry_in_the_same_run_does_not_call_fresh_output_stale(
     fake_api.add(text("b"))
     run(rt.run(shell, "And now?", resume=first.session_id))  # a later run: a resume
     assert ls_result(fake_api.requests[-1]).startswith(STALE_NOTE)
+
+
+def test_a_stalled_request_is_retried_after_the_request_timeout(
+    make_runtime: MakeRuntime, fake_api: FakeMessagesAPI, in_tmp: Path
+) -> None:
+    import time
+
+    import msgspec
+    from runtime_helpers import sqlite_settings
+
+    from flower.testing.fake_api import stall
+
+    settings = sqlite_settings(in_tmp)
+    settings = msgspec.structs.replace(
+        settings, engine=msgspec.structs.replace(settings.engine, request_timeout=0.5)
+    )
+    fake_api.add(stall(5), text("after the stall"))
+    started = time.monotonic()
+    result = run(make_runtime(settings=settings).run(READER, "hello"))
+    assert result.ok and result.text == "after the stall" and result.attempts == 2
+    assert result.errors[0]["kind"] == "transient"
+    assert time.monotonic() - started < 4  # it did not wait the stall out
