@@ -134,7 +134,9 @@ class SqlLineageStore:
             reset = (
                 sa.update(lineage)
                 .where(lineage.c.workspace_id == workspace_id)
-                .values(woke=0, steps="{}", updated_ms=int(self._clock() * 1000))
+                # the whole record starts over, what lineage keeps beside steps included
+                # (words not yet heard belong to the archived conversation, not the next)
+                .values(woke=0, steps="{}", extra="{}", updated_ms=int(self._clock() * 1000))
             )
             self._db.write(lambda conn: conn.execute(reset))
         return into

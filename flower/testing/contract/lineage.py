@@ -23,8 +23,9 @@ def record(woke: int = 1, **steps: str) -> LineageRecord:
 
 
 def is_fresh(found: LineageRecord | None) -> bool:
-    """After archive a store may hold nothing or a reset record; both mean 'start fresh'."""
-    return found is None or (found.woke == 0 and not found.steps)
+    """After archive a store may hold nothing or a reset record; both mean 'start fresh'
+    (nothing of the archived record left: no steps, and nothing kept beside them)."""
+    return found is None or (found.woke == 0 and not found.steps and not found.extra)
 
 
 def load_missing(ctx: Ctx) -> None:
@@ -83,7 +84,9 @@ def invalid_record_rejected(ctx: Ctx) -> None:
 
 def archive_moves_and_resets(ctx: Ctx) -> None:
     store = ctx.store()
-    store.save(record(4))
+    saved = record(4)
+    saved.extra = {"unheard": ["words the archived conversation never heard"]}
+    store.save(saved)
     with tempfile.TemporaryDirectory() as tmp:
         brief, goals = Path(tmp, "需求.md"), Path(tmp, "目标.md")
         brief.write_text("# 需求\n", encoding="utf-8")
