@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from flower.cli.output import counted
 from flower.core.errors import FlowerError, InvalidEntryError
 
 if TYPE_CHECKING:
@@ -48,8 +49,9 @@ def parse_age(text: str) -> float:
 
 
 def lineage_session_ids(settings: Settings, workspace: Path) -> set[str]:
-    """Every session id lineage points at: the configured store for ``workspace`` and
-    each lineage.json (current or archived) found under the run directory."""
+    """Every session id lineage points at: the configured store for ``workspace``, each
+    lineage.json found under the run directory, and the ones ``flower --new`` archived
+    under ``<workspace>/notes/archive/``. One that cannot be read stops the command."""
     from flower.core.lineage import workspace_identity
     from flower.stores.open import open_lineage_store
     from flower_plugins.jsonfs.lineage import parse_lineage
@@ -68,13 +70,23 @@ def lineage_session_ids(settings: Settings, workspace: Path) -> set[str]:
     run_dir = (
         settings.run_path if settings.run_path.is_absolute() else Path.cwd() / settings.run_dir
     )
-    for path in run_dir.rglob("lineage.json") if run_dir.is_dir() else []:
+    files = list(run_dir.rglob("lineage.json")) if run_dir.is_dir() else []
+    archives = workspace / "notes" / "archive"  # where `flower --new` moves lineage.json
+    files += list(archives.glob("*/lineage.json")) if archives.is_dir() else []
+    for path in files:
         try:
             found = parse_lineage(path.read_bytes())
-        except OSError:
-            continue
-        if found is not None:
-            ids.update(found.steps.values())
+        except OSError as exc:
+            found, why = None, exc.strerror or str(exc)
+        else:
+            why = "not a lineage record"
+        if found is None:
+            # what it protects is unknown: refusing is safer than deleting blind
+            raise FlowerError(
+                f"{path} cannot be read ({why}), so the sessions it points at are unknown; "
+                "repair or remove it, then run again"
+            )
+        ids.update(found.steps.values())
     return {i for i in ids if isinstance(i, str)}
 
 
@@ -118,7 +130,24 @@ def _show(chosen: list[Candidate], kept: list[Candidate], verb: str) -> None:
         )
     for c in kept:
         typer.echo(f"kept {c.key.session_id}: lineage still points at it", err=True)
-    typer.echo(f"{len(chosen)} sessions to {verb}", err=True)
+    typer.echo(f"{counted(len(chosen), 'session')} to {verb}", err=True)
+
+
+def _delete_unchanged(store: SessionStoreBase, chosen: list[Candidate]) -> int:
+    """Delete the sessions still as they were listed; one written to since (while the
+    question was on screen, say) is kept: it is no longer what was shown, or archived."""
+    now: dict[str, dict[str, int]] = {}
+    deleted = 0
+    for c in chosen:
+        project = c.key.project_key
+        if project not in now:
+            now[project] = {i.session_id: i.mtime_ms for i in store.list_sessions(project)}
+        if now[project].get(c.key.session_id) != c.mtime_ms:
+            typer.echo(f"kept {c.key.session_id}: written to since it was listed", err=True)
+            continue
+        store.delete(c.key)
+        deleted += 1
+    return deleted
 
 
 def _confirm(question: str, yes: bool) -> None:
@@ -162,10 +191,9 @@ def gc(
         _show(chosen, kept, "delete")
         if dry_run or not chosen:
             return
-        _confirm(f"Delete these {len(chosen)} sessions from {where}?", yes)
-        for c in chosen:
-            store.delete(c.key)
-    typer.echo(f"deleted {len(chosen)} sessions from {where}")
+        _confirm(f"Delete these {counted(len(chosen), 'session')} from {where}?", yes)
+        deleted = _delete_unchanged(store, chosen)
+    typer.echo(f"deleted {counted(deleted, 'session')} from {where}")
 
 
 def _transcripts(store: SessionStoreBase, key: SessionKey) -> Iterator[SessionKey]:
@@ -282,13 +310,15 @@ def archive(
         read_back = sum(1 for _ in read_archive(output))
         if read_back != written:
             raise FlowerError(f"{output}: wrote {written} entries, read back {read_back}; kept all")
-        typer.echo(f"archived {written} entries of {len(keys)} sessions to {output}")
+        typer.echo(
+            f"archived {counted(written, 'entry', 'entries')} of "
+            f"{counted(len(keys), 'session')} to {output}"
+        )
         if keep:
             return
-        _confirm(f"Delete these {len(keys)} archived sessions from {where}?", yes)
-        for key in keys:
-            store.delete(key)
-    typer.echo(f"deleted {len(keys)} archived sessions from {where}")
+        _confirm(f"Delete these {counted(len(keys), 'archived session')} from {where}?", yes)
+        deleted = _delete_unchanged(store, chosen)
+    typer.echo(f"deleted {counted(deleted, 'archived session')} from {where}")
 
 
 def attach(app: typer.Typer) -> None:

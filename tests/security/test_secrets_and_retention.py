@@ -245,3 +245,54 @@ def test_a_truncated_archive_imports_nothing(store_url: str, in_tmp: Path) -> No
     assert result.exit_code != 0 and "gzip" in result.output
     with open_session_store(store_url, settings=Settings()) as store:
         assert store.load(SessionKey("-p", "s")) is None
+
+
+def test_a_session_written_to_while_the_question_is_on_screen_is_kept(
+    store_url: str, in_tmp: Path
+) -> None:
+    import time
+
+    from flower.cli.retention import _delete_unchanged, select_old
+
+    day = 86_400_000
+    with open_session_store(store_url, settings=Settings()) as store:
+        for sid in ("quiet", "busy"):
+            store.append(SessionKey("-p", sid), [entry(1, session=sid)])
+            store.set_modified(SessionKey("-p", sid), int(time.time() * 1000) - 40 * day)
+        chosen, _ = select_old(store, 30 * 86_400, set(), time.time())
+        assert sorted(c.key.session_id for c in chosen) == ["busy", "quiet"]
+        store.append(SessionKey("-p", "busy"), [entry(2, session="busy")])  # meanwhile
+        assert _delete_unchanged(store, chosen) == 1
+        assert store.load(SessionKey("-p", "quiet")) is None
+        assert store.load(SessionKey("-p", "busy")) == [
+            entry(1, session="busy"),
+            entry(2, session="busy"),
+        ]
+
+
+def test_gc_keeps_what_new_archived_lineage_points_at_and_refuses_an_unreadable_one(
+    store_url: str, in_tmp: Path
+) -> None:
+    root = in_tmp / "runs" / "transcripts"
+    with open_session_store(store_url, settings=Settings()) as store:
+        for sid in ("before-new", "plain-old"):
+            store.append(SessionKey("-p", sid), [entry(1, session=sid)])
+    for sid in ("before-new", "plain-old"):
+        _age(root, sid, 40)
+    archived = in_tmp / "notes" / "archive" / "20261130-010203"  # where --new moved it
+    archived.mkdir(parents=True)
+    (archived / "lineage.json").write_text(
+        json.dumps({"workspace": os.path.realpath(in_tmp), "woke": 3, "steps": {"a": "before-new"}})
+    )
+    dry = run("sessions", "gc", "--older-than", "30d", "--dry-run")
+    assert dry.exit_code == 0, dry.output
+    assert "kept before-new: lineage still points at it" in dry.output
+    assert "1 session to delete" in dry.output
+    (in_tmp / "runs" / "lineage.json").write_text('{"workspace": "/x", "steps": {"a": "plain')
+    refused = run("sessions", "gc", "--older-than", "30d", "--yes")
+    assert refused.exit_code == 1
+    assert "cannot be read" in refused.output and "sessions it points at are unknown" in (
+        refused.output
+    )
+    with open_session_store(store_url, settings=Settings()) as store:
+        assert store.load(SessionKey("-p", "plain-old")) is not None  # nothing deleted blind
