@@ -26,7 +26,11 @@ SHAPES: dict[str, str] = {
     "github-token": r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})",
     "slack-token": r"\bxox[abposre]-[A-Za-z0-9\-]{10,}",
     "bearer-token": r"(?i:\bbearer)\s+[A-Za-z0-9._~+/\-]{16,}=*",
-    "url-password": r"\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@]+:[^\s@/]+@",
+    # the password runs to the last "@" before the host (it may hold "@"); the user may be
+    # empty (redis://:pw@host); a password already masked (***, [REDACTED...], ${VAR}) is none
+    "url-password": (
+        r"\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@]*:(?!\*+@|\[REDACTED|\$\{)[^\s/]+@(?=[^\s@/])"
+    ),
 }
 _COMBINED = re.compile("|".join(f"(?P<{k.replace('-', '_')}>{v})" for k, v in SHAPES.items()))
 _CHEAP_HINTS = (

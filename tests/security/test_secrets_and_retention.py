@@ -55,6 +55,27 @@ def test_each_secret_shape_is_found_and_masked(kind: str) -> None:
         assert piece not in masked
 
 
+@pytest.mark.parametrize(
+    ("url", "hidden"),
+    [
+        ("mongodb://admin:p@ssw0rd@mongo:27017/", "ssw0rd"),  # a password holding "@"
+        ("redis://:s3cretRedisPass@cache:6379/0", "s3cretRedisPass"),  # no user
+    ],
+)
+def test_a_url_password_is_masked_whole(url: str, hidden: str) -> None:
+    masked = mask_secrets(f"connect to {url} now")
+    assert hidden not in masked and "[REDACTED:url-password]" in masked
+
+
+def test_a_password_already_masked_is_no_finding() -> None:
+    for text in (
+        "postgresql+psycopg://flower:***@db.internal/flower",
+        "postgresql://app:[REDACTED:url-password]@db/prod",
+        "postgresql://user:${DB_PASSWORD}@localhost/app",
+    ):
+        assert list(find_secrets(text)) == [], text
+
+
 def test_ordinary_text_is_left_alone() -> None:
     text = "ask the key-value store; sk-short; https://example.com/a:b; ghp is a name"
     assert list(find_secrets(text)) == [] and mask_secrets(text) == text
