@@ -21,7 +21,9 @@ SHAPES: dict[str, str] = {
     "openai-key": r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}",
     "aws-access-key": r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b",
     "aws-secret-key": (
-        r"(?i:aws_?secret_?access_?key|aws_?secret)[\"']?\s*[:=]\s*[\"']?[A-Za-z0-9/+=]{40}\b"
+        # also the JSON the AWS CLI prints ("SecretAccessKey": "..."); a key may end in / or +
+        r"(?i:aws_?secret_?access_?key|aws_?secret|secretaccesskey)[\"']?\s*[:=]\s*[\"']?"
+        r"[A-Za-z0-9/+=]{40}(?![A-Za-z0-9/+=])"
     ),
     "github-token": r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})",
     "slack-token": r"\bxox[abposre]-[A-Za-z0-9\-]{10,}",

@@ -67,6 +67,19 @@ def test_a_url_password_is_masked_whole(url: str, hidden: str) -> None:
     assert hidden not in masked and "[REDACTED:url-password]" in masked
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"AccessKeyId": "ASIAEXAMPLE", '
+        '"SecretAccessKey": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKE/"}',
+        "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKE+",
+    ],
+)
+def test_aws_secret_keys_as_the_cli_prints_them_are_found(text: str) -> None:
+    assert "aws-secret-key" in [k for k, _, _ in find_secrets(text)]
+    assert "bPxRfiCY" not in mask_secrets(text)
+
+
 def test_a_password_already_masked_is_no_finding() -> None:
     for text in (
         "postgresql+psycopg://flower:***@db.internal/flower",
