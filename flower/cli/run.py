@@ -268,7 +268,7 @@ def _run_builtin(
                 if not interactive:
                     raise NothingToDoError(
                         f"nothing to carry on in {workspace} (no work recorded in "
-                        f"{settings.run_dir}/lineage.json) "
+                        f"{lineage_name(settings)}) "
                         'and nothing said. Say what to do: flower "write a script that ..."; '
                         "or see it work offline: flower demo"
                     )
@@ -293,6 +293,18 @@ def _run_builtin(
         return INTERRUPTED_EXIT
     ask = _asker(read, out) if interactive else None
     return _execute(settings, live, said, ask=ask, trim=trim, rounds=rounds, json_out=json_out)
+
+
+def lineage_name(settings: Settings) -> str:
+    """Where lineage is kept, as messages name it: the json file, or the store's URL."""
+    from flower.core.redact import redact_text
+
+    conf = settings.lineage
+    if conf.url:
+        return redact_text(conf.url)
+    if conf.backend == "json":
+        return f"{settings.run_dir}/lineage.json"
+    return f"the {conf.backend!r} lineage store"
 
 
 def _one_line(text: str, width: int = 60) -> str:
@@ -528,12 +540,11 @@ def describe_state(state: dict[str, Any], workspace: Path, settings: Settings) -
     names = workflow_names(settings)
     checks = state["checks"]
     lines = [f"workspace   {short_path(workspace)}"]
+    where = lineage_name(settings)
     if checks["lineage"] == "ok":
-        lines.append(f"lineage     {settings.run_dir}/lineage.json, woken {state['woke']} time(s)")
+        lines.append(f"lineage     {where}, woken {state['woke']} time(s)")
     else:
-        lines.append(
-            f"lineage     none in {settings.run_dir}/ (missing, unreadable or another workspace)"
-        )
+        lines.append(f"lineage     none in {where} (missing, unreadable or another workspace)")
     lines.append(
         f"brief       {names.brief_file} " + ("confirmed" if checks["brief"] else "not confirmed")
     )

@@ -229,3 +229,12 @@ def test_a_lineage_path_without_a_scheme_is_still_a_lineage_url(
     monkeypatch.setenv("FLOWER_LINEAGE_URL", "mylineage.json")
     assert runner.invoke(build_app(), ["status"]).exit_code == 0
     assert runner.invoke(build_app(), ["config"]).exit_code == 0
+
+
+def test_status_names_the_lineage_store_in_use(
+    in_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert "lineage     none in runs/lineage.json" in runner.invoke(build_app(), ["status"]).stdout
+    monkeypatch.setenv("FLOWER_LINEAGE_BACKEND", "sqlite")
+    text = runner.invoke(build_app(), ["status"]).stdout
+    assert "lineage     none in the 'sqlite' lineage store" in text
