@@ -60,6 +60,37 @@ def hangup_interrupts() -> Iterator[None]:
             signal.signal(sig, handler)
 
 
+class BusyError(FlowerError):
+    """Another ``flower`` is running the built-in workflow in this run directory."""
+
+
+@contextlib.contextmanager
+def run_lock(run_path: Path) -> Iterator[None]:
+    """Hold ``<run_dir>/flower.lock`` while the built-in workflow runs: two of them in
+    one directory would resume the same sessions and fork their transcripts. The kernel
+    lets go of it when the process ends, however it ends (SIGKILL included)."""
+    import fcntl
+
+    from flower.core.fileperms import open_private, private_dir
+
+    private_dir(run_path)
+    fd = open_private(run_path / "flower.lock", os.O_RDWR | os.O_CREAT)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "?"
+            raise BusyError(
+                f"another flower (pid {holder}) is running here, in {run_path}: wait for it "
+                "to end, or give this one its own run directory (-r DIR)"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode("ascii"), 0)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
+
+
 def interrupted_exit(exc: KeyboardInterrupt) -> int:
     return exc.exit_code if isinstance(exc, Terminated) else INTERRUPTED_EXIT
 
@@ -411,10 +442,11 @@ def _execute(
     from flower.workflow.builtin import builtin_workflow
 
     started = time.monotonic()
+    lock = run_lock(settings.run_path)
     rt = LiveRuntime(live, workspace=".", run_dir=settings.run_dir, trim=trim, settings=settings)
     workflow = builtin_workflow(said, settings=rt.settings, ask=ask, rounds=rounds)
     try:
-        with hangup_interrupts():
+        with lock, hangup_interrupts():
             ctx = asyncio.run(workflow.run(rt))
     except KeyboardInterrupt as exc:
         _say_interrupted(live, "lineage and transcript are saved; `flower` here carries on")

@@ -165,3 +165,24 @@ def test_a_terminated_run_stops_its_running_command_too(
             if proc.poll() is None:
                 proc.kill()
         assert _wait_until(lambda: not _running(marker), 10), "the command outlived flower"
+
+
+def test_a_second_flower_in_the_same_directory_waits_its_turn(
+    flower: Flower, model: ScriptedModel, ws: Path
+) -> None:
+    from cli_run_helpers import wait_for_cut
+
+    model.hold_worker = True
+    first = flower.spawn("--yes", REQUEST)
+    try:
+        sid = wait_for_cut(first, model, ws)
+        second = flower("--yes", "加一句")
+        assert second.returncode == 1
+        assert f"another flower (pid {first.pid}) is running here" in second.stderr
+        assert lineage(ws)["woke"] == 1  # the refused one counted no wake
+    finally:
+        model.release()
+    assert first.wait(60) == 0
+    assert lineage(ws)["steps"]["干活"] == sid
+    again = flower("--yes", "加一句")  # once the first is done, the next one runs
+    assert again.returncode == 0, again.stderr
