@@ -15,7 +15,7 @@ import json
 import re
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -264,9 +264,16 @@ def import_archive(store: SessionStoreBase, path: Path) -> tuple[int, int]:
 
     The whole file is checked first, so a bad line writes nothing.
     """
+    from flower.stores.copy import new_anonymous
+
     total = sum(1 for _ in read_archive(path))
     batches: dict[SessionKey, list[Entry]] = {}
+    fresh: dict[SessionKey, Callable[[Entry], bool]] = {}
     for key, entry in read_archive(path):
+        if key not in fresh:
+            fresh[key] = new_anonymous(store, key)  # uuid-less entries restored before
+        if not fresh[key](entry):
+            continue
         batches.setdefault(key, []).append(entry)
         if len(batches[key]) >= 500:
             store.append(key, batches.pop(key))

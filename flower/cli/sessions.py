@@ -480,10 +480,15 @@ def import_(
     # is that session's subkey, never part of its main transcript
     subpath = f"subagents/{file.stem}" if file.parent.name == "subagents" else None
     key = SessionKey(project_key, session_id, subpath)
+    from flower.stores.copy import new_anonymous
+
     with _store(ctx, to) as (store, where):
         before = sum(1 for _ in store.iter_entries(key))
+        is_new = new_anonymous(store, key)  # uuid-less lines imported before are not again
         batch: list[Entry] = []
         for _, entry in _read_jsonl(file):
+            if not is_new(entry):
+                continue
             batch.append(entry)
             if len(batch) >= IMPORT_BATCH:
                 store.append(key, batch)

@@ -105,6 +105,26 @@ def _as_loaded(target: SessionStoreBase) -> Callable[[Entry], Entry] | None:
     return target.as_loaded if isinstance(target, EncryptedSessionStore) else None
 
 
+def new_anonymous(
+    target: SessionStoreBase, key: SessionKey
+) -> Callable[[Entry], bool]:
+    """For appending entries into ``key`` again (an import run twice): whether an entry
+    without a uuid is new, counting the ones the target already holds by content.
+    Entries with a uuid always pass: the store itself keeps those once."""
+    held = _target_index(target, key)[1]
+
+    def is_new(entry: Entry) -> bool:
+        if isinstance(entry.get("uuid"), str):
+            return True
+        found = digest(entry)
+        if held[found] > 0:
+            held[found] -= 1
+            return False
+        return True
+
+    return is_new
+
+
 def _target_index(
     target: SessionStoreBase, key: SessionKey
 ) -> tuple[dict[str, bytes], Counter[bytes]]:

@@ -176,6 +176,23 @@ def test_importing_a_subagent_file_fills_the_sessions_subkey(
     assert load(store_url, SessionKey(key.project_key, "imp-2", "subagents/agent-a1")) == agent
 
 
+def test_importing_twice_adds_no_entry_twice_with_or_without_uuid(
+    cli: Cli, in_tmp: Path, store_url: str
+) -> None:
+    from flower.core.keys import project_key
+
+    anonymous = [
+        {"type": "summary", "summary": "the earlier part", "leafUuid": "u0"},
+        {"type": "file-history-snapshot", "messageId": "m1", "snapshot": {}},
+    ]
+    entries = [*anonymous, *transcript("imp-anon", str(in_tmp), turns=1)]
+    path = in_tmp / "anon.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in entries), encoding="utf-8")
+    for _ in range(3):
+        assert cli("sessions", "import", str(path)).exit_code == 0
+    assert load(store_url, SessionKey(project_key(in_tmp), "imp-anon")) == entries
+
+
 def test_import_reads_past_a_byte_order_mark(cli: Cli, in_tmp: Path, store_url: str) -> None:
     from flower.core.keys import project_key
 

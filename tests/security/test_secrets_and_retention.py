@@ -330,3 +330,18 @@ def test_gc_keeps_what_new_archived_lineage_points_at_and_refuses_an_unreadable_
     )
     with open_session_store(store_url, settings=Settings()) as store:
         assert store.load(SessionKey("-p", "plain-old")) is not None  # nothing deleted blind
+
+
+def test_an_archive_imported_twice_restores_uuidless_entries_once(
+    store_url: str, in_tmp: Path
+) -> None:
+    key = SessionKey("-p", "anon")
+    snapshot = {"type": "file-history-snapshot", "messageId": "m1", "snapshot": {}}
+    with open_session_store(store_url, settings=Settings()) as store:
+        store.append(key, [snapshot, entry(1, session="anon")])
+    out = in_tmp / "a.jsonl.gz"
+    assert run("sessions", "archive", "-o", str(out), "--yes").exit_code == 0
+    for _ in range(2):
+        assert run("sessions", "import", str(out)).exit_code == 0
+    with open_session_store(store_url, settings=Settings()) as store:
+        assert store.load(key) == [snapshot, entry(1, session="anon")]
