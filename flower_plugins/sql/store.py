@@ -77,9 +77,11 @@ class SqlSessionStore(SessionStoreBase):
                 for c in ("project_key", "session_id", "subpath", "created_ms", "mtime_ms")
             }
         )
+        # an existing session keeps its time here: it changes only when entries are
+        # written (below), so an append that adds nothing (a re-import) leaves its age
         self._upsert_session = upsert.on_conflict_do_update(
             index_elements=[sessions.c.project_key, sessions.c.session_id, sessions.c.subpath],
-            set_={"mtime_ms": upsert.excluded.mtime_ms},
+            set_={"mtime_ms": sessions.c.mtime_ms},
         ).returning(sessions.c.id)
         self._touch_session = (
             sa.update(sessions)

@@ -313,3 +313,24 @@ def test_a_blank_or_multi_line_id_is_a_usage_error(cli: Cli, bad: str) -> None:
 def test_interval_without_follow_is_a_usage_error(cli: Cli, seeded: dict[str, SessionKey]) -> None:
     done = cli("sessions", "show", "s1", "--interval", "2")
     assert done.exit_code == 2 and "it needs --follow" in done.stderr
+
+
+def test_an_import_that_adds_nothing_keeps_the_sessions_age(
+    cli: Cli, in_tmp: Path, store_url: str
+) -> None:
+    import time
+
+    from flower.core.keys import project_key
+
+    entries = transcript("imp-age", str(in_tmp), turns=1)
+    path = in_tmp / "age.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in entries), encoding="utf-8")
+    assert cli("sessions", "import", str(path)).exit_code == 0
+    key = SessionKey(project_key(in_tmp), "imp-age")
+    month_ago = int(time.time() * 1000) - 30 * 86_400_000
+    with open_session_store(store_url) as store:
+        store.set_modified(key, month_ago)
+    assert "0 new" in cli("sessions", "import", str(path)).stdout
+    with open_session_store(store_url) as store:
+        (info,) = store.list_sessions(key.project_key)
+    assert abs(info.mtime_ms - month_ago) <= 1000
