@@ -105,9 +105,7 @@ def _as_loaded(target: SessionStoreBase) -> Callable[[Entry], Entry] | None:
     return target.as_loaded if isinstance(target, EncryptedSessionStore) else None
 
 
-def new_anonymous(
-    target: SessionStoreBase, key: SessionKey
-) -> Callable[[Entry], bool]:
+def new_anonymous(target: SessionStoreBase, key: SessionKey) -> Callable[[Entry], bool]:
     """For appending entries into ``key`` again (an import run twice): whether an entry
     without a uuid is new, counting the ones the target already holds by content.
     Entries with a uuid always pass: the store itself keeps those once."""
