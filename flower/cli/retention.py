@@ -90,6 +90,9 @@ def lineage_session_ids(settings: Settings, workspace: Path) -> set[str]:
     return {i for i in ids if isinstance(i, str)}
 
 
+KEY_CHECK_PROJECT = "flower-encryption"  # flower.stores.encrypt.CHECK_KEY's project
+
+
 @dataclass(frozen=True)
 class Candidate:
     key: SessionKey
@@ -110,6 +113,8 @@ def select_old(
     except NotImplementedError:
         raise FlowerError("this store cannot list its sessions") from None
     for project in projects:
+        if project == KEY_CHECK_PROJECT:  # the encryption's own record, never a session
+            continue
         for info in store.list_sessions(project):
             if info.mtime_ms >= cutoff_ms:
                 continue

@@ -345,3 +345,21 @@ def test_an_archive_imported_twice_restores_uuidless_entries_once(
         assert run("sessions", "import", str(out)).exit_code == 0
     with open_session_store(store_url, settings=Settings()) as store:
         assert store.load(key) == [snapshot, entry(1, session="anon")]
+
+
+def test_retention_never_selects_the_encryption_key_check_record(
+    store_url: str, in_tmp: Path
+) -> None:
+    import time
+
+    from flower.cli.retention import KEY_CHECK_PROJECT, select_old
+    from flower.stores.encrypt import CHECK_KEY
+
+    assert CHECK_KEY.project_key == KEY_CHECK_PROJECT
+    with open_session_store(store_url, settings=Settings()) as store:
+        store.append(CHECK_KEY, [{"type": "flower-key-check", "uuid": "k1"}])
+        store.append(SessionKey("-p", "old"), [entry(1, session="old")])
+        for key in (CHECK_KEY, SessionKey("-p", "old")):
+            store.set_modified(key, int(time.time() * 1000) - 40 * 86_400_000)
+        chosen, _ = select_old(store, 30 * 86_400, set(), time.time())
+    assert [c.key.session_id for c in chosen] == ["old"]
