@@ -155,12 +155,16 @@ def _delete_unchanged(store: SessionStoreBase, chosen: list[Candidate]) -> int:
     return deleted
 
 
-def _confirm(question: str, yes: bool) -> None:
+def _can_ask() -> bool:
     from flower.cli.output import is_tty
 
+    return is_tty(sys.stdin)
+
+
+def _confirm(question: str, yes: bool) -> None:
     if yes:
         return
-    if not is_tty(sys.stdin):
+    if not _can_ask():
         raise RetentionUsageError("not deleting anything without --yes (no terminal to ask)")
     if not typer.confirm(question):
         typer.echo("nothing deleted")
@@ -317,6 +321,12 @@ def archive(
         _show(chosen, kept, "archive")
         if dry_run or not chosen:
             return
+        if not keep and not yes and not _can_ask():
+            # said before the archive is written: a re-run with --yes needs no new name
+            raise RetentionUsageError(
+                "not archiving and deleting without --yes (no terminal to ask); "
+                "add --yes, or --keep to export only"
+            )
         keys = [c.key for c in chosen]
         written = write_archive(store, keys, output)
         read_back = sum(1 for _ in read_archive(output))

@@ -363,3 +363,16 @@ def test_retention_never_selects_the_encryption_key_check_record(
             store.set_modified(key, int(time.time() * 1000) - 40 * 86_400_000)
         chosen, _ = select_old(store, 30 * 86_400, set(), time.time())
     assert [c.key.session_id for c in chosen] == ["old"]
+
+
+def test_archive_without_yes_and_no_terminal_writes_no_archive(
+    store_url: str, in_tmp: Path
+) -> None:
+    with open_session_store(store_url, settings=Settings()) as store:
+        store.append(SessionKey("-p", "s"), [entry(1)])
+    out = in_tmp / "all.jsonl.gz"
+    refused = run("sessions", "archive", "-o", str(out))  # CliRunner: no terminal
+    assert refused.exit_code == 2 and "add --yes, or --keep" in refused.output
+    assert not out.exists()  # so the same name works on the next try
+    assert run("sessions", "archive", "-o", str(out), "--yes").exit_code == 0
+    assert out.exists()
