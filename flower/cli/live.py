@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from flower.cli.banner import step_header
-from flower.cli.output import OutputMayClose, compact_json, is_tty
+from flower.cli.output import OutputMayClose, compact_json, counted, is_tty
 from flower.runtime.engine import Runtime
 from flower.runtime.events import (
     Event,
@@ -117,8 +117,6 @@ def totals(results: Iterable[Any], seconds: float) -> Totals:
 
 def format_totals(t: Totals) -> str:
     cost = "cost unknown" if t.cost_usd is None else f"${t.cost_usd:.4f}"
-    from flower.cli.output import counted
-
     return f"{counted(t.runs, 'run')} · {counted(t.turns, 'turn')} · {cost} · {t.seconds:.1f} s"
 
 

@@ -280,7 +280,7 @@ def import_archive(store: SessionStoreBase, path: Path) -> tuple[int, int]:
     fresh: dict[SessionKey, Callable[[Entry], bool]] = {}
     for key, entry in read_archive(path):
         if key not in fresh:
-            fresh[key] = new_anonymous(store, key)  # uuid-less entries restored before
+            fresh[key] = new_anonymous(store, key)[0]  # uuid-less entries restored before
         if not fresh[key](entry):
             continue
         batches.setdefault(key, []).append(entry)

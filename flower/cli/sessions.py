@@ -304,10 +304,10 @@ def _note_unsent(view: list[Entry]) -> None:
         and id(entry) not in sent
     )
     if unsent:
-        noun = "message" if unsent == 1 else "messages"
         typer.echo(
-            f"flower: note: {unsent} {noun} of this view are off the active chain (an older "
-            "branch, or the history before the last compaction): the model is not sent them",
+            f"flower: note: {counted(unsent, 'message')} of this view are off the active "
+            "chain (an older branch, or the history before the last compaction): the model "
+            "is not sent them",
             err=True,
         )
 
@@ -483,8 +483,8 @@ def import_(
     from flower.stores.copy import new_anonymous
 
     with _store(ctx, to) as (store, where):
-        before = sum(1 for _ in store.iter_entries(key))
-        is_new = new_anonymous(store, key)  # uuid-less lines imported before are not again
+        # uuid-less lines imported before are not again; one read of what is there
+        is_new, before = new_anonymous(store, key)
         batch: list[Entry] = []
         for _, entry in _read_jsonl(file):
             if not is_new(entry):

@@ -19,7 +19,7 @@ import pluggy
 
 from flower.core import hookspecs
 from flower.core.entry_points import FoundEntryPoint, scan
-from flower.core.errors import NoSuchPluginError, PluginError
+from flower.core.errors import NoSuchPluginError, PluginError, did_you_mean
 
 GROUP = "flower"
 BUILTIN_MODULES = {
@@ -158,13 +158,9 @@ class Registry:
         try:
             return self._items[kind][name]
         except KeyError:
-            from difflib import get_close_matches
-
             label = kind.replace("_", " ").rstrip("s")
-            close = get_close_matches(name, self.names(kind), n=1, cutoff=0.75)
-            guess = f" (did you mean {close[0]!r}?)" if close else ""
             raise NoSuchPluginError(
-                f"no {label} named {name!r}{guess}; "
+                f"no {label} named {name!r}{did_you_mean([name], self.names(kind))}; "
                 f"available: {', '.join(self.names(kind)) or 'none'}"
             ) from None
 

@@ -146,16 +146,7 @@ class Runtime:
     def view(self) -> PruningSessionStore:
         """The pruning view over :attr:`store`: what the model is shown on resume."""
         if self._view is None:
-            from flower.stores.prune import PruningSessionStore
-
-            self._view = PruningSessionStore.from_settings(
-                self.store,
-                self.settings,
-                trim=self.trim,
-                ephemeral=self.ephemeral,
-                keep_denials=self.keep_denials,
-                run_dir=self.run_dir,
-            )
+            self._view = self._pruning_view(self.ephemeral)
         return self._view
 
     @property
@@ -163,17 +154,20 @@ class Runtime:
         """:attr:`view` without the ephemeral policy, for a retry within one run: what a
         command printed seconds ago is not stale yet."""
         if self._retry_view is None:
-            from flower.stores.prune import PruningSessionStore
-
-            self._retry_view = PruningSessionStore.from_settings(
-                self.store,
-                self.settings,
-                trim=self.trim,
-                ephemeral=False,
-                keep_denials=self.keep_denials,
-                run_dir=self.run_dir,
-            )
+            self._retry_view = self._pruning_view(False)
         return self._retry_view
+
+    def _pruning_view(self, ephemeral: bool | None) -> PruningSessionStore:
+        from flower.stores.prune import PruningSessionStore
+
+        return PruningSessionStore.from_settings(
+            self.store,
+            self.settings,
+            trim=self.trim,
+            ephemeral=ephemeral,
+            keep_denials=self.keep_denials,
+            run_dir=self.run_dir,
+        )
 
     def key(self, session_id: str) -> SessionKey:
         return SessionKey(self.project_key, session_id)

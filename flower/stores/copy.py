@@ -105,11 +105,13 @@ def _as_loaded(target: SessionStoreBase) -> Callable[[Entry], Entry] | None:
     return target.as_loaded if isinstance(target, EncryptedSessionStore) else None
 
 
-def new_anonymous(target: SessionStoreBase, key: SessionKey) -> Callable[[Entry], bool]:
+def new_anonymous(target: SessionStoreBase, key: SessionKey) -> tuple[Callable[[Entry], bool], int]:
     """For appending entries into ``key`` again (an import run twice): whether an entry
-    without a uuid is new, counting the ones the target already holds by content.
-    Entries with a uuid always pass: the store itself keeps those once."""
-    held = _target_index(target, key)[1]
+    without a uuid is new, counting the ones the target already holds by content
+    (entries with a uuid always pass: the store itself keeps those once); and how many
+    entries it holds, from the same read."""
+    by_uuid, held = _target_index(target, key)
+    holds = len(by_uuid) + sum(held.values())
 
     def is_new(entry: Entry) -> bool:
         if isinstance(entry.get("uuid"), str):
@@ -120,7 +122,7 @@ def new_anonymous(target: SessionStoreBase, key: SessionKey) -> Callable[[Entry]
             return False
         return True
 
-    return is_new
+    return is_new, holds
 
 
 def _target_index(

@@ -18,13 +18,12 @@ import gc
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from difflib import get_close_matches
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import msgspec
 
-from flower.core.errors import ConfigError
+from flower.core.errors import ConfigError, did_you_mean
 from flower.core.protocols import PruneContext, PruningPolicy, SessionStoreBase
 from flower.core.records import Entry, SessionInfo, SessionKey
 from flower.core.transcript import context_start, has_leaf, repair_conversation
@@ -537,7 +536,7 @@ def check_policy_names(
         )
         raise ConfigError(
             f"[tool.flower.pruning] policies: no plugin provides {', '.join(map(repr, unknown))}"
-            f"{_did_you_mean(unknown, available)}; available: {offered}{failed}",
+            f"{did_you_mean(unknown, available)}; available: {offered}{failed}",
             key="pruning.policies",
         )
     listed = [*settings.pruning.policies, *(n for n in names if n not in settings.pruning.policies)]
@@ -552,7 +551,7 @@ def check_policy_names(
         if name not in available:
             raise ConfigError(
                 f"[tool.flower.pruning.options.{name}]: no plugin provides a policy {name!r}"
-                f"{_did_you_mean([name], available)}; available: {offered}",
+                f"{did_you_mean([name], available)}; available: {offered}",
                 key="pruning.options",
             )
         if name in BUILTIN_SETTINGS:
@@ -571,18 +570,6 @@ BUILTIN_SETTINGS = {
     "ephemeral": "set [tool.flower.pruning] ephemeral and ephemeral_commands",
     "trim": "set [tool.flower.trim] enabled, min_chars and keep_recent_turns",
 }
-
-
-def _did_you_mean(names: Sequence[str], available: Sequence[str]) -> str:
-    guesses = {
-        name: close[0]
-        for name in names
-        if (close := get_close_matches(name, available, n=1, cutoff=0.75))
-    }
-    if len(guesses) == 1:
-        return f" (did you mean {next(iter(guesses.values()))!r}?)"
-    pairs = ", ".join(f"{guess!r} for {name!r}" for name, guess in guesses.items())
-    return f" (did you mean {pairs}?)" if guesses else ""
 
 
 # --------------------------------------------------------------------------- the store

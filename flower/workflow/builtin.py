@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from flower.core.lineage import Lineage
-from flower.core.transcript import waiting_user_texts
 from flower.runtime.spec import AgentSpec, StepResult
 from flower.workflow.base import Context, Step, StepRun, Workflow, one_turn, replace_step
 from flower.workflow.clarify import (
@@ -124,16 +123,6 @@ def _forget_request(lineage: Lineage | None) -> None:
         lineage.save()
 
 
-def _waiting_in_transcript(run: StepRun, prompt: str) -> bool:
-    """Whether the step's session holds ``prompt`` as a message still waiting for its
-    reply (stored, then the wake was cut short): only those, not words said before."""
-    if not run.session_id:
-        return False
-    runtime = run.runtime
-    entries = runtime.store.load(runtime.key(run.session_id)) or []
-    return prompt in waiting_user_texts(entries)
-
-
 def builtin_workflow(
     said: str | None = None,
     *,
@@ -187,11 +176,9 @@ def builtin_workflow(
             memo.goals_rederived()
 
     async def work_body(run: StepRun) -> StepResult:
+        # words a cut-short wake stored but never got a reply to are not said twice: the
+        # runtime sends a prompt that already waits in the session as it is
         memo: WakeMemo | None = run.ctx.get("_wake_memo")
-        if memo is not None and memo.unheard and _waiting_in_transcript(run, run.first_prompt()):
-            # a wake cut short after the message was stored: it is not said twice
-            memo.heard()
-            run.ctx["_said"] = None
         result = await one_turn(run)
         if memo is not None and result.session_id:
             memo.heard()  # in its transcript now, before the judge's rounds can be cut short
