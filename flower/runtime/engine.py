@@ -54,6 +54,10 @@ NO_API_KEY = (
 )
 
 
+class OrphanWarning(UserWarning):
+    """A run killed commands that a flower killed with ``kill -9`` had left running."""
+
+
 class _EngineFailure(Exception):
     """Wraps a non-API failure (the store, a bug) so Resilience does not retry it."""
 
@@ -251,7 +255,26 @@ class Runtime:
             confine=engine.confine_to_workspace,
             # trim's pointers name files under the run directory, which may lie outside
             readable=(Path(self.run_dir) / "trimmed",),
+            ledger=self._ledger,
         )
+
+    @property
+    def _ledger(self) -> Path:
+        """Where Bash records the commands running now (see ``tools.orphans``)."""
+        return Path(self.run_dir).absolute() / "running"
+
+    def _reap_orphans(self) -> None:
+        """Kill what a flower killed with ``kill -9`` left running in this run directory."""
+        from flower.runtime.tools.orphans import reap
+
+        killed = reap(self._ledger)
+        if killed:
+            commands = "; ".join(repr(command[:80]) for command in killed)
+            warnings.warn(
+                f"killed {len(killed)} command(s) a killed flower left running: {commands}",
+                OrphanWarning,
+                stacklevel=3,
+            )
 
     # -- running
 
@@ -307,6 +330,7 @@ class Runtime:
         from flower.core.resilience import AttemptError, AttemptInfo, ResilienceError
 
         resilience = self._make_resilience(client)
+        self._reap_orphans()
         toolbox = self._toolbox(agent)
         tools = toolbox.definitions()
         model = agent.model or self.settings.engine.model

@@ -68,6 +68,9 @@ class ToolContext:
     readable: tuple[Path, ...] = ()
     """Real folders outside the workspace the Read tool may read (never write): where
     trim keeps the full text of results it moved out of the context."""
+    ledger: Path | None = None
+    """Where Bash records the commands it runs, so that a run after a ``kill -9`` can
+    kill what they left running (see :mod:`flower.runtime.tools.orphans`)."""
 
 
 def cap_head(text: str, limit: int, hint: str = "") -> tuple[str, int]:

@@ -4,7 +4,9 @@ Bash cannot be confined like the file tools: it only starts with the workspace a
 working directory. What it guarantees is that it ends: the whole process group is killed
 at the timeout, background children that still hold the output pipe are killed once
 bash itself has exited, and the call returns whatever came out, capped at
-``max_output`` characters (head and tail kept, the cut middle counted).
+``max_output`` characters (head and tail kept, the cut middle counted). While it runs,
+the group is recorded in the context's ledger, so that a run after a ``kill -9`` of
+flower kills it (:mod:`flower.runtime.tools.orphans`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from dataclasses import dataclass, field
 
 from flower.runtime.tools.base import ToolContext, ToolInputError, ToolOutcome
 from flower.runtime.tools.inputs import BashInput
+from flower.runtime.tools.orphans import forget, record
 
 MAX_TIMEOUT_S = 600.0
 """The longest timeout the model may ask for (Claude Code's 10 minutes)."""
@@ -163,6 +166,7 @@ async def bash(args: BashInput, ctx: ToolContext) -> ToolOutcome:
         start_new_session=True,
     )
     assert proc.stdout is not None
+    running = record(ctx.ledger, proc.pid, args.command)
     reader = asyncio.create_task(_pump(proc.stdout, out))
     timed_out = stragglers_killed = False
     try:
@@ -191,6 +195,7 @@ async def bash(args: BashInput, ctx: ToolContext) -> ToolOutcome:
         transport = getattr(proc, "_transport", None)
         if transport is not None:
             transport.close()
+        forget(running)
     return _outcome(proc.returncode, out, timeout, timed_out, stragglers_killed)
 
 

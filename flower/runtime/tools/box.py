@@ -70,6 +70,7 @@ class ToolBox:
         max_output: int = 30_000,
         confine: bool = True,
         readable: tuple[Path, ...] = (),
+        ledger: Path | None = None,
     ) -> None:
         unknown = [name for name in allowed if name not in RUNNERS]
         if unknown:
@@ -89,6 +90,7 @@ class ToolBox:
             max_output=max_output,
             bash_timeout=bash_timeout,
             readable=tuple(Path(os.path.realpath(Path(r).expanduser())) for r in readable),
+            ledger=ledger,
         )
 
     @classmethod

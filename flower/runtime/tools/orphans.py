@@ -1,0 +1,121 @@
+"""Commands a killed flower left running: recorded while they run, killed by the next run.
+
+Bash runs each command in its own process group and kills the group on a timeout, on
+Ctrl-C, SIGTERM and SIGHUP. SIGKILL gives flower no such chance: the group lives on,
+still writing in the workspace, while the next flower resumes the conversation and the
+model runs the command again next to it. So while a command runs, a small record of its
+group and of the flower process that started it sits in ``<run_dir>/running/``; a run
+that starts kills what is left of every group whose flower is gone.
+
+Processes are told apart by pid *and* start time (``/proc/<pid>/stat``), so a pid the
+system has since given to another process is never killed. Without ``/proc`` (not
+Linux) nothing is recorded and nothing is killed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+from pathlib import Path
+
+import msgspec
+
+from flower.core.fileperms import private_dir, replaced_atomically
+
+_PROC = Path("/proc")
+
+
+class RunningCommand(msgspec.Struct, forbid_unknown_fields=False):
+    """One command's process group and the flower process that started it."""
+
+    group: int  # the process group id: bash's pid, its leader
+    group_started: int  # the leader's start time, in clock ticks since boot
+    owner: int  # the flower process
+    owner_started: int
+    command: str
+
+
+def start_time(pid: int) -> int | None:
+    """When process ``pid`` started (clock ticks since boot); ``None`` if there is none."""
+    try:
+        stat = (_PROC / str(pid) / "stat").read_bytes()
+    except OSError:
+        return None
+    # field 2 (the name, in parentheses) may hold spaces: count fields after its ")"
+    fields = stat[stat.rfind(b")") + 2 :].split()
+    try:
+        return int(fields[19])  # field 22 of the whole line
+    except (IndexError, ValueError):
+        return None
+
+
+def _alive(pid: int, started: int) -> bool:
+    return start_time(pid) == started
+
+
+def record(ledger: Path | None, group: int, command: str) -> Path | None:
+    """Write down that ``group`` runs ``command`` for this process; the record's path,
+    or ``None`` when there is nowhere to write it (no ledger, no ``/proc``, a read-only
+    run directory: the command runs anyway)."""
+    if ledger is None:
+        return None
+    owner = os.getpid()
+    owner_started = start_time(owner)
+    group_started = start_time(group)
+    if owner_started is None or group_started is None:
+        return None
+    entry = RunningCommand(group, group_started, owner, owner_started, command[:500])
+    path = ledger / f"{group}.json"
+    try:
+        private_dir(ledger)
+        with replaced_atomically(path, durable=False) as handle:
+            handle.write(msgspec.json.encode(entry))
+    except OSError:
+        return None
+    return path
+
+
+def forget(path: Path | None) -> None:
+    """The command ended and its group was dealt with: drop its record."""
+    if path is not None:
+        with contextlib.suppress(OSError):
+            path.unlink()
+
+
+def reap(ledger: Path) -> list[str]:
+    """Kill the process groups whose flower is gone; the commands that were still
+    running. Records of a live flower are left alone; others are removed."""
+    try:
+        paths = sorted(ledger.glob("*.json"))
+    except OSError:
+        return []
+    killed: list[str] = []
+    for path in paths:
+        try:
+            entry = msgspec.json.decode(path.read_bytes(), type=RunningCommand)
+        except FileNotFoundError:
+            continue  # its flower finished the command meanwhile
+        except (OSError, msgspec.DecodeError):
+            forget(path)  # not a record flower wrote whole: nothing to act on
+            continue
+        if _alive(entry.owner, entry.owner_started):
+            continue  # its flower still runs it (another run sharing this run dir)
+        if _kill_group(entry):
+            killed.append(entry.command)
+        forget(path)
+    return killed
+
+
+def _kill_group(entry: RunningCommand) -> bool:
+    """SIGKILL the group if it is still the one recorded; whether anything was killed."""
+    leader = start_time(entry.group)
+    if leader is not None and leader != entry.group_started:
+        return False  # the pid now belongs to an unrelated process
+    # With the leader gone, a live group of that id is the recorded one, unless a process
+    # took the pid since, led a group of its own and died: too unlikely to spare an orphan.
+    try:
+        os.killpg(entry.group, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
