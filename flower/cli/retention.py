@@ -49,7 +49,8 @@ def parse_age(text: str) -> float:
 
 
 def lineage_session_ids(settings: Settings, workspace: Path) -> set[str]:
-    """Every session id lineage points at: the configured store for ``workspace``, each
+    """Every session id lineage points at: the configured store for ``workspace`` (for
+    every workspace, when the store can list them: a SQL lineage store), each
     lineage.json found under the run directory, and the ones ``flower --new`` archived
     under ``<workspace>/notes/archive/``. One that cannot be read stops the command."""
     from flower.core.lineage import workspace_identity
@@ -61,6 +62,12 @@ def lineage_session_ids(settings: Settings, workspace: Path) -> set[str]:
     store = open_lineage_store(settings=settings)
     try:
         record = store.load(workspace_identity(workspace, settings))
+        every_session_id = getattr(store, "every_session_id", None)
+        if callable(every_session_id):  # a store shared by workspaces protects them all
+            try:
+                ids.update(every_session_id())
+            except ValueError as exc:
+                raise FlowerError(f"{exc}, so the sessions it points at are unknown") from None
     finally:
         close = getattr(store, "close", None)
         if close is not None:

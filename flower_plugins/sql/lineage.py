@@ -82,6 +82,23 @@ class SqlLineageStore:
         # The id matched: this is our lineage, whatever path saved it last.
         return LineageRecord(workspace=str(workspace), woke=row.woke, steps=steps, extra=extra)
 
+    def every_session_id(self) -> set[str]:
+        """The sessions the lineage of every workspace in the database points at: what
+        retention (``gc``, ``archive``) must keep, whichever workspace runs it. A record
+        that cannot be read raises :class:`ValueError`: what it protects is unknown."""
+        rows = self._db.read(
+            lambda conn: conn.execute(sa.select(lineage.c.workspace_id, lineage.c.steps)).all()
+        )
+        ids: set[str] = set()
+        for workspace_id, steps in rows:
+            try:
+                ids.update(_STEPS.decode(steps).values())
+            except msgspec.DecodeError:
+                raise ValueError(
+                    f"the lineage of workspace {workspace_id!r} cannot be read"
+                ) from None
+        return ids
+
     def save(self, record: LineageRecord) -> None:
         check_record(record)  # the same rules as lineage.json, before any write
         self._last_workspace = record.workspace

@@ -16,7 +16,7 @@ from flower.cli.main import build_app
 from flower.core.config import Settings
 from flower.core.plugins import get_registry
 from flower.core.protocols import PruneContext
-from flower.core.records import SessionKey
+from flower.core.records import LineageRecord, SessionKey
 from flower.stores.open import open_session_store
 from flower_plugins.redact import Redact
 from flower_plugins.secret_shapes import find_secrets, mask_secrets
@@ -376,3 +376,35 @@ def test_archive_without_yes_and_no_terminal_writes_no_archive(
     assert not out.exists()  # so the same name works on the next try
     assert run("sessions", "archive", "-o", str(out), "--yes").exit_code == 0
     assert out.exists()
+
+
+def test_gc_keeps_what_the_lineage_of_another_workspace_points_at(in_tmp: Path) -> None:
+    """A SQL lineage store is shared: gc from one workspace must not delete the session
+    another workspace resumes next."""
+    from flower.core.config import LineageConfig, SessionsConfig
+    from flower.stores.open import open_lineage_store
+
+    (in_tmp / "pyproject.toml").write_text(
+        '[tool.flower.sessions]\nbackend = "sqlite"\n[tool.flower.lineage]\nbackend = "sqlite"\n',
+        encoding="utf-8",
+    )
+    settings = Settings(
+        sessions=SessionsConfig(backend="sqlite"), lineage=LineageConfig(backend="sqlite")
+    )
+    old_ms = int((time.time() - 40 * 86400) * 1000)
+    with open_session_store(settings=settings) as store:
+        for project, sid in (("-here", "idle-here"), ("-elsewhere", "elsewhere-resumes")):
+            store.append(SessionKey(project, sid), [entry(1, session=sid)])
+            store.set_modified(SessionKey(project, sid), old_ms)
+    lineage = open_lineage_store(settings=settings)
+    try:
+        lineage.save(LineageRecord("/srv/elsewhere", 4, {"干活": "elsewhere-resumes"}))
+    finally:
+        lineage.close()  # type: ignore[attr-defined]
+
+    done = run("sessions", "gc", "--older-than", "30d", "--yes")
+    assert done.exit_code == 0, done.output
+    assert "kept elsewhere-resumes: lineage still points at it" in done.output
+    with open_session_store(settings=settings) as store:
+        assert store.load(SessionKey("-elsewhere", "elsewhere-resumes")) is not None
+        assert store.load(SessionKey("-here", "idle-here")) is None

@@ -103,3 +103,29 @@ def test_an_invalid_record_is_rejected_and_the_old_one_kept(db_url: str) -> None
         assert store.load("/w") == record("/w")
     finally:
         store.close()
+
+
+def test_every_session_id_covers_every_workspace_and_refuses_a_damaged_record(
+    db_url: str,
+) -> None:
+    import sqlalchemy as sa
+
+    from flower_plugins.sql.schema import lineage
+
+    store = SqlLineageStore(open_database(db_url))
+    try:
+        assert store.every_session_id() == set()
+        store.save(record("/home/a/proj", plan="s1", 干活="s2"))
+        store.save(record("/home/b/other", plan="s3"))
+        assert store.every_session_id() == {"s1", "s2", "s3"}
+        store.database.write(
+            lambda conn: conn.execute(
+                sa.update(lineage)
+                .where(lineage.c.workspace_id == "/home/b/other")
+                .values(steps='{"plan": "s3"')
+            )
+        )
+        with pytest.raises(ValueError, match="'/home/b/other' cannot be read"):
+            store.every_session_id()
+    finally:
+        store.close()
