@@ -275,7 +275,19 @@ def waiting_user_texts(entries: Sequence[Entry]) -> list[str]:
 
 
 def leaf_uuid(entries: Sequence[Entry]) -> str | None:
-    """The uuid a new entry should take as ``parentUuid`` to continue this transcript."""
+    """The uuid a new entry should take as ``parentUuid`` to continue this transcript:
+    the last main-thread turn of :func:`active_chain`.
+
+    That is the newest leaf itself (the chain starts there, and a turn after it on the
+    chain would be a newer leaf), so only the entries after it are read, unless one of
+    them reuses its uuid (corrupt data): then the chain is walked.
+    """
+    for i in range(len(entries) - 1, -1, -1):
+        if is_leaf(entries[i]):
+            uid = entries[i]["uuid"]
+            if all(entry.get("uuid") != uid for entry in entries[i + 1 :]):
+                return uid
+            break
     chain = active_chain(entries)
     for entry in reversed(chain):
         if is_conversation(entry):

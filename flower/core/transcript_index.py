@@ -67,6 +67,7 @@ class TranscriptIndex:
         # (1 per use in use_slot, one per slot in result_slots)
         self._use_delta: dict[str, int] = {}
         self._result_delta: dict[str, int] = {}
+        self.valid_chain: list[Entry] | None = None  # set by view_is_valid
         self._build()
 
     # ------------------------------------------------------------------ building
@@ -643,13 +644,18 @@ class TranscriptIndex:
 
     def view_is_valid(self) -> bool:
         """Whether the view's active chain is already a valid conversation (so the
-        safety net has nothing to repair); ``False`` also when it cannot tell."""
+        safety net has nothing to repair); ``False`` also when it cannot tell. When
+        valid, the chain is kept as :attr:`valid_chain`."""
         from flower.core.transcript import chain_is_valid
 
         try:
-            return chain_is_valid(self.active_chain())
+            chain = self.active_chain()
         except Fallback:
             return False
+        if not chain_is_valid(chain):
+            return False
+        self.valid_chain = chain
+        return True
 
 
 def _with(entry: Entry, field: str, value: Any) -> Entry:

@@ -420,7 +420,7 @@ class Runtime:
 
     def _continue(self, session: _Session, text: str, resuming: bool) -> list[dict[str, Any]]:
         """Load the session through the pruning view, append ``text``, return the messages."""
-        from flower.core.transcript import active_chain, leaf_uuid, to_messages
+        from flower.core.transcript import leaf_uuid, to_messages
 
         assert session.session_id is not None
         key = self.key(session.session_id)
@@ -431,10 +431,10 @@ class Runtime:
             session.writer = TranscriptWriter(
                 self.store, key, str(self.workspace), leaf_uuid(raw) or _last_uuid(raw)
             )
-            pruned = self.view.prune_loaded(key, raw)  # one read of the store, not two
+            chain = self.view.prune_loaded_chain(key, raw)  # one read of the store, not two
         else:  # a retry within this run (the session was written by it)
-            pruned = self.retry_view.load(key) or []
-        messages = to_messages(active_chain(pruned))
+            chain = self.retry_view.load_chain(key) or []
+        messages = to_messages(chain)
         if _waits_with(messages, text):
             # the same words already wait for a reply (a run cut before it came): send
             # them again as they are rather than twice in one turn

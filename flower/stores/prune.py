@@ -26,7 +26,7 @@ import msgspec
 from flower.core.errors import ConfigError, did_you_mean
 from flower.core.protocols import PruneContext, PruningPolicy, SessionStoreBase
 from flower.core.records import Entry, SessionInfo, SessionKey
-from flower.core.transcript import context_start, has_leaf, repair_conversation
+from flower.core.transcript import active_chain, context_start, has_leaf, repair_conversation
 from flower.core.transcript_index import TranscriptIndex
 
 if TYPE_CHECKING:
@@ -269,6 +269,25 @@ def prune(
         return _check(current, index, ctx)[0], None
 
     return _from_context_start(entries, prune_part)[0]
+
+
+def prune_to_chain(
+    entries: Sequence[Entry], policies: Sequence[PruningPolicy], ctx: PruneContext
+) -> tuple[list[Entry], list[Entry]]:
+    """:func:`prune`, and the view's active chain (what the model is sent): the one the
+    safety net's check walked when it vouched for the view, instead of a second walk
+    over the whole view."""
+
+    def prune_part(part: Sequence[Entry]) -> tuple[list[Entry], list[Entry] | None]:
+        current, index = _run_all(part, policies, ctx)
+        checked = _check(current, index, ctx)[0]
+        valid = index is not None and checked is current
+        return checked, index.valid_chain if valid and index is not None else None
+
+    view, chain, _ = _from_context_start(entries, prune_part)
+    # The history before the context is never on the chain: the cut is only taken where
+    # the chain walks inside the context (see context_start).
+    return view, active_chain(view) if chain is None else chain
 
 
 def _from_context_start(
@@ -575,6 +594,20 @@ BUILTIN_SETTINGS = {
 # --------------------------------------------------------------------------- the store
 
 
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pruning allocates many small containers and frees none of them in cycles; the
+    collector's repeated full scans of a large transcript cost more than the pruning
+    itself, so it is paused for the duration (and restored after)."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
+
+
 class PruningSessionStore(SessionStoreBase):
     """Wraps ``inner``: writes go through untouched, ``load`` returns the pruned view."""
 
@@ -632,16 +665,19 @@ class PruningSessionStore(SessionStoreBase):
     def prune_loaded(self, key: SessionKey, raw: Sequence[Entry]) -> list[Entry]:
         """The view of ``raw``, the transcript of ``key`` the caller already loaded (a
         resume that needs both reads the store once)."""
-        # Pruning allocates many small containers and frees none of them in cycles; the
-        # collector's repeated full scans of a large transcript cost more than the
-        # pruning itself, so it is paused for the duration (and restored after).
-        paused = gc.isenabled()
-        gc.disable()
-        try:
+        with _collector_paused():
             return prune(raw, self.policies, self.context(key))
-        finally:
-            if paused:
-                gc.enable()
+
+    def load_chain(self, key: SessionKey) -> list[Entry] | None:
+        """The active chain of the view: the entries the model is sent, oldest first
+        (``active_chain(load(key))``, without walking the view a second time)."""
+        raw = self.inner.load(key)
+        return None if raw is None else self.prune_loaded_chain(key, raw)
+
+    def prune_loaded_chain(self, key: SessionKey, raw: Sequence[Entry]) -> list[Entry]:
+        """:meth:`load_chain` of ``raw``, the transcript of ``key`` already loaded."""
+        with _collector_paused():
+            return prune_to_chain(raw, self.policies, self.context(key))[1]
 
     def load_with_stats(self, key: SessionKey) -> tuple[list[Entry], list[PolicyStats]] | None:
         raw = self.inner.load(key)
@@ -702,5 +738,6 @@ __all__ = [
     "policy_names",
     "prune",
     "prune_in_detail",
+    "prune_to_chain",
     "prune_with_stats",
 ]

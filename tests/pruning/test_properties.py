@@ -289,3 +289,31 @@ def run_policies_generic(entries: list[dict]) -> list[dict]:
     for policy in policies()[:2]:  # leaves cut calls unanswered: invalid chains too
         current = policy.prune(current, ctx())
     return current
+
+
+@FAST
+@given(transcripts, st.integers(min_value=0, max_value=4))
+def test_the_chain_a_load_gives_the_engine_is_the_active_chain_of_the_view(
+    entries: list[dict], first: int
+) -> None:
+    from flower.stores.prune import prune_to_chain
+
+    chosen = policies()[first:]  # down to trim alone: chains the index check must vouch for
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PruningWarning)
+        view, chain = prune_to_chain(entries, chosen, ctx())
+        assert view == prune(entries, chosen, ctx())
+    assert chain == active_chain(view)
+
+
+@FAST
+@given(transcripts, st.booleans())
+def test_the_leaf_a_resume_writes_after_is_the_last_turn_of_the_active_chain(
+    entries: list[dict], reuse_uuid: bool
+) -> None:
+    from flower.core.transcript import is_conversation, leaf_uuid
+
+    if reuse_uuid and entries:  # corrupt data: a later entry takes the leaf's uuid
+        entries = [*entries, {"type": "progress", "uuid": leaf_uuid(entries)}]
+    walked = [e for e in active_chain(entries) if is_conversation(e)]
+    assert leaf_uuid(entries) == (walked[-1].get("uuid") if walked else None)
