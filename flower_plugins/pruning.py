@@ -44,12 +44,22 @@ STALE_NOTE = "[stale: this output is from an earlier session; re-run the command
 TRIM_MARK = "[trimmed: "
 DENIAL_TEXTS = (
     "Permission denied:",  # flower's own permission layer (docs/entries.md)
-    "has been denied",  # Claude Code: "Permission to use Bash with command ... has been denied."
+    "Permission to use ",  # Claude Code: "Permission to use Bash with command ... has been denied."
     "The user doesn't want to proceed with this tool use",
     "The user doesn't want to take this action right now",
-    "requested permissions to use",  # Claude Code: "Claude requested permissions to use X, ..."
+    "Claude requested permissions to use",  # Claude Code: "... to use X, but you haven't ..."
 )
-_DENIAL_TEXT = re.compile("|".join(map(re.escape, DENIAL_TEXTS)))  # any of them, one scan
+# A denial is said at the start of the result; the same words later in an error (a
+# command's own "Permission denied: /usr/lib/...") are that command's output.
+_DENIAL_START = re.compile(
+    r"\s*(?:Permission denied:|Permission to use [^\n]{1,2000}? has been denied"
+    r"|The user doesn't want to proceed with this tool use"
+    r"|The user doesn't want to take this action right now"
+    r"|Claude requested permissions to use )"
+)
+USER_FEEDBACK = "the user said:"
+"""Claude Code's rejection with feedback ("To tell you how to proceed, the user said:
+..."): it carries the user's instructions, so it is never dropped as a denial."""
 INTERRUPTION_TEXTS = (
     "[Request interrupted by user for tool use]",
     "[Request interrupted by user]",
@@ -100,18 +110,16 @@ class SyntheticErrors:
 
 
 def is_denial(entry: Entry, block: dict[str, Any]) -> bool:
-    """A tool_result saying the call was refused (flower's or Claude Code's wording)."""
-    marker = entry.get("toolUseResult")
-    # flower marks the entry; with several results in it, trust only the error ones
-    if (
-        isinstance(marker, dict)
-        and marker.get("denied") is True
-        and (len(tool_results(entry)) == 1 or block.get("is_error"))
-    ):
-        return True
+    """An error tool_result saying the call was refused: flower marks the entry
+    (``toolUseResult.denied``), Claude Code's wording starts the result. A rejection
+    that carries the user's words (:data:`USER_FEEDBACK`) is not one to drop."""
     if not block.get("is_error"):
         return False
-    return _DENIAL_TEXT.search(result_text(block)) is not None
+    marker = entry.get("toolUseResult")
+    if isinstance(marker, dict) and marker.get("denied") is True:
+        return True
+    text = result_text(block)
+    return _DENIAL_START.match(text) is not None and USER_FEEDBACK not in text
 
 
 def remove_tool_calls(entries: list[Entry], tool_use_ids: set[str]) -> list[Entry]:
@@ -156,7 +164,9 @@ def remove_tool_calls(entries: list[Entry], tool_use_ids: set[str]) -> list[Entr
 
 
 class Denials:
-    """Drop denied tool calls (the tool_use and its result), keeping the newest N."""
+    """Drop denied tool calls (the tool_use and its result), keeping the newest N.
+    A subagent's (sidechain) denials are neither counted nor dropped: the model is
+    never sent them."""
 
     name = "denials"
 
@@ -168,7 +178,7 @@ class Denials:
     def prune(self, entries: list[Entry], ctx: PruneContext) -> list[Entry]:
         denied: dict[str, None] = {}  # ordered set, oldest first
         for _, entry, block in iter_blocks(entries, "user", "tool_result"):
-            if (block.get("is_error") or "toolUseResult" in entry) and is_denial(entry, block):
+            if block.get("is_error") and not entry.get("isSidechain") and is_denial(entry, block):
                 denied[block.get("tool_use_id")] = None
         ids = list(denied)
         old = ids[: len(ids) - self.keep] if self.keep else ids
@@ -184,8 +194,10 @@ class Denials:
             if slot in dropped:
                 continue
             entry = replaced.get(slot, base[slot])
+            if entry.get("isSidechain"):  # a subagent's: the model is never sent it
+                continue
             for block in tool_results(entry):
-                if (block.get("is_error") or "toolUseResult" in entry) and is_denial(entry, block):
+                if block.get("is_error") and is_denial(entry, block):
                     denied[block.get("tool_use_id")] = None
         ids = list(denied)
         old = set(ids[: len(ids) - self.keep] if self.keep else ids)
@@ -510,8 +522,15 @@ _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]")
 
 
 def _safe_name(value: str) -> str:
+    """``value`` as one file name component; two values never share one (``call/1`` and
+    ``call:1``): a name that had to change carries a digest of the value."""
     name = _UNSAFE_NAME.sub("_", value).lstrip(".") or "unnamed"
-    return name[:150]
+    if name == value and len(name) <= 150:
+        return name
+    import hashlib  # imported on use: this module is loaded at every CLI start
+
+    digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return f"{name[:137]}-{digest}"
 
 
 def save_once(path: Path | str, data: bytes) -> Path | str:
@@ -587,7 +606,7 @@ class Trim:
             else (conf.keep_recent_turns if conf else 6)
         )
         # files this instance already wrote or checked, by (path, bytes): later loads
-        # only check that the file is still there
+        # only check that the file is still there, whole
         self._saved: dict[tuple[str, int], Path | str] = {}
 
     def _cutoff(self, entries: list[Entry]) -> int:
@@ -685,6 +704,11 @@ class Trim:
         ):
             return block
         text = result_text(block)
+        # ephemeral's stale note stays in front of the pointer (and out of the file), so
+        # neither policy hides the other's mark from a second pass
+        stale = text.startswith(STALE_NOTE)
+        if stale:
+            text = text[len(STALE_NOTE) :].removeprefix("\n")
         if len(text) <= self.min_chars or text.startswith(TRIM_MARK):
             return block
         # a plain string: the name is one safe component, so this is what
@@ -692,9 +716,10 @@ class Trim:
         target = f"{folder}{os.sep}{_safe_name(str(block.get('tool_use_id') or 'result'))}.txt"
         path: str | Path = target
         if not ctx.options.get("dry_run"):
-            data = text.encode("utf-8")
+            # a lone surrogate (a string cut mid-emoji) is kept as it was stored
+            data = text.encode("utf-8", "surrogatepass")
             known = self._saved.get((target, len(data)))
-            if known is not None and os.path.exists(known):
+            if known is not None and _size(known) == len(data):
                 path = known
             else:
                 try:
@@ -707,7 +732,14 @@ class Trim:
             f"{TRIM_MARK}this tool result was {len(text)} characters; the full output is "
             f"in {path} (Read that file if you need it). It began:]\n{head}\n[...]"
         )
-        return replace_result_body(block, pointer)
+        return replace_result_body(block, f"{STALE_NOTE}\n{pointer}" if stale else pointer)
+
+
+def _size(path: Path | str) -> int | None:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return None
 
 
 BUILTIN_POLICIES = {

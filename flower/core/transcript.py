@@ -514,7 +514,8 @@ def synthetic_tool_result(
             "type": "user",
             "uuid": str(uuid_module.uuid5(SYNTHETIC_NAMESPACE, f"{marker}:{tool_use_id}")),
             "parentUuid": template.get("uuid"),
-            "isSidechain": False,
+            # a subagent's cut call is answered on its sidechain, not the main thread
+            "isSidechain": template.get("isSidechain") is True,
             "flowerSynthetic": marker,
             "message": {
                 "role": "user",

@@ -226,6 +226,10 @@ class TranscriptIndex:
             return None
         return self.replaced.get(slot, self.base[slot])
 
+    def is_empty(self) -> bool:
+        """Whether the view holds no entry at all."""
+        return len(self.dropped) == len(self.base) and not self.inserted
+
     def notes(self) -> list[Entry]:
         return [note for chain in self.inserted.values() for note in chain]
 

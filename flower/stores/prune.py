@@ -91,12 +91,17 @@ def model_bytes(entry: Entry) -> int:
         return 0
     try:
         return len(_encoder.encode(message))
+    except UnicodeEncodeError:  # a lone surrogate (a string cut mid-emoji), stored as is
+        import json
+
+        return len(json.dumps(message, ensure_ascii=False).encode("utf-8", "surrogatepass"))
     except (TypeError, msgspec.EncodeError):
         return 0
 
 
-def _session_label(ctx: PruneContext) -> str:
-    return ctx.key.session_id if ctx.key is not None else "<unknown session>"
+def _session_label(ctx: PruneContext | None) -> str:
+    key = getattr(ctx, "key", None)
+    return key.session_id if key is not None else "<unknown session>"
 
 
 def _apply(policy: PruningPolicy, entries: list[Entry], ctx: PruneContext) -> list[Entry]:
@@ -113,13 +118,26 @@ def _apply(policy: PruningPolicy, entries: list[Entry], ctx: PruneContext) -> li
             "(JSON objects)"
         )
     if entries and not result:
-        warnings.warn(
-            f"pruning policy {getattr(policy, 'name', repr(policy))!r} removed every entry "
-            f"of session {_session_label(ctx)}: the model is sent an empty conversation",
-            PruningWarning,
-            stacklevel=4,
-        )
+        _warn_emptied(getattr(policy, "name", repr(policy)), ctx)
     return result
+
+
+def _warn_emptied(name: str, ctx: PruneContext) -> None:
+    warnings.warn(
+        f"pruning policy {name!r} removed every entry of session {_session_label(ctx)}: "
+        "the model is sent an empty conversation",
+        PruningWarning,
+        stacklevel=5,
+    )
+
+
+def _plan(policy: PruningPolicy, index: TranscriptIndex) -> None:
+    """``policy.plan(index)``, with the warning :func:`_apply` gives a policy that
+    removes every entry."""
+    emptied = index.is_empty()
+    policy.plan(index)  # type: ignore[attr-defined]
+    if not emptied and index.is_empty():
+        _warn_emptied(getattr(policy, "name", repr(policy)), index.ctx)
 
 
 _NO_ITEM = object()
@@ -208,7 +226,7 @@ def _run_indexed(
     try:
         index = TranscriptIndex(entries, ctx)
         for policy in policies:
-            policy.plan(index)  # type: ignore[attr-defined]
+            _plan(policy, index)
         return index.materialise(), index
     except Exception:
         return _run_generic(entries, policies, ctx), None
@@ -337,7 +355,7 @@ def _diff(before: list[Entry], after: list[Entry], stats: PolicyStats) -> None:
 def _snapshot(entries: list[Entry]) -> bytes | None:
     try:
         return msgspec.json.encode(entries)
-    except (TypeError, msgspec.EncodeError):  # not JSON: nothing to compare against
+    except (TypeError, UnicodeEncodeError, msgspec.EncodeError):  # nothing to compare against
         return None
 
 
@@ -373,7 +391,7 @@ def _plan_with_stats(index: TranscriptIndex, policy: PruningPolicy, stats: Polic
     replaced_before = dict(index.replaced)
     dropped_before = set(index.dropped)
     notes_before = {id(note): note for note in index.notes()}
-    policy.plan(index)  # type: ignore[attr-defined]
+    _plan(policy, index)
     gone: list[Entry] = []  # entries of the list before that the list after lacks
     new: list[Entry] = []  # entries of the list after that the list before lacked
     for slot in index.dropped - dropped_before:

@@ -1,0 +1,245 @@
+"""Edges of the built-in policies: what counts as a denial, subagents' sidechains, the
+stale note and trim together, lone surrogates, trim's file names and its memory."""
+
+from __future__ import annotations
+
+import os
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pruning_builders import CC_DENIAL
+
+from flower.core.protocols import PruneContext
+from flower.core.records import SessionKey
+from flower.core.transcript import active_chain, conversation, conversation_problems, to_messages
+from flower.stores.prune import PruningWarning, model_bytes, prune, prune_with_stats
+from flower_plugins.pruning import (
+    STALE_NOTE,
+    TRIM_MARK,
+    Denials,
+    Ephemeral,
+    Interrupted,
+    SyntheticErrors,
+    Trim,
+    is_denial,
+)
+
+Entry = dict[str, Any]
+
+
+def turn(kind: str, uid: str, parent: str | None, content: Any, **extra: Any) -> Entry:
+    message: dict[str, Any] = {"role": kind, "content": content}
+    if kind == "assistant":
+        message["id"] = f"msg_{uid}"
+    return {"type": kind, "uuid": uid, "parentUuid": parent, "message": message, **extra}
+
+
+def bash(tid: str, command: str) -> list[dict[str, Any]]:
+    return [{"type": "tool_use", "id": tid, "name": "Bash", "input": {"command": command}}]
+
+
+def result(tid: str, body: Any, error: bool = False) -> list[dict[str, Any]]:
+    return [{"type": "tool_result", "tool_use_id": tid, "content": body, "is_error": error}]
+
+
+def both_paths(entries: list[Entry], policies: list[Any], ctx: PruneContext) -> list[Entry]:
+    """The view through the shared index, checked against each policy's own prune()."""
+    generic = list(entries)
+    for policy in policies:
+        generic = policy.prune(generic, ctx)
+    view = prune(entries, policies, ctx)
+    assert view == prune(generic, [], ctx)
+    return view
+
+
+def bash_commands(entries: list[Entry]) -> list[str]:
+    return [
+        block["input"]["command"]
+        for message in conversation(entries)
+        for block in message["content"]
+        if block.get("type") == "tool_use"
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "PermissionError: [Errno 13] Permission denied: '/usr/lib/python3/x'",
+        "error: Permission to use the registry has been denied by the server\nexit 1",
+        "npm ERR! Claude requested permissions to use the cache (from a log line)",
+    ],
+)
+def test_a_command_failing_with_denial_words_is_no_denial(text: str) -> None:
+    entry = turn("user", "r", "a", result("t", text, error=True))
+    assert not is_denial(entry, entry["message"]["content"][0])
+
+
+def test_denials_keep_a_failed_command_and_drop_the_old_refusal() -> None:
+    entries = [
+        turn("user", "u1", None, "install it"),
+        turn("assistant", "a1", "u1", bash("t1", "pip install .")),
+        turn("user", "r1", "a1", result("t1", "OSError: Permission denied: '/usr/lib'", True)),
+        turn("assistant", "a2", "r1", bash("t2", "sudo rm -rf /usr/lib")),
+        turn("user", "r2", "a2", result("t2", CC_DENIAL, True)),
+        turn("assistant", "a3", "r2", bash("t3", "sudo pip install .")),
+        turn("user", "r3", "a3", result("t3", CC_DENIAL, True)),
+        turn("assistant", "a4", "r3", [{"type": "text", "text": "I need your permission."}]),
+    ]
+    view = both_paths(entries, [Denials(keep=1)], PruneContext())
+    assert bash_commands(view) == ["pip install .", "sudo pip install ."]
+
+
+def test_a_rejection_carrying_the_users_words_is_kept() -> None:
+    feedback = (
+        "The user doesn't want to proceed with this tool use. The tool use was rejected. "
+        "To tell you how to proceed, the user said:\nuse the staging database instead"
+    )
+    entries = [
+        turn("user", "u1", None, "migrate"),
+        turn("assistant", "a1", "u1", bash("t1", "migrate --prod")),
+        turn("user", "r1", "a1", result("t1", feedback, True)),
+        turn("assistant", "a2", "r1", bash("t2", "rm -rf data")),
+        turn("user", "r2", "a2", result("t2", CC_DENIAL, True)),
+        turn("assistant", "a3", "r2", [{"type": "text", "text": "Stopping."}]),
+    ]
+    view = both_paths(entries, [Denials(keep=0)], PruneContext())
+    assert bash_commands(view) == ["migrate --prod"]
+    assert "use the staging database instead" in str(conversation(view))
+
+
+def test_denials_leave_a_subagents_refusals_out_of_the_count() -> None:
+    entries = [
+        turn("user", "u1", None, "clean up"),
+        turn("assistant", "a1", "u1", bash("t_main", "rm -rf build")),
+        turn("user", "r1", "a1", result("t_main", CC_DENIAL, True)),
+        turn("assistant", "a2", "r1", [{"type": "text", "text": "Asking a helper."}]),
+        turn("user", "s1", None, "tidy", isSidechain=True),
+        turn("assistant", "s2", "s1", bash("t_sub", "rm -rf dist"), isSidechain=True),
+        turn("user", "s3", "s2", result("t_sub", CC_DENIAL, True), isSidechain=True),
+        turn("user", "u2", "a2", "and now?"),
+    ]
+    view = both_paths(entries, [Denials(keep=1)], PruneContext())
+    assert bash_commands(view) == ["rm -rf build"]  # the newest main-thread denial stays
+    assert [e["uuid"] for e in view if e.get("isSidechain")] == ["s1", "s2", "s3"]
+
+
+def test_denials_are_idempotent_on_an_entry_holding_several_results() -> None:
+    """flower's older shape: one user entry for a whole response, marked denied."""
+    calls = [*bash("t_ok", "make"), *bash("t_no", "rm -rf /")]
+    results = [*result("t_ok", "built"), *result("t_no", "Permission denied: not allowed", True)]
+    entries = [
+        turn("user", "u1", None, "build"),
+        turn("assistant", "a1", "u1", calls),
+        turn("user", "r1", "a1", results, toolUseResult={"denied": True}),
+        turn("assistant", "a2", "r1", bash("t2", "rm -rf /tmp/x")),
+        turn("user", "r2", "a2", result("t2", "Permission denied: no", True)),
+        turn("assistant", "a3", "r2", [{"type": "text", "text": "ok"}]),
+    ]
+    once = both_paths(entries, [Denials(keep=1)], PruneContext())
+    assert bash_commands(once) == ["make", "rm -rf /tmp/x"]
+    assert both_paths(once, [Denials(keep=1)], PruneContext()) == once
+
+
+def test_a_subagents_cut_call_is_answered_on_its_sidechain() -> None:
+    entries = [
+        turn("user", "u1", None, "review"),
+        turn("assistant", "a1", "u1", [{"type": "tool_use", "id": "t_task", "name": "Task"}]),
+        turn("user", "s1", None, "review src/", isSidechain=True),
+        turn("assistant", "s2", "s1", bash("t_sub", "pytest -q"), isSidechain=True),
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PruningWarning)  # no repair needed
+        view = both_paths(entries, [Interrupted()], PruneContext())
+    notes = [e for e in view if e.get("flowerSynthetic")]
+    assert {n["message"]["content"][0]["tool_use_id"]: n["isSidechain"] for n in notes} == {
+        "t_task": False,
+        "t_sub": True,
+    }
+    assert conversation_problems(to_messages(active_chain(view))) == []
+
+
+def big_ephemeral_session(size: int = 6400) -> list[Entry]:
+    entries = [turn("user", "u1", None, "look around")]
+    parent = "u1"
+    for n in range(4):
+        entries += [
+            turn("assistant", f"a{n}", parent, bash(f"t{n}", "ls -la")),
+            turn("user", f"r{n}", f"a{n}", result(f"t{n}", f"{n}" * size)),
+        ]
+        parent = f"r{n}"
+    entries.append(turn("assistant", "end", parent, [{"type": "text", "text": "Listed."}]))
+    return entries
+
+
+@pytest.mark.parametrize("order", ["ephemeral-first", "trim-first"])
+def test_stale_note_and_trim_together_are_idempotent_and_the_file_holds_the_output(
+    tmp_path: Path, order: str
+) -> None:
+    policies: list[Any] = [Ephemeral(commands=["ls"]), Trim(min_chars=4000, keep_recent_turns=1)]
+    if order == "trim-first":
+        policies.reverse()
+    ctx = PruneContext(key=SessionKey("-p", "s"), run_dir=tmp_path)
+    once = both_paths(big_ephemeral_session(), policies, ctx)
+    assert both_paths(once, policies, ctx) == once
+    body = once[2]["message"]["content"][0]["content"]
+    assert body.startswith(f"{STALE_NOTE}\n{TRIM_MARK}")
+    assert body.count(STALE_NOTE) == 1
+    assert (tmp_path / "trimmed" / "s" / "t0.txt").read_text() == "0" * 6400
+
+
+def test_a_lone_surrogate_is_trimmed_and_counted(tmp_path: Path) -> None:
+    """Claude Code cuts long output mid-emoji and stores the half: "\\ud83d"."""
+    entries = big_ephemeral_session()
+    entries[2]["message"]["content"][0]["content"] = "x" * 5000 + "\ud83d"
+    ctx = PruneContext(key=SessionKey("-p", "s"), run_dir=tmp_path)
+    policies = [Trim(min_chars=4000, keep_recent_turns=1)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PruningWarning)
+        view, stats = prune_with_stats(entries, policies, ctx)
+    assert view[2]["message"]["content"][0]["content"].startswith(TRIM_MARK)
+    saved = (tmp_path / "trimmed" / "s" / "t0.txt").read_bytes()
+    assert saved.decode("utf-8", "surrogatepass") == "x" * 5000 + "\ud83d"
+    assert stats[0].changed == 3 and stats[0].bytes_saved > 3 * 4000  # all but the newest
+    assert model_bytes(entries[2]) > 5000
+
+
+def test_tool_ids_that_differ_only_in_unsafe_characters_get_their_own_files(
+    tmp_path: Path,
+) -> None:
+    entries = big_ephemeral_session(size=500)
+    for n, tid in enumerate(("call/1", "call:1")):
+        entries[1 + 2 * n]["message"]["content"][0]["id"] = tid
+        entries[2 + 2 * n]["message"]["content"][0]["tool_use_id"] = tid
+        entries[2 + 2 * n]["message"]["content"][0]["content"] = "XY"[n] * 500
+    ctx = PruneContext(key=SessionKey("-p", "s"), run_dir=tmp_path)
+    view = prune(entries, [Trim(min_chars=100, keep_recent_turns=1)], ctx)
+    pointed = [
+        view[i]["message"]["content"][0]["content"].split(" is in ")[1].split(" (Read")[0]
+        for i in (2, 4)
+    ]
+    assert [Path(p).read_text() for p in pointed] == ["X" * 500, "Y" * 500]
+
+
+def test_a_trim_file_emptied_behind_a_long_lived_view_is_written_again(tmp_path: Path) -> None:
+    ctx = PruneContext(key=SessionKey("-p", "s"), run_dir=tmp_path)
+    trim = Trim(min_chars=4000, keep_recent_turns=1)
+    entries = big_ephemeral_session()
+    prune(entries, [trim], ctx)
+    (tmp_path / "trimmed" / "s" / "t0.txt").write_text("")  # damaged after the first load
+    view = prune(entries, [trim], ctx)
+    pointed = view[2]["message"]["content"][0]["content"].split(" is in ")[1].split(" (Read")[0]
+    assert Path(pointed).read_text() == "0" * 6400
+    assert os.path.getsize(tmp_path / "trimmed" / "s" / "t0.txt") == 0  # left for a human
+
+
+def test_the_shared_index_warns_when_a_policy_removes_every_entry() -> None:
+    def error(uid: str, parent: str | None) -> Entry:
+        entry = turn("assistant", uid, parent, [{"type": "text", "text": "API Error: 529"}])
+        entry["isApiErrorMessage"] = True
+        return entry
+
+    ctx = PruneContext(key=SessionKey("-p", "errors-only"))
+    with pytest.warns(PruningWarning, match="'synthetic-errors' removed every entry of session"):
+        assert prune([error("e1", None), error("e2", "e1")], [SyntheticErrors()], ctx) == []
