@@ -12,6 +12,7 @@ to the root, or a function named like its command.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import sys
 import warnings
@@ -141,8 +142,19 @@ def _child_watcher_noise(record: Any) -> bool:
     return not ("that handles pid" in text or text.startswith("Unknown child process pid"))
 
 
+def _escape_what_utf8_cannot_carry() -> None:
+    """A stored string cut mid-emoji holds a lone surrogate, which no UTF-8 terminal or
+    pipe can take: it is printed as its ``\\ud83d`` escape instead of stopping the command."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            with contextlib.suppress(ValueError, OSError):
+                reconfigure(errors="backslashreplace")
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
+    _escape_what_utf8_cannot_carry()
     warnings.showwarning = _show_flower_warning
     _log_warnings_as_lines()
     command = typer.main.get_command(app)

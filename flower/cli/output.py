@@ -25,13 +25,31 @@ def print_json(value: Any) -> None:
     """Pretty, valid JSON on stdout (``json.loads`` reads it back)."""
     import msgspec
 
-    text = msgspec.json.format(_encoder().encode(value), indent=2).decode("utf-8")
+    try:
+        text = msgspec.json.format(_encoder().encode(value), indent=2).decode("utf-8")
+    except UnicodeEncodeError:
+        text = _escaped_json(value, indent=2)
     sys.stdout.write(text + "\n")
 
 
 def compact_json(value: Any) -> str:
     """One-line JSON, for values inside a table."""
-    return _encoder().encode(value).decode("utf-8")
+    try:
+        return _encoder().encode(value).decode("utf-8")
+    except UnicodeEncodeError:
+        return _escaped_json(value, separators=(",", ":"))
+
+
+def _escaped_json(value: Any, **options: Any) -> str:
+    """JSON for a value holding a lone surrogate (a stored string cut mid-emoji, which
+    UTF-8 cannot carry): the standard library writes it as its ``\\ud83d`` escape."""
+    import json
+
+    return (
+        json.dumps(value, sort_keys=True, ensure_ascii=False, **options)
+        .encode("utf-8", "backslashreplace")
+        .decode("utf-8")
+    )
 
 
 def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:

@@ -334,3 +334,41 @@ def test_an_import_that_adds_nothing_keeps_the_sessions_age(
     with open_session_store(store_url) as store:
         (info,) = store.list_sessions(key.project_key)
     assert abs(info.mtime_ms - month_ago) <= 1000
+
+
+def test_a_string_cut_mid_emoji_is_shown_escaped_in_every_view(in_tmp: Path) -> None:
+    """Claude Code stores a lone surrogate ("\\ud83d") when it cuts output mid-emoji:
+    no view of the session may stop on it."""
+    cut = "cut emoji \ud83d"
+    entries = [
+        {
+            "type": "user",
+            "uuid": "u1",
+            "parentUuid": None,
+            "message": {"role": "user", "content": "look"},
+        },
+        {
+            "type": "assistant",
+            "uuid": "a1",
+            "parentUuid": "u1",
+            "message": {
+                "id": "m1",
+                "role": "assistant",
+                "content": [{"type": "text", "text": cut}],
+            },
+        },
+    ]
+    with open_session_store(f"sqlite:///{in_tmp / 'runs' / 'sessions.db'}") as store:
+        store.append(SessionKey("-p", "cut"), entries)
+    for view in ([], ["--pruned"]):
+        shown = run_flower("sessions", "show", "cut", *view, cwd=in_tmp)
+        assert shown.returncode == 0, shown.stderr
+        assert "cut emoji \\ud83d" in shown.stdout
+    for command in (["sessions", "show", "cut", "--json"], ["prune", "cut", "--json"]):
+        done = run_flower(*command, cwd=in_tmp)
+        assert done.returncode == 0, done.stderr
+        json.loads(done.stdout)  # valid JSON, the surrogate as its escape
+    as_json = run_flower("sessions", "show", "cut", "--json", cwd=in_tmp)
+    assert json.loads(as_json.stdout)["entries"][1]["message"]["content"][0]["text"] == cut
+    stats = run_flower("sessions", "show", "cut", "--pruned", "--stats", cwd=in_tmp)
+    assert stats.returncode == 0 and "conversation 1" in stats.stdout, stats.stderr
