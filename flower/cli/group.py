@@ -36,6 +36,13 @@ RUN_COMMAND = "run"
 _COMMAND_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]*\Z")
 
 
+def _as_prompt(args: Sequence[str], index: int) -> str:
+    """The command line that sends ``args[index:]`` to ``run`` as the prompt, as typed."""
+    import shlex
+
+    return shlex.join(["flower", *args[:index], "--", *args[index:]])
+
+
 def strict_plugins() -> bool:
     return os.environ.get("FLOWER_STRICT_PLUGINS") == "1"
 
@@ -157,7 +164,7 @@ class FlowerGroup(TyperGroup):
             close = get_close_matches(token.lower(), list(self.commands), n=3)
             if close:
                 suggestions = ", ".join(repr(name) for name in close)
-                hint = f" To send it as a prompt: flower -- {token}" if has_run else ""
+                hint = f" To send it as a prompt: {_as_prompt(args, index)}" if has_run else ""
                 raise UsageError(
                     f"No such command {token!r}. Did you mean {suggestions}?{hint}", ctx
                 )

@@ -364,7 +364,9 @@ def export(
                     count += 1
         except OSError as exc:
             raise FlowerError(f"cannot write {output}: {exc.strerror or exc}") from None
-    typer.echo(f"exported {count} entries of {key.session_id} to {output}", err=True)
+    typer.echo(
+        f"exported {counted(count, 'entry', 'entries')} of {key.session_id} to {output}", err=True
+    )
 
 
 def _read_jsonl(path: Path) -> Iterator[tuple[int, Entry]]:
@@ -471,7 +473,10 @@ def import_(
 
         with _store(ctx, to) as (store, where):
             lines, transcripts = import_archive(store, file)
-        typer.echo(f"imported {file}: {lines} entries into {transcripts} transcripts in {where}")
+        typer.echo(
+            f"imported {file}: {counted(lines, 'entry', 'entries')} into "
+            f"{counted(transcripts, 'transcript')} in {where}"
+        )
         return
     if file is None:
         raise UsageFlowerError("give a FILE to import, or --claude-code [DIR]")
@@ -497,7 +502,7 @@ def import_(
         after = sum(1 for _ in store.iter_entries(key))
     into = f"subagent transcript {subpath} of session" if subpath else "session"
     typer.echo(
-        f"imported {file}: {count} entries read, {after - before} new, "
+        f"imported {file}: {counted(count, 'entry', 'entries')} read, {after - before} new, "
         f"into {into} {session_id} of project {project_key} in {where}"
     )
 
@@ -605,7 +610,7 @@ def _print_report(report: CopyReport, source: str, target: str, as_json: bool) -
             typer.echo(
                 "verify: both sides equal"
                 if not mismatches
-                else f"verify: {len(mismatches)} transcripts differ"
+                else f"verify: {counted(len(mismatches), 'transcript')} differ"
             )
             for m in mismatches[:20]:
                 typer.echo(
@@ -685,7 +690,7 @@ def stats(
                 keys = select_sessions(store)
             except NotImplementedError:
                 raise FlowerError(f"{where} cannot list its sessions; pass an ID") from None
-            title = f"{len(keys)} sessions in {where}"
+            title = f"{counted(len(keys), 'session')} in {where}"
         view = PruningSessionStore.from_settings(store, get_settings(ctx))
         view.options["dry_run"] = True
         result = collect(store, keys, view)

@@ -175,7 +175,7 @@ class Settings(_Section):
         if self.sessions.url:
             return self.sessions.url
         if self.sessions.backend == "jsonfs":
-            return f"jsonfs:///{(self.run_path / 'transcripts').resolve()}"
+            return f"jsonfs://{(self.run_path / 'transcripts').resolve()}"  # jsonfs:///abs/path
         return f"sqlite:///{self.run_path / 'sessions.db'}"
 
 

@@ -27,7 +27,7 @@ def normalised_url(url: str) -> str:
         from flower_plugins.jsonfs.factory import root_from_url
 
         try:
-            return f"jsonfs:///{root_from_url(url).resolve()}"
+            return f"jsonfs://{root_from_url(url).resolve()}"  # jsonfs:///abs/path
         except StoreUnavailableError:
             return url  # opening it says what is wrong
     return url

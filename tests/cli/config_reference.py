@@ -30,7 +30,7 @@ NOTES: dict[tuple[str, str], str] = {
     ("LineageConfig", "url"): "Lineage store URL; picks the backend by scheme.",
     ("LineageConfig", "options"): "Backend-specific options.",
     ("PruningConfig", "keep_denials"): "How many of the newest denied tool calls stay visible.",
-    ("PruningConfig", "ephemeral"): "Drop stale outputs of ephemeral commands from older turns.",
+    ("PruningConfig", "ephemeral"): "Mark results of ephemeral commands stale (a note first).",
     ("PruningConfig", "ephemeral_commands"): "Commands whose old output is stale (prefix match).",
     ("RelayConfig", "enabled"): "Hand a long conversation over to a fresh session.",
     ("ProbeConfig", "strategy"): "How reachability is probed: tcp, http, none or a plugin's.",

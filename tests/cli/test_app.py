@@ -122,7 +122,16 @@ def test_mistyped_subcommand_never_becomes_a_prompt(in_tmp: Path) -> None:
     result = runner.invoke(app, ["sesions", "list"])
     assert result.exit_code == 2
     assert "Did you mean 'sessions'?" in result.stderr
-    assert "flower -- sesions" in result.stderr
+    assert "To send it as a prompt: flower -- sesions list" in result.stderr
+    assert calls == []
+
+
+def test_the_prompt_hint_keeps_every_word_and_the_options(in_tmp: Path) -> None:
+    """The suggested command sends what was typed, not its first word only."""
+    app, calls = app_with_fake_run()
+    result = runner.invoke(app, ["-r", "state", "sesions", "list all"])
+    assert result.exit_code == 2
+    assert "To send it as a prompt: flower -r state -- sesions 'list all'" in result.stderr
     assert calls == []
 
 

@@ -156,6 +156,18 @@ def test_import_uses_entries_session_and_cwd_and_is_idempotent(
     assert load(store_url, SessionKey(project_key(in_tmp), "imp-1")) == entries
 
 
+def test_one_entry_is_counted_in_the_singular(cli: Cli, in_tmp: Path, store_url: str) -> None:
+    entry = {"type": "user", "uuid": "one", "sessionId": "imp-one", "cwd": str(in_tmp),
+             "message": {"role": "user", "content": "hi"}}  # fmt: skip
+    path = in_tmp / "one.jsonl"
+    path.write_text(json.dumps(entry) + "\n", encoding="utf-8")
+    done = cli("sessions", "import", str(path))
+    assert done.exit_code == 0, done.output
+    assert ": 1 entry read, 1 new," in done.stdout
+    exported = cli("sessions", "export", "imp-one", "-o", str(in_tmp / "out.jsonl"))
+    assert "exported 1 entry of imp-one" in exported.stderr
+
+
 def test_importing_a_subagent_file_fills_the_sessions_subkey(
     cli: Cli, in_tmp: Path, store_url: str
 ) -> None:

@@ -16,7 +16,7 @@ import pytest
 from flower.core.config import ConfigError, SessionsConfig, Settings
 from flower.core.errors import InvalidEntryError, InvalidKeyError, StoreUnavailableError
 from flower.core.records import SessionKey
-from flower.stores.open import open_session_store
+from flower.stores.open import normalised_url, open_session_store
 from flower_plugins.jsonfs import JsonfsSessionStore, root_from_url
 
 FIXTURES = Path(__file__).parent / "fixtures" / "claude-projects"
@@ -134,6 +134,16 @@ def test_fsync_option_from_configuration(in_tmp: Path) -> None:
     bad = Settings(sessions=SessionsConfig(backend="jsonfs", options={"fsynk": False}))
     with pytest.raises(ConfigError, match="fsynk"):
         open_session_store(settings=bad)
+
+
+def test_the_default_url_is_spelt_as_documented(in_tmp: Path) -> None:
+    """``jsonfs:///abs/path``: what ``flower config`` and every message show can be
+    pasted back as ``--sessions-url`` and reads like the docs (three slashes, not four)."""
+    root = (in_tmp / "runs" / "transcripts").resolve()
+    settings = Settings(sessions=SessionsConfig(backend="jsonfs"))
+    assert settings.sessions_url() == f"jsonfs://{root}"
+    assert normalised_url("jsonfs://runs/transcripts") == f"jsonfs://{root}"
+    assert root_from_url(settings.sessions_url()) == root
 
 
 # -- URLs ------------------------------------------------------------------------------

@@ -73,6 +73,26 @@ def test_flower_secrets_are_not_in_its_environment(
     assert outcome.content.startswith("unset kept\n")
 
 
+@pytest.mark.parametrize(
+    "name",
+    [
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
+        "FLOWER_ENCRYPTION_KEY",
+        "FLOWER_NEW_ENCRYPTION_KEY",
+        "FLOWER_SESSIONS_URL",
+        "FLOWER_LINEAGE_URL",
+    ],
+)
+def test_every_secret_flower_reads_is_hidden(
+    call: Call, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    """docs/tools.md: a command the model runs cannot print a key flower was given."""
+    monkeypatch.setenv(name, "secret-value")
+    outcome = call("Bash", {"command": f'echo "${{{name}:-unset}}"'})
+    assert outcome.content.startswith("unset\n")
+
+
 def test_a_hanging_command_is_killed_at_its_timeout(call: Call, quick: ToolBox) -> None:
     started = time.monotonic()
     outcome = call("Bash", {"command": "echo partial; sleep 30"}, quick)
