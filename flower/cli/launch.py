@@ -168,3 +168,7 @@ def render_and_cache(argv: list[str], path: str, key: str) -> None:
         write_cached(path, key, out.getvalue())
     if code not in (0, None):
         raise SystemExit(code)
+
+
+if __name__ == "__main__":  # python -m flower.cli.launch
+    main()

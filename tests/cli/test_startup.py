@@ -62,6 +62,17 @@ def test_help_still_lists_plugin_commands(in_tmp: Path) -> None:
     assert {"db", "prune", "plugins", "status"} <= commands
 
 
+def test_the_console_entry_module_runs_as_python_m(in_tmp: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "flower.cli.launch", "--version"],
+        cwd=in_tmp,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0 and done.stdout.startswith("flower "), done.stderr
+
+
 def test_importing_the_entry_module_loads_no_plugin(in_tmp: Path) -> None:
     modules = imported_modules(["--version"], in_tmp)
     assert "flower.core.plugins" not in modules and "pluggy" not in modules

@@ -40,6 +40,8 @@ HIDDEN_ENV = (
     "FLOWER_NEW_ENCRYPTION_KEY",
     "FLOWER_SESSIONS_URL",
     "FLOWER_LINEAGE_URL",
+    "FLOWER_SESSIONS_OPTIONS",  # backend options, a password among them
+    "FLOWER_LINEAGE_OPTIONS",
 )
 """flower's own secrets: a command the model runs (``env``) must not print them."""
 

@@ -82,6 +82,8 @@ def test_flower_secrets_are_not_in_its_environment(
         "FLOWER_NEW_ENCRYPTION_KEY",
         "FLOWER_SESSIONS_URL",
         "FLOWER_LINEAGE_URL",
+        "FLOWER_SESSIONS_OPTIONS",
+        "FLOWER_LINEAGE_OPTIONS",
     ],
 )
 def test_every_secret_flower_reads_is_hidden(
