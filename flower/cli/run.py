@@ -275,55 +275,60 @@ def _run_builtin(
     def read() -> str:
         return read_line("> ", out)
 
-    try:  # Ctrl-C at a prompt leaves, as the conventional 130
-        if new:
-            if said is None and interactive:
-                from flower.cli.wake import ask_new_task
+    # The run directory is taken before the banner and --new's archive: a second flower
+    # here says so and leaves having shown and moved nothing.
+    with contextlib.ExitStack() as held:
+        try:  # Ctrl-C at a prompt leaves, as the conventional 130
+            if new:
+                if said is None and interactive:
+                    from flower.cli.wake import ask_new_task
 
-                said = ask_new_task(read, out)
+                    said = ask_new_task(read, out)
+                    if said is None:
+                        return 0
                 if said is None:
-                    return 0
-            if said is None:
-                raise NothingToDoError('--new needs something to do: flower --new "what to do"')
-            _archive(settings, workspace, live)
-            _banner(live, workspace, None, names.work_step)
-        else:
-            state = wake_state(workspace, settings.run_dir, settings=settings)
-            if state["checks"].get("store"):  # before any banner: nothing is gone, nothing runs
-                from flower.core.errors import StoreUnavailableError
+                    raise NothingToDoError('--new needs something to do: flower --new "what to do"')
+                held.enter_context(run_lock(settings.run_path))
+                _archive(settings, workspace, live)
+                _banner(live, workspace, None, names.work_step)
+            else:
+                state = wake_state(workspace, settings.run_dir, settings=settings)
+                if state["checks"].get("store"):  # before any banner: nothing is gone, nothing runs
+                    from flower.core.errors import StoreUnavailableError
 
-                raise StoreUnavailableError(state["checks"]["store"])
-            state = builtin_view(state, settings)
-            used = _is_used(state)
-            if said is None and not used:
-                if not interactive:
-                    raise NothingToDoError(
-                        f"nothing to carry on in {workspace} (no work recorded in "
-                        f"{lineage_name(settings)}) "
-                        'and nothing said. Say what to do: flower "write a script that ..."; '
-                        "or see it work offline: flower demo"
-                    )
-                from flower.cli.wake import ask_new_task
+                    raise StoreUnavailableError(state["checks"]["store"])
+                state = builtin_view(state, settings)
+                used = _is_used(state)
+                if said is None and not used:
+                    if not interactive:
+                        raise NothingToDoError(
+                            f"nothing to carry on in {workspace} (no work recorded in "
+                            f"{lineage_name(settings)}) "
+                            'and nothing said. Say what to do: flower "write a script that ..."; '
+                            "or see it work offline: flower demo"
+                        )
+                    from flower.cli.wake import ask_new_task
 
-                said = ask_new_task(read, out)
-                if said is None:
-                    return 0
-            _banner(live, workspace, state, names.work_step)
-            if said is None and interactive:
-                choice = wake_prompt(read, out)
-                if choice.action == "leave":
-                    return 0
-                if choice.action == "interrupted":
-                    raise KeyboardInterrupt
-                if choice.action == "new":
-                    _archive(settings, workspace, live)
-                    _banner(live, workspace, None, names.work_step)
-                said = choice.said
-    except KeyboardInterrupt:
-        out.write("\n")
-        return INTERRUPTED_EXIT
-    ask = _asker(read, out) if interactive else None
-    return _execute(settings, live, said, ask=ask, trim=trim, rounds=rounds, json_out=json_out)
+                    said = ask_new_task(read, out)
+                    if said is None:
+                        return 0
+                held.enter_context(run_lock(settings.run_path))
+                _banner(live, workspace, state, names.work_step)
+                if said is None and interactive:
+                    choice = wake_prompt(read, out)
+                    if choice.action == "leave":
+                        return 0
+                    if choice.action == "interrupted":
+                        raise KeyboardInterrupt
+                    if choice.action == "new":
+                        _archive(settings, workspace, live)
+                        _banner(live, workspace, None, names.work_step)
+                    said = choice.said
+        except KeyboardInterrupt:
+            out.write("\n")
+            return INTERRUPTED_EXIT
+        ask = _asker(read, out) if interactive else None
+        return _execute(settings, live, said, ask=ask, trim=trim, rounds=rounds, json_out=json_out)
 
 
 def lineage_name(settings: Settings) -> str:
@@ -442,11 +447,10 @@ def _execute(
     from flower.workflow.builtin import builtin_workflow
 
     started = time.monotonic()
-    lock = run_lock(settings.run_path)
     rt = LiveRuntime(live, workspace=".", run_dir=settings.run_dir, trim=trim, settings=settings)
     workflow = builtin_workflow(said, settings=rt.settings, ask=ask, rounds=rounds)
     try:
-        with lock, hangup_interrupts():
+        with hangup_interrupts():
             ctx = asyncio.run(workflow.run(rt))
     except KeyboardInterrupt as exc:
         _say_interrupted(live, "lineage and transcript are saved; `flower` here carries on")

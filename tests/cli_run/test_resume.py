@@ -179,7 +179,11 @@ def test_a_second_flower_in_the_same_directory_waits_its_turn(
         second = flower("--yes", "加一句")
         assert second.returncode == 1
         assert f"another flower (pid {first.pid}) is running here" in second.stderr
+        assert second.stdout == ""  # refused before its banner: nothing shown as woken
         assert lineage(ws)["woke"] == 1  # the refused one counted no wake
+        renewed = flower("--yes", "--new", "另起炉灶")
+        assert renewed.returncode == 1 and "is running here" in renewed.stderr
+        assert not (ws / "notes" / "archive").exists()  # --new moved nothing
     finally:
         model.release()
     assert first.wait(60) == 0
