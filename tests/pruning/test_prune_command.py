@@ -109,6 +109,40 @@ def test_prune_unknown_session_is_a_clear_error(app: typer.Typer) -> None:
     assert CliRunner().invoke(app, ["prune", " "]).exit_code == 2  # a usage error
 
 
+def test_prune_finds_an_id_as_sessions_show_does(app: typer.Typer) -> None:
+    from flower.cli.main import build_app
+
+    other = SessionKey("-home-user-other", KEY.session_id)
+    pruning_memory_store.SHARED[other] = list(pruning_memory_store.SHARED[KEY])
+    runner = CliRunner()
+    for argv in (
+        [KEY.session_id, "--json"],
+        [KEY.session_id, "--json", "--project", other.project_key],
+        [KEY.session_id, "--project", "nope"],
+        [KEY.session_id, "--project", " "],
+        [" "],
+    ):
+        shown = runner.invoke(build_app(), ["sessions", "show", *argv])
+        pruned = runner.invoke(app, ["prune", *argv])
+        assert (pruned.exit_code, pruned.stderr) == (shown.exit_code, shown.stderr), argv
+        if shown.exit_code == 0:
+            picked = json.loads(shown.stdout)["project_key"]
+            assert json.loads(pruned.stdout)["project_key"] == picked
+    both = runner.invoke(app, ["prune", KEY.session_id, "--json"])
+    assert f"flower: note: session {KEY.session_id} is also in project" in both.stderr
+    chosen = runner.invoke(app, ["prune", KEY.session_id, "--project", other.project_key])
+    assert chosen.stderr == "" and f"({other.project_key})" in chosen.stdout
+    nope = runner.invoke(app, ["prune", KEY.session_id, "--project", "nope"])
+    assert nope.exit_code == 1
+    assert nope.stderr == (
+        f"flower: error: no session {KEY.session_id} in project nope of the "
+        "'prune-test-memory' session store\n"
+    )
+    stats = ["sessions", "show", KEY.session_id, "--pruned", "--stats"]
+    assert runner.invoke(build_app(), stats).stderr == both.stderr  # the same report
+    assert "--project KEY" in runner.invoke(build_app(), ["prune", "--help"]).stdout
+
+
 def test_prune_with_a_bad_policy_name_exits_2(app: typer.Typer, in_tmp: Path) -> None:
     (in_tmp / "pyproject.toml").write_text(
         '[tool.flower.sessions]\nbackend = "prune-test-memory"\n'
