@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from flower.core.plugins import reset_registry
 from flower.core.records import SessionKey
+from flower.stores.prune import PruningWarning
 from flower_plugins import pruning
 
 KEY = SessionKey("-home-user-proj", "sess-cli")
@@ -240,3 +241,39 @@ def test_sessions_show_pruned_says_what_the_model_is_not_sent(app: typer.Typer) 
     assert done.exit_code == 0, done.output
     assert "flower: note: 2 messages of this view are off the active chain" in done.stderr
     assert "an answer on a branch" in done.stdout  # still shown, as stored
+
+
+def test_sessions_show_pruned_says_why_each_message_is_not_sent(app: typer.Typer) -> None:
+    from flower.cli.main import build_app
+
+    shown = ["sessions", "show", KEY.session_id, "--pruned"]
+    b = TranscriptBuilder(session_id=KEY.session_id)
+    b.user("first try")
+    b.user("second try", parentUuid=None)  # started over: one message on an older branch
+    b.assistant([{"type": "text", "text": "the answer kept"}])
+    lost = b.user("a prompt stored without its uuid")
+    del lost["uuid"]
+    pruning_memory_store.SHARED[KEY] = b.entries
+    with pytest.warns(PruningWarning, match="no uuid"):
+        done = CliRunner().invoke(build_app(), shown)
+    assert done.exit_code == 0, done.output
+    notes = [line for line in done.stderr.splitlines() if line.startswith("flower: note:")]
+    assert notes == [
+        "flower: note: 1 message of this view has no uuid, so it has no place in the chain: "
+        "the model is not sent it",
+        "flower: note: 1 message of this view is off the active chain, on an older branch "
+        "(a rewind, or a resume from an earlier point): the model is not sent it",
+    ]
+    b = TranscriptBuilder(session_id=KEY.session_id)
+    b.user("go")
+    b.assistant([{"type": "text", "text": "gone"}])
+    b.compact("We started.")
+    b.user("on with it")
+    b.assistant([{"type": "text", "text": "yes"}])
+    pruning_memory_store.SHARED[KEY] = b.entries
+    done = CliRunner().invoke(build_app(), shown)
+    assert done.exit_code == 0, done.output
+    assert done.stderr == (
+        "flower: note: 2 messages of this view are from before the last "
+        "compaction, which its summary stands for: the model is not sent them\n"
+    )
