@@ -199,11 +199,14 @@ def list_sessions(
 
 
 def _pruned_entries(ctx: typer.Context, store: SessionStoreBase, key: SessionKey) -> list[Entry]:
+    """The view a resume would send, as a dry run (as ``flower prune`` and ``sessions
+    stats`` take it): trim shows its pointers but writes no file under ``trimmed/``."""
     try:
         from flower.stores.prune import PruningSessionStore
     except ImportError:
         raise FlowerError("--pruned needs flower.stores.prune, which is not installed") from None
     view = PruningSessionStore.from_settings(store, get_settings(ctx))
+    view.options["dry_run"] = True
     return view.load(key) or []
 
 

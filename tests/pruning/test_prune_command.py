@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -277,3 +278,16 @@ def test_sessions_show_pruned_says_why_each_message_is_not_sent(app: typer.Typer
         "flower: note: 2 messages of this view are from before the last "
         "compaction, which its summary stands for: the model is not sent them\n"
     )
+
+
+def test_sessions_show_pruned_is_a_dry_run_of_trim(app: typer.Typer, in_tmp: Path) -> None:
+    from flower.cli.main import build_app
+
+    shown = ["sessions", "show", KEY.session_id, "--pruned"]
+    for extra in ([], ["--raw"], ["--json"]):
+        done = CliRunner().invoke(build_app(), [*shown, *extra])
+        assert done.exit_code == 0, done.output
+    folder = in_tmp.resolve() / "runs" / "trimmed" / KEY.session_id
+    pointer = json.dumps(f"the full output is in {folder}{os.sep}")[1:-1]
+    assert pointer in done.stdout  # the view shows trim's pointer, as a resume would send it
+    assert not (in_tmp / "runs" / "trimmed").exists()  # but looking writes no file
