@@ -11,8 +11,8 @@ from typing import Any
 
 import typer  # (loaded only with the plugin commands: flower prune is one)
 
+from flower.cli.sessions import ProjectOption
 from flower.core.errors import UnknownSessionError
-from flower.core.records import SessionKey
 
 
 def prune_report(
@@ -22,8 +22,12 @@ def prune_report(
     trim: bool | None = None,
     settings: Any = None,
 ) -> dict[str, Any]:
-    """The per-policy report for one stored session, as plain data."""
+    """The per-policy report for one stored session, as plain data.
+
+    The id is found as ``flower sessions show`` finds it (:func:`flower.cli.sessions.find_key`):
+    in ``project``, else the newest of the projects holding it, said on stderr."""
     from flower.cli.context import readable_url, store_name
+    from flower.cli.sessions import find_key
     from flower.core.config import load_settings
     from flower.core.redact import redact_text
     from flower.core.transcript import active_chain, context_tokens, to_messages
@@ -45,10 +49,10 @@ def prune_report(
         try:
             view = PruningSessionStore(store, policies, run_dir=settings.run_path)
             view.options["dry_run"] = True
-            key = SessionKey(project, session_id) if project else store.find_session(session_id)
-            raw = store.load(key) if key is not None else None
-            if key is None or raw is None:
-                where = redact_text(store_name(settings))
+            where = redact_text(store_name(settings))
+            key = find_key(store, session_id, where, project)
+            raw = store.load(key)
+            if raw is None:  # removed since it was found
                 raise UnknownSessionError(f"no session {session_id} in {where}")
             before = sum(model_bytes(e) for e in active_chain(raw))  # before any policy ran
             pruned, stats, history = view.prune_loaded_in_detail(key, raw)
@@ -138,7 +142,7 @@ def add_prune_command(app: Any) -> None:
         ctx: typer.Context,
         session_id: str = typer.Argument(..., metavar="ID", help="The session id to inspect."),
         as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
-        project: str | None = typer.Option(None, "--project", help="The session's project key."),
+        project: ProjectOption = None,
         no_trim: bool = typer.Option(False, "--no-trim", help="Leave the trim policy out."),
     ) -> None:
         """Show what each pruning policy removes or changes in a session, and the bytes
@@ -147,8 +151,6 @@ def add_prune_command(app: Any) -> None:
         from flower.cli.errors import report_error
         from flower.core.errors import FlowerError
 
-        if not session_id.strip():
-            raise typer.BadParameter("a session id is needed", param_hint="ID")
         try:  # reported here too, so the command reads the same in any app
             report = prune_report(
                 session_id,

@@ -199,11 +199,14 @@ def list_sessions(
 
 
 def _pruned_entries(ctx: typer.Context, store: SessionStoreBase, key: SessionKey) -> list[Entry]:
+    """The view a resume would send, as a dry run (as ``flower prune`` and ``sessions
+    stats`` take it): trim shows its pointers but writes no file under ``trimmed/``."""
     try:
         from flower.stores.prune import PruningSessionStore
     except ImportError:
         raise FlowerError("--pruned needs flower.stores.prune, which is not installed") from None
     view = PruningSessionStore.from_settings(store, get_settings(ctx))
+    view.options["dry_run"] = True
     return view.load(key) or []
 
 
@@ -291,25 +294,50 @@ def show(
 
 
 def _note_unsent(view: list[Entry]) -> None:
-    """Say how many messages of the pruned view the model is not sent: it is sent the
-    active chain only, not an abandoned branch or the history before a compaction."""
+    """Say how many messages of the pruned view the model is not sent, and why: it is
+    sent the active chain only, not the history before the compaction the chain starts
+    at, nor an abandoned branch, nor a message without a uuid (which no chain holds)."""
     from flower.core.transcript import active_chain
 
-    sent = {id(entry) for entry in active_chain(view)}
-    unsent = sum(
-        1
-        for entry in view
-        if entry.get("type") in ("user", "assistant")
-        and not entry.get("isSidechain")
-        and id(entry) not in sent
+    chain = active_chain(view)
+    sent = {id(entry) for entry in chain}
+    boundary = chain[0] if chain and chain[0].get("subtype") == "compact_boundary" else None
+    before = boundary is not None
+    no_uuid = history = branch = 0
+    for entry in view:
+        if entry is boundary:
+            before = False
+        if (
+            entry.get("type") not in ("user", "assistant")
+            or entry.get("isSidechain")
+            or id(entry) in sent
+        ):
+            continue
+        if not isinstance(entry.get("uuid"), str):
+            no_uuid += 1
+        elif before:
+            history += 1
+        else:
+            branch += 1
+    reasons = (
+        (no_uuid, "{has} no uuid, so {it} {has} no place in the chain"),
+        (history, "{is} from before the last compaction, which its summary stands for"),
+        (
+            branch,
+            "{is} off the active chain, on an older branch (a rewind, or a resume from an "
+            "earlier point)",
+        ),
     )
-    if unsent:
-        typer.echo(
-            f"flower: note: {counted(unsent, 'message')} of this view are off the active "
-            "chain (an older branch, or the history before the last compaction): the model "
-            "is not sent them",
-            err=True,
-        )
+    for count, why in reasons:
+        if count:
+            one = count == 1
+            words = {"is": "is" if one else "are", "has": "has" if one else "have"}
+            words["it"] = "it" if one else "they"
+            typer.echo(
+                f"flower: note: {counted(count, 'message')} of this view {why.format(**words)}: "
+                f"the model is not sent {'it' if one else 'them'}",
+                err=True,
+            )
 
 
 def _show_pruning_stats(

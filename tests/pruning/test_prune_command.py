@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from typer.testing import CliRunner
 
 from flower.core.plugins import reset_registry
 from flower.core.records import SessionKey
+from flower.stores.prune import PruningWarning
 from flower_plugins import pruning
 
 KEY = SessionKey("-home-user-proj", "sess-cli")
@@ -107,6 +109,40 @@ def test_prune_unknown_session_is_a_clear_error(app: typer.Typer) -> None:
         "flower: error: no session nope in the 'prune-test-memory' session store"
     )
     assert CliRunner().invoke(app, ["prune", " "]).exit_code == 2  # a usage error
+
+
+def test_prune_finds_an_id_as_sessions_show_does(app: typer.Typer) -> None:
+    from flower.cli.main import build_app
+
+    other = SessionKey("-home-user-other", KEY.session_id)
+    pruning_memory_store.SHARED[other] = list(pruning_memory_store.SHARED[KEY])
+    runner = CliRunner()
+    for argv in (
+        [KEY.session_id, "--json"],
+        [KEY.session_id, "--json", "--project", other.project_key],
+        [KEY.session_id, "--project", "nope"],
+        [KEY.session_id, "--project", " "],
+        [" "],
+    ):
+        shown = runner.invoke(build_app(), ["sessions", "show", *argv])
+        pruned = runner.invoke(app, ["prune", *argv])
+        assert (pruned.exit_code, pruned.stderr) == (shown.exit_code, shown.stderr), argv
+        if shown.exit_code == 0:
+            picked = json.loads(shown.stdout)["project_key"]
+            assert json.loads(pruned.stdout)["project_key"] == picked
+    both = runner.invoke(app, ["prune", KEY.session_id, "--json"])
+    assert f"flower: note: session {KEY.session_id} is also in project" in both.stderr
+    chosen = runner.invoke(app, ["prune", KEY.session_id, "--project", other.project_key])
+    assert chosen.stderr == "" and f"({other.project_key})" in chosen.stdout
+    nope = runner.invoke(app, ["prune", KEY.session_id, "--project", "nope"])
+    assert nope.exit_code == 1
+    assert nope.stderr == (
+        f"flower: error: no session {KEY.session_id} in project nope of the "
+        "'prune-test-memory' session store\n"
+    )
+    stats = ["sessions", "show", KEY.session_id, "--pruned", "--stats"]
+    assert runner.invoke(build_app(), stats).stderr == both.stderr  # the same report
+    assert "--project KEY" in runner.invoke(build_app(), ["prune", "--help"]).stdout
 
 
 def test_prune_with_a_bad_policy_name_exits_2(app: typer.Typer, in_tmp: Path) -> None:
@@ -206,3 +242,52 @@ def test_sessions_show_pruned_says_what_the_model_is_not_sent(app: typer.Typer) 
     assert done.exit_code == 0, done.output
     assert "flower: note: 2 messages of this view are off the active chain" in done.stderr
     assert "an answer on a branch" in done.stdout  # still shown, as stored
+
+
+def test_sessions_show_pruned_says_why_each_message_is_not_sent(app: typer.Typer) -> None:
+    from flower.cli.main import build_app
+
+    shown = ["sessions", "show", KEY.session_id, "--pruned"]
+    b = TranscriptBuilder(session_id=KEY.session_id)
+    b.user("first try")
+    b.user("second try", parentUuid=None)  # started over: one message on an older branch
+    b.assistant([{"type": "text", "text": "the answer kept"}])
+    lost = b.user("a prompt stored without its uuid")
+    del lost["uuid"]
+    pruning_memory_store.SHARED[KEY] = b.entries
+    with pytest.warns(PruningWarning, match="no uuid"):
+        done = CliRunner().invoke(build_app(), shown)
+    assert done.exit_code == 0, done.output
+    notes = [line for line in done.stderr.splitlines() if line.startswith("flower: note:")]
+    assert notes == [
+        "flower: note: 1 message of this view has no uuid, so it has no place in the chain: "
+        "the model is not sent it",
+        "flower: note: 1 message of this view is off the active chain, on an older branch "
+        "(a rewind, or a resume from an earlier point): the model is not sent it",
+    ]
+    b = TranscriptBuilder(session_id=KEY.session_id)
+    b.user("go")
+    b.assistant([{"type": "text", "text": "gone"}])
+    b.compact("We started.")
+    b.user("on with it")
+    b.assistant([{"type": "text", "text": "yes"}])
+    pruning_memory_store.SHARED[KEY] = b.entries
+    done = CliRunner().invoke(build_app(), shown)
+    assert done.exit_code == 0, done.output
+    assert done.stderr == (
+        "flower: note: 2 messages of this view are from before the last "
+        "compaction, which its summary stands for: the model is not sent them\n"
+    )
+
+
+def test_sessions_show_pruned_is_a_dry_run_of_trim(app: typer.Typer, in_tmp: Path) -> None:
+    from flower.cli.main import build_app
+
+    shown = ["sessions", "show", KEY.session_id, "--pruned"]
+    for extra in ([], ["--raw"], ["--json"]):
+        done = CliRunner().invoke(build_app(), [*shown, *extra])
+        assert done.exit_code == 0, done.output
+    folder = in_tmp.resolve() / "runs" / "trimmed" / KEY.session_id
+    pointer = json.dumps(f"the full output is in {folder}{os.sep}")[1:-1]
+    assert pointer in done.stdout  # the view shows trim's pointer, as a resume would send it
+    assert not (in_tmp / "runs" / "trimmed").exists()  # but looking writes no file
