@@ -155,9 +155,14 @@ def _warn_failure(name: str, ctx: PruneContext, exc: BaseException) -> str:
 def _warn_unplaced(count: int, ctx: PruneContext) -> None:
     """Damage no repair can undo: a message without a uuid has no place in the chain."""
     if count:
+        what = (
+            "1 user/assistant entry has no uuid, so it has"
+            if count == 1
+            else f"{count} user/assistant entries have no uuid, so they have"
+        )
         warnings.warn(
-            f"session {_session_label(ctx)}: {count} user/assistant entries have no uuid, "
-            "so they have no place in the conversation and are not sent to the model",
+            f"session {_session_label(ctx)}: {what} no place in the conversation and "
+            f"{'is' if count == 1 else 'are'} not sent to the model",
             PruningWarning,
             stacklevel=4,
         )

@@ -592,9 +592,11 @@ def test_messages_without_a_uuid_are_reported_not_silently_lost(policies: list) 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PruningWarning)
         prune(entries, policies, PruneContext())
-    notes = [str(w.message) for w in caught if "have no uuid" in str(w.message)]
-    assert len(notes) == 1
-    assert notes[0].startswith("session <unknown session>: 1 user/assistant entries have no")
+    notes = [str(w.message) for w in caught if "no uuid" in str(w.message)]
+    assert notes == [
+        "session <unknown session>: 1 user/assistant entry has no uuid, so it has no place "
+        "in the conversation and is not sent to the model"
+    ]
     with warnings.catch_warnings():
         warnings.simplefilter("error", PruningWarning)
         prune(b.entries, [SyntheticErrors(), Denials()], PruneContext())  # intact: no warning
