@@ -10,15 +10,16 @@ lineage store, and every ``lineage.json`` under the run directory) is never sele
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import re
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NamedTuple
 
 import typer
 
@@ -226,8 +227,14 @@ def _key_dict(key: SessionKey) -> dict[str, Any]:
     return {"project_key": key.project_key, "session_id": key.session_id, "subpath": key.subpath}
 
 
-def write_archive(store: SessionStoreBase, keys: list[SessionKey], output: Path) -> int:
-    """Export ``keys`` (with their subkeys) to ``output`` (gzip JSONL, 0600), atomically."""
+def write_archive(
+    store: SessionStoreBase,
+    keys: list[SessionKey],
+    output: Path,
+    ages: Mapping[SessionKey, int] | None = None,
+) -> int:
+    """Export ``keys`` (with their subkeys) to ``output`` (gzip JSONL, 0600), atomically.
+    A session's age in ``ages`` (ms) goes on each of its lines, for the import to keep."""
     from flower.core.entries import encode_entry
     from flower.core.fileperms import replaced_atomically
 
@@ -236,8 +243,12 @@ def write_archive(store: SessionStoreBase, keys: list[SessionKey], output: Path)
         # gzip closes (writes its trailer) before the file is fsynced and renamed
         with replaced_atomically(output) as raw, gzip.GzipFile(fileobj=raw, mode="wb") as out:
             for key in keys:
+                age = (ages or {}).get(key)
                 for transcript in _transcripts(store, key):
-                    head = json.dumps({"key": _key_dict(transcript)})[:-1].encode()
+                    line: dict[str, Any] = {"key": _key_dict(transcript)}
+                    if age is not None:
+                        line["modified_ms"] = age
+                    head = json.dumps(line)[:-1].encode()
                     for entry in store.iter_entries(transcript):
                         out.write(head + b', "entry": ' + encode_entry(entry) + b"}\n")
                         count += 1
@@ -246,8 +257,14 @@ def write_archive(store: SessionStoreBase, keys: list[SessionKey], output: Path)
     return count
 
 
-def read_archive(path: Path) -> Iterator[tuple[SessionKey, Entry]]:
-    """``(key, entry)`` for every line; a bad line is an error naming it."""
+class ArchiveLine(NamedTuple):
+    key: SessionKey
+    entry: Entry
+    modified_ms: int | None  # the session's age when archived (None: not recorded)
+
+
+def read_archive(path: Path) -> Iterator[ArchiveLine]:
+    """Every line; a bad line is an error naming it."""
     from flower.core.entries import check_entry
     from flower.core.records import SessionKey
 
@@ -270,9 +287,12 @@ def read_archive(path: Path) -> Iterator[tuple[SessionKey, Entry]]:
                 row = json.loads(line)
                 key = SessionKey(**row["key"])
                 entry = check_entry(row["entry"], number)
+                age = row.get("modified_ms")
+                if age is not None and (not isinstance(age, int) or isinstance(age, bool)):
+                    raise TypeError(f"modified_ms is {age!r}, not milliseconds")
             except (ValueError, KeyError, TypeError) as exc:
                 raise InvalidEntryError(f"{path}:{number}: not an archive line ({exc})") from None
-            yield key, entry
+            yield ArchiveLine(key, entry, age)
 
 
 def import_archive(store: SessionStoreBase, path: Path) -> tuple[int, int]:
@@ -280,14 +300,18 @@ def import_archive(store: SessionStoreBase, path: Path) -> tuple[int, int]:
 
     The whole file is checked first, so a bad line writes nothing.
     """
-    from flower.stores.copy import new_anonymous
+    from flower.stores.copy import SessionAges, new_anonymous
 
     total = sum(1 for _ in read_archive(path))
     batches: dict[SessionKey, list[Entry]] = {}
     fresh: dict[SessionKey, Callable[[Entry], bool]] = {}
-    for key, entry in read_archive(path):
+    ages: dict[SessionKey, tuple[int, int | None]] = {}  # archived age, target's before
+    dates = SessionAges(store, store)  # only its view of the target's times is used
+    for key, entry, age in read_archive(path):
         if key not in fresh:
             fresh[key] = new_anonymous(store, key)[0]  # uuid-less entries restored before
+            if age is not None and key.subpath is None:
+                ages[key] = (age, dates.target(key))
         if not fresh[key](entry):
             continue
         batches.setdefault(key, []).append(entry)
@@ -295,6 +319,10 @@ def import_archive(store: SessionStoreBase, path: Path) -> tuple[int, int]:
             store.append(key, batches.pop(key))
     for key, batch in batches.items():
         store.append(key, batch)
+    for key, (age, before) in ages.items():
+        # a restored session is as old as it was; one written since keeps its own time
+        with contextlib.suppress(NotImplementedError):
+            store.set_modified(key, max(age, before or 0))
     return total, len(batches)
 
 
@@ -335,7 +363,7 @@ def archive(
                 "add --yes, or --keep to export only"
             )
         keys = [c.key for c in chosen]
-        written = write_archive(store, keys, output)
+        written = write_archive(store, keys, output, {c.key: c.mtime_ms for c in chosen})
         read_back = sum(1 for _ in read_archive(output))
         if read_back != written:
             raise FlowerError(f"{output}: wrote {written} entries, read back {read_back}; kept all")

@@ -196,7 +196,7 @@ def copy_sessions(
     if isinstance(target, EncryptedSessionStore):
         # It keeps its own key-check record; a raw view of an encrypted source lists one.
         keys = [k for k in keys if k.project_key != CHECK_KEY.project_key]
-    ages = _Ages(source, target)
+    ages = SessionAges(source, target)
     for main in keys:
         before = ages.target(main)
         for key in (main, *_subkeys(source, main)):
@@ -210,7 +210,7 @@ def copy_sessions(
     return report
 
 
-class _Ages:
+class SessionAges:
     """Modification times, so a copied session keeps its age (``gc --older-than`` and
     ``archive`` select by it): the target gets the newer of its own and the source's."""
 

@@ -248,6 +248,8 @@ def test_archive_exports_then_deletes_and_import_restores(store_url: str, in_tmp
         ("old", None, "old-2"),
         ("old", "subagents/x", "old-3"),
     ]
+    ninety_days_ago = time.time() - 90 * 86400
+    assert {round(x["modified_ms"] / 1000 - ninety_days_ago) for x in lines} == {0}
     assert oct(out.stat().st_mode & 0o777) == "0o600"
     assert sorted(p.stem for p in root.rglob("*.jsonl")) == ["new"]
     again = run("sessions", "archive", "-o", str(out), "--yes")
@@ -266,6 +268,10 @@ def test_archive_exports_then_deletes_and_import_restores(store_url: str, in_tmp
         assert store.load(SessionKey("-p", "old", "subagents/x")) == [
             entry(3, "quote \"' ok", "old")
         ]
+        (restored_info,) = [i for i in store.list_sessions("-p") if i.session_id == "old"]
+    # restored as old as it was archived: a later gc --older-than still picks it
+    assert abs(restored_info.mtime_ms / 1000 - ninety_days_ago) < 5
+    assert "old" in run("sessions", "gc", "--older-than", "60d", "--dry-run").stdout
 
 
 def test_a_truncated_archive_imports_nothing(store_url: str, in_tmp: Path) -> None:
