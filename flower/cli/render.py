@@ -6,6 +6,7 @@ draws them with rich (imported only here, only when called).
 
 from __future__ import annotations
 
+import itertools
 import sys
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -104,6 +105,7 @@ def print_transcript(entries: Iterable[Entry], title: str) -> int:
     Colours on a terminal (rich); plain ``label: text`` lines into a pipe or file,
     which is also much faster for long transcripts.
     """
+    entries = _first_read(entries)
     if not is_tty(sys.stdout):
         return _print_plain(entries, title)
     from rich.console import Console
@@ -124,6 +126,14 @@ def print_transcript(entries: Iterable[Entry], title: str) -> int:
     console.print(chunk, end="")
     console.rule(counted(count, "entry", "entries"))
     return count
+
+
+def _first_read(entries: Iterable[Entry]) -> Iterator[Entry]:
+    """``entries`` with the first already read: a store that cannot be read (a wrong
+    encryption key) fails before the title is printed, not under it."""
+    stream = iter(entries)
+    first = next(stream, None)
+    return stream if first is None else itertools.chain([first], stream)
 
 
 def _indent(text: str) -> str:

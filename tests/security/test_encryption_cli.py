@@ -58,7 +58,8 @@ def test_a_wrong_key_reading_does_not_lock_out_the_right_one(project: Path) -> N
         open_session_store(target, settings=Settings()) as copy,
     ):
         copy.append(KEY, raw.load(KEY) or [])  # one session copied raw: no key-check record
-    assert flower("sessions", "show", "s001", key=generate_key()).exit_code == 2
+    wrong = flower("sessions", "show", "s001", key=generate_key())
+    assert wrong.exit_code == 2 and wrong.stdout == ""  # no title over an unreadable session
     assert raw_load(target, CHECK_KEY) is None
     shown = flower("sessions", "show", "s001", key=right)
     assert shown.exit_code == 0, shown.output
