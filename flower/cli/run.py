@@ -624,6 +624,11 @@ def describe_state(state: dict[str, Any], workspace: Path, settings: Settings) -
             "next        `flower` starts on the request a killed run left: "
             f"{_one_line(checks['request'])}"
         )
+    elif ours["checks"]["recorded"]:
+        lines.append(
+            "next        `flower` starts over in new sessions (the recorded ones are gone); "
+            "with nothing said, it first looks at the workspace"
+        )
     else:
         lines.append('next        nothing to resume: flower "what to do" starts something')
     return lines

@@ -342,6 +342,29 @@ def test_flower_does_not_claim_another_workflows_steps(in_tmp: Path, fake: FakeM
     assert not (in_tmp / "需求.md").exists()  # the built-in workflow did not start
 
 
+def test_status_says_a_run_starts_over_when_the_recorded_sessions_are_gone(
+    in_tmp: Path,
+) -> None:
+    """The store lost the sessions lineage names: `flower` with nothing said starts over
+    (looking at the workspace), and status says so rather than "nothing to resume"."""
+    from flower.cli.run import _is_used, builtin_view, describe_state
+    from flower.core.config import load_settings
+    from flower.workflow.base import wake_state
+
+    settings = load_settings().settings
+    runs = in_tmp / "runs"
+    runs.mkdir(mode=0o700)
+    (runs / "lineage.json").write_text(
+        json.dumps({"workspace": str(in_tmp.resolve()), "woke": 2, "steps": {"干活": "gone-1"}}),
+        encoding="utf-8",
+    )
+    state = wake_state(".", "runs", settings=settings)
+    assert _is_used(builtin_view(state, settings))  # what decides that a bare `flower` runs
+    lines = describe_state(state, in_tmp, settings)
+    assert "干活: gone-1 (gone from the store: starts fresh)" in "\n".join(lines)
+    assert lines[-1].startswith("next        `flower` starts over in new sessions")
+
+
 def _said_count(req: RecordedRequest, said: str) -> int:
     return sum(prompt.count(said) for prompt in user_prompts(req))
 
