@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,6 +69,33 @@ def dialect_of(url: URL) -> Dialect:
     return "sqlite" if url.get_backend_name() == "sqlite" else "postgres"
 
 
+class HotConnection:
+    """One thread's pooled connection, used straight through the driver.
+
+    The pool's proxy (``fairy``) stays checked out while the thread lives; calls go
+    to the driver connection, one attribute lookup fewer each. It is given back to
+    the pool when nothing refers to it any more (the thread that owned it ended and
+    its ``threading.local`` slot was dropped) or when the database closes, whichever
+    comes first.
+    """
+
+    def __init__(self, fairy: Any) -> None:
+        self.connection = fairy.dbapi_connection
+        self.cursor = self.connection.cursor()
+        self._fairy = fairy
+        self._release = weakref.finalize(self, fairy.close)
+        self._release.atexit = False  # at exit the engine is disposed, or gone
+
+    def release(self) -> None:
+        """Back to the pool (once; later calls do nothing)."""
+        self._release()
+
+    def invalidate(self) -> None:
+        """The connection is broken: the pool discards it instead of reusing it."""
+        if self._release.detach() is not None:
+            self._fairy.invalidate()
+
+
 @dataclass
 class Database:
     """An engine plus the policies every store operation shares."""
@@ -77,7 +105,7 @@ class Database:
     dialect: Dialect
     busy_timeout: float
     _local: threading.local = field(default_factory=threading.local)
-    _hot: list[Any] = field(default_factory=list)
+    _hot: weakref.WeakSet[HotConnection] = field(default_factory=weakref.WeakSet)
     _hot_lock: threading.Lock = field(default_factory=threading.Lock)
 
     def compile(self, statement: Any) -> str:
@@ -169,25 +197,22 @@ class Database:
         """This thread's driver connection and the one cursor every raw call reuses."""
         hot = getattr(self._local, "hot", None)
         if hot is None:
-            fairy = self.engine.raw_connection()
-            # The pool's proxy stays registered (close() returns it to the pool); calls
-            # go straight to the driver connection, one attribute lookup fewer each.
-            hot = (fairy.dbapi_connection, fairy.dbapi_connection.cursor(), fairy)
+            # Only this thread's local holds it: when the thread ends, the connection
+            # goes back to the pool (see HotConnection).
+            hot = HotConnection(self.engine.raw_connection())
             self._local.hot = hot
             with self._hot_lock:
-                self._hot.append(fairy)
-        return hot[0], hot[1]
+                self._hot.add(hot)
+        return hot.connection, hot.cursor
 
     def _drop_hot_connection(self) -> None:
         hot = getattr(self._local, "hot", None)
         self._local.hot = None
         if hot is None:
             return
-        fairy = hot[2]
         with self._hot_lock:
-            if fairy in self._hot:
-                self._hot.remove(fairy)
-        fairy.invalidate()
+            self._hot.discard(hot)
+        hot.invalidate()
 
     def read(self, work: Callable[[Connection], T]) -> T:
         for attempt in (1, 2):
@@ -205,9 +230,9 @@ class Database:
 
     def close(self) -> None:
         with self._hot_lock:
-            hot, self._hot = self._hot, []
+            hot, self._hot = list(self._hot), weakref.WeakSet()
         for conn in hot:
-            conn.close()  # back to the pool, which dispose() then closes
+            conn.release()  # back to the pool, which dispose() then closes
         self._local = threading.local()
         self.engine.dispose()
 
