@@ -32,7 +32,16 @@ T = TypeVar("T")
 Dialect = Literal["sqlite", "postgres"]
 
 _WRITE = "flower_write"
+_TRANSIENT_SQLSTATES = frozenset({"40P01", "40001"})
+"""Postgres aborted the transaction (deadlock, serialization failure): redo it."""
 _PASSWORD_IN_URL = re.compile(r"(://[^:/@]*:)[^@]*@")
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Whether the database rolled the transaction back so that running it again may
+    succeed (Postgres broke a deadlock or a serialization conflict)."""
+    orig = getattr(exc, "orig", None) or exc
+    return getattr(orig, "sqlstate", None) in _TRANSIENT_SQLSTATES
 
 
 def redact(url: str) -> str:
@@ -133,8 +142,9 @@ class Database:
         """Run ``work`` in one short write transaction (``BEGIN IMMEDIATE`` on SQLite).
 
         A connection dropped under us (server restart, ``pg_terminate_backend``) gets
-        the whole transaction retried once on a new connection; idempotency by uuid
-        makes the retry safe.
+        the whole transaction retried once on a new connection, and one that Postgres
+        aborted to break a deadlock is retried once; idempotency by uuid makes the
+        retry safe.
         """
         engine = self.engine.execution_options(**{_WRITE: True})
         for attempt in (1, 2):
@@ -144,7 +154,7 @@ class Database:
             except IntegrityError:
                 raise
             except DBAPIError as exc:
-                if attempt == 1 and exc.connection_invalidated:
+                if attempt == 1 and (exc.connection_invalidated or is_transient(exc)):
                     continue
                 raise self.translate(exc) from exc
         raise AssertionError("unreachable")
@@ -186,8 +196,8 @@ class Database:
                     disconnected = True
                 if disconnected:
                     self._drop_hot_connection()
-                    if attempt == 1:
-                        continue
+                if attempt == 1 and (disconnected or is_transient(exc)):
+                    continue
                 if write and isinstance(exc, dbapi.IntegrityError):
                     raise
                 raise self.translate(exc) from exc

@@ -92,3 +92,29 @@ def test_a_first_append_does_not_lock_the_session_row_before_its_entries(
         assert [e["uuid"] for e in store.load(KEY) or []] == ["first", "S", "mine"]
     finally:
         store.close()
+
+
+def test_a_deadlock_on_uuids_sent_in_opposite_orders_is_retried(
+    pg_url: str, other_writer: tuple[psycopg.Connection, int]
+) -> None:
+    # The other writer holds 'S' and is about to insert 'X'; the store sends X then S.
+    # That cycle is real; Postgres aborts the store's transaction, which is redone
+    # (idempotent by uuid), and the append succeeds once the other writer commits.
+    conn, pk = other_writer
+    store = SqlSessionStore(open_database(pg_url))
+    try:
+        thread, outcome = _append_in_thread(
+            store, [{"type": "user", "uuid": "X"}, {"type": "user", "uuid": "S"}]
+        )
+        _wait_until_blocked(conn)
+        conn.execute(
+            "INSERT INTO flower_entries (session_pk, uuid, type, payload) "
+            """VALUES (%s, 'X', 'user', '{"type":"user","uuid":"X"}')""",
+            (pk,),
+        )
+        conn.commit()
+        thread.join(30)
+        assert outcome == ["ok"]
+        assert [e["uuid"] for e in store.load(KEY) or []] == ["first", "S", "X"]
+    finally:
+        store.close()
