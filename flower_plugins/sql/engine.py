@@ -26,6 +26,7 @@ from sqlalchemy.exc import ArgumentError, DBAPIError, IntegrityError
 
 from flower.core.errors import StoreUnavailableError
 from flower.core.fileperms import create_private, private_dir
+from flower.core.redact import redact_text
 from flower_plugins.sql.options import SqlOptions
 
 T = TypeVar("T")
@@ -35,6 +36,7 @@ _WRITE = "flower_write"
 _TRANSIENT_SQLSTATES = frozenset({"40P01", "40001"})
 """Postgres aborted the transaction (deadlock, serialization failure): redo it."""
 _PASSWORD_IN_URL = re.compile(r"(://[^:/@]*:)[^@]*@")
+_QUERY_PASSWORDS = ("password", "sslpassword")
 
 
 def is_transient(exc: BaseException) -> bool:
@@ -45,11 +47,24 @@ def is_transient(exc: BaseException) -> bool:
 
 
 def redact(url: str) -> str:
-    """A URL fit for messages: the password replaced, even when the URL does not parse."""
-    try:
-        return sa.make_url(url).render_as_string(hide_password=True)
-    except ArgumentError:
-        return _PASSWORD_IN_URL.sub(r"\1***@", url)
+    """A URL fit for messages: its password masked, in the user info (up to the last
+    '@', as URL parsers read it) and in the query (``?password=``), even when the URL
+    does not parse."""
+    return _PASSWORD_IN_URL.sub(r"\1***@", redact_text(url))
+
+
+def shown(url: URL) -> str:
+    """A parsed URL fit for messages (see :func:`redact`)."""
+    return redact(url.render_as_string(hide_password=False))
+
+
+def _secrets(url: URL) -> list[str]:
+    """The passwords a URL carries: in its user info and as libpq query parameters."""
+    found = [str(url.password)] if url.password else []
+    for name in _QUERY_PASSWORDS:
+        value = url.query.get(name)
+        found.extend([value] if isinstance(value, str) else list(value or ()))
+    return [secret for secret in found if secret]
 
 
 def parse_url(url: str) -> URL:
@@ -58,6 +73,17 @@ def parse_url(url: str) -> URL:
         parsed = sa.make_url(url)
     except ArgumentError:
         raise StoreUnavailableError(f"not a valid database URL: {redact(url)}") from None
+    except ValueError:  # SQLAlchemy reads the port with int()
+        raise StoreUnavailableError(
+            f"not a valid database URL: {redact(url)} (the port is not a number)"
+        ) from None
+    if parsed.host and "@" in parsed.host:
+        # user:p@ss@host is read as password 'p' at host 'ss@host': the driver's
+        # error would then name that host, and the rest of the password with it.
+        raise StoreUnavailableError(
+            f"not a valid database URL: {redact(url)} (more than one '@' before the host: "
+            "write an '@' in the user name or password as %40)"
+        )
     backend, _, driver = parsed.drivername.partition("+")
     if backend == "sqlite":
         if driver not in ("", "pysqlite"):
@@ -132,7 +158,7 @@ class Database:
 
     @property
     def safe_url(self) -> str:
-        return self.url.render_as_string(hide_password=True)
+        return shown(self.url)
 
     @property
     def sqlite_path(self) -> str | None:
@@ -258,8 +284,8 @@ def translate_error(
 ) -> StoreUnavailableError:
     """One clear line for a database error; never the password."""
     message = _driver_message(exc)
-    if url.password:
-        message = message.replace(str(url.password), "***")
+    for secret in _secrets(url):
+        message = message.replace(secret, "***")
     lowered = message.lower()
     if dialect == "sqlite":
         path = url.database
@@ -288,7 +314,7 @@ def translate_error(
         )
     if "connection" in lowered or "timeout" in lowered or "could not" in lowered:
         return StoreUnavailableError(f"cannot reach {where} ({message})")
-    return StoreUnavailableError(f"{redact(url.render_as_string())}: {message}")
+    return StoreUnavailableError(f"{shown(url)}: {message}")
 
 
 def _sqlite_engine(url: URL, options: SqlOptions, synchronous: str) -> Engine:
