@@ -19,7 +19,7 @@ _URL_PASSWORD = re.compile(
     r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]*:)(?P<pw>[^\s]*?)(?=@[^\s@]*(?:[/\s?#]|$))"
 )
 _QUERY_SECRET = re.compile(
-    r"(?P<head>[?&](?:password|passwd|pwd|token|secret|api_key)=)(?P<pw>[^&\s#]*)", re.I
+    r"(?P<head>[?&](?:password|sslpassword|passwd|pwd|token|secret|api_key)=)(?P<pw>[^&\s#]*)", re.I
 )
 _SECRET_KEY = re.compile(r"pass(word|wd)?|secret|token|api[_-]?key|credential", re.I)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,21 +26,45 @@ from sqlalchemy.exc import ArgumentError, DBAPIError, IntegrityError
 
 from flower.core.errors import StoreUnavailableError
 from flower.core.fileperms import create_private, private_dir
+from flower.core.redact import redact_text
 from flower_plugins.sql.options import SqlOptions
 
 T = TypeVar("T")
 Dialect = Literal["sqlite", "postgres"]
 
 _WRITE = "flower_write"
+_TRANSIENT_SQLSTATES = frozenset({"40P01", "40001"})
+"""Postgres aborted the transaction (deadlock, serialization failure): redo it."""
 _PASSWORD_IN_URL = re.compile(r"(://[^:/@]*:)[^@]*@")
+_QUERY_PASSWORDS = ("password", "sslpassword")
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Whether the database rolled the transaction back so that running it again may
+    succeed (Postgres broke a deadlock or a serialization conflict)."""
+    orig = getattr(exc, "orig", None) or exc
+    return getattr(orig, "sqlstate", None) in _TRANSIENT_SQLSTATES
 
 
 def redact(url: str) -> str:
-    """A URL fit for messages: the password replaced, even when the URL does not parse."""
-    try:
-        return sa.make_url(url).render_as_string(hide_password=True)
-    except ArgumentError:
-        return _PASSWORD_IN_URL.sub(r"\1***@", url)
+    """A URL fit for messages: its password masked, in the user info (up to the last
+    '@', as URL parsers read it) and in the query (``?password=``), even when the URL
+    does not parse."""
+    return _PASSWORD_IN_URL.sub(r"\1***@", redact_text(url))
+
+
+def shown(url: URL) -> str:
+    """A parsed URL fit for messages (see :func:`redact`)."""
+    return redact(url.render_as_string(hide_password=False))
+
+
+def _secrets(url: URL) -> list[str]:
+    """The passwords a URL carries: in its user info and as libpq query parameters."""
+    found = [str(url.password)] if url.password else []
+    for name in _QUERY_PASSWORDS:
+        value = url.query.get(name)
+        found.extend([value] if isinstance(value, str) else list(value or ()))
+    return [secret for secret in found if secret]
 
 
 def parse_url(url: str) -> URL:
@@ -48,6 +73,17 @@ def parse_url(url: str) -> URL:
         parsed = sa.make_url(url)
     except ArgumentError:
         raise StoreUnavailableError(f"not a valid database URL: {redact(url)}") from None
+    except ValueError:  # SQLAlchemy reads the port with int()
+        raise StoreUnavailableError(
+            f"not a valid database URL: {redact(url)} (the port is not a number)"
+        ) from None
+    if parsed.host and "@" in parsed.host:
+        # user:p@ss@host is read as password 'p' at host 'ss@host': the driver's
+        # error would then name that host, and the rest of the password with it.
+        raise StoreUnavailableError(
+            f"not a valid database URL: {redact(url)} (more than one '@' before the host: "
+            "write an '@' in the user name or password as %40)"
+        )
     backend, _, driver = parsed.drivername.partition("+")
     if backend == "sqlite":
         if driver not in ("", "pysqlite"):
@@ -68,6 +104,33 @@ def dialect_of(url: URL) -> Dialect:
     return "sqlite" if url.get_backend_name() == "sqlite" else "postgres"
 
 
+class HotConnection:
+    """One thread's pooled connection, used straight through the driver.
+
+    The pool's proxy (``fairy``) stays checked out while the thread lives; calls go
+    to the driver connection, one attribute lookup fewer each. It is given back to
+    the pool when nothing refers to it any more (the thread that owned it ended and
+    its ``threading.local`` slot was dropped) or when the database closes, whichever
+    comes first.
+    """
+
+    def __init__(self, fairy: Any) -> None:
+        self.connection = fairy.dbapi_connection
+        self.cursor = self.connection.cursor()
+        self._fairy = fairy
+        self._release = weakref.finalize(self, fairy.close)
+        self._release.atexit = False  # at exit the engine is disposed, or gone
+
+    def release(self) -> None:
+        """Back to the pool (once; later calls do nothing)."""
+        self._release()
+
+    def invalidate(self) -> None:
+        """The connection is broken: the pool discards it instead of reusing it."""
+        if self._release.detach() is not None:
+            self._fairy.invalidate()
+
+
 @dataclass
 class Database:
     """An engine plus the policies every store operation shares."""
@@ -77,7 +140,7 @@ class Database:
     dialect: Dialect
     busy_timeout: float
     _local: threading.local = field(default_factory=threading.local)
-    _hot: list[Any] = field(default_factory=list)
+    _hot: weakref.WeakSet[HotConnection] = field(default_factory=weakref.WeakSet)
     _hot_lock: threading.Lock = field(default_factory=threading.Lock)
 
     def compile(self, statement: Any) -> str:
@@ -95,7 +158,7 @@ class Database:
 
     @property
     def safe_url(self) -> str:
-        return self.url.render_as_string(hide_password=True)
+        return shown(self.url)
 
     @property
     def sqlite_path(self) -> str | None:
@@ -105,8 +168,9 @@ class Database:
         """Run ``work`` in one short write transaction (``BEGIN IMMEDIATE`` on SQLite).
 
         A connection dropped under us (server restart, ``pg_terminate_backend``) gets
-        the whole transaction retried once on a new connection; idempotency by uuid
-        makes the retry safe.
+        the whole transaction retried once on a new connection, and one that Postgres
+        aborted to break a deadlock is retried once; idempotency by uuid makes the
+        retry safe.
         """
         engine = self.engine.execution_options(**{_WRITE: True})
         for attempt in (1, 2):
@@ -116,7 +180,7 @@ class Database:
             except IntegrityError:
                 raise
             except DBAPIError as exc:
-                if attempt == 1 and exc.connection_invalidated:
+                if attempt == 1 and (exc.connection_invalidated or is_transient(exc)):
                     continue
                 raise self.translate(exc) from exc
         raise AssertionError("unreachable")
@@ -158,8 +222,8 @@ class Database:
                     disconnected = True
                 if disconnected:
                     self._drop_hot_connection()
-                    if attempt == 1:
-                        continue
+                if attempt == 1 and (disconnected or is_transient(exc)):
+                    continue
                 if write and isinstance(exc, dbapi.IntegrityError):
                     raise
                 raise self.translate(exc) from exc
@@ -169,25 +233,22 @@ class Database:
         """This thread's driver connection and the one cursor every raw call reuses."""
         hot = getattr(self._local, "hot", None)
         if hot is None:
-            fairy = self.engine.raw_connection()
-            # The pool's proxy stays registered (close() returns it to the pool); calls
-            # go straight to the driver connection, one attribute lookup fewer each.
-            hot = (fairy.dbapi_connection, fairy.dbapi_connection.cursor(), fairy)
+            # Only this thread's local holds it: when the thread ends, the connection
+            # goes back to the pool (see HotConnection).
+            hot = HotConnection(self.engine.raw_connection())
             self._local.hot = hot
             with self._hot_lock:
-                self._hot.append(fairy)
-        return hot[0], hot[1]
+                self._hot.add(hot)
+        return hot.connection, hot.cursor
 
     def _drop_hot_connection(self) -> None:
         hot = getattr(self._local, "hot", None)
         self._local.hot = None
         if hot is None:
             return
-        fairy = hot[2]
         with self._hot_lock:
-            if fairy in self._hot:
-                self._hot.remove(fairy)
-        fairy.invalidate()
+            self._hot.discard(hot)
+        hot.invalidate()
 
     def read(self, work: Callable[[Connection], T]) -> T:
         for attempt in (1, 2):
@@ -205,9 +266,9 @@ class Database:
 
     def close(self) -> None:
         with self._hot_lock:
-            hot, self._hot = self._hot, []
+            hot, self._hot = list(self._hot), weakref.WeakSet()
         for conn in hot:
-            conn.close()  # back to the pool, which dispose() then closes
+            conn.release()  # back to the pool, which dispose() then closes
         self._local = threading.local()
         self.engine.dispose()
 
@@ -223,8 +284,8 @@ def translate_error(
 ) -> StoreUnavailableError:
     """One clear line for a database error; never the password."""
     message = _driver_message(exc)
-    if url.password:
-        message = message.replace(str(url.password), "***")
+    for secret in _secrets(url):
+        message = message.replace(secret, "***")
     lowered = message.lower()
     if dialect == "sqlite":
         path = url.database
@@ -253,7 +314,7 @@ def translate_error(
         )
     if "connection" in lowered or "timeout" in lowered or "could not" in lowered:
         return StoreUnavailableError(f"cannot reach {where} ({message})")
-    return StoreUnavailableError(f"{redact(url.render_as_string())}: {message}")
+    return StoreUnavailableError(f"{shown(url)}: {message}")
 
 
 def _sqlite_engine(url: URL, options: SqlOptions, synchronous: str) -> Engine:

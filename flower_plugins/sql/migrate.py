@@ -130,10 +130,22 @@ def downgrade(db: Database, revision: str) -> SchemaState:
     return _run_migration(db, work)
 
 
+def _check_pg_schema(db: Database, conn: Connection) -> None:
+    """The tables go to the first schema of the search path that exists: there must be one."""
+    if conn.exec_driver_sql("SELECT current_schema()").scalar() is not None:
+        return
+    search_path = conn.exec_driver_sql("SHOW search_path").scalar()
+    raise StoreUnavailableError(
+        f"{db.safe_url}: no schema of its search_path ({search_path}) exists; create it "
+        "(CREATE SCHEMA name) or set another search_path in the URL"
+    )
+
+
 def _run_migration(db: Database, work: Callable[[Connection], T]) -> T:
     if db.dialect != "sqlite":
 
         def locked(conn: Connection) -> T:
+            _check_pg_schema(db, conn)
             conn.exec_driver_sql(_PG_LOCK)
             return work(conn)
 

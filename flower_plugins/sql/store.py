@@ -71,18 +71,22 @@ class SqlSessionStore(SessionStoreBase):
             .values({c: sa.bindparam(c) for c in columns})
             .on_conflict_do_nothing(index_elements=[entries.c.session_pk, entries.c.uuid])
         )
-        upsert = dialect_insert(sessions).values(
-            {
-                c: sa.bindparam(c)
-                for c in ("project_key", "session_id", "subpath", "created_ms", "mtime_ms")
-            }
+        # A new session's row, or nothing for one that exists. DO NOTHING takes no lock
+        # on an existing row: every append then locks its session row last (the touch
+        # below), after its entries, so two writers never wait on each other in a cycle.
+        self._insert_session = (
+            dialect_insert(sessions)
+            .values(
+                {
+                    c: sa.bindparam(c)
+                    for c in ("project_key", "session_id", "subpath", "created_ms", "mtime_ms")
+                }
+            )
+            .on_conflict_do_nothing(
+                index_elements=[sessions.c.project_key, sessions.c.session_id, sessions.c.subpath]
+            )
+            .returning(sessions.c.id)
         )
-        # an existing session keeps its time here: it changes only when entries are
-        # written (below), so an append that adds nothing (a re-import) leaves its age
-        self._upsert_session = upsert.on_conflict_do_update(
-            index_elements=[sessions.c.project_key, sessions.c.session_id, sessions.c.subpath],
-            set_={"mtime_ms": sessions.c.mtime_ms},
-        ).returning(sessions.c.id)
         self._touch_session = (
             sa.update(sessions)
             .where(sessions.c.id == sa.bindparam("pk"))
@@ -104,7 +108,7 @@ class SqlSessionStore(SessionStoreBase):
         if order != ("low", "high"):
             raise AssertionError(f"unexpected parameter order {order}")
         self._integrity_error = db.engine.dialect.loaded_dbapi.IntegrityError
-        self._sql_upsert_session = db.compile(self._upsert_session)
+        self._sql_insert_session = db.compile(self._insert_session)
         self._sql_touch_session = db.compile(self._touch_session)
         self._select_pk = sa.select(sessions.c.id).where(
             sessions.c.project_key == sa.bindparam("project_key"),
@@ -172,17 +176,7 @@ class SqlSessionStore(SessionStoreBase):
         cursor: Any,
     ) -> None:
         if pk is None:
-            cursor.execute(
-                self._sql_upsert_session,
-                {
-                    "project_key": key.project_key,
-                    "session_id": key.session_id,
-                    "subpath": key.subpath or MAIN_SUBPATH,
-                    "created_ms": now,
-                    "mtime_ms": now,
-                },
-            )
-            pk = cursor.fetchone()[0]
+            pk = self._session_pk(cursor, key, now)
         if self._clustered:
             low, high = seq_range(pk)
             cursor.execute(self._sql_last_seq, (low, high))
@@ -194,6 +188,24 @@ class SqlSessionStore(SessionStoreBase):
         if cursor.rowcount:
             cursor.execute(self._sql_touch_session, {"pk": pk, "now": now, "usage": usage})
         self._pks[key] = pk
+
+    def _session_pk(self, cursor: Any, key: SessionKey, now: int) -> int:
+        """The session's row id, its row created if it is new; an existing row is not
+        locked (an existing session keeps its time: only written entries date it)."""
+        names = {
+            "project_key": key.project_key,
+            "session_id": key.session_id,
+            "subpath": key.subpath or MAIN_SUBPATH,
+        }
+        while True:
+            cursor.execute(self._sql_insert_session, {**names, "created_ms": now, "mtime_ms": now})
+            row = cursor.fetchone()
+            if row is None:  # it exists: read its id (committed, so visible now)
+                cursor.execute(self._sql_select_pk, names)
+                row = cursor.fetchone()
+            if row is not None:
+                return int(row[0])
+            # deleted by another writer between the two statements: create it again
 
     def delete(self, key: SessionKey) -> None:
         _subpath(key)

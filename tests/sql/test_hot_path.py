@@ -56,3 +56,22 @@ def test_threads_append_through_their_own_cursors(store: SqlSessionStore) -> Non
     for thread in range(3):  # each thread's entries keep their order
         mine = [e["uuid"] for e in loaded if e["uuid"].startswith(f"{thread}-")]
         assert mine == [f"{thread}-{i}" for i in range(20)]
+
+
+def test_a_finished_thread_gives_its_connection_back_to_the_pool(store: SqlSessionStore) -> None:
+    # A long-lived store used from short-lived threads (a thread per job): each
+    # thread's hot connection must return to the pool when the thread ends, or the
+    # pool runs dry after pool_size + max_overflow threads and the next one hangs.
+    def write(thread: int) -> None:
+        store.append(KEY, [{"type": "user", "uuid": f"t{thread}"}])
+        assert store.load(KEY)
+
+    for n in range(12):
+        worker = threading.Thread(target=write, args=(n,))
+        worker.start()
+        worker.join()
+    pool = store.database.engine.pool
+    assert pool.checkedout() == 0  # type: ignore[attr-defined]
+    store.append(KEY, [{"type": "user", "uuid": "main"}])
+    assert pool.checkedout() == 1  # type: ignore[attr-defined]
+    assert len(store.load(KEY) or []) == 13

@@ -10,7 +10,7 @@ import pytest
 import sqlalchemy as sa
 
 from flower.core.config import SessionsConfig, Settings
-from flower.core.errors import SchemaOutOfDateError
+from flower.core.errors import SchemaOutOfDateError, StoreUnavailableError
 from flower.core.records import SessionKey
 from flower.stores.open import open_session_store
 from flower_plugins.sql.engine import open_database
@@ -202,5 +202,17 @@ def test_postgres_tables_land_in_the_search_path_schema(pg_url: str) -> None:
             ).scalars()
             assert schema.startswith("flower_test_")
             assert {VERSION_TABLE, "flower_sessions", "flower_entries"} <= set(found)
+    finally:
+        db.close()
+
+
+def test_a_search_path_naming_a_missing_schema_is_a_clear_error(pg_url: str) -> None:
+    # current_schema() is NULL then: the migration lock would lock nothing, and
+    # Postgres would only say "no schema has been selected to create in".
+    url = pg_url.rsplit("search_path%3D", 1)[0] + "search_path%3Dno_such_schema_flower"
+    db = open_database(url)
+    try:
+        with pytest.raises(StoreUnavailableError, match=r"no_such_schema_flower.*CREATE SCHEMA"):
+            upgrade(db)
     finally:
         db.close()

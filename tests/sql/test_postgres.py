@@ -6,7 +6,7 @@ import psycopg
 import pytest
 
 from flower.core.config import Settings
-from flower.core.errors import StoreUnavailableError
+from flower.core.errors import SchemaOutOfDateError, StoreUnavailableError
 from flower.core.records import SessionKey
 from flower.stores.open import open_session_store
 from flower.testing.postgres import server_url
@@ -50,6 +50,37 @@ def test_a_missing_database_is_a_clear_error(pg_url: str) -> None:
     url = server_url().rsplit("/", 1)[0] + "/no_such_database_flower"
     with pytest.raises(StoreUnavailableError, match="has no database 'no_such_database_flower'"):
         open_url(url)
+
+
+def test_a_port_that_is_not_a_number_is_a_clear_error() -> None:
+    url = f"postgresql+psycopg://flower:{SECRET}@127.0.0.1:54x2/flowerdb"
+    with pytest.raises(StoreUnavailableError, match="port") as info:
+        open_url(url)
+    assert "not a valid database URL" in str(info.value)
+    assert SECRET not in str(info.value)
+
+
+def test_an_at_sign_left_unencoded_in_the_password_is_refused_unshown() -> None:
+    # Parsed as password 'flower' and host 'SECRET@127.0.0.1': the driver's message
+    # would name that host, and with it the rest of the password.
+    url = f"postgresql+psycopg://flower:pw@{SECRET}@127.0.0.1:1/flowerdb"
+    with pytest.raises(StoreUnavailableError, match="%40") as info:
+        open_url(url)
+    assert SECRET not in str(info.value)
+    assert SECRET not in redact(url)
+
+
+def test_a_password_given_as_a_query_parameter_is_masked(pg_url: str) -> None:
+    url = f"{pg_url}&password={SECRET}&sslpassword={SECRET}"  # libpq reads both
+    assert SECRET not in redact(url)
+    with pytest.raises(SchemaOutOfDateError, match="flower db upgrade") as info:
+        open_url(url)  # the schema is empty: the error names the database
+    assert SECRET not in str(info.value)
+    db = open_database(url)
+    try:
+        assert SECRET not in db.safe_url
+    finally:
+        db.close()
 
 
 def test_only_psycopg3_is_accepted() -> None:
