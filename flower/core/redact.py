@@ -31,7 +31,9 @@ def redact_url(url: str) -> str:
     except ValueError:
         return redact_text(url)
     if not parts.scheme or "@" not in parts.netloc:
-        return _QUERY_SECRET.sub(lambda m: m["head"] + MASK, url)
+        # also a password holding an unencoded "/", "?" or "#", which ends the netloc
+        # early for urlsplit: the text scan still finds it before the host's "@"
+        return redact_text(url)
     userinfo, _, host = parts.netloc.rpartition("@")
     if ":" in userinfo:
         user = userinfo.split(":", 1)[0]

@@ -14,6 +14,9 @@ from flower.core.redact import redact_text, redact_url, redact_value
         ("postgresql://h/db?password=abc&x=1", "postgresql://h/db?password=***&x=1"),
         ("sqlite:///runs/sessions.db", "sqlite:///runs/sessions.db"),
         ("jsonfs:///tmp/x", "jsonfs:///tmp/x"),
+        ("postgresql://u:pa/ss@h/db", "postgresql://u:***@h/db"),
+        ("postgresql://u:pa?ss@h:5432/db", "postgresql://u:***@h:5432/db"),
+        ("postgresql://u:pa#ss@h/db", "postgresql://u:***@h/db"),
     ],
 )
 def test_redact_url(url: str, shown: str) -> None:
