@@ -61,7 +61,7 @@ def check_store(settings: Settings) -> Check:
     from flower.cli.context import store_name
     from flower.core.config import default_store_url, sqlite_file
     from flower.core.records import SessionKey
-    from flower.core.redact import redact_url
+    from flower.core.redact import redact_text, redact_url
     from flower.stores.open import open_session_store
 
     url = default_store_url(settings)
@@ -81,7 +81,9 @@ def check_store(settings: Settings) -> Check:
     try:
         _, seconds = _timed(reach)
     except FlowerError as exc:
-        return Check("store", False, f"{shown}: {exc}")
+        # the store's own errors usually name it already
+        said = redact_text(str(exc))
+        return Check("store", False, said if said.startswith(shown) else f"{shown}: {said}")
     except Exception as exc:
         return Check("store", False, f"{shown}: {type(exc).__name__}: {exc}")
     return Check("store", True, f"{shown} reachable, schema current", seconds)

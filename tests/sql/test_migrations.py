@@ -216,3 +216,17 @@ def test_a_search_path_naming_a_missing_schema_is_a_clear_error(pg_url: str) -> 
             upgrade(db)
     finally:
         db.close()
+
+
+def test_doctor_names_a_store_behind_once(pg_url: str, in_tmp: Path) -> None:
+    from flower.cli.doctor import check_store
+
+    db = open_database(pg_url)
+    try:
+        upgrade(db, "0001_initial")
+    finally:
+        db.close()
+    settings = Settings(sessions=SessionsConfig(backend="postgres", url=pg_url))
+    check = check_store(settings)
+    assert not check.ok and "flower db upgrade" in check.detail
+    assert check.detail.count("postgresql") == 1, check.detail
