@@ -40,7 +40,7 @@ NAMING_CONVENTION = {
 VERSION_TABLE = "flower_alembic_version"
 """Our own version table, so a database shared with an application's Alembic is safe."""
 
-HEAD_REVISION = "0003_sqlite_clustered_entries"
+HEAD_REVISION = "0004_backfill_last_usage"
 """The newest migration; a test checks it against the migration scripts' single head."""
 
 SEQ_SPAN = 2**32

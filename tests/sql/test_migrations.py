@@ -230,3 +230,73 @@ def test_doctor_names_a_store_behind_once(pg_url: str, in_tmp: Path) -> None:
     check = check_store(settings)
     assert not check.ok and "flower db upgrade" in check.detail
     assert check.detail.count("postgresql") == 1, check.detail
+
+
+def _assistant(uid: str, usage: dict | None, **extra: object) -> str:
+    message: dict = {"role": "assistant", "content": [{"type": "text", "text": uid}]}
+    if usage is not None:
+        message["usage"] = usage
+    import json
+
+    return json.dumps({"type": "assistant", "uuid": uid, "message": message, **extra})
+
+
+def test_0004_gives_sessions_written_at_0001_their_last_usage(empty_url: str) -> None:
+    """Before 0002 a session row had no usage: its context size stayed unknown."""
+    db = open_database(empty_url)
+    try:
+        upgrade(db, "0001_initial")
+        rows = {  # session -> payloads in order, as 0001 wrote them
+            "real-last": [
+                _assistant("a1", {"input_tokens": 5}),
+                _assistant("a2", {"input_tokens": 9}),
+            ],
+            "error-last": [
+                _assistant("b1", {"input_tokens": 7}),
+                _assistant("b2", {"input_tokens": 0}, isApiErrorMessage=True),
+            ],
+            "sealed": [
+                '{"type": "assistant", "uuid": "c1", "message": {"usage": {"input_tokens": 4}}, '
+                '"flowerEnc": {}}'
+            ],
+            "no-reply": [
+                '{"type": "user", "uuid": "d1", "message": {"role": "user", "content": "hi"}}'
+            ],
+        }
+        with db.engine.begin() as conn:
+            for pk, (sid, payloads) in enumerate(rows.items(), start=1):
+                conn.execute(
+                    sa.text(
+                        "INSERT INTO flower_sessions (id, project_key, session_id, subpath, "
+                        "created_ms, mtime_ms) VALUES (:pk, 'p', :sid, '', 1, 1)"
+                    ),
+                    {"pk": pk, "sid": sid},
+                )
+                for n, payload in enumerate(payloads):
+                    kind = "user" if '"type": "user"' in payload else "assistant"
+                    conn.execute(
+                        sa.text(
+                            "INSERT INTO flower_entries (session_pk, uuid, type, payload) "
+                            "VALUES (:pk, :uuid, :type, :payload)"
+                        ),
+                        {
+                            "pk": pk,
+                            "uuid": f"{sid}-{n}",
+                            "type": kind,
+                            "payload": payload,
+                        },
+                    )
+        upgrade(db)
+    finally:
+        db.close()
+    store = SqlSessionStore(open_database(empty_url))
+    try:
+        usage = {sid: store.last_usage(SessionKey("p", sid)) for sid in rows}
+    finally:
+        store.close()
+    assert usage == {
+        "real-last": {"input_tokens": 9},
+        "error-last": {"input_tokens": 7},  # a synthetic error's zero is no context size
+        "sealed": {"input_tokens": 4},
+        "no-reply": None,
+    }
