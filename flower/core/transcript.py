@@ -801,12 +801,14 @@ def _repair_once(entries: list[Entry], chain: list[Entry]) -> tuple[list[Entry],
     fixes: list[str] = []
     groups = _message_groups(chain)
     replacements: dict[str, Entry | None] = {}
-    missing: list[tuple[Entry, str]] = []
+    # (the entries of the assistant message that asked, a tool_use id nothing answers);
+    # the note's anchor is picked once all fixes are known: an entry the pass keeps
+    missing: list[tuple[list[Entry], str]] = []
     asked: list[str] = []
     for index, (role, group) in enumerate(groups):
         if role == "assistant":
             for tid in asked:  # the previous assistant message got no user reply at all
-                missing.append((groups[index - 1][1][-1], tid))
+                missing.append((groups[index - 1][1], tid))
             asked = []
             for entry in group:
                 new = replace_blocks(entry, _without_idless_call)
@@ -834,31 +836,67 @@ def _repair_once(entries: list[Entry], chain: list[Entry]) -> tuple[list[Entry],
             new = replace_blocks(entry, keep)
             if new is not entry:
                 replacements[entry["uuid"]] = new
-        previous = groups[index - 1][1][-1] if index else None
-        for tid in asked:
-            if tid not in seen and previous is not None:
-                missing.append((previous, tid))
+        if index:
+            missing.extend((groups[index - 1][1], tid) for tid in asked if tid not in seen)
         asked = []
     if asked and groups:
-        missing.extend((groups[-1][1][-1], tid) for tid in asked)
+        missing.extend((groups[-1][1], tid) for tid in asked)
 
     emptied = [uid for uid, new in replacements.items() if new is None]
     out = [replacements.get(e.get("uuid"), e) or e for e in entries]
     out = drop_entries(out, emptied)
+    out = _answer_interrupted(out, missing, replacements, fixes)
+    first = _first_kept(groups, replacements)
+    if first is not None and first[0] == "assistant":
+        out = _omitted_note_before(out, first[1])
+        fixes.append("added a user note before a chain that started with the assistant")
+    return out, fixes
+
+
+def _kept(group: Sequence[Entry], replacements: Mapping[str, Entry | None]) -> list[Entry]:
+    """The entries of ``group`` a repair pass keeps: it drops the ones it emptied."""
+    return [e for e in group if replacements.get(e["uuid"], e) is not None]
+
+
+def _first_kept(
+    groups: Sequence[tuple[str, list[Entry]]], replacements: Mapping[str, Entry | None]
+) -> tuple[str, Entry] | None:
+    """The role and entry the repaired chain starts with (``None``: it is empty)."""
+    for role, group in groups:
+        kept = _kept(group, replacements)
+        if kept:
+            return role, kept[0]
+    return None
+
+
+def _answer_interrupted(
+    entries: list[Entry],
+    missing: Sequence[tuple[list[Entry], str]],
+    replacements: Mapping[str, Entry | None],
+    fixes: list[str],
+) -> list[Entry]:
+    """``entries`` with the interrupted note answering each missing tool_use, after the
+    last entry of its assistant message that the pass keeps."""
     inserts: dict[str, list[Entry]] = {}
-    for anchor, tid in missing:
+    for asking, tid in missing:
+        kept = _kept(asking, replacements)
+        if not kept:  # all dropped (a uuid repeated in damaged data): no call is left
+            continue
+        anchor = kept[-1]
         note = synthetic_tool_result(tid, INTERRUPTED_NOTE, anchor, marker="repair")
         inserts.setdefault(anchor["uuid"], []).append(note)
         fixes.append(f"answered tool_use {tid!r} with the interrupted note")
-    out = insert_chains(out, inserts)
-    if groups and groups[0][0] == "assistant":
-        root = groups[0][1][0]
-        note = synthetic_tool_result("", OMITTED_NOTE, root, marker="omitted")
-        note["uuid"] = str(uuid_module.uuid5(SYNTHETIC_NAMESPACE, f"omitted:{root['uuid']}"))
-        note["parentUuid"] = root.get("parentUuid")
-        note["message"] = {"role": "user", "content": OMITTED_NOTE}
-        # the last entry with the root's uuid: the one the walk reached
-        at = max(i for i, e in enumerate(out) if e.get("uuid") == root["uuid"])
-        out = [*out[:at], note, {**out[at], "parentUuid": note["uuid"]}, *out[at + 1 :]]
-        fixes.append("added a user note before a chain that started with the assistant")
-    return out, fixes
+    return insert_chains(entries, inserts)
+
+
+def _omitted_note_before(entries: list[Entry], root: Entry) -> list[Entry]:
+    """``entries`` with a user note as the parent of ``root``, the assistant entry the
+    chain starts with (the API wants the user first)."""
+    note = synthetic_tool_result("", OMITTED_NOTE, root, marker="omitted")
+    note["uuid"] = str(uuid_module.uuid5(SYNTHETIC_NAMESPACE, f"omitted:{root['uuid']}"))
+    note["message"] = {"role": "user", "content": OMITTED_NOTE}
+    # the last entry with the root's uuid: the one the walk reached; its parent may have
+    # been re-linked past an entry this pass dropped
+    at = max(i for i, e in enumerate(entries) if e.get("uuid") == root["uuid"])
+    note["parentUuid"] = entries[at].get("parentUuid")
+    return [*entries[:at], note, {**entries[at], "parentUuid": note["uuid"]}, *entries[at + 1 :]]

@@ -9,6 +9,7 @@ from pruning_builders import TranscriptBuilder
 
 from flower.core.errors import FlowerError
 from flower.core.transcript import (
+    INTERRUPTED_NOTE,
     InvalidConversationError,
     active_chain,
     check_conversation,
@@ -226,6 +227,53 @@ def test_repair_puts_a_user_note_before_a_chain_starting_with_the_assistant() ->
     messages = conversation(out)
     check_conversation(messages)
     assert messages[0]["role"] == "user"
+
+
+def _block_entry(uid: str, parent: str | None, block: dict) -> dict:
+    """One content-block entry of the streamed reply ``msg_1``."""
+    message = {"id": "msg_1", "role": "assistant", "content": [block]}
+    return _e(uid, parent, "assistant", message=message)
+
+
+def test_repair_starts_a_chain_whose_first_entry_it_empties_with_the_next_one() -> None:
+    entries = [
+        _block_entry("a1", None, {"type": "tool_use", "name": "Bash", "input": {}}),
+        _block_entry("a2", "a1", {"type": "text", "text": "hi"}),
+    ]
+    out, fixes = repair_conversation(entries)
+    assert "removed a tool_use without an id" in fixes
+    messages = conversation(out)
+    assert conversation_problems(messages) == []
+    assert messages[0]["role"] == "user"
+    assert messages[1] == {"role": "assistant", "content": [{"type": "text", "text": "hi"}]}
+    assert repair_conversation(out) == (out, [])
+
+
+def test_repair_of_a_chain_holding_only_an_id_less_call_is_empty() -> None:
+    out, fixes = repair_conversation(
+        [_e("a", None, "assistant", message={"content": [{"type": "tool_use"}]})]
+    )
+    assert fixes == ["removed a tool_use without an id"]
+    assert conversation(out) == []
+
+
+def test_repair_answers_a_call_whose_reply_ends_in_an_id_less_call() -> None:
+    call = {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "make"}}
+    entries = [
+        _e("u1", None, message={"role": "user", "content": "go"}),
+        _block_entry("a1", "u1", call),
+        _block_entry("a2", "a1", {"type": "tool_use", "id": None, "name": "Bash", "input": {}}),
+    ]
+    out, fixes = repair_conversation(entries)
+    assert "answered tool_use 'toolu_1' with the interrupted note" in fixes
+    assert "a2" not in {e.get("uuid") for e in out}
+    messages = to_messages(active_chain(out))
+    assert conversation_problems(messages) == []
+    assert messages[1] == {"role": "assistant", "content": [call]}
+    (answer,) = messages[2]["content"]
+    assert answer["tool_use_id"] == "toolu_1"
+    assert answer["content"] == INTERRUPTED_NOTE
+    assert repair_conversation(out) == (out, [])
 
 
 def test_context_tokens_adds_input_and_both_cache_counts() -> None:
