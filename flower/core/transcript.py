@@ -546,7 +546,7 @@ def to_messages(chain: Iterable[Entry]) -> list[dict[str, Any]]:
     for entry in chain:
         if not is_conversation(entry):
             continue
-        role = message_of(entry).get("role") or entry["type"]
+        role = entry["type"]  # what the entry is, whatever its message.role says
         blocks = content_blocks(entry)
         if not blocks:
             continue
@@ -643,7 +643,7 @@ def chain_is_valid(chain: Iterable[Entry]) -> bool:
                 content = ()
             elif not isinstance(content, list) or not content:
                 continue
-            role = message.get("role") or kind
+            role = kind  # as to_messages takes it
             if role != role_now:
                 if role_now is None:
                     if role != "user":
@@ -721,7 +721,7 @@ def _message_groups(chain: Sequence[Entry]) -> list[tuple[str, list[Entry]]]:
     for entry in chain:
         if not is_conversation(entry) or not content_blocks(entry):
             continue
-        role = message_of(entry).get("role") or entry["type"]
+        role = entry["type"]  # what the entry is, whatever its message.role says
         if groups and groups[-1][0] == role:
             groups[-1][1].append(entry)
         else:

@@ -12,6 +12,7 @@ from flower.core.transcript import (
     INTERRUPTED_NOTE,
     InvalidConversationError,
     active_chain,
+    chain_is_valid,
     check_conversation,
     context_start,
     context_tokens,
@@ -384,3 +385,23 @@ def test_only_a_system_boundary_without_a_parent_starts_the_context() -> None:
         spliced = [*entries[: start + 1], decoy, *entries[start + 1 :]]
         assert context_start(spliced) == start  # the real boundary, before the decoy
     assert context_start(entries[start:]) == 0  # a boundary first: nothing before it
+
+
+@pytest.mark.parametrize("role", [7, "system", "assistant", None])
+def test_an_entrys_type_decides_its_role_whatever_its_message_says(role: object) -> None:
+    """Damage the API would reject: a user entry whose message.role is another role
+    (it holds tool results, which only a user message may)."""
+    entries = [
+        {"type": "user", "uuid": "u1", "parentUuid": None,
+         "message": {"role": "user", "content": "list the files"}},
+        {"type": "assistant", "uuid": "a1", "parentUuid": "u1",
+         "message": {"role": "assistant", "content": [
+             {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}}]}},
+        {"type": "user", "uuid": "r1", "parentUuid": "a1",
+         "message": {"role": role, "content": [
+             {"type": "tool_result", "tool_use_id": "t1", "content": "a.py"}]}},
+    ]  # fmt: skip
+    messages = to_messages(active_chain(entries))
+    assert [m["role"] for m in messages] == ["user", "assistant", "user"]
+    assert conversation_problems(messages) == []
+    assert chain_is_valid(active_chain(entries))
