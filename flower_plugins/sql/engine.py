@@ -312,7 +312,10 @@ def translate_error(
         return StoreUnavailableError(
             f"{where} has no database {url.database!r}; create it (createdb {url.database})"
         )
-    if "connection" in lowered or "timeout" in lowered or "could not" in lowered:
+    if "invalid" in lowered and any(word in lowered for word in ("parameter", "value", "option")):
+        # the server was never asked: an option in the URL's query is wrong
+        return StoreUnavailableError(f"{shown(url)}: a connection option is wrong ({message})")
+    if any(word in lowered for word in ("connection", "timeout", "could not", "resolve host")):
         return StoreUnavailableError(f"cannot reach {where} ({message})")
     return StoreUnavailableError(f"{shown(url)}: {message}")
 

@@ -52,6 +52,19 @@ def test_a_missing_database_is_a_clear_error(pg_url: str) -> None:
         open_url(url)
 
 
+@pytest.mark.parametrize("query", ["sslmode=bogus", "no_such_option=1"])
+def test_a_wrong_connection_option_is_not_called_unreachable(query: str) -> None:
+    url = f"{server_url().rsplit('?', 1)[0]}?{query}"
+    with pytest.raises(StoreUnavailableError, match="a connection option is wrong") as info:
+        open_url(url)
+    assert "cannot reach" not in str(info.value)
+
+
+def test_a_host_that_does_not_resolve_is_unreachable() -> None:
+    with pytest.raises(StoreUnavailableError, match=r"cannot reach PostgreSQL at nohost\.invalid"):
+        open_url(f"postgresql+psycopg://flower:{SECRET}@nohost.invalid/flowerdb")
+
+
 def test_a_port_that_is_not_a_number_is_a_clear_error() -> None:
     url = f"postgresql+psycopg://flower:{SECRET}@127.0.0.1:54x2/flowerdb"
     with pytest.raises(StoreUnavailableError, match="port") as info:
