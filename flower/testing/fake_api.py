@@ -47,7 +47,9 @@ class Reply:
 
     Stream faults, counted in SSE events already sent (``message_start`` is event 0):
     ``drop_after`` cuts the connection, ``error_after`` sends an SSE ``error`` event of
-    ``error_type``, ``stall_after`` pauses ``stall_seconds`` before going on.
+    ``error_type``, ``stall_after`` pauses ``stall_seconds`` before going on,
+    ``garble_after`` sends that event with its JSON cut in half (a broken proxy), then
+    goes on.
     """
 
     content: list[dict[str, Any]]
@@ -64,6 +66,7 @@ class Reply:
     error_type: str = "overloaded_error"
     stall_after: int | None = None
     stall_seconds: float = 30.0
+    garble_after: int | None = None
     chunk: int = 24
     """Characters per ``text_delta`` / ``input_json_delta``."""
 
@@ -670,6 +673,9 @@ class FakeMessagesAPI:
                 break
             if number == item.stall_after:
                 self._wait(item.stall_seconds)
+            if number == item.garble_after:
+                _write_chunk(h, _sse_garbled(event, data))
+                continue
             _write_chunk(h, _sse(event, data))
         h.wfile.write(b"0\r\n\r\n")
 
@@ -684,6 +690,12 @@ def _is_refusal(item: ScriptItem) -> bool:
 
 def _sse(event: str, data: dict[str, Any]) -> bytes:
     return f"event: {event}\ndata: {json.dumps(data)}\n\n".encode()
+
+
+def _sse_garbled(event: str, data: dict[str, Any]) -> bytes:
+    """An event whose data is JSON cut in half: what a broken proxy may send."""
+    body = json.dumps(data)
+    return f"event: {event}\ndata: {body[: len(body) // 2]}\n\n".encode()
 
 
 def _write_chunk(h: _Connection, payload: bytes) -> None:

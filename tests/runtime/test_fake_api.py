@@ -165,6 +165,12 @@ def test_dropped_stream_and_closed_connection_are_transport_errors() -> None:
     assert classify(cut) == classify(closed) == "transient"
 
 
+def test_garbled_event_reaches_the_sdk_as_bad_json() -> None:
+    with FakeMessagesAPI([text("x" * 200, garble_after=2)]) as fake:
+        exc = failure(fake)
+    assert isinstance(exc, json.JSONDecodeError)
+
+
 def test_stall_makes_the_client_time_out() -> None:
     with FakeMessagesAPI([stall(5.0)]) as fake:
         started = time.monotonic()
