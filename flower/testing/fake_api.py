@@ -753,6 +753,8 @@ def _stream_events(message: dict[str, Any], item: Reply) -> Iterator[tuple[str, 
                         "delta": {"type": "input_json_delta", "partial_json": piece},
                     },
                 )
+        elif kind == "thinking":
+            yield from _thinking_events(index, block, item.chunk)
         else:
             yield (
                 "content_block_start",
@@ -768,6 +770,34 @@ def _stream_events(message: dict[str, Any], item: Reply) -> Iterator[tuple[str, 
         },
     )
     yield "message_stop", {"type": "message_stop"}
+
+
+def _thinking_events(
+    index: int, block: dict[str, Any], chunk: int
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """A thinking block as the API streams it: empty, then its text, then its signature."""
+    opening = {"type": "thinking", "thinking": "", "signature": ""}
+    yield (
+        "content_block_start",
+        {"type": "content_block_start", "index": index, "content_block": opening},
+    )
+    for piece in _pieces(block.get("thinking", ""), chunk):
+        yield (
+            "content_block_delta",
+            {
+                "type": "content_block_delta",
+                "index": index,
+                "delta": {"type": "thinking_delta", "thinking": piece},
+            },
+        )
+    yield (
+        "content_block_delta",
+        {
+            "type": "content_block_delta",
+            "index": index,
+            "delta": {"type": "signature_delta", "signature": block.get("signature", "")},
+        },
+    )
 
 
 def wait_until(predicate: Callable[[], bool], timeout: float = 5.0) -> bool:
