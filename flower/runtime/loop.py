@@ -156,6 +156,12 @@ async def stream_response(
     try:
         async for event in stream:
             assembler.feed(event)
+    except json.JSONDecodeError as exc:
+        # the SDK parses each event's data; JSON cut short is damage on the wire (a
+        # broken proxy), worth a retry like a cut stream, not a failure of flower
+        raise IncompleteResponseError(
+            f"the response stream carried an event that is not valid JSON ({exc})"
+        ) from exc
     finally:
         await stream.close()
     if not assembler.complete or assembler.message is None:

@@ -47,7 +47,9 @@ class Reply:
 
     Stream faults, counted in SSE events already sent (``message_start`` is event 0):
     ``drop_after`` cuts the connection, ``error_after`` sends an SSE ``error`` event of
-    ``error_type``, ``stall_after`` pauses ``stall_seconds`` before going on.
+    ``error_type``, ``stall_after`` pauses ``stall_seconds`` before going on,
+    ``garble_after`` sends that event with its JSON cut in half (a broken proxy), then
+    goes on.
     """
 
     content: list[dict[str, Any]]
@@ -64,6 +66,7 @@ class Reply:
     error_type: str = "overloaded_error"
     stall_after: int | None = None
     stall_seconds: float = 30.0
+    garble_after: int | None = None
     chunk: int = 24
     """Characters per ``text_delta`` / ``input_json_delta``."""
 
@@ -670,6 +673,9 @@ class FakeMessagesAPI:
                 break
             if number == item.stall_after:
                 self._wait(item.stall_seconds)
+            if number == item.garble_after:
+                _write_chunk(h, _sse_garbled(event, data))
+                continue
             _write_chunk(h, _sse(event, data))
         h.wfile.write(b"0\r\n\r\n")
 
@@ -684,6 +690,12 @@ def _is_refusal(item: ScriptItem) -> bool:
 
 def _sse(event: str, data: dict[str, Any]) -> bytes:
     return f"event: {event}\ndata: {json.dumps(data)}\n\n".encode()
+
+
+def _sse_garbled(event: str, data: dict[str, Any]) -> bytes:
+    """An event whose data is JSON cut in half: what a broken proxy may send."""
+    body = json.dumps(data)
+    return f"event: {event}\ndata: {body[: len(body) // 2]}\n\n".encode()
 
 
 def _write_chunk(h: _Connection, payload: bytes) -> None:
@@ -741,6 +753,8 @@ def _stream_events(message: dict[str, Any], item: Reply) -> Iterator[tuple[str, 
                         "delta": {"type": "input_json_delta", "partial_json": piece},
                     },
                 )
+        elif kind == "thinking":
+            yield from _thinking_events(index, block, item.chunk)
         else:
             yield (
                 "content_block_start",
@@ -756,6 +770,34 @@ def _stream_events(message: dict[str, Any], item: Reply) -> Iterator[tuple[str, 
         },
     )
     yield "message_stop", {"type": "message_stop"}
+
+
+def _thinking_events(
+    index: int, block: dict[str, Any], chunk: int
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """A thinking block as the API streams it: empty, then its text, then its signature."""
+    opening = {"type": "thinking", "thinking": "", "signature": ""}
+    yield (
+        "content_block_start",
+        {"type": "content_block_start", "index": index, "content_block": opening},
+    )
+    for piece in _pieces(block.get("thinking", ""), chunk):
+        yield (
+            "content_block_delta",
+            {
+                "type": "content_block_delta",
+                "index": index,
+                "delta": {"type": "thinking_delta", "thinking": piece},
+            },
+        )
+    yield (
+        "content_block_delta",
+        {
+            "type": "content_block_delta",
+            "index": index,
+            "delta": {"type": "signature_delta", "signature": block.get("signature", "")},
+        },
+    )
 
 
 def wait_until(predicate: Callable[[], bool], timeout: float = 5.0) -> bool:

@@ -263,6 +263,20 @@ def test_dropped_stream_is_retried(make_runtime: MakeRuntime, fake_api: FakeMess
     assert result.errors[0]["kind"] == "transient"
 
 
+def test_a_stream_event_that_is_not_json_is_retried_like_a_cut_stream(
+    make_runtime: MakeRuntime, fake_api: FakeMessagesAPI
+) -> None:
+    # a broken proxy cuts one event's JSON in half: a wire failure, not a bug of flower
+    fake_api.add(text("a long answer that is garbled", garble_after=3), text("whole"))
+    rt = make_runtime()
+    result = run(rt.run(READER, "Say it."))
+    assert result.ok and result.text == "whole" and result.attempts == 2
+    assert result.errors[0]["kind"] == "transient"
+    assert "not valid JSON" in result.errors[0]["text"]
+    entries = rt.store.load(rt.key(result.session_id))
+    assert [e.get("error") for e in entries if e.get("isApiErrorMessage")] == ["connection"]
+
+
 def test_unknown_model_is_fatal_and_clear(
     make_runtime: MakeRuntime, fake_api: FakeMessagesAPI
 ) -> None:

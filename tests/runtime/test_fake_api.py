@@ -89,6 +89,16 @@ def test_plain_and_streamed_replies_through_the_real_sdk() -> None:
     assert fake.remaining == 0
 
 
+def test_thinking_streams_as_deltas_and_a_signature() -> None:
+    thought = {"type": "thinking", "thinking": "step by step " * 5, "signature": "sig_1"}
+    with FakeMessagesAPI([reply(thought, "answer", chunk=7)]) as fake:
+        message = asyncio.run(streamed(client(fake)))
+    assert message.content[0].type == "thinking"
+    assert message.content[0].thinking == thought["thinking"]
+    assert message.content[0].signature == "sig_1"
+    assert message.content[1].text == "answer"
+
+
 def test_callable_script_sees_the_request() -> None:
     with FakeMessagesAPI(lambda request: text(f"you said {request.texts()[-1]}")) as fake:
         message = asyncio.run(_one_plain(fake))
@@ -163,6 +173,12 @@ def test_dropped_stream_and_closed_connection_are_transport_errors() -> None:
     assert "incomplete chunked read" in str(cut)
     assert isinstance(closed, anthropic.APIConnectionError)
     assert classify(cut) == classify(closed) == "transient"
+
+
+def test_garbled_event_reaches_the_sdk_as_bad_json() -> None:
+    with FakeMessagesAPI([text("x" * 200, garble_after=2)]) as fake:
+        exc = failure(fake)
+    assert isinstance(exc, json.JSONDecodeError)
 
 
 def test_stall_makes_the_client_time_out() -> None:
