@@ -551,7 +551,10 @@ def to_messages(chain: Iterable[Entry]) -> list[dict[str, Any]]:
         if not blocks:
             continue
         if messages and messages[-1]["role"] == role:
-            messages[-1]["content"].extend(blocks)
+            merged = messages[-1]["content"]
+            if role == "user" and _repeats_the_last_words(merged, blocks):
+                continue
+            merged.extend(blocks)
         else:
             messages.append({"role": role, "content": list(blocks)})
     for message in messages:
@@ -563,6 +566,19 @@ def to_messages(chain: Iterable[Entry]) -> list[dict[str, Any]]:
                     b for b in content if not _is_block(b, "tool_result")
                 ]
     return messages
+
+
+def _repeats_the_last_words(merged: list[Any], blocks: list[Any]) -> bool:
+    """Whether a user entry only says again the text its merged message ends with: the
+    same prompt given twice with the turn between them pruned away (an old denial) is
+    sent once, not twice in a row."""
+    return (
+        len(blocks) == 1
+        and _is_block(blocks[0], "text")
+        and bool(merged)
+        and _is_block(merged[-1], "text")
+        and merged[-1].get("text") == blocks[0].get("text")
+    )
 
 
 def _is_block(block: Any, kind: str) -> bool:

@@ -405,3 +405,23 @@ def test_an_entrys_type_decides_its_role_whatever_its_message_says(role: object)
     assert [m["role"] for m in messages] == ["user", "assistant", "user"]
     assert conversation_problems(messages) == []
     assert chain_is_valid(active_chain(entries))
+
+
+def test_a_prompt_given_again_after_a_pruned_turn_is_sent_once() -> None:
+    """An old denial pruned away joins the user turns around it: the same words said on
+    both sides would reach the model twice in a row."""
+    from flower.core.protocols import PruneContext
+    from flower.stores.prune import prune
+    from flower_plugins.pruning import Denials
+
+    b = TranscriptBuilder()
+    b.user("Do the task.")
+    b.denied("rm -rf build")
+    b.user("Do the task.")
+    b.denied("rm -rf dist")
+    b.user("Go on.")
+    messages = conversation(prune(b.entries, [Denials(keep=1)], PruneContext()))
+    first = messages[0]
+    assert first["role"] == "user"
+    assert [block.get("text") for block in first["content"]] == ["Do the task."]
+    assert conversation_problems(messages) == []

@@ -349,11 +349,17 @@ def check_request(request: RecordedRequest, number: int) -> None:
     messages = request.messages
     problems = conversation_problems(messages)
     expect(not problems, f"request {number} is not a valid conversation: {problems}")
-    # only the last message: pruning may merge user messages of different turns
     if messages and messages[-1].get("role") == "user":
         texts = _user_texts(messages[-1])
         twice = [t for t, n in Counter(texts).items() if n > 1]
         expect(not twice, f"request {number} ends with the same words twice: {twice}")
+    # earlier turns: pruning may join the user turns around a turn it removed, but the
+    # same words said on both sides are sent once
+    for message in messages:
+        if message.get("role") == "user":
+            texts = _user_texts(message)
+            again = [a for a, b in itertools.pairwise(texts) if a == b]
+            expect(not again, f"request {number} repeats the same words in a row: {again}")
     expect(
         not any("API Error" in t for t in request.texts()),
         f"request {number} shows the model an API Error text",
