@@ -70,7 +70,9 @@ def _b64(data: bytes) -> str:
 
 
 def _aad(kid: str, entry_type: Any, uuid: Any) -> bytes:
-    return f"flower/{VERSION}\x00{kid}\x00{entry_type}\x00{uuid or ''}".encode()
+    # surrogatepass: a lone surrogate in a type or uuid is valid JSON; other text is UTF-8
+    text = f"flower/{VERSION}\x00{kid}\x00{entry_type}\x00{uuid or ''}"
+    return text.encode("utf-8", "surrogatepass")
 
 
 def is_sealed(stored: Entry) -> bool:

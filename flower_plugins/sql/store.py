@@ -10,6 +10,7 @@ row.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
@@ -44,12 +45,41 @@ def _subpath(key: SessionKey) -> str:
     return check_subpath(key.subpath)
 
 
+ESCAPED_TEXT = "\ufffe"
+"""Starts a ``uuid`` or ``type`` column value that holds its string JSON-escaped: one the
+database cannot store as text (a lone surrogate, or NUL on PostgreSQL)."""
+
+
+def column_text(value: str | None) -> str | None:
+    """``value`` as the ``uuid`` and ``type`` columns store it: itself when the database
+    can hold it as text, else ``ESCAPED_TEXT`` and its ASCII JSON escape. One to one, so
+    the unique ``(session, uuid)`` index still tells every uuid apart."""
+    if value is None or (value.isascii() and "\x00" not in value):
+        return value
+    if "\x00" not in value and not value.startswith(ESCAPED_TEXT):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            pass
+        else:
+            return value
+    return ESCAPED_TEXT + json.dumps(value)
+
+
+def _json_text(value: Any) -> str:
+    """Compact JSON text of ``value``; a lone surrogate (no UTF-8 for it) stays escaped."""
+    try:
+        return _encode(value).decode()
+    except UnicodeEncodeError:
+        return json.dumps(value, separators=(",", ":"))
+
+
 def _batch_usage(batch: Sequence[Entry]) -> str | None:
     """``message.usage`` of the last assistant entry of the batch the API answered."""
     for entry in reversed(batch):
         usage = reported_usage(entry)
         if usage:
-            return _encode(usage).decode()
+            return _json_text(usage)
     return None
 
 
@@ -144,7 +174,7 @@ class SqlSessionStore(SessionStoreBase):
             return
         encoded = encode_entries(entries_)  # rejects a bad batch before any write
         rows = [
-            (entry.get("uuid"), entry["type"], raw.decode())
+            (column_text(entry.get("uuid")), column_text(entry["type"]), raw.decode())
             for entry, raw in zip(entries_, encoded, strict=True)
         ]
         usage = _batch_usage(entries_)

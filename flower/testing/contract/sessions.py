@@ -333,6 +333,21 @@ def lone_surrogate(ctx: Ctx) -> None:
     expect_equal(list(store.iter_entries(KEY)), batch, "iter_entries of a lone surrogate")
 
 
+def odd_uuids_and_types(ctx: Ctx) -> None:
+    """A uuid or type is any string: one no database text column holds as it is (a lone
+    surrogate, NUL) is stored, de-duplicated and told apart from look-alikes all the same."""
+    store = ctx.store()
+    odd = ["\ud83d", "cut \udc00", "nul \x00 byte", '\ufffe"\\ud83d"', "\ufffe"]
+    batch = [{"type": text, "uuid": text} for text in odd]
+    usage = {"input_tokens": 1, "note \ud83d": "\x00"}
+    batch.append(entry("usage", "assistant", message={"role": "assistant", "usage": usage}))
+    store.append(KEY, batch)
+    store.append(KEY, [*batch, {"type": "user", "uuid": "\ud83d", "retried": True}])
+    expect_equal(store.load(KEY), batch, "odd uuids and types, appended twice")
+    expect_equal(list(store.iter_entries(KEY)), batch, "iter_entries of odd uuids and types")
+    expect_equal(store.last_usage(KEY), usage, "last_usage holding a lone surrogate and NUL")
+
+
 def ten_megabyte_entry(ctx: Ctx) -> None:
     store = ctx.store()
     unit = 'abc 漢字 "q" \\ \n\t{}[],:'
@@ -620,6 +635,11 @@ SESSION_CASES: list[Case[SessionStoreBase]] = [
     Case("control_characters", "NUL and control characters in strings survive", control_characters),
     Case(
         "lone_surrogate", "a lone surrogate escape (Node's cut emoji) round-trips", lone_surrogate
+    ),
+    Case(
+        "odd_uuids_and_types",
+        "a lone surrogate or NUL in a uuid or type is stored and de-duplicated",
+        odd_uuids_and_types,
     ),
     Case("ten_megabyte_entry", "a 10 MB entry round-trips", ten_megabyte_entry),
     Case("ten_thousand_entries", "10,000 entries round-trip in order", ten_thousand_entries),
