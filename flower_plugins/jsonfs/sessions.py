@@ -329,7 +329,7 @@ class JsonfsSessionStore(SessionStoreBase):
         return sorted(
             item.name
             for item in scan
-            if not item.name.startswith(".") and _valid_name(item.name) and item.is_dir()
+            if _valid_name(item.name) and item.is_dir() and _holds_transcripts(item.path)
         )
 
     def list_subkeys(self, key: SessionKey) -> list[str]:
@@ -563,6 +563,25 @@ def _lenient(line: bytes) -> dict[str, Any] | None:
     except msgspec.DecodeError:
         return None
     return entry if isinstance(entry, dict) else None
+
+
+def _holds_transcripts(project_dir: str) -> bool:
+    """Whether a project folder holds a transcript, main or subkey: a folder whose sessions
+    were all deleted holds none, nor does another program's hidden folder."""
+    try:
+        items = list(os.scandir(project_dir))
+    except (FileNotFoundError, NotADirectoryError):
+        return False  # deleted while we listed
+    with contextlib.suppress(FileNotFoundError):
+        if any(item.name.endswith(SUFFIX) and item.is_file() for item in items):
+            return True
+        return any(
+            path.is_file()
+            for item in items
+            if item.is_dir(follow_symlinks=False)
+            for path in Path(item.path).rglob(f"*{SUFFIX}")
+        )
+    return False
 
 
 def _check_length(part: str) -> None:

@@ -587,6 +587,25 @@ def find_session_and_projects(ctx: Ctx) -> None:
         raise AssertionError(f"list_projects {sorted(projects)} misses a project")
 
 
+def projects_follow_transcripts(ctx: Ctx) -> None:
+    """A project is listed while it holds a transcript, main or subkey, whatever its name."""
+    store = ctx.store()
+    dotted = SessionKey(".dotted", "in-a-dotted-project")  # valid, though no path makes it
+    subkey_only = SessionKey(OTHER_PROJECT, "no-main").child("subagents/a")
+    store.append(dotted, entries(0, 1))
+    store.append(subkey_only, entries(1, 1))
+    store.append(KEY, entries(2, 1))
+    expect_equal(
+        sorted(store.list_projects()), sorted([".dotted", OTHER_PROJECT, PROJECT]), "projects"
+    )
+    expect_equal(store.find_session(dotted.session_id), dotted, "find_session, dotted project")
+    store.delete(dotted)
+    store.delete(subkey_only)
+    expect_equal(store.list_projects(), [PROJECT], "projects after deleting their sessions")
+    store.delete(KEY)
+    expect_equal(store.list_projects(), [], "projects after deleting every session")
+
+
 def reopen_sees_appends(ctx: Ctx) -> None:
     store = ctx.store()
     store.append(KEY, entries(0, 3))
@@ -667,5 +686,10 @@ SESSION_CASES: list[Case[SessionStoreBase]] = [
         iter_entries_matches_load,
     ),
     Case("find_session_and_projects", "find_session and list_projects", find_session_and_projects),
+    Case(
+        "projects_follow_transcripts",
+        "list_projects lists the projects holding a transcript",
+        projects_follow_transcripts,
+    ),
     Case("reopen_sees_appends", "a second handle sees and respects appends", reopen_sees_appends),
 ]
