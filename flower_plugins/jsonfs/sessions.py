@@ -15,6 +15,7 @@ import fcntl
 import logging
 import os
 import shutil
+import stat
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -345,11 +346,17 @@ class JsonfsSessionStore(SessionStoreBase):
         return sorted(found)
 
     def find_session(self, session_id: str) -> SessionKey | None:
+        """The main key of ``session_id``; in several projects, the newest one."""
         check_name("session_id", session_id)
+        newest: tuple[int, str] | None = None
         for project in self.list_projects():
-            if (self.root / project / f"{session_id}{SUFFIX}").is_file():
-                return SessionKey(project, session_id)
-        return None
+            try:
+                st = (self.root / project / f"{session_id}{SUFFIX}").stat()
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            if stat.S_ISREG(st.st_mode) and (newest is None or st.st_mtime_ns > newest[0]):
+                newest = (st.st_mtime_ns, project)
+        return None if newest is None else SessionKey(newest[1], session_id)
 
     # -- deleting ----------------------------------------------------------------
 

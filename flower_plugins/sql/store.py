@@ -336,7 +336,7 @@ class SqlSessionStore(SessionStoreBase):
         query = (
             sa.select(sessions.c.project_key)
             .where(sessions.c.session_id == session_id, sessions.c.subpath == MAIN_SUBPATH)
-            .order_by(sessions.c.mtime_ms.desc())
+            .order_by(sessions.c.mtime_ms.desc(), sessions.c.project_key)
             .limit(1)
         )
         project = self._db.read(lambda conn: conn.execute(query).scalar())

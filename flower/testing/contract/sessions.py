@@ -587,6 +587,20 @@ def find_session_and_projects(ctx: Ctx) -> None:
         raise AssertionError(f"list_projects {sorted(projects)} misses a project")
 
 
+def find_session_prefers_newest(ctx: Ctx) -> None:
+    """One session id in several projects: find_session answers the newest, as the CLI
+    does (with a note naming the others), whatever the projects' names."""
+    store = ctx.store()
+    first, last = SessionKey("-a-first", "twice"), SessionKey("-z-last", "twice")
+    store.append(first, entries(0, 1))
+    store.append(last, entries(1, 1))
+    day_ago = int(time.time() * 1000) - 86_400_000
+    for older, newer in ((first, last), (last, first)):
+        store.set_modified(older, day_ago - 86_400_000)
+        store.set_modified(newer, day_ago)
+        expect_equal(store.find_session("twice"), newer, f"find_session, {newer} newest")
+
+
 def projects_follow_transcripts(ctx: Ctx) -> None:
     """A project is listed while it holds a transcript, main or subkey, whatever its name."""
     store = ctx.store()
@@ -686,6 +700,11 @@ SESSION_CASES: list[Case[SessionStoreBase]] = [
         iter_entries_matches_load,
     ),
     Case("find_session_and_projects", "find_session and list_projects", find_session_and_projects),
+    Case(
+        "find_session_prefers_newest",
+        "find_session answers the newest of several projects",
+        find_session_prefers_newest,
+    ),
     Case(
         "projects_follow_transcripts",
         "list_projects lists the projects holding a transcript",
