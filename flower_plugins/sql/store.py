@@ -21,7 +21,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError
 
-from flower.core.entries import decode_entry, encode_entries, reported_usage
+from flower.core.entries import decode_entry, dedupe_batch, encode_entries, reported_usage
 from flower.core.protocols import SessionStoreBase
 from flower.core.records import Entry, SessionInfo, SessionKey, check_name, check_subpath
 from flower_plugins.sql.engine import Database
@@ -74,13 +74,22 @@ def _json_text(value: Any) -> str:
         return json.dumps(value, separators=(",", ":"))
 
 
-def _batch_usage(batch: Sequence[Entry]) -> str | None:
-    """``message.usage`` of the last assistant entry of the batch the API answered."""
-    for entry in reversed(batch):
+UsageCandidates = list[tuple[str | None, str]]
+"""``(uuid column value, usage JSON)`` of a batch's entries that report a usage, last first."""
+
+
+def _batch_usages(batch: Sequence[Entry]) -> UsageCandidates:
+    """Each ``message.usage`` an assistant entry of the batch the API answered reports,
+    from the last entry back; a uuid repeated in the batch counts once (the first), as
+    it is stored. Which one becomes the session's is told in the transaction: the last
+    one the batch adds, not one that a retry merely sends again."""
+    found: UsageCandidates = []
+    for entry in dedupe_batch(batch):
         usage = reported_usage(entry)
         if usage:
-            return _json_text(usage)
-    return None
+            found.append((column_text(entry.get("uuid")), _json_text(usage)))
+    found.reverse()
+    return found
 
 
 class SqlSessionStore(SessionStoreBase):
@@ -133,6 +142,13 @@ class SqlSessionStore(SessionStoreBase):
         )
         if order != ("low", "high"):
             raise AssertionError(f"unexpected parameter order {order}")
+        self._sql_holds_uuid, order = db.compile_positional(
+            sa.select(entries.c.seq).where(
+                entries.c.session_pk == sa.bindparam("pk"), entries.c.uuid == sa.bindparam("uuid")
+            )
+        )
+        if order != ("pk", "uuid"):
+            raise AssertionError(f"unexpected parameter order {order}")
         self._integrity_error = db.engine.dialect.loaded_dbapi.IntegrityError
         self._sql_upsert_session = db.compile(self._upsert_session)
         self._sql_touch_session = db.compile(self._touch_session)
@@ -177,18 +193,18 @@ class SqlSessionStore(SessionStoreBase):
             (column_text(entry.get("uuid")), column_text(entry["type"]), raw.decode())
             for entry, raw in zip(entries_, encoded, strict=True)
         ]
-        usage = _batch_usage(entries_)
+        usages = _batch_usages(entries_)
         now = int(self._clock() * 1000)
         integrity_error = self._integrity_error
         try:
-            self._db.raw_write(partial(self._append_tx, key, rows, usage, now, cached))
+            self._db.raw_write(partial(self._append_tx, key, rows, usages, now, cached))
         except integrity_error as exc:
             if cached is None:
                 raise self._db.translate(exc) from exc
             # Another process deleted this session since we cached its row id.
             self._pks.pop(key, None)
             try:
-                self._db.raw_write(partial(self._append_tx, key, rows, usage, now, None))
+                self._db.raw_write(partial(self._append_tx, key, rows, usages, now, None))
             except integrity_error as again:
                 raise self._db.translate(again) from again
 
@@ -196,7 +212,7 @@ class SqlSessionStore(SessionStoreBase):
         self,
         key: SessionKey,
         rows: list[tuple[str | None, str, str]],
-        usage: str | None,
+        usages: UsageCandidates,
         now: int,
         pk: int | None,
         cursor: Any,
@@ -213,6 +229,7 @@ class SqlSessionStore(SessionStoreBase):
                 },
             )
             pk = cursor.fetchone()[0]
+        usage = self._added_usage(cursor, pk, usages) if usages else None
         if self._clustered:
             low, high = seq_range(pk)
             cursor.execute(self._sql_last_seq, (low, high))
@@ -224,6 +241,17 @@ class SqlSessionStore(SessionStoreBase):
         if cursor.rowcount:
             cursor.execute(self._sql_touch_session, {"pk": pk, "now": now, "usage": usage})
         self._pks[key] = pk
+
+    def _added_usage(self, cursor: Any, pk: int, usages: UsageCandidates) -> str | None:
+        """The usage of the last reporting entry that this append adds (before inserting:
+        an entry the session already holds is skipped, so its usage is no newer)."""
+        for uuid, usage in usages:
+            if uuid is None:
+                return usage
+            cursor.execute(self._sql_holds_uuid, (pk, uuid))
+            if cursor.fetchone() is None:
+                return usage
+        return None
 
     def delete(self, key: SessionKey) -> None:
         _subpath(key)

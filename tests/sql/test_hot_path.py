@@ -55,7 +55,7 @@ def test_a_failure_outside_the_driver_ends_the_transaction(db_url: str) -> None:
 
         def fail(cursor: object) -> None:
             store._append_tx(
-                KEY, [("b", "user", '{"type":"user","uuid":"b"}')], None, 0, None, cursor
+                KEY, [("b", "user", '{"type":"user","uuid":"b"}')], [], 0, None, cursor
             )
             raise NotTheDriver
 

@@ -565,6 +565,15 @@ def last_usage_of_last_assistant(ctx: Ctx) -> None:
         KEY, [entry(2, "assistant", message={"role": "assistant", "content": [], "usage": first})]
     )
     expect_equal(store.last_usage(KEY), last, "usage after re-appending an older entry")
+    # Nor when the retry comes with new entries, or repeats a uuid of its own batch.
+    older = entry(2, "assistant", message={"role": "assistant", "content": [], "usage": first})
+    store.append(KEY, [entry(6), older])
+    expect_equal(store.last_usage(KEY), last, "usage after a batch retrying an older entry")
+    newest = {"input_tokens": 90_000, "output_tokens": 1}
+    answer = entry(7, "assistant", message={"role": "assistant", "content": [], "usage": newest})
+    resent = {**answer, "message": {"role": "assistant", "content": [], "usage": first}}
+    store.append(KEY, [answer, entry(8), resent])
+    expect_equal(store.last_usage(KEY), newest, "usage after a uuid repeated in its batch")
 
 
 def iter_entries_matches_load(ctx: Ctx) -> None:
