@@ -462,6 +462,35 @@ def concurrent_processes(ctx: Ctx) -> None:
     expect_equal(shared, [_shared_entry(b) for b in range(BATCHES)], "shared uuids, once each")
 
 
+def _nested(levels: int) -> Any:
+    value: Any = "leaf \ud83d"
+    for level in range(levels):
+        value = [value] if level % 2 else {"k": value}
+    return value
+
+
+def _load_from_deep_in_the_stack(store: SessionStoreBase, key: SessionKey, frames: int) -> Any:
+    if frames:
+        return _load_from_deep_in_the_stack(store, key, frames - 1)
+    return store.load(key), list(store.iter_entries(key))
+
+
+def deep_nesting(ctx: Ctx) -> None:
+    """Nesting a transcript may hold loads back from anywhere; far deeper is refused."""
+    store = ctx.store()
+    deep = entry(1, payload=_nested(150))
+    store.append(KEY, [deep])
+    loaded = _load_from_deep_in_the_stack(store, KEY, 500)
+    expect_equal(loaded, ([deep], [deep]), "150 levels of nesting, loaded 500 calls deep")
+    for levels in (900, 1000, 5000):
+        expect_raises(
+            FlowerError,
+            lambda n=levels: store.append(KEY, [entry(2), entry(3, payload=_nested(n))]),
+            f"{levels} levels of nesting",
+        )
+    expect_equal(store.load(KEY), [deep], "the transcript after refusing deep entries")
+
+
 def _bad_entries() -> list[tuple[str, Any]]:
     return [
         ("an object()", entry(9, payload=object())),
@@ -690,6 +719,7 @@ SESSION_CASES: list[Case[SessionStoreBase]] = [
         "two processes appending to one session lose and double nothing",
         concurrent_processes,
     ),
+    Case("deep_nesting", "deep entries load back from anywhere or are refused", deep_nesting),
     Case(
         "rejects_non_json_safe",
         "a bad entry fails its batch, nothing written",
