@@ -521,8 +521,11 @@ def rejects_non_json_safe(ctx: Ctx) -> None:
         expect_equal(store.load(OTHER_KEY), entries(0, 2), f"existing session after {what}")
 
 
-HOSTILE_NAMES = ["", ".", "..", "../x", "a/b", "/etc", "a\\b", "nul\x00byte"]
-HOSTILE_SUBPATHS = ["", "/abs", "../up", "a/../b", "a//b", "a/./b", "trailing/", "nul\x00", "a\\b"]
+HOSTILE_NAMES = ["", ".", "..", "../x", "a/b", "/etc", "a\\b", "nul\x00byte", "cut \ud83d"]
+HOSTILE_SUBPATHS = [
+    *("", "/abs", "../up", "a/../b", "a//b", "a/./b", "trailing/", "nul\x00", "a\\b"),
+    "subagents/cut \udc00",
+]
 
 
 def hostile_keys_rejected(ctx: Ctx) -> None:
