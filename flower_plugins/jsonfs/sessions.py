@@ -145,6 +145,8 @@ class JsonfsSessionStore(SessionStoreBase):
             candidate = base / key.session_id / f"{key.subpath}{SUFFIX}"
         for part in candidate.relative_to(self.root).parts:
             _check_length(part)
+        for name in (key.session_id, *(key.subpath or "").split("/")):
+            _check_suffix(name)
         return resolve_under(self.root, candidate)
 
     def _project_dir(self, project_key: str) -> Path:
@@ -312,6 +314,8 @@ class JsonfsSessionStore(SessionStoreBase):
             session_id = item.name[: -len(SUFFIX)]
             if not item.name.endswith(SUFFIX) or not _valid_name(session_id):
                 continue
+            if session_id.endswith(SUFFIX):
+                continue
             try:
                 if not item.is_file():
                     continue
@@ -341,7 +345,12 @@ class JsonfsSessionStore(SessionStoreBase):
         found: list[str] = []
         for path in folder.rglob(f"*{SUFFIX}"):
             relative = path.relative_to(folder).as_posix()[: -len(SUFFIX)]
-            if path.is_file() and _valid_subpath(relative):
+            parts = relative.split("/")
+            if (
+                path.is_file()
+                and _valid_subpath(relative)
+                and not any(part.endswith(SUFFIX) for part in parts)
+            ):
                 found.append(relative)
         return sorted(found)
 
@@ -595,6 +604,16 @@ def _check_length(part: str) -> None:
     if len(os.fsencode(part)) > NAME_MAX:
         raise InvalidKeyError(
             f"{part[:40]!r}... is too long for a file name ({NAME_MAX} bytes at most)"
+        )
+
+
+def _check_suffix(name: str) -> None:
+    """A session id or subpath part ending in ``.jsonl`` would be the name of another
+    key's transcript file: ``s.jsonl``'s subkeys' folder is ``s``'s main transcript."""
+    if name.endswith(SUFFIX):
+        raise InvalidKeyError(
+            f"{name!r} ends in {SUFFIX!r}: in a jsonfs store it would collide with the file "
+            "of another session's transcript"
         )
 
 
