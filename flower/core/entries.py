@@ -113,10 +113,39 @@ def _encode_if_exact(entry: Any) -> bytes | None:
     return raw if _decoder.decode(raw) == entry else None
 
 
+MAX_DEPTH = 200
+"""How deep an entry's lists and objects may nest, the entry itself being level 1.
+JSON decoders recurse as far as the caller's stack allows: an entry near Python's
+recursion limit could be stored and then fail to load (or load from one call stack and
+not another), so anything deeper than a transcript ever holds is refused up front."""
+
+
+def _brackets(raw: bytes) -> int:
+    """Opening brackets in encoded JSON: an upper bound of its depth (strings count too)."""
+    return raw.count(b"[") + raw.count(b"{")
+
+
+def _nests_deeper(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests lists and dicts more than ``limit`` levels; no recursion."""
+    pending: list[tuple[Any, int]] = [(value, 1)] if isinstance(value, dict | list) else []
+    while pending:
+        node, level = pending.pop()
+        children = node.values() if isinstance(node, dict) else node
+        if level > limit:
+            return True
+        pending.extend((c, level + 1) for c in children if isinstance(c, dict | list))
+    return False
+
+
 def encode_entries(entries: Sequence[Entry]) -> list[bytes]:
     """Validate every entry of a batch, then encode each to compact JSON bytes."""
     encoded = [_encode_if_exact(entry) for entry in entries]
     for i, (entry, raw) in enumerate(zip(entries, encoded, strict=True)):
+        if (raw is None or _brackets(raw) > MAX_DEPTH) and _nests_deeper(entry, MAX_DEPTH):
+            raise InvalidEntryError(
+                f"entry {i} nests lists and objects more than {MAX_DEPTH} levels deep; "
+                "JSON readers recurse, so it might not load back"
+            )
         if raw is None:
             check_entry(entry, i)  # words the rejection when it can
             raise InvalidEntryError(

@@ -64,12 +64,22 @@ class SessionStoreBase:
         return self.load(key) is not None
 
     def find_session(self, session_id: str) -> SessionKey | None:
-        """The main key of ``session_id`` in any project, for the CLI's ``ID`` args."""
-        for project in self.list_projects():
-            key = SessionKey(project, session_id)
-            if self.exists(key):
-                return key
-        return None
+        """The main key of ``session_id`` in any project, for the CLI's ``ID`` args; in
+        several projects, the most recently modified one (the first project on a tie)."""
+        found = [
+            SessionKey(project, session_id)
+            for project in self.list_projects()
+            if self.exists(SessionKey(project, session_id))
+        ]
+        if len(found) < 2:
+            return found[0] if found else None
+
+        def modified(key: SessionKey) -> int:
+            infos = self.list_sessions(key.project_key)
+            return max((i.mtime_ms for i in infos if i.session_id == session_id), default=0)
+
+        newest = max(modified(key) for key in found)
+        return next(key for key in found if modified(key) == newest)
 
     def last_usage(self, key: SessionKey) -> dict[str, Any] | None:
         """``message.usage`` of the last assistant entry the API answered (synthetic

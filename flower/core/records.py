@@ -20,7 +20,20 @@ def check_name(what: str, value: str) -> str:
         raise InvalidKeyError(f"{what} must be a non-empty string, got {value!r}")
     if value in (".", "..") or any(ch in value for ch in _FORBIDDEN_IN_NAME):
         raise InvalidKeyError(f"{what} {value!r} is not allowed: no '/', '\\', NUL, '.' or '..'")
+    _check_utf8(what, value)
     return value
+
+
+def _check_utf8(what: str, value: str) -> None:
+    """A lone surrogate has no UTF-8: no file name or database text column can hold it."""
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidKeyError(
+                f"{what} {value!r} is not allowed: it holds a lone surrogate, which no "
+                "store can write"
+            ) from None
 
 
 def check_subpath(value: str) -> str:
@@ -32,6 +45,7 @@ def check_subpath(value: str) -> str:
     for part in value.split("/"):
         if part in ("", ".", ".."):
             raise InvalidKeyError(f"subpath {value!r} has an empty, '.' or '..' component")
+    _check_utf8("subpath", value)
     return value
 
 

@@ -70,7 +70,9 @@ def _b64(data: bytes) -> str:
 
 
 def _aad(kid: str, entry_type: Any, uuid: Any) -> bytes:
-    return f"flower/{VERSION}\x00{kid}\x00{entry_type}\x00{uuid or ''}".encode()
+    # surrogatepass: a lone surrogate in a type or uuid is valid JSON; other text is UTF-8
+    text = f"flower/{VERSION}\x00{kid}\x00{entry_type}\x00{uuid or ''}"
+    return text.encode("utf-8", "surrogatepass")
 
 
 def is_sealed(stored: Entry) -> bool:
@@ -375,6 +377,12 @@ class EncryptedSessionStore(SessionStoreBase):
 
     def exists(self, key: SessionKey) -> bool:
         return self.inner.exists(key)
+
+    def find_session(self, session_id: str) -> SessionKey | None:
+        found = self.inner.find_session(session_id)
+        if found is not None and found.project_key == CHECK_KEY.project_key:
+            return super().find_session(session_id)  # through the listing, which hides it
+        return found
 
     def close(self) -> None:
         self.inner.close()

@@ -15,6 +15,7 @@ import fcntl
 import logging
 import os
 import shutil
+import stat
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -144,6 +145,8 @@ class JsonfsSessionStore(SessionStoreBase):
             candidate = base / key.session_id / f"{key.subpath}{SUFFIX}"
         for part in candidate.relative_to(self.root).parts:
             _check_length(part)
+        for name in (key.session_id, *(key.subpath or "").split("/")):
+            _check_suffix(name)
         return resolve_under(self.root, candidate)
 
     def _project_dir(self, project_key: str) -> Path:
@@ -311,6 +314,8 @@ class JsonfsSessionStore(SessionStoreBase):
             session_id = item.name[: -len(SUFFIX)]
             if not item.name.endswith(SUFFIX) or not _valid_name(session_id):
                 continue
+            if session_id.endswith(SUFFIX):
+                continue
             try:
                 if not item.is_file():
                     continue
@@ -329,7 +334,7 @@ class JsonfsSessionStore(SessionStoreBase):
         return sorted(
             item.name
             for item in scan
-            if not item.name.startswith(".") and _valid_name(item.name) and item.is_dir()
+            if _valid_name(item.name) and item.is_dir() and _holds_transcripts(item.path)
         )
 
     def list_subkeys(self, key: SessionKey) -> list[str]:
@@ -340,16 +345,27 @@ class JsonfsSessionStore(SessionStoreBase):
         found: list[str] = []
         for path in folder.rglob(f"*{SUFFIX}"):
             relative = path.relative_to(folder).as_posix()[: -len(SUFFIX)]
-            if path.is_file() and _valid_subpath(relative):
+            parts = relative.split("/")
+            if (
+                path.is_file()
+                and _valid_subpath(relative)
+                and not any(part.endswith(SUFFIX) for part in parts)
+            ):
                 found.append(relative)
         return sorted(found)
 
     def find_session(self, session_id: str) -> SessionKey | None:
+        """The main key of ``session_id``; in several projects, the newest one."""
         check_name("session_id", session_id)
+        newest: tuple[int, str] | None = None
         for project in self.list_projects():
-            if (self.root / project / f"{session_id}{SUFFIX}").is_file():
-                return SessionKey(project, session_id)
-        return None
+            try:
+                st = (self.root / project / f"{session_id}{SUFFIX}").stat()
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            if stat.S_ISREG(st.st_mode) and (newest is None or st.st_mtime_ns > newest[0]):
+                newest = (st.st_mtime_ns, project)
+        return None if newest is None else SessionKey(newest[1], session_id)
 
     # -- deleting ----------------------------------------------------------------
 
@@ -565,10 +581,39 @@ def _lenient(line: bytes) -> dict[str, Any] | None:
     return entry if isinstance(entry, dict) else None
 
 
+def _holds_transcripts(project_dir: str) -> bool:
+    """Whether a project folder holds a transcript, main or subkey: a folder whose sessions
+    were all deleted holds none, nor does another program's hidden folder."""
+    try:
+        items = list(os.scandir(project_dir))
+    except (FileNotFoundError, NotADirectoryError):
+        return False  # deleted while we listed
+    with contextlib.suppress(FileNotFoundError):
+        if any(item.name.endswith(SUFFIX) and item.is_file() for item in items):
+            return True
+        return any(
+            path.is_file()
+            for item in items
+            if item.is_dir(follow_symlinks=False)
+            for path in Path(item.path).rglob(f"*{SUFFIX}")
+        )
+    return False
+
+
 def _check_length(part: str) -> None:
     if len(os.fsencode(part)) > NAME_MAX:
         raise InvalidKeyError(
             f"{part[:40]!r}... is too long for a file name ({NAME_MAX} bytes at most)"
+        )
+
+
+def _check_suffix(name: str) -> None:
+    """A session id or subpath part ending in ``.jsonl`` would be the name of another
+    key's transcript file: ``s.jsonl``'s subkeys' folder is ``s``'s main transcript."""
+    if name.endswith(SUFFIX):
+        raise InvalidKeyError(
+            f"{name!r} ends in {SUFFIX!r}: in a jsonfs store it would collide with the file "
+            "of another session's transcript"
         )
 
 

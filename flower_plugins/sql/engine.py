@@ -227,7 +227,20 @@ class Database:
                 if write and isinstance(exc, dbapi.IntegrityError):
                     raise
                 raise self.translate(exc) from exc
+            except BaseException:
+                # Not the driver's doing (a bug, a KeyboardInterrupt): the transaction
+                # must still end here, or the reused connection keeps it open, and on
+                # SQLite its write lock, so every later write waits and fails.
+                self._abandon(conn)
+                raise
         raise AssertionError("unreachable")
+
+    def _abandon(self, conn: Any) -> None:
+        """Roll back ``conn``'s transaction after a failure; drop it if that fails too."""
+        try:
+            conn.rollback()
+        except Exception:
+            self._drop_hot_connection()
 
     def _hot_cursor(self) -> tuple[Any, Any]:
         """This thread's driver connection and the one cursor every raw call reuses."""

@@ -10,6 +10,7 @@ row.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
@@ -20,7 +21,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError
 
-from flower.core.entries import decode_entry, encode_entries, reported_usage
+from flower.core.entries import decode_entry, dedupe_batch, encode_entries, reported_usage
 from flower.core.protocols import SessionStoreBase
 from flower.core.records import Entry, SessionInfo, SessionKey, check_name, check_subpath
 from flower_plugins.sql.engine import Database
@@ -44,13 +45,51 @@ def _subpath(key: SessionKey) -> str:
     return check_subpath(key.subpath)
 
 
-def _batch_usage(batch: Sequence[Entry]) -> str | None:
-    """``message.usage`` of the last assistant entry of the batch the API answered."""
-    for entry in reversed(batch):
+ESCAPED_TEXT = "\ufffe"
+"""Starts a ``uuid`` or ``type`` column value that holds its string JSON-escaped: one the
+database cannot store as text (a lone surrogate, or NUL on PostgreSQL)."""
+
+
+def column_text(value: str | None) -> str | None:
+    """``value`` as the ``uuid`` and ``type`` columns store it: itself when the database
+    can hold it as text, else ``ESCAPED_TEXT`` and its ASCII JSON escape. One to one, so
+    the unique ``(session, uuid)`` index still tells every uuid apart."""
+    if value is None or (value.isascii() and "\x00" not in value):
+        return value
+    if "\x00" not in value and not value.startswith(ESCAPED_TEXT):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            pass
+        else:
+            return value
+    return ESCAPED_TEXT + json.dumps(value)
+
+
+def _json_text(value: Any) -> str:
+    """Compact JSON text of ``value``; a lone surrogate (no UTF-8 for it) stays escaped."""
+    try:
+        return _encode(value).decode()
+    except UnicodeEncodeError:
+        return json.dumps(value, separators=(",", ":"))
+
+
+UsageCandidates = list[tuple[str | None, str]]
+"""``(uuid column value, usage JSON)`` of a batch's entries that report a usage, last first."""
+
+
+def _batch_usages(batch: Sequence[Entry]) -> UsageCandidates:
+    """Each ``message.usage`` an assistant entry of the batch the API answered reports,
+    from the last entry back; a uuid repeated in the batch counts once (the first), as
+    it is stored. Which one becomes the session's is told in the transaction: the last
+    one the batch adds, not one that a retry merely sends again."""
+    found: UsageCandidates = []
+    for entry in dedupe_batch(batch):
         usage = reported_usage(entry)
         if usage:
-            return _encode(usage).decode()
-    return None
+            found.append((column_text(entry.get("uuid")), _json_text(usage)))
+    found.reverse()
+    return found
 
 
 class SqlSessionStore(SessionStoreBase):
@@ -107,6 +146,13 @@ class SqlSessionStore(SessionStoreBase):
         )
         if order != ("low", "high"):
             raise AssertionError(f"unexpected parameter order {order}")
+        self._sql_holds_uuid, order = db.compile_positional(
+            sa.select(entries.c.seq).where(
+                entries.c.session_pk == sa.bindparam("pk"), entries.c.uuid == sa.bindparam("uuid")
+            )
+        )
+        if order != ("pk", "uuid"):
+            raise AssertionError(f"unexpected parameter order {order}")
         self._integrity_error = db.engine.dialect.loaded_dbapi.IntegrityError
         self._sql_insert_session = db.compile(self._insert_session)
         self._sql_touch_session = db.compile(self._touch_session)
@@ -148,21 +194,21 @@ class SqlSessionStore(SessionStoreBase):
             return
         encoded = encode_entries(entries_)  # rejects a bad batch before any write
         rows = [
-            (entry.get("uuid"), entry["type"], raw.decode())
+            (column_text(entry.get("uuid")), column_text(entry["type"]), raw.decode())
             for entry, raw in zip(entries_, encoded, strict=True)
         ]
-        usage = _batch_usage(entries_)
+        usages = _batch_usages(entries_)
         now = int(self._clock() * 1000)
         integrity_error = self._integrity_error
         try:
-            self._db.raw_write(partial(self._append_tx, key, rows, usage, now, cached))
+            self._db.raw_write(partial(self._append_tx, key, rows, usages, now, cached))
         except integrity_error as exc:
             if cached is None:
                 raise self._db.translate(exc) from exc
             # Another process deleted this session since we cached its row id.
             self._pks.pop(key, None)
             try:
-                self._db.raw_write(partial(self._append_tx, key, rows, usage, now, None))
+                self._db.raw_write(partial(self._append_tx, key, rows, usages, now, None))
             except integrity_error as again:
                 raise self._db.translate(again) from again
 
@@ -170,13 +216,14 @@ class SqlSessionStore(SessionStoreBase):
         self,
         key: SessionKey,
         rows: list[tuple[str | None, str, str]],
-        usage: str | None,
+        usages: UsageCandidates,
         now: int,
         pk: int | None,
         cursor: Any,
     ) -> None:
         if pk is None:
             pk = self._session_pk(cursor, key, now)
+        usage = self._added_usage(cursor, pk, usages) if usages else None
         if self._clustered:
             low, high = seq_range(pk)
             cursor.execute(self._sql_last_seq, (low, high))
@@ -206,6 +253,17 @@ class SqlSessionStore(SessionStoreBase):
             if row is not None:
                 return int(row[0])
             # deleted by another writer between the two statements: create it again
+
+    def _added_usage(self, cursor: Any, pk: int, usages: UsageCandidates) -> str | None:
+        """The usage of the last reporting entry that this append adds (before inserting:
+        an entry the session already holds is skipped, so its usage is no newer)."""
+        for uuid, usage in usages:
+            if uuid is None:
+                return usage
+            cursor.execute(self._sql_holds_uuid, (pk, uuid))
+            if cursor.fetchone() is None:
+                return usage
+        return None
 
     def delete(self, key: SessionKey) -> None:
         _subpath(key)
@@ -318,7 +376,7 @@ class SqlSessionStore(SessionStoreBase):
         query = (
             sa.select(sessions.c.project_key)
             .where(sessions.c.session_id == session_id, sessions.c.subpath == MAIN_SUBPATH)
-            .order_by(sessions.c.mtime_ms.desc())
+            .order_by(sessions.c.mtime_ms.desc(), sessions.c.project_key)
             .limit(1)
         )
         project = self._db.read(lambda conn: conn.execute(query).scalar())

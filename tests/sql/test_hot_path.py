@@ -9,6 +9,7 @@ import pytest
 from flower.core.errors import InvalidEntryError
 from flower.core.records import SessionKey
 from flower_plugins.sql.engine import open_database
+from flower_plugins.sql.options import SqlOptions
 from flower_plugins.sql.store import CLUSTERED_ENTRY_COLUMNS, ENTRY_COLUMNS, SqlSessionStore
 
 KEY = SessionKey("-proj", "s1")
@@ -39,6 +40,34 @@ def test_the_reused_cursor_survives_a_failed_transaction(store: SqlSessionStore)
     store.append(KEY, [{"type": "user", "uuid": "c"}])
     store.append(KEY, [{"type": "user", "uuid": "c"}, {"type": "user", "uuid": "d"}])
     assert [e["uuid"] for e in store.load(KEY) or []] == ["c", "d"]
+
+
+class NotTheDriver(Exception):
+    """A failure inside a transaction that the database driver did not raise."""
+
+
+def test_a_failure_outside_the_driver_ends_the_transaction(db_url: str) -> None:
+    db = open_database(db_url, SqlOptions(busy_timeout=1.0))
+    store = SqlSessionStore(db)
+    other = SqlSessionStore(open_database(db_url, SqlOptions(busy_timeout=1.0)))
+    try:
+        store.append(KEY, [{"type": "user", "uuid": "a"}])
+
+        def fail(cursor: object) -> None:
+            store._append_tx(
+                KEY, [("b", "user", '{"type":"user","uuid":"b"}')], [], 0, None, cursor
+            )
+            raise NotTheDriver
+
+        with pytest.raises(NotTheDriver):
+            db.raw_write(fail)
+        # nothing of it was committed, and no lock or transaction was left behind
+        other.append(KEY, [{"type": "user", "uuid": "c"}])
+        store.append(KEY, [{"type": "user", "uuid": "d"}])
+        assert [e["uuid"] for e in store.load(KEY) or []] == ["a", "c", "d"]
+    finally:
+        other.close()
+        store.close()
 
 
 def test_threads_append_through_their_own_cursors(store: SqlSessionStore) -> None:

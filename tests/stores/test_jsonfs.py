@@ -483,6 +483,29 @@ def test_too_long_session_id_is_a_key_error(store: JsonfsSessionStore) -> None:
         store.append(SessionKey(PROJECT, "s" * 300), [user(1)])
 
 
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        (SessionKey(PROJECT, "b.jsonl", "sub"), SessionKey(PROJECT, "b")),
+        (SessionKey(PROJECT, "b"), SessionKey(PROJECT, "b.jsonl", "sub")),
+        (SessionKey(PROJECT, SID, "a"), SessionKey(PROJECT, SID, "a.jsonl/x")),
+        (SessionKey(PROJECT, SID, "a.jsonl/x"), SessionKey(PROJECT, SID, "a")),
+    ],
+    ids=["subkey-then-main", "main-then-subkey", "file-then-folder", "folder-then-file"],
+)
+def test_names_ending_in_jsonl_are_key_errors(
+    store: JsonfsSessionStore, first: SessionKey, second: SessionKey
+) -> None:
+    """``s.jsonl``'s subkeys would live in the folder ``s.jsonl``: ``s``'s transcript file."""
+    for key in (first, second):
+        try:
+            store.append(key, [user(1)])
+        except InvalidKeyError as exc:
+            assert ".jsonl" in str(exc)
+        else:
+            assert store.load(key) == [user(1)] and store.exists(key)
+
+
 def test_a_claude_code_line_with_a_lone_surrogate_escape_is_an_entry(tmp_path: Path) -> None:
     """Node writes "\\ud83d" for a string cut mid-emoji: valid JSON msgspec alone refuses."""
     from flower.core.transcript import check_conversation, conversation

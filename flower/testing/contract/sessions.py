@@ -333,6 +333,21 @@ def lone_surrogate(ctx: Ctx) -> None:
     expect_equal(list(store.iter_entries(KEY)), batch, "iter_entries of a lone surrogate")
 
 
+def odd_uuids_and_types(ctx: Ctx) -> None:
+    """A uuid or type is any string: one no database text column holds as it is (a lone
+    surrogate, NUL) is stored, de-duplicated and told apart from look-alikes all the same."""
+    store = ctx.store()
+    odd = ["\ud83d", "cut \udc00", "nul \x00 byte", '\ufffe"\\ud83d"', "\ufffe"]
+    batch = [{"type": text, "uuid": text} for text in odd]
+    usage = {"input_tokens": 1, "note \ud83d": "\x00"}
+    batch.append(entry("usage", "assistant", message={"role": "assistant", "usage": usage}))
+    store.append(KEY, batch)
+    store.append(KEY, [*batch, {"type": "user", "uuid": "\ud83d", "retried": True}])
+    expect_equal(store.load(KEY), batch, "odd uuids and types, appended twice")
+    expect_equal(list(store.iter_entries(KEY)), batch, "iter_entries of odd uuids and types")
+    expect_equal(store.last_usage(KEY), usage, "last_usage holding a lone surrogate and NUL")
+
+
 def ten_megabyte_entry(ctx: Ctx) -> None:
     store = ctx.store()
     unit = 'abc 漢字 "q" \\ \n\t{}[],:'
@@ -447,6 +462,35 @@ def concurrent_processes(ctx: Ctx) -> None:
     expect_equal(shared, [_shared_entry(b) for b in range(BATCHES)], "shared uuids, once each")
 
 
+def _nested(levels: int) -> Any:
+    value: Any = "leaf \ud83d"
+    for level in range(levels):
+        value = [value] if level % 2 else {"k": value}
+    return value
+
+
+def _load_from_deep_in_the_stack(store: SessionStoreBase, key: SessionKey, frames: int) -> Any:
+    if frames:
+        return _load_from_deep_in_the_stack(store, key, frames - 1)
+    return store.load(key), list(store.iter_entries(key))
+
+
+def deep_nesting(ctx: Ctx) -> None:
+    """Nesting a transcript may hold loads back from anywhere; far deeper is refused."""
+    store = ctx.store()
+    deep = entry(1, payload=_nested(150))
+    store.append(KEY, [deep])
+    loaded = _load_from_deep_in_the_stack(store, KEY, 500)
+    expect_equal(loaded, ([deep], [deep]), "150 levels of nesting, loaded 500 calls deep")
+    for levels in (900, 1000, 5000):
+        expect_raises(
+            FlowerError,
+            lambda n=levels: store.append(KEY, [entry(2), entry(3, payload=_nested(n))]),
+            f"{levels} levels of nesting",
+        )
+    expect_equal(store.load(KEY), [deep], "the transcript after refusing deep entries")
+
+
 def _bad_entries() -> list[tuple[str, Any]]:
     return [
         ("an object()", entry(9, payload=object())),
@@ -477,8 +521,11 @@ def rejects_non_json_safe(ctx: Ctx) -> None:
         expect_equal(store.load(OTHER_KEY), entries(0, 2), f"existing session after {what}")
 
 
-HOSTILE_NAMES = ["", ".", "..", "../x", "a/b", "/etc", "a\\b", "nul\x00byte"]
-HOSTILE_SUBPATHS = ["", "/abs", "../up", "a/../b", "a//b", "a/./b", "trailing/", "nul\x00", "a\\b"]
+HOSTILE_NAMES = ["", ".", "..", "../x", "a/b", "/etc", "a\\b", "nul\x00byte", "cut \ud83d"]
+HOSTILE_SUBPATHS = [
+    *("", "/abs", "../up", "a/../b", "a//b", "a/./b", "trailing/", "nul\x00", "a\\b"),
+    "subagents/cut \udc00",
+]
 
 
 def hostile_keys_rejected(ctx: Ctx) -> None:
@@ -550,6 +597,15 @@ def last_usage_of_last_assistant(ctx: Ctx) -> None:
         KEY, [entry(2, "assistant", message={"role": "assistant", "content": [], "usage": first})]
     )
     expect_equal(store.last_usage(KEY), last, "usage after re-appending an older entry")
+    # Nor when the retry comes with new entries, or repeats a uuid of its own batch.
+    older = entry(2, "assistant", message={"role": "assistant", "content": [], "usage": first})
+    store.append(KEY, [entry(6), older])
+    expect_equal(store.last_usage(KEY), last, "usage after a batch retrying an older entry")
+    newest = {"input_tokens": 90_000, "output_tokens": 1}
+    answer = entry(7, "assistant", message={"role": "assistant", "content": [], "usage": newest})
+    resent = {**answer, "message": {"role": "assistant", "content": [], "usage": first}}
+    store.append(KEY, [answer, entry(8), resent])
+    expect_equal(store.last_usage(KEY), newest, "usage after a uuid repeated in its batch")
 
 
 def iter_entries_matches_load(ctx: Ctx) -> None:
@@ -570,6 +626,39 @@ def find_session_and_projects(ctx: Ctx) -> None:
     projects = set(store.list_projects())
     if not {PROJECT, OTHER_PROJECT} <= projects:
         raise AssertionError(f"list_projects {sorted(projects)} misses a project")
+
+
+def find_session_prefers_newest(ctx: Ctx) -> None:
+    """One session id in several projects: find_session answers the newest, as the CLI
+    does (with a note naming the others), whatever the projects' names."""
+    store = ctx.store()
+    first, last = SessionKey("-a-first", "twice"), SessionKey("-z-last", "twice")
+    store.append(first, entries(0, 1))
+    store.append(last, entries(1, 1))
+    day_ago = int(time.time() * 1000) - 86_400_000
+    for older, newer in ((first, last), (last, first)):
+        store.set_modified(older, day_ago - 86_400_000)
+        store.set_modified(newer, day_ago)
+        expect_equal(store.find_session("twice"), newer, f"find_session, {newer} newest")
+
+
+def projects_follow_transcripts(ctx: Ctx) -> None:
+    """A project is listed while it holds a transcript, main or subkey, whatever its name."""
+    store = ctx.store()
+    dotted = SessionKey(".dotted", "in-a-dotted-project")  # valid, though no path makes it
+    subkey_only = SessionKey(OTHER_PROJECT, "no-main").child("subagents/a")
+    store.append(dotted, entries(0, 1))
+    store.append(subkey_only, entries(1, 1))
+    store.append(KEY, entries(2, 1))
+    expect_equal(
+        sorted(store.list_projects()), sorted([".dotted", OTHER_PROJECT, PROJECT]), "projects"
+    )
+    expect_equal(store.find_session(dotted.session_id), dotted, "find_session, dotted project")
+    store.delete(dotted)
+    store.delete(subkey_only)
+    expect_equal(store.list_projects(), [PROJECT], "projects after deleting their sessions")
+    store.delete(KEY)
+    expect_equal(store.list_projects(), [], "projects after deleting every session")
 
 
 def reopen_sees_appends(ctx: Ctx) -> None:
@@ -621,6 +710,11 @@ SESSION_CASES: list[Case[SessionStoreBase]] = [
     Case(
         "lone_surrogate", "a lone surrogate escape (Node's cut emoji) round-trips", lone_surrogate
     ),
+    Case(
+        "odd_uuids_and_types",
+        "a lone surrogate or NUL in a uuid or type is stored and de-duplicated",
+        odd_uuids_and_types,
+    ),
     Case("ten_megabyte_entry", "a 10 MB entry round-trips", ten_megabyte_entry),
     Case("ten_thousand_entries", "10,000 entries round-trip in order", ten_thousand_entries),
     Case(
@@ -628,6 +722,7 @@ SESSION_CASES: list[Case[SessionStoreBase]] = [
         "two processes appending to one session lose and double nothing",
         concurrent_processes,
     ),
+    Case("deep_nesting", "deep entries load back from anywhere or are refused", deep_nesting),
     Case(
         "rejects_non_json_safe",
         "a bad entry fails its batch, nothing written",
@@ -647,5 +742,15 @@ SESSION_CASES: list[Case[SessionStoreBase]] = [
         iter_entries_matches_load,
     ),
     Case("find_session_and_projects", "find_session and list_projects", find_session_and_projects),
+    Case(
+        "find_session_prefers_newest",
+        "find_session answers the newest of several projects",
+        find_session_prefers_newest,
+    ),
+    Case(
+        "projects_follow_transcripts",
+        "list_projects lists the projects holding a transcript",
+        projects_follow_transcripts,
+    ),
     Case("reopen_sees_appends", "a second handle sees and respects appends", reopen_sees_appends),
 ]
