@@ -38,10 +38,15 @@ _decode = msgspec.json.Decoder().decode
 
 
 class System(Protocol):
-    """One store under test, open on one session."""
+    """One store under test, open on one session.
 
-    def append(self, batch: list[Entry]) -> None: ...
-    def load(self) -> list[Entry]: ...
+    A system that stores another format may also have ``prepare(batch)`` (entries to
+    what ``append`` takes) and ``to_entries(loaded)`` (what ``load`` returns, back to
+    entries); :mod:`bench.compare` calls both outside the timed region.
+    """
+
+    def append(self, batch: Any) -> None: ...
+    def load(self) -> Any: ...
     def close(self) -> None: ...
 
 

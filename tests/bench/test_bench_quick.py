@@ -100,3 +100,40 @@ def test_latency_window_is_the_median_around_the_turn() -> None:
     assert compare.window_ms(latencies, 100) == pytest.approx(99.5)  # turns 91..110
     assert compare.window_ms(latencies, 150) == pytest.approx(139.5)  # the last 20
     assert compare.window_ms(latencies[:5], 100) == pytest.approx(2.0)  # clipped to the run
+
+
+class SpeaksItsOwnFormat(RawSqlite):
+    """A peer whose format is not flower's: it must be given and checked in its own,
+    converted outside the timed region."""
+
+    def prepare(self, batch: list[dict]) -> list[tuple[str, dict]]:
+        return [("native", entry) for entry in batch]
+
+    def to_entries(self, loaded: list[tuple[str, dict]]) -> list[dict]:
+        return [entry for _tag, entry in loaded]
+
+    def append(self, batch: list[tuple[str, dict]]) -> None:
+        assert all(tag == "native" for tag, _entry in batch), "converted inside the timing"
+        super().append([entry for _tag, entry in batch])
+
+    def load(self) -> list[tuple[str, dict]]:
+        return [("native", entry) for entry in super().load()]
+
+
+def test_a_peer_is_timed_on_its_own_format(tmp_path: Path) -> None:
+    spec = Spec("own format", "full", lambda d: SpeaksItsOwnFormat(d / "n.db", "FULL"), None)
+    (outcome,) = compare.run(TURNS, 1, specs=[spec], base=tmp_path)
+    assert outcome.status == "ok", outcome.detail
+    assert len(outcome.samples) == 1
+
+
+def test_agents_session_takes_items_and_gives_them_back(tmp_path: Path) -> None:
+    pytest.importorskip("agents")
+    system = peers.make("agents-sqlite", tmp_path)
+    try:
+        items = system.prepare(make_turns(1)[0])  # type: ignore[attr-defined]
+        assert {i["type"] for i in items} >= {"function_call", "function_call_output"}
+        system.append(items)
+        assert system.to_entries(system.load()) == make_turns(1)[0]  # type: ignore[attr-defined]
+    finally:
+        system.close()
