@@ -223,7 +223,7 @@ def rows(outcomes: list[Outcome]) -> list[dict[str, Any]]:
             row["bytes_on_disk"] = o.bytes_on_disk
             row["peak_mib"] = o.peak_mib
             base = by_name.get(o.spec.baseline or "")
-            if base is not None and base.status == "ok" and base.samples:
+            if base is not None and base.status == "ok" and base.samples and base.turns == o.turns:
                 row["baseline"] = base.spec.name
                 row["ratio"] = {name: row[name]["median"] / base.stat(name)[0] for name in FIGURES}
                 row["ratio"]["bytes_on_disk"] = o.bytes_on_disk / max(1, base.bytes_on_disk)

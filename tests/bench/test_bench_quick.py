@@ -137,3 +137,15 @@ def test_agents_session_takes_items_and_gives_them_back(tmp_path: Path) -> None:
         assert system.to_entries(system.load()) == make_turns(1)[0]  # type: ignore[attr-defined]
     finally:
         system.close()
+
+
+def test_a_ratio_compares_runs_of_the_same_length(tmp_path: Path) -> None:
+    lang = BY_NAME["langgraph SqliteSaver"]
+    assert BY_NAME[lang.baseline or ""].max_turns == lang.max_turns  # type: ignore[attr-defined]
+    raw = Spec("raw", "full", lambda d: RawSqlite(d / "r.db", "FULL"), None, "raw")
+    short = Spec("short", "full", lambda d: RawSqlite(d / "s.db", "FULL"), "raw", max_turns=5)
+    rows = {
+        r["system"]: r for r in compare.rows(compare.run(8, 1, specs=[raw, short], base=tmp_path))
+    }
+    assert rows["short"]["turns"] == 5 and rows["raw"]["turns"] == 8
+    assert "ratio" not in rows["short"]  # 5 turns against 8 would be no ratio at all
