@@ -149,3 +149,12 @@ def test_a_ratio_compares_runs_of_the_same_length(tmp_path: Path) -> None:
     }
     assert rows["short"]["turns"] == 5 and rows["raw"]["turns"] == 8
     assert "ratio" not in rows["short"]  # 5 turns against 8 would be no ratio at all
+
+
+def test_ratios_pair_the_runs_of_one_round() -> None:
+    # the machine slowed down in round 2: both sides moved, the ratio did not
+    ratio = compare.paired_ratio([10.0, 5.0, 10.0], [20.0, 10.0, 16.0])
+    assert ratio == {"median": 0.5, "min": 0.5, "max": 0.625}
+    # a ratio of medians would read 10 / 16 = 0.625
+    row = {"ratio": {"load_ms": 0.5}, "ratio_range": {"load_ms": ratio}}
+    assert report._ratio(row, "load_ms") == "0.50× (0.50–0.62)"
