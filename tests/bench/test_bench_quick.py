@@ -158,3 +158,26 @@ def test_ratios_pair_the_runs_of_one_round() -> None:
     # a ratio of medians would read 10 / 16 = 0.625
     row = {"ratio": {"load_ms": 0.5}, "ratio_range": {"load_ms": ratio}}
     assert report._ratio(row, "load_ms") == "0.50× (0.50–0.62)"
+
+
+class LeavesAJournalWhileOpen(RawSqlite):
+    """Like SQLite's WAL: a file that exists while the store is open, gone at rest."""
+
+    def __init__(self, path: Path, synchronous: str) -> None:
+        super().__init__(path, synchronous)
+        self.journal = path.with_name("journal")
+        self.journal.write_bytes(b"x" * 1_000_000)
+
+    def close(self) -> None:
+        super().close()
+        self.journal.unlink()
+
+
+def test_bytes_on_disk_are_those_of_the_store_at_rest(tmp_path: Path) -> None:
+    plain = Spec("plain", "full", lambda d: RawSqlite(d / "p.db", "FULL"), None, "raw")
+    journal = Spec("journal", "full", lambda d: LeavesAJournalWhileOpen(d / "j.db", "FULL"), None)
+    rows = {
+        r["system"]: r
+        for r in compare.rows(compare.run(5, 1, specs=[plain, journal], base=tmp_path))
+    }
+    assert rows["journal"]["bytes_on_disk"] == rows["plain"]["bytes_on_disk"] < 1_000_000
