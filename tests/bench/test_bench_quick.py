@@ -181,3 +181,13 @@ def test_bytes_on_disk_are_those_of_the_store_at_rest(tmp_path: Path) -> None:
         for r in compare.rows(compare.run(5, 1, specs=[plain, journal], base=tmp_path))
     }
     assert rows["journal"]["bytes_on_disk"] == rows["plain"]["bytes_on_disk"] < 1_000_000
+
+
+def test_transcript_bench_pairs_its_ratios_by_round() -> None:
+    from bench import transcript_bench as tb
+
+    flower, raw = tb.SPECS[0], next(s for s in tb.SPECS if s.name == tb.SPECS[0].baseline)
+    ours = tb.Result(flower, append_s=[2.0, 4.0, 2.0], load_s=[1.0, 2.0, 1.0])
+    base = tb.Result(raw, append_s=[1.0, 2.0, 1.6], load_s=[1.0, 2.0, 0.8])
+    row = tb.rows([ours, base], turns=10)[0]
+    assert row["append_ratio"] == 0.5 and row["load_ratio"] == 1.0
