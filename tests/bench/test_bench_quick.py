@@ -191,3 +191,18 @@ def test_transcript_bench_pairs_its_ratios_by_round() -> None:
     base = tb.Result(raw, append_s=[1.0, 2.0, 1.6], load_s=[1.0, 2.0, 0.8])
     row = tb.rows([ours, base], turns=10)[0]
     assert row["append_ratio"] == 0.5 and row["load_ratio"] == 1.0
+
+
+def test_the_agents_target_pairs_only_the_same_durability() -> None:
+    def row(name: str, runs: list[float]) -> dict:
+        cell = {"median": sorted(runs)[1], "min": min(runs), "max": max(runs), "runs": runs}
+        return {"system": name, "status": "ok", "turns": 10, "turns_per_s": cell}
+
+    rows = [
+        row("flower sqlite (normal)", [900.0, 900.0, 900.0]),
+        row("flower sqlite (full)", [300.0, 200.0, 300.0]),
+        row("openai-agents SQLiteSession", [100.0, 100.0, 150.0]),
+    ]
+    (target,) = report.targets({"transcript": {"rows": rows}})
+    assert target[1] == "2.00× (2.00–3.00)"  # paired per run; nothing at normal against FULL
+    assert target[2] == "met"
