@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import statistics
 import tempfile
@@ -35,6 +36,11 @@ from flower.runtime.tools import ToolBox
 from flower.testing.fake_api import FakeMessagesAPI, RecordedRequest, Reply, reply, text, tool_use
 
 MODEL = "claude-sonnet-4-6"
+DENIED = (
+    "Permission denied: the tool {name} is not in allowed_tools for this agent (allowed: none)."
+)
+"""The engine's answer to a call of a tool the agent may not use: the raw loop sends it
+too, so both loops send the same requests."""
 
 
 def script(turns: int) -> Any:
@@ -60,12 +66,18 @@ async def raw_loop(client: anthropic.AsyncAnthropic, turns: int) -> None:
             system=[{"type": "text", "text": "bench", "cache_control": {"type": "ephemeral"}}],
         )
         content: list[dict[str, Any]] = []
+        partial_json: list[str] = []
         stop = None
         async for event in stream:
             if event.type == "content_block_start":
                 content.append(event.content_block.model_dump(exclude_none=True))
+                partial_json = []
             elif event.type == "content_block_delta" and event.delta.type == "text_delta":
                 content[-1]["text"] += event.delta.text
+            elif event.type == "content_block_delta" and event.delta.type == "input_json_delta":
+                partial_json.append(event.delta.partial_json)
+            elif event.type == "content_block_stop" and partial_json:
+                content[-1]["input"] = json.loads("".join(partial_json))
             elif event.type == "message_delta":
                 stop = event.delta.stop_reason
         messages.append({"role": "assistant", "content": content})
@@ -79,7 +91,7 @@ async def raw_loop(client: anthropic.AsyncAnthropic, turns: int) -> None:
                     {
                         "type": "tool_result",
                         "tool_use_id": u["id"],
-                        "content": "denied",
+                        "content": DENIED.format(name=u["name"]),
                         "is_error": True,
                     }
                     for u in uses

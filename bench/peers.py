@@ -135,15 +135,34 @@ def _batch_items(batch: list[Entry]) -> list[dict[str, Any]]:
 
 
 class _AgentsSession:
+    """An Agents app holds Responses items already: ``prepare`` and ``to_entries``
+    convert outside the timed region (see :func:`bench.compare.native_batches`)."""
+
     def __init__(self) -> None:
         self.runner = asyncio.Runner()
         self.session: Any = None
 
-    def append(self, batch: list[Entry]) -> None:
-        self.runner.run(self.session.add_items(_batch_items(batch)))
+    def warm_up(self) -> None:
+        """Open what the first call would (event loop, worker thread, connection,
+        tables) before timing starts, as flower's store is open before its first append."""
+        if self.runner.run(self.session.get_items()):
+            raise AssertionError("a new session is not empty")
 
-    def load(self) -> list[Entry]:
-        return items_to_entries(self.runner.run(self.session.get_items()))
+    def _warm_or_close(self) -> None:
+        try:
+            self.warm_up()
+        except BaseException:
+            self.close()
+            raise
+
+    prepare = staticmethod(_batch_items)
+    to_entries = staticmethod(items_to_entries)
+
+    def append(self, items: list[dict[str, Any]]) -> None:
+        self.runner.run(self.session.add_items(items))
+
+    def load(self) -> list[dict[str, Any]]:
+        return self.runner.run(self.session.get_items())
 
 
 class AgentsSQLiteSession(_AgentsSession):
@@ -152,6 +171,7 @@ class AgentsSQLiteSession(_AgentsSession):
 
         super().__init__()
         self.session = SQLiteSession(SESSION_ID, folder / "agents.db")
+        self._warm_or_close()
 
     def close(self) -> None:
         self.session.close()
@@ -167,6 +187,7 @@ class AgentsSQLAlchemySession(_AgentsSession):
         self.session = SQLAlchemySession.from_url(
             SESSION_ID, url=f"sqlite+aiosqlite:///{folder}/agents.db", create_tables=True
         )
+        self._warm_or_close()
 
     def close(self) -> None:
         self.runner.run(self.session._engine.dispose())

@@ -2,7 +2,8 @@
 
 Run: ``python -m bench.transcript_bench`` (``--help`` for options). Every system
 gets the same seeded workload; a system whose loaded transcript is not deep-equal to
-what was appended is reported FAILED and not timed. Figures are medians of ``--runs``;
+what was appended is reported FAILED and not timed. Figures are medians of ``--runs``
+(a ratio: the median of each round's own ratio);
 within a run the load is timed ``LOADS_PER_RUN`` times and its median kept, since a
 single 4,000-entry load of ~40 ms swings with when the garbage collector happens to run.
 Raw systems use msgspec, as flower does, so ratios measure the storage layer only.
@@ -38,10 +39,15 @@ _decode = msgspec.json.Decoder().decode
 
 
 class System(Protocol):
-    """One store under test, open on one session."""
+    """One store under test, open on one session.
 
-    def append(self, batch: list[Entry]) -> None: ...
-    def load(self) -> list[Entry]: ...
+    A system that stores another format may also have ``prepare(batch)`` (entries to
+    what ``append`` takes) and ``to_entries(loaded)`` (what ``load`` returns, back to
+    entries); :mod:`bench.compare` calls both outside the timed region.
+    """
+
+    def append(self, batch: Any) -> None: ...
+    def load(self) -> Any: ...
     def close(self) -> None: ...
 
 
@@ -225,8 +231,13 @@ def rows(results: list[Result], turns: int) -> list[dict[str, Any]]:
         base = by_name.get(r.spec.baseline or "")
         if base is not None and not base.error:
             row["baseline"] = base.spec.name
-            row["append_ratio"] = row["turns_per_s"] / base.turns_per_s(turns)
-            row["load_ratio"] = row["load_ms"] / base.load_ms()
+            # paired round by round (the systems take turns), then the median
+            row["append_ratio"] = statistics.median(
+                b / a for a, b in zip(r.append_s, base.append_s, strict=True)
+            )
+            row["load_ratio"] = statistics.median(
+                a / b for a, b in zip(r.load_s, base.load_s, strict=True)
+            )
         out.append(row)
     return out
 
