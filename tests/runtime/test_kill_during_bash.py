@@ -14,6 +14,7 @@ from runtime_helpers import fast_resilience, sqlite_settings
 
 from flower.runtime.engine import OrphanWarning, Runtime
 from flower.runtime.spec import AgentSpec
+from flower.runtime.tools.orphans import group_alive
 from flower.testing.fake_api import FakeMessagesAPI, RecordedRequest, Reply, reply, text, tool_use
 
 AGENT = AgentSpec("worker", "Work.", allowed_tools=["Bash"], model="claude-sonnet-4-6")
@@ -24,18 +25,6 @@ def answer(request: RecordedRequest) -> Reply:
     if request.texts()[-1] == "start the server":
         return reply(tool_use("Bash", {"command": LONG_COMMAND}))
     return text("ok")
-
-
-def group_alive(group: int) -> bool:
-    """Whether any process of ``group`` still runs (zombies waiting for init do not)."""
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if fields[2] == str(group) and fields[0] != "Z":
-            return True
-    return False
 
 
 def wait_for(condition: object, seconds: float = 10.0) -> bool:

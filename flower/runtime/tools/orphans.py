@@ -50,6 +50,19 @@ def start_time(pid: int) -> int | None:
         return None
 
 
+def group_alive(group: int) -> bool:
+    """Whether any process of ``group`` still runs (a zombie waiting for its parent to
+    collect it does not)."""
+    for stat in _PROC.glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_bytes().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[2] == str(group).encode() and fields[0] != b"Z":
+            return True
+    return False
+
+
 def _alive(pid: int, started: int) -> bool:
     return start_time(pid) == started
 

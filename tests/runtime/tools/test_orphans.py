@@ -14,19 +14,14 @@ import pytest
 from tool_helpers import run_tool
 
 from flower.runtime.tools import ToolBox
-from flower.runtime.tools.orphans import RunningCommand, forget, reap, record, start_time
-
-
-def group_alive(group: int) -> bool:
-    """Whether any process of ``group`` still runs (zombies waiting for init do not)."""
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if fields[2] == str(group) and fields[0] != "Z":
-            return True
-    return False
+from flower.runtime.tools.orphans import (
+    RunningCommand,
+    forget,
+    group_alive,
+    reap,
+    record,
+    start_time,
+)
 
 
 def wait_until_dead(group: int) -> bool:
