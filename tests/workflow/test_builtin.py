@@ -517,3 +517,46 @@ def test_a_new_request_replaces_one_a_killed_first_run_left(
     asked = last_user_text(model.seen["clarifier"][0])
     assert "写个 md 转 html 的脚本" in asked
     assert "delete every file" not in asked and "B\n" not in asked
+
+
+def test_words_the_worker_answered_before_a_cut_are_not_said_again(
+    in_tmp: Path, fake: FakeMessagesAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from flower.runtime.engine import Runtime
+    from flower.runtime.events import TurnEnd
+    from flower.testing.fake_api import reply, tool_use
+
+    fake.set_script(standard_model())
+    asyncio.run(wake("写个 md 转 html 的脚本"))
+    said = "also support tables"
+    others = standard_model()
+    worked: list[RecordedRequest] = []
+
+    def glob_forever(req: RecordedRequest) -> Any:
+        if role(req) != "worker":
+            return others(req)
+        worked.append(req)
+        return reply("先看看。", tool_use("Glob", {"pattern": "*"}))
+
+    fake.set_script(glob_forever)
+
+    turns = []
+
+    def cut_at_the_second_turn(self: Runtime, event: Any) -> None:
+        turns.extend([event] if isinstance(event, TurnEnd) and worked else [])
+        if len(turns) == 2:  # the words, a reply and its tool's result are stored: killed
+            raise KeyboardInterrupt
+
+    with monkeypatch.context() as patched:
+        patched.setattr(Runtime, "_emit", cut_at_the_second_turn)
+        with pytest.raises(KeyboardInterrupt):
+            asyncio.run(wake(said))
+    model = standard_model()
+    fake.set_script(model)
+    ctx = asyncio.run(wake(None))
+    assert ctx["_ok"]
+    # its transcript held the words and the worker's answer to them: they are not said again
+    assert _said_count(model.seen["worker"][0], said) == 1
+    assert "unheard" not in json.loads(
+        (in_tmp / "runs" / "lineage.json").read_text(encoding="utf-8")
+    )
