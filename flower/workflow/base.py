@@ -164,12 +164,26 @@ class StepRun:
     async def turn(self, prompt: str, *, label: str | None = None) -> StepResult:
         """Send ``prompt`` to the step's session, relaying whenever it gets too big:
         first if it already is, and mid-run when the run stops at the context limit."""
-        from flower.workflow.relay import handoff_waiting, needs_relay, relay, relay_while_full
+        from flower.workflow.relay import (
+            handoff_answered,
+            handoff_waiting,
+            needs_relay,
+            relay,
+            relay_while_full,
+        )
 
         label = label or self.name
-        # a handoff left unanswered can only come from an earlier process: looked for once
+        # a handoff left unanswered, or answered and never passed on, can only come from
+        # an earlier process: looked for once
         left_handoff = self.resumed and not self.results and self.session_id is not None
-        if self.session_id and (
+        answered = (
+            handoff_answered(self.runtime, self.session_id)
+            if left_handoff and self.session_id
+            else None
+        )
+        if answered is not None:
+            result = await relay(self, prompt, label=label, answered=answered)
+        elif self.session_id and (
             (left_handoff and handoff_waiting(self.runtime, self.session_id))
             or needs_relay(self.runtime, self.session_id, self.settings, prompt)
         ):
