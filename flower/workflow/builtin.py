@@ -132,6 +132,31 @@ class WakeMemo:
             self.lineage.save()
 
 
+class ClarifyMemo(WakeMemo):
+    """What was said on wakes to a clarifier that had not confirmed the brief yet, until
+    the clarifier's transcript holds it (the goals are derived after it anyway)."""
+
+    UNHEARD = "unheard_by_clarifier"
+    GOALS_STALE = "clarify_goals_stale"  # never set: the goals come after the brief
+    SENT_AFTER = "unheard_by_clarifier_sent_after"
+
+    def said(self, text: str) -> None:
+        self.unheard.append(text)
+        self._save()
+
+
+def _send_unheard(run: StepRun, memo: WakeMemo) -> None:
+    """Before ``memo``'s words go to ``run``'s step: drop those a cut-short wake already
+    stored in its transcript, and note where the transcript stands now."""
+    if not memo.unheard:
+        return
+    entries = _transcript(run.runtime, run.session_id)
+    memo.heard(memo.landed(run.session_id, entries))
+    run.ctx["_said"] = "\n\n".join(memo.unheard) or None
+    if memo.unheard:
+        memo.sending(run.session_id, len(entries))
+
+
 def _prompt_texts(entry: dict[str, Any]) -> list[str]:
     """The words of a user entry (tool results left out)."""
     if entry.get("type") != "user" or not isinstance(entry.get("message"), dict):
@@ -210,6 +235,11 @@ def builtin_workflow(
             # that still knows what it was asked
             if names.clarify_step in ctx.get("_known", {}):
                 _forget_request(ctx.get("_lineage"))  # its session holds the request
+                # what is said now is kept until the clarifier's transcript holds it
+                memo = ctx["_clarify_memo"] = ClarifyMemo(ctx.get("_lineage"))
+                if said:
+                    memo.said(said)
+                ctx["_said"] = "\n\n".join(memo.unheard) or None
                 return
             request = _remember_request(ctx.get("_lineage"), said)
             ctx["_said"] = ctx["_request"] = request
@@ -227,6 +257,19 @@ def builtin_workflow(
         if result.session_id:  # the clarifier's transcript holds the request now
             _forget_request(ctx.get("_lineage"))
 
+    clarify = clarify_step(said, ask=ask, settings=settings)
+    clarify_inner = clarify.body
+    assert clarify_inner is not None
+
+    async def clarify_body(run: StepRun) -> StepResult:
+        memo: ClarifyMemo | None = run.ctx.get("_clarify_memo")
+        if memo is not None:
+            _send_unheard(run, memo)
+        result = await clarify_inner(run)
+        if memo is not None and result.session_id:
+            memo.heard()
+        return result
+
     def goals_after(ctx: Context, result: StepResult) -> None:
         memo = ctx.get("_wake_memo")
         if memo is not None and result.ok:
@@ -236,12 +279,8 @@ def builtin_workflow(
         # words a cut-short wake stored but never got a reply to are not said twice: the
         # runtime sends a prompt that already waits in the session as it is
         memo: WakeMemo | None = run.ctx.get("_wake_memo")
-        if memo is not None and memo.unheard:
-            entries = _transcript(run.runtime, run.session_id)
-            memo.heard(memo.landed(run.session_id, entries))
-            run.ctx["_said"] = "\n\n".join(memo.unheard) or None
-            if memo.unheard:
-                memo.sending(run.session_id, len(entries))
+        if memo is not None:
+            _send_unheard(run, memo)
         result = await one_turn(run)
         if memo is not None and result.session_id:
             memo.heard()  # in its transcript now, before the judge's rounds can be cut short
@@ -260,7 +299,7 @@ def builtin_workflow(
     work = Step(names.work_step, worker, work_prompt, resume_prompt=work_resume, body=work_body)
     return Workflow(
         [
-            replace_step(clarify_step(said, ask=ask, settings=settings), after=clarify_after),
+            replace_step(clarify, body=clarify_body, after=clarify_after),
             replace_step(goals_step(settings=settings), after=goals_after),
             with_goal(work, judge=judge, rounds=rounds, goals_file=names.goals_file),
         ],

@@ -560,3 +560,34 @@ def test_words_the_worker_answered_before_a_cut_are_not_said_again(
     assert "unheard" not in json.loads(
         (in_tmp / "runs" / "lineage.json").read_text(encoding="utf-8")
     )
+
+
+async def _killed_turn(*args: Any, **kwargs: Any) -> Any:
+    raise KeyboardInterrupt
+
+
+def test_words_for_a_clarifier_a_cut_wake_never_reached_are_kept_for_the_next(
+    in_tmp: Path, fake: FakeMessagesAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from flower.workflow.base import StepRun
+
+    fake.set_script(Model(clarifier="文件放在哪个目录?"))
+    first = asyncio.run(wake("写个 md 转 html 的脚本", retries=0))
+    assert not first["_ok"]  # it kept asking: the brief is not confirmed
+    lineage = json.loads((in_tmp / "runs" / "lineage.json").read_text(encoding="utf-8"))
+    assert "确认需求" in lineage["steps"] and not (in_tmp / "需求.md").exists()
+
+    said = "放在 docs/ 下面"
+    with monkeypatch.context() as patched:
+        patched.setattr(StepRun, "raw_turn", _killed_turn)  # cut before the clarifier got it
+        with pytest.raises(KeyboardInterrupt):
+            asyncio.run(wake(said))
+    model = standard_model()
+    fake.set_script(model)
+    ctx = asyncio.run(wake(None))
+    assert ctx["_ok"]
+    assert _said_count(model.seen["clarifier"][0], said) == 1  # not lost, said once
+    assert said not in json.dumps(
+        json.loads((in_tmp / "runs" / "lineage.json").read_text(encoding="utf-8")),
+        ensure_ascii=False,
+    )
