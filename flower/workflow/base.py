@@ -363,7 +363,8 @@ def wake_state(
     of the last round or None}), ``brief`` (the brief file is complete), ``goals``
     (number of goals in the goals file, 0 when missing or malformed), ``store`` (why
     the session store could not be read, or None), ``request`` (a first request a run
-    killed before its first step took it up left behind, or None).
+    killed before its first step took it up left behind, or None), ``goals_stale`` (a
+    wake cut short left the goals to derive again: the next run does it first).
     """
     from flower.core.lineage import _settings_for
     from flower.workflow.clarify import brief_is_complete, read_goals, workflow_names
@@ -388,6 +389,7 @@ def wake_state(
         "goals": len(goals or []),
         "store": store_problem,
         "request": _pending_request(lineage),
+        "goals_stale": lineage.record.extra.get("goals_stale") is True,
     }
     steps = {name: sid for name, sid in recorded.items() if alive.get(name)}
     return {"waking": bool(steps), "checks": checks, "woke": lineage.woke, "steps": steps}

@@ -591,3 +591,24 @@ def test_words_for_a_clarifier_a_cut_wake_never_reached_are_kept_for_the_next(
         json.loads((in_tmp / "runs" / "lineage.json").read_text(encoding="utf-8")),
         ensure_ascii=False,
     )
+
+
+def test_status_says_a_wake_cut_while_deriving_the_goals_resumes_the_goal_setter(
+    in_tmp: Path, fake: FakeMessagesAPI
+) -> None:
+    from flower.cli.run import describe_state
+    from flower.core.config import load_settings
+    from flower.workflow.base import wake_state
+
+    fake.set_script(standard_model())
+    asyncio.run(wake("写个 md 转 html 的脚本"))
+    fake.set_script(Model(**{"goal-setter": "我还在想。"}))
+    assert asyncio.run(wake("顺便支持代码块高亮"))["_failed"] == "设定目标"
+    settings = load_settings().settings
+    lines = describe_state(wake_state(".", "runs", settings=settings), in_tmp, settings)
+    # the next `flower` derives the goals again in the goal setter's session, then works
+    assert lines[-1] == "next        `flower` resumes 设定目标, 干活 (wake 3)"
+    model = standard_model()
+    fake.set_script(model)
+    ctx = asyncio.run(wake(None))
+    assert ctx["_resumed"] == {"设定目标": True, "干活": True}
