@@ -170,6 +170,8 @@ class StepRun:
             needs_relay,
             relay,
             relay_while_full,
+            relayed_to,
+            resume_relayed,
         )
 
         label = label or self.name
@@ -181,7 +183,12 @@ class StepRun:
             if left_handoff and self.session_id
             else None
         )
-        if answered is not None:
+        successor = (
+            relayed_to(self.runtime, self.session_id) if answered and self.session_id else None
+        )
+        if successor is not None:
+            result = await resume_relayed(self, successor, prompt, label=label)
+        elif answered is not None:
             result = await relay(self, prompt, label=label, answered=answered)
         elif self.session_id and (
             (left_handoff and handoff_waiting(self.runtime, self.session_id))

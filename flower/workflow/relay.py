@@ -140,6 +140,49 @@ def handoff_answered(runtime: Any, session_id: str) -> str | None:
     return doc if doc.strip() else None
 
 
+def relayed_to(runtime: Any, session_id: str) -> str | None:
+    """The session a relay from ``session_id`` started (its first entry has ``relayFrom``
+    naming it), if there is one: a run killed after the new session's first entry and
+    before lineage named it. Looked for only when a handoff was answered and not passed
+    on, so reading every session's first entry is rare."""
+    try:
+        project = runtime.key(session_id).project_key
+        infos = sorted(runtime.store.list_sessions(project), key=lambda i: -i.mtime_ms)
+        for info in infos:
+            if info.session_id == session_id:
+                continue
+            first = next(iter(runtime.store.iter_entries(runtime.key(info.session_id))), None)
+            if isinstance(first, dict) and first.get("relayFrom") == session_id:
+                return str(info.session_id)
+    except Exception as exc:
+        log.debug("sessions unavailable when looking for a relay from %s: %s", session_id, exc)
+    return None
+
+
+async def resume_relayed(run: Any, successor: str, prompt: str, *, label: str) -> StepResult:
+    """Go on in ``successor``, the new session of a relay a killed run left unnamed in
+    lineage: its seed (the handoff and the message) waits there and is sent as it is,
+    not a second new session."""
+    from flower.core.transcript import waiting_user_texts
+
+    old = run.session_id
+    try:
+        waiting = waiting_user_texts(_entries(run.runtime, successor))
+    except Exception:
+        waiting = []
+    run.session_id = successor
+    result: StepResult = await run.raw_turn(
+        waiting[-1] if waiting else prompt, resume=successor, label=label
+    )
+    result.retired = [old, *result.retired]
+    log.info("relayed %s: %s -> %s (finished after a cut)", run.name, old, successor)
+    return result
+
+
+def _entries(runtime: Any, session_id: str) -> list[dict[str, Any]]:
+    return list(runtime.store.load(runtime.key(session_id)) or [])
+
+
 def _prompt_of(entry: dict[str, Any]) -> str | None:
     """The words of a user prompt entry; None for tool results."""
     from flower.core.transcript import message_of
@@ -282,5 +325,7 @@ __all__ = [
     "needs_relay",
     "relay",
     "relay_while_full",
+    "relayed_to",
+    "resume_relayed",
     "threshold",
 ]
