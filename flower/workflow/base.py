@@ -243,7 +243,8 @@ class Workflow:
 
     ``continuous=False`` starts every step fresh in every process and leaves lineage
     alone. ``retries`` re-runs a failed step up to that many times (``<step>#retry<N>``).
-    ``on_start(ctx)`` runs after lineage is loaded and before the first step.
+    ``on_start(ctx)`` runs after lineage is loaded and before the first step, and
+    before the wake (``ctx["_woke"]``, already set) is written to lineage.
     """
 
     def __init__(
@@ -300,7 +301,7 @@ class Workflow:
             lineage = Lineage.load(workspace, settings=settings, run_dir=run_dir)
             # before the wake is counted: a store that cannot be read stops the run here
             known = lineage.live_steps(rt.has_session)
-            ctx["_woke"] = lineage.bump_woke()
+            ctx["_woke"] = lineage.woke + 1  # written after on_start (see below)
         else:
             ctx["_woke"] = 1
         if resume_from:
@@ -313,6 +314,10 @@ class Workflow:
         manifest = Manifest(run_dir) if self.manifest else None
         if self.on_start is not None:
             await _maybe_await(self.on_start(ctx))
+        if lineage is not None:
+            # counted once on_start has kept what it must (what was said on this wake):
+            # a wake on disk never lost its words to a kill right after it was counted
+            lineage.bump_woke()
 
         for step in self.steps:
             if step.skip_if is not None and step.skip_if(ctx):

@@ -612,3 +612,24 @@ def test_status_says_a_wake_cut_while_deriving_the_goals_resumes_the_goal_setter
     fake.set_script(model)
     ctx = asyncio.run(wake(None))
     assert ctx["_resumed"] == {"设定目标": True, "干活": True}
+
+
+def test_a_wake_counted_keeps_its_words(
+    in_tmp: Path, fake: FakeMessagesAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from flower.core.lineage import Lineage
+
+    fake.set_script(standard_model())
+    asyncio.run(wake("写个 md 转 html 的脚本"))
+    counted = Lineage.bump_woke
+
+    def killed_once_counted(self: Lineage) -> int:
+        counted(self)
+        raise KeyboardInterrupt  # the wake is on disk: killed right after
+
+    with monkeypatch.context() as patched:
+        patched.setattr(Lineage, "bump_woke", killed_once_counted)
+        with pytest.raises(KeyboardInterrupt):
+            asyncio.run(wake("also support tables"))
+    lineage = json.loads((in_tmp / "runs" / "lineage.json").read_text(encoding="utf-8"))
+    assert lineage["woke"] == 2 and lineage["unheard"] == ["also support tables"]
