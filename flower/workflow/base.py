@@ -164,12 +164,33 @@ class StepRun:
     async def turn(self, prompt: str, *, label: str | None = None) -> StepResult:
         """Send ``prompt`` to the step's session, relaying whenever it gets too big:
         first if it already is, and mid-run when the run stops at the context limit."""
-        from flower.workflow.relay import handoff_waiting, needs_relay, relay, relay_while_full
+        from flower.workflow.relay import (
+            handoff_answered,
+            handoff_waiting,
+            needs_relay,
+            relay,
+            relay_while_full,
+            relayed_to,
+            resume_relayed,
+        )
 
         label = label or self.name
-        # a handoff left unanswered can only come from an earlier process: looked for once
+        # a handoff left unanswered, or answered and never passed on, can only come from
+        # an earlier process: looked for once
         left_handoff = self.resumed and not self.results and self.session_id is not None
-        if self.session_id and (
+        answered = (
+            handoff_answered(self.runtime, self.session_id)
+            if left_handoff and self.session_id
+            else None
+        )
+        successor = (
+            relayed_to(self.runtime, self.session_id) if answered and self.session_id else None
+        )
+        if successor is not None:
+            result = await resume_relayed(self, successor, prompt, label=label)
+        elif answered is not None:
+            result = await relay(self, prompt, label=label, answered=answered)
+        elif self.session_id and (
             (left_handoff and handoff_waiting(self.runtime, self.session_id))
             or needs_relay(self.runtime, self.session_id, self.settings, prompt)
         ):
@@ -222,7 +243,8 @@ class Workflow:
 
     ``continuous=False`` starts every step fresh in every process and leaves lineage
     alone. ``retries`` re-runs a failed step up to that many times (``<step>#retry<N>``).
-    ``on_start(ctx)`` runs after lineage is loaded and before the first step.
+    ``on_start(ctx)`` runs after lineage is loaded and before the first step, and
+    before the wake (``ctx["_woke"]``, already set) is written to lineage.
     """
 
     def __init__(
@@ -279,7 +301,7 @@ class Workflow:
             lineage = Lineage.load(workspace, settings=settings, run_dir=run_dir)
             # before the wake is counted: a store that cannot be read stops the run here
             known = lineage.live_steps(rt.has_session)
-            ctx["_woke"] = lineage.bump_woke()
+            ctx["_woke"] = lineage.woke + 1  # written after on_start (see below)
         else:
             ctx["_woke"] = 1
         if resume_from:
@@ -292,6 +314,10 @@ class Workflow:
         manifest = Manifest(run_dir) if self.manifest else None
         if self.on_start is not None:
             await _maybe_await(self.on_start(ctx))
+        if lineage is not None:
+            # counted once on_start has kept what it must (what was said on this wake):
+            # a wake on disk never lost its words to a kill right after it was counted
+            lineage.bump_woke()
 
         for step in self.steps:
             if step.skip_if is not None and step.skip_if(ctx):
@@ -349,7 +375,8 @@ def wake_state(
     of the last round or None}), ``brief`` (the brief file is complete), ``goals``
     (number of goals in the goals file, 0 when missing or malformed), ``store`` (why
     the session store could not be read, or None), ``request`` (a first request a run
-    killed before its first step took it up left behind, or None).
+    killed before its first step took it up left behind, or None), ``goals_stale`` (a
+    wake cut short left the goals to derive again: the next run does it first).
     """
     from flower.core.lineage import _settings_for
     from flower.workflow.clarify import brief_is_complete, read_goals, workflow_names
@@ -374,6 +401,7 @@ def wake_state(
         "goals": len(goals or []),
         "store": store_problem,
         "request": _pending_request(lineage),
+        "goals_stale": lineage.record.extra.get("goals_stale") is True,
     }
     steps = {name: sid for name, sid in recorded.items() if alive.get(name)}
     return {"waking": bool(steps), "checks": checks, "woke": lineage.woke, "steps": steps}

@@ -66,6 +66,10 @@ class WakeMemo:
 
     UNHEARD = "unheard"
     GOALS_STALE = "goals_stale"
+    SENT_AFTER = "unheard_sent_after"
+    """Where the working step's transcript stood when the words were last sent to it:
+    ``{"session": id or None, "entries": n}``; what a cut-short wake stored after that
+    point was heard."""
 
     def __init__(self, lineage: Lineage | None) -> None:
         self.lineage = lineage
@@ -74,6 +78,8 @@ class WakeMemo:
         valid = isinstance(unheard, list) and all(isinstance(t, str) for t in unheard)
         self.unheard: list[str] = list(unheard) if valid else []
         self.goals_stale = self.extra.get(self.GOALS_STALE) is True
+        sent = self.extra.get(self.SENT_AFTER)
+        self.sent_after: dict[str, Any] | None = sent if isinstance(sent, dict) else None
 
     def said(self, text: str) -> None:
         self.unheard.append(text)
@@ -85,19 +91,95 @@ class WakeMemo:
             self.goals_stale = False
             self._save()
 
-    def heard(self) -> None:
-        if self.unheard:
-            self.unheard = []
+    def heard(self, texts: list[str] | None = None) -> None:
+        """Everything unheard (or only ``texts``) reached the working step."""
+        left = [t for t in self.unheard if texts is not None and t not in texts]
+        if left != self.unheard:
+            self.unheard = left
             self._save()
 
+    def sending(self, session_id: str | None, entries: int) -> None:
+        """The words go to the working step now, its transcript ``entries`` long."""
+        self.sent_after = {"session": session_id, "entries": entries}
+        self._save()
+
+    def landed(self, session_id: str | None, entries: list[dict[str, Any]]) -> list[str]:
+        """The unheard words a cut-short wake already stored in the working step's
+        transcript (``entries``, of ``session_id``): they were sent, the model may have
+        answered them; sending them again would say them twice."""
+        sent = self.sent_after
+        if sent is None or session_id is None:
+            return []
+        # a session other than the one they were sent to was started after (a relay)
+        start = sent.get("entries") if sent.get("session") == session_id else 0
+        start = start if isinstance(start, int) and start >= 0 else len(entries)
+        prompts = [text for entry in entries[start:] for text in _prompt_texts(entry)]
+        return [t for t in self.unheard if any(t in prompt for prompt in prompts)]
+
     def _save(self) -> None:
-        for key, value in ((self.UNHEARD, self.unheard), (self.GOALS_STALE, self.goals_stale)):
+        if not self.unheard:
+            self.sent_after = None
+        for key, value in (
+            (self.UNHEARD, self.unheard),
+            (self.GOALS_STALE, self.goals_stale),
+            (self.SENT_AFTER, self.sent_after),
+        ):
             if value:
                 self.extra[key] = value
             else:
                 self.extra.pop(key, None)
         if self.lineage is not None:
             self.lineage.save()
+
+
+class ClarifyMemo(WakeMemo):
+    """What was said on wakes to a clarifier that had not confirmed the brief yet, until
+    the clarifier's transcript holds it (the goals are derived after it anyway)."""
+
+    UNHEARD = "unheard_by_clarifier"
+    GOALS_STALE = "clarify_goals_stale"  # never set: the goals come after the brief
+    SENT_AFTER = "unheard_by_clarifier_sent_after"
+
+    def said(self, text: str) -> None:
+        self.unheard.append(text)
+        self._save()
+
+
+def _send_unheard(run: StepRun, memo: WakeMemo) -> None:
+    """Before ``memo``'s words go to ``run``'s step: drop those a cut-short wake already
+    stored in its transcript, and note where the transcript stands now."""
+    if not memo.unheard:
+        return
+    entries = _transcript(run.runtime, run.session_id)
+    memo.heard(memo.landed(run.session_id, entries))
+    run.ctx["_said"] = "\n\n".join(memo.unheard) or None
+    if memo.unheard:
+        memo.sending(run.session_id, len(entries))
+
+
+def _prompt_texts(entry: dict[str, Any]) -> list[str]:
+    """The words of a user entry (tool results left out)."""
+    if entry.get("type") != "user" or not isinstance(entry.get("message"), dict):
+        return []
+    content = entry["message"].get("content")
+    if isinstance(content, str):
+        return [content]
+    if not isinstance(content, list):
+        return []
+    return [
+        b["text"]
+        for b in content
+        if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+    ]
+
+
+def _transcript(runtime: Any, session_id: str | None) -> list[dict[str, Any]]:
+    if session_id is None:
+        return []
+    try:
+        return list(runtime.store.load(runtime.key(session_id)) or [])
+    except Exception:  # an unreadable transcript: nothing is known to have landed
+        return []
 
 
 REQUEST = "request"  # lineage extra: the first request, until the clarifier holds it
@@ -153,6 +235,11 @@ def builtin_workflow(
             # that still knows what it was asked
             if names.clarify_step in ctx.get("_known", {}):
                 _forget_request(ctx.get("_lineage"))  # its session holds the request
+                # what is said now is kept until the clarifier's transcript holds it
+                memo = ctx["_clarify_memo"] = ClarifyMemo(ctx.get("_lineage"))
+                if said:
+                    memo.said(said)
+                ctx["_said"] = "\n\n".join(memo.unheard) or None
                 return
             request = _remember_request(ctx.get("_lineage"), said)
             ctx["_said"] = ctx["_request"] = request
@@ -170,6 +257,19 @@ def builtin_workflow(
         if result.session_id:  # the clarifier's transcript holds the request now
             _forget_request(ctx.get("_lineage"))
 
+    clarify = clarify_step(said, ask=ask, settings=settings)
+    clarify_inner = clarify.body
+    assert clarify_inner is not None
+
+    async def clarify_body(run: StepRun) -> StepResult:
+        memo: ClarifyMemo | None = run.ctx.get("_clarify_memo")
+        if memo is not None:
+            _send_unheard(run, memo)
+        result = await clarify_inner(run)
+        if memo is not None and result.session_id:
+            memo.heard()
+        return result
+
     def goals_after(ctx: Context, result: StepResult) -> None:
         memo = ctx.get("_wake_memo")
         if memo is not None and result.ok:
@@ -179,6 +279,8 @@ def builtin_workflow(
         # words a cut-short wake stored but never got a reply to are not said twice: the
         # runtime sends a prompt that already waits in the session as it is
         memo: WakeMemo | None = run.ctx.get("_wake_memo")
+        if memo is not None:
+            _send_unheard(run, memo)
         result = await one_turn(run)
         if memo is not None and result.session_id:
             memo.heard()  # in its transcript now, before the judge's rounds can be cut short
@@ -197,7 +299,7 @@ def builtin_workflow(
     work = Step(names.work_step, worker, work_prompt, resume_prompt=work_resume, body=work_body)
     return Workflow(
         [
-            replace_step(clarify_step(said, ask=ask, settings=settings), after=clarify_after),
+            replace_step(clarify, body=clarify_body, after=clarify_after),
             replace_step(goals_step(settings=settings), after=goals_after),
             with_goal(work, judge=judge, rounds=rounds, goals_file=names.goals_file),
         ],

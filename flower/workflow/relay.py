@@ -112,6 +112,92 @@ def handoff_waiting(runtime: Any, session_id: str) -> bool:
     return HANDOFF_PROMPT in waiting_user_texts(entries)
 
 
+def handoff_answered(runtime: Any, session_id: str) -> str | None:
+    """The handoff document ``session_id`` wrote and no new session took up: a run killed
+    after the handoff was answered and before the relay's new session existed. The relay
+    is then finished with that document, never asked for again."""
+    from flower.core.entries import is_synthetic_error
+    from flower.core.transcript import message_of, tool_uses
+
+    try:
+        entries = runtime.store.load(runtime.key(session_id)) or []
+    except Exception as exc:
+        log.debug("transcript unavailable for %s: %s", session_id, exc)
+        return None
+    replies = [e for e in entries if e.get("type") == "assistant" and not is_synthetic_error(e)]
+    if not replies or tool_uses(replies[-1]):
+        return None
+    last = replies[-1]
+    before = entries[: entries.index(last)]
+    asked = [e for e in before if e.get("type") == "user" and _prompt_of(e) is not None]
+    if not asked or _prompt_of(asked[-1]) != HANDOFF_PROMPT:
+        return None
+    content = message_of(last).get("content")
+    blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
+    doc = "".join(
+        b["text"] for b in blocks if isinstance(b, dict) and isinstance(b.get("text"), str)
+    )
+    return doc if doc.strip() else None
+
+
+def relayed_to(runtime: Any, session_id: str) -> str | None:
+    """The session a relay from ``session_id`` started (its first entry has ``relayFrom``
+    naming it), if there is one: a run killed after the new session's first entry and
+    before lineage named it. Looked for only when a handoff was answered and not passed
+    on, so reading every session's first entry is rare."""
+    try:
+        project = runtime.key(session_id).project_key
+        infos = sorted(runtime.store.list_sessions(project), key=lambda i: -i.mtime_ms)
+        for info in infos:
+            if info.session_id == session_id:
+                continue
+            first = next(iter(runtime.store.iter_entries(runtime.key(info.session_id))), None)
+            if isinstance(first, dict) and first.get("relayFrom") == session_id:
+                return str(info.session_id)
+    except Exception as exc:
+        log.debug("sessions unavailable when looking for a relay from %s: %s", session_id, exc)
+    return None
+
+
+async def resume_relayed(run: Any, successor: str, prompt: str, *, label: str) -> StepResult:
+    """Go on in ``successor``, the new session of a relay a killed run left unnamed in
+    lineage: its seed (the handoff and the message) waits there and is sent as it is,
+    not a second new session."""
+    from flower.core.transcript import waiting_user_texts
+
+    old = run.session_id
+    try:
+        waiting = waiting_user_texts(_entries(run.runtime, successor))
+    except Exception:
+        waiting = []
+    run.session_id = successor
+    result: StepResult = await run.raw_turn(
+        waiting[-1] if waiting else prompt, resume=successor, label=label
+    )
+    result.retired = [old, *result.retired]
+    log.info("relayed %s: %s -> %s (finished after a cut)", run.name, old, successor)
+    return result
+
+
+def _entries(runtime: Any, session_id: str) -> list[dict[str, Any]]:
+    return list(runtime.store.load(runtime.key(session_id)) or [])
+
+
+def _prompt_of(entry: dict[str, Any]) -> str | None:
+    """The words of a user prompt entry; None for tool results."""
+    from flower.core.transcript import message_of
+
+    content = message_of(entry).get("content")
+    if isinstance(content, str):
+        return content
+    texts = [
+        b["text"]
+        for b in content or ()
+        if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+    ]
+    return "".join(texts) if texts else None
+
+
 _UNSAFE = re.compile(r"[\\/\x00:*?\"<>|\s]+")
 
 
@@ -141,15 +227,20 @@ def write_handoff(path: Path, step: str, old_session: str, body: str) -> None:
         out.write(header + body.strip() + "\n")
 
 
-async def relay(run: Any, prompt: str, *, label: str) -> StepResult:
+async def relay(run: Any, prompt: str, *, label: str, answered: str | None = None) -> StepResult:
     """Hand ``run``'s session off to a new one and send ``prompt`` there.
 
     Returns the new session's result, with the old id in ``retired`` and the handoff
-    run's cost and turns added in (one manifest line for the whole move).
+    run's cost and turns added in (one manifest line for the whole move). ``answered``
+    is a handoff document the old session already wrote (an earlier run was killed
+    before passing it on): it is not asked for again.
     """
     old = run.session_id
-    # no context_limit here: stopping the handoff itself would leave nothing to hand on
-    handoff = await run.raw_turn(HANDOFF_PROMPT, resume=old, label=label, limited=False)
+    if answered is not None:
+        handoff = StepResult(step=label, session_id=old, ok=True, text=answered)
+    else:
+        # no context_limit here: stopping the handoff itself would leave nothing to hand on
+        handoff = await run.raw_turn(HANDOFF_PROMPT, resume=old, label=label, limited=False)
     body = handoff.text if handoff.ok and handoff.text.strip() else ""
     if not body:
         body = FALLBACK_DOC.format(last=handoff.text.strip() or "(无)")
@@ -229,9 +320,12 @@ __all__ = [
     "RELAY_SEED",
     "absorb",
     "expected_growth",
+    "handoff_answered",
     "handoff_path",
     "needs_relay",
     "relay",
     "relay_while_full",
+    "relayed_to",
+    "resume_relayed",
     "threshold",
 ]

@@ -517,3 +517,119 @@ def test_a_new_request_replaces_one_a_killed_first_run_left(
     asked = last_user_text(model.seen["clarifier"][0])
     assert "写个 md 转 html 的脚本" in asked
     assert "delete every file" not in asked and "B\n" not in asked
+
+
+def test_words_the_worker_answered_before_a_cut_are_not_said_again(
+    in_tmp: Path, fake: FakeMessagesAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from flower.runtime.engine import Runtime
+    from flower.runtime.events import TurnEnd
+    from flower.testing.fake_api import reply, tool_use
+
+    fake.set_script(standard_model())
+    asyncio.run(wake("写个 md 转 html 的脚本"))
+    said = "also support tables"
+    others = standard_model()
+    worked: list[RecordedRequest] = []
+
+    def glob_forever(req: RecordedRequest) -> Any:
+        if role(req) != "worker":
+            return others(req)
+        worked.append(req)
+        return reply("先看看。", tool_use("Glob", {"pattern": "*"}))
+
+    fake.set_script(glob_forever)
+
+    turns = []
+
+    def cut_at_the_second_turn(self: Runtime, event: Any) -> None:
+        turns.extend([event] if isinstance(event, TurnEnd) and worked else [])
+        if len(turns) == 2:  # the words, a reply and its tool's result are stored: killed
+            raise KeyboardInterrupt
+
+    with monkeypatch.context() as patched:
+        patched.setattr(Runtime, "_emit", cut_at_the_second_turn)
+        with pytest.raises(KeyboardInterrupt):
+            asyncio.run(wake(said))
+    model = standard_model()
+    fake.set_script(model)
+    ctx = asyncio.run(wake(None))
+    assert ctx["_ok"]
+    # its transcript held the words and the worker's answer to them: they are not said again
+    assert _said_count(model.seen["worker"][0], said) == 1
+    assert "unheard" not in json.loads(
+        (in_tmp / "runs" / "lineage.json").read_text(encoding="utf-8")
+    )
+
+
+async def _killed_turn(*args: Any, **kwargs: Any) -> Any:
+    raise KeyboardInterrupt
+
+
+def test_words_for_a_clarifier_a_cut_wake_never_reached_are_kept_for_the_next(
+    in_tmp: Path, fake: FakeMessagesAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from flower.workflow.base import StepRun
+
+    fake.set_script(Model(clarifier="文件放在哪个目录?"))
+    first = asyncio.run(wake("写个 md 转 html 的脚本", retries=0))
+    assert not first["_ok"]  # it kept asking: the brief is not confirmed
+    lineage = json.loads((in_tmp / "runs" / "lineage.json").read_text(encoding="utf-8"))
+    assert "确认需求" in lineage["steps"] and not (in_tmp / "需求.md").exists()
+
+    said = "放在 docs/ 下面"
+    with monkeypatch.context() as patched:
+        patched.setattr(StepRun, "raw_turn", _killed_turn)  # cut before the clarifier got it
+        with pytest.raises(KeyboardInterrupt):
+            asyncio.run(wake(said))
+    model = standard_model()
+    fake.set_script(model)
+    ctx = asyncio.run(wake(None))
+    assert ctx["_ok"]
+    assert _said_count(model.seen["clarifier"][0], said) == 1  # not lost, said once
+    assert said not in json.dumps(
+        json.loads((in_tmp / "runs" / "lineage.json").read_text(encoding="utf-8")),
+        ensure_ascii=False,
+    )
+
+
+def test_status_says_a_wake_cut_while_deriving_the_goals_resumes_the_goal_setter(
+    in_tmp: Path, fake: FakeMessagesAPI
+) -> None:
+    from flower.cli.run import describe_state
+    from flower.core.config import load_settings
+    from flower.workflow.base import wake_state
+
+    fake.set_script(standard_model())
+    asyncio.run(wake("写个 md 转 html 的脚本"))
+    fake.set_script(Model(**{"goal-setter": "我还在想。"}))
+    assert asyncio.run(wake("顺便支持代码块高亮"))["_failed"] == "设定目标"
+    settings = load_settings().settings
+    lines = describe_state(wake_state(".", "runs", settings=settings), in_tmp, settings)
+    # the next `flower` derives the goals again in the goal setter's session, then works
+    assert lines[-1] == "next        `flower` resumes 设定目标, 干活 (wake 3)"
+    model = standard_model()
+    fake.set_script(model)
+    ctx = asyncio.run(wake(None))
+    assert ctx["_resumed"] == {"设定目标": True, "干活": True}
+
+
+def test_a_wake_counted_keeps_its_words(
+    in_tmp: Path, fake: FakeMessagesAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from flower.core.lineage import Lineage
+
+    fake.set_script(standard_model())
+    asyncio.run(wake("写个 md 转 html 的脚本"))
+    counted = Lineage.bump_woke
+
+    def killed_once_counted(self: Lineage) -> int:
+        counted(self)
+        raise KeyboardInterrupt  # the wake is on disk: killed right after
+
+    with monkeypatch.context() as patched:
+        patched.setattr(Lineage, "bump_woke", killed_once_counted)
+        with pytest.raises(KeyboardInterrupt):
+            asyncio.run(wake("also support tables"))
+    lineage = json.loads((in_tmp / "runs" / "lineage.json").read_text(encoding="utf-8"))
+    assert lineage["woke"] == 2 and lineage["unheard"] == ["also support tables"]

@@ -234,3 +234,127 @@ def test_a_handoff_a_killed_run_left_unanswered_is_finished_not_carried_on(
     assert move["from"] == old and ctx["_sessions"]["干活"] == move["to"] != old
     assert Path(move["doc"]).is_file()
     assert "接着读" in user_prompts(fake.requests[before + 1])[0]  # the new session carries on
+
+
+def test_a_handoff_a_killed_run_got_but_never_passed_on_is_not_asked_again(
+    in_tmp: Path, fake: FakeMessagesAPI
+) -> None:
+    import os
+
+    from flower.core.keys import project_key
+    from flower.core.records import SessionKey
+    from flower.stores.open import open_session_store
+
+    (in_tmp / "seed.txt").write_text("苹果\n", encoding="utf-8")
+    fake.set_script([text("做了一半", usage={"input_tokens": 2_000})])
+    old = wake(relay_settings())["_sessions"]["干活"]
+    # killed after the old session answered the handoff, before the new session existed
+    doc = "## 进度\n读了三遍,接着读"
+    store = open_session_store("sqlite:///runs/sessions.db")
+    key = SessionKey(project_key(os.path.realpath(".")), old)
+    try:
+        leaf = (store.load(key) or [])[-1]["uuid"]
+        asked = {
+            "type": "user",
+            "uuid": "handoff-asked",
+            "parentUuid": leaf,
+            "message": {"role": "user", "content": HANDOFF_PROMPT},
+        }
+        answered = {
+            "type": "assistant",
+            "uuid": "handoff-answered",
+            "parentUuid": "handoff-asked",
+            "message": {
+                "id": "msg_handoff",
+                "type": "message",
+                "role": "assistant",
+                "model": "claude-sonnet-4-6",
+                "content": [{"type": "text", "text": doc}],
+                "stop_reason": "end_turn",
+                "usage": {"input_tokens": 9_000, "output_tokens": 10},
+            },
+        }
+        store.append(key, [asked, answered])
+    finally:
+        store.close()
+    worker = Worker(turns=1)
+    fake.set_script(worker)
+    before = len(fake.requests)
+    ctx = wake(relay_settings())
+    sent = fake.requests[before:]
+    assert not [r for r in sent if HANDOFF_PROMPT in user_prompts(r)]  # answered once only
+    (move,) = ctx["_relays"]
+    assert move["from"] == old and ctx["_sessions"]["干活"] == move["to"] != old
+    assert doc in user_prompts(sent[0])[0] and "接着读" in user_prompts(sent[0])[0]
+    assert doc in Path(move["doc"]).read_text(encoding="utf-8")
+
+
+def test_a_relay_killed_before_lineage_named_its_new_session_goes_on_there(
+    in_tmp: Path, fake: FakeMessagesAPI
+) -> None:
+    import os
+
+    from flower.core.keys import project_key
+    from flower.core.records import SessionKey
+    from flower.stores.open import open_session_store
+    from flower.workflow.relay import RELAY_SEED
+
+    (in_tmp / "seed.txt").write_text("苹果\n", encoding="utf-8")
+    fake.set_script([text("做了一半", usage={"input_tokens": 2_000})])
+    old = wake(relay_settings())["_sessions"]["干活"]
+    # killed after the new session's first entry was stored, before lineage named it
+    doc = "## 进度\n读了三遍,接着读"
+    seeded = RELAY_SEED.format(path="notes/relay/x.md", doc=doc) + "接着读"
+    store = open_session_store("sqlite:///runs/sessions.db")
+    pkey = project_key(os.path.realpath("."))
+    try:
+        leaf = (store.load(SessionKey(pkey, old)) or [])[-1]["uuid"]
+        store.append(
+            SessionKey(pkey, old),
+            [
+                {
+                    "type": "user",
+                    "uuid": "handoff-asked",
+                    "parentUuid": leaf,
+                    "message": {"role": "user", "content": HANDOFF_PROMPT},
+                },
+                {
+                    "type": "assistant",
+                    "uuid": "handoff-answered",
+                    "parentUuid": "handoff-asked",
+                    "message": {
+                        "id": "msg_handoff",
+                        "type": "message",
+                        "role": "assistant",
+                        "model": "claude-sonnet-4-6",
+                        "content": [{"type": "text", "text": doc}],
+                        "stop_reason": "end_turn",
+                        "usage": {"input_tokens": 9_000, "output_tokens": 10},
+                    },
+                },
+            ],
+        )
+        store.append(
+            SessionKey(pkey, "relayed-to"),
+            [
+                {
+                    "type": "user",
+                    "uuid": "relay-seed",
+                    "parentUuid": None,
+                    "relayFrom": old,
+                    "message": {"role": "user", "content": seeded},
+                }
+            ],
+        )
+    finally:
+        store.close()
+    worker = Worker(turns=1)
+    fake.set_script(worker)
+    before = len(fake.requests)
+    ctx = wake(relay_settings())
+    sent = fake.requests[before:]
+    assert ctx["_ok"] and ctx["_sessions"]["干活"] == "relayed-to"  # no second new session
+    assert not [r for r in sent if HANDOFF_PROMPT in user_prompts(r)]
+    assert user_prompts(sent[0]).count(seeded) == 1 and len(sent[0].messages) == 1
+    lineage = json.loads((in_tmp / "runs" / "lineage.json").read_text(encoding="utf-8"))
+    assert lineage["steps"]["干活"] == "relayed-to"

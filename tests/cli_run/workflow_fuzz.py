@@ -1,0 +1,813 @@
+"""A seeded fuzzer of whole CLI lives: ``flower --yes "..."`` killed and resumed until done.
+
+One *life* is a workspace and a list of invocations of the real console script against
+a scripted fake Messages API (:class:`FuzzModel`, which answers the clarifier, the goal
+setter, the worker and the judge plausibly, from what each request holds). Every
+invocation says new words, nothing, or ``--new`` and words, and may be cut by a signal
+(SIGKILL, SIGTERM, SIGINT) at a point measured in progress: the k-th request the fake
+receives, or the k-th store write (session appends and lineage saves, counted in the
+child by a ``sitecustomize`` hook). The fake also answers with API faults (529, cut
+streams) and reports a context that grows until a relay is due. After every invocation
+:func:`check_after` checks the invariants; a violation is a :class:`Finding`.
+
+Explore from the command line (each seed is one life)::
+
+    python tests/cli_run/workflow_fuzz.py --seeds 0:20 --jobs 4
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from cli_run_helpers import FLOWER, flower_env  # noqa: E402
+
+from flower.testing.fake_api import (  # noqa: E402
+    FakeMessagesAPI,
+    RecordedRequest,
+    Reply,
+    ScriptItem,
+    dropped,
+    overloaded,
+    reply,
+    tool_use,
+)
+from flower.workflow.builtin import WORKER  # noqa: E402
+from flower.workflow.clarify import CLARIFIER, GOAL_SETTER  # noqa: E402
+from flower.workflow.goal import JUDGE  # noqa: E402
+from flower.workflow.relay import HANDOFF_PROMPT  # noqa: E402
+
+THRESHOLD = 20_000
+"""The relay threshold the children run with (``FLOWER_RELAY_THRESHOLD_TOKENS``)."""
+RELAY_SEED_START = "你接手一件做到一半的事"
+MAX_INVOCATIONS = 8
+
+BRIEF = """\
+## 背景
+一个小工具箱。
+
+## 要做什么
+写出 {files}。
+
+## 不做什么
+不联网。
+
+## 怎样算完成
+每个文件都在,内容是它自己的名字。
+"""
+
+VOLATILE = re.compile(
+    r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"  # session ids
+    r"|toolu_\w+|\d{8}-\d{6}|\d{4}-\d\d-\d\d \d\d:\d\d(:\d\d)?"  # tool ids, stamps
+)
+"""What differs between two replays of one life: never part of a decision's seed."""
+
+HOOK = '''\
+"""Counts store writes in a fuzzed flower and sends itself a signal at the k-th."""
+import os
+
+_plan = os.environ.get("FUZZ_WRITE_KILL")
+if _plan:
+    _at, _signum, _when = _plan.split(":")
+    _count = [0]
+
+    def _wrap(cls, name):
+        original = getattr(cls, name)
+
+        def counted(self, *args, **kwargs):
+            _count[0] += 1
+            hit = _count[0] == int(_at)
+            if hit and _when == "before":
+                _fire()
+            out = original(self, *args, **kwargs)
+            if hit and _when == "after":
+                _fire()
+            return out
+
+        setattr(cls, name, counted)
+
+    def _fire():
+        with open(os.environ["FUZZ_MARK"], "w") as mark:
+            mark.write("fired")
+        os.kill(os.getpid(), int(_signum))
+
+    from flower_plugins.jsonfs.lineage import JsonLineageStore
+    from flower_plugins.sql.store import SqlSessionStore
+
+    _wrap(SqlSessionStore, "append")
+    _wrap(JsonLineageStore, "save")
+'''
+
+
+# --------------------------------------------------------------------------- the model
+
+
+def _system(req: RecordedRequest) -> str:
+    system = req.body.get("system")
+    if isinstance(system, str):
+        return system
+    return "".join(b.get("text", "") for b in system or [] if isinstance(b, dict))
+
+
+def _user_texts(message: dict[str, Any]) -> list[str]:
+    """The text blocks of a message (tool results left out)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return [content]
+    return [
+        b.get("text", "") for b in content or () if isinstance(b, dict) and b.get("type") == "text"
+    ]
+
+
+def _last_user_text(req: RecordedRequest) -> str:
+    for message in reversed(req.messages):
+        if message.get("role") == "user":
+            texts = _user_texts(message)
+            if texts:
+                return texts[-1]
+    return ""
+
+
+def _tool_uses(req: RecordedRequest) -> int:
+    return sum(
+        1
+        for m in req.messages
+        if m.get("role") == "assistant" and isinstance(m.get("content"), list)
+        for b in m["content"]
+        if isinstance(b, dict) and b.get("type") == "tool_use"
+    )
+
+
+AGENTS = {
+    CLARIFIER.instructions: "clarifier",
+    GOAL_SETTER.instructions: "goals",
+    WORKER.instructions: "worker",
+    JUDGE.instructions: "judge",
+}
+
+
+class FuzzModel:
+    """Answers each agent from what its request holds; faults and growth from the seed.
+
+    Every decision comes from a generator seeded by the life's seed, the agent, the
+    request's content and how often that same request was seen, so a life replays the
+    same way while its invocations do.
+    """
+
+    def __init__(self, seed: int, ws: Path, files: list[str], fault_rate: float) -> None:
+        self.seed = seed
+        self.ws = ws
+        self.files = files
+        self.fault_rate = fault_rate
+        self.growth = random.Random(seed).choice([900, 1400, 2200, 3000])
+        self.seen: Counter[str] = Counter()
+        self.kill_at: int | None = None
+        self.kill_signal = signal.SIGKILL
+        self.pid: int | None = None
+        self.fired = False
+        self.count = 0
+        self.requests: list[RecordedRequest] = []
+        self.lock = threading.Lock()
+
+    def arm(self, pid: int, at: int | None, sig: signal.Signals) -> None:
+        with self.lock:
+            self.pid, self.kill_at, self.kill_signal = pid, at, sig
+            self.fired, self.count = False, 0
+            self.requests = []
+
+    def _rng(self, agent: str, req: RecordedRequest) -> random.Random:
+        # the request's words only: no tool ids, no temporary paths, no timestamps
+        words = json.dumps(req.texts(), ensure_ascii=False).replace(str(self.ws), "WS")
+        words = VOLATILE.sub("", words)
+        digest = hashlib.sha256(words.encode()).hexdigest()
+        key = f"{agent}:{digest}"
+        self.seen[key] += 1
+        return random.Random(f"{self.seed}:{key}:{self.seen[key]}")
+
+    def __call__(self, req: RecordedRequest) -> ScriptItem:
+        with self.lock:
+            self.count += 1
+            self.requests.append(req)
+            kill = self.kill_at == self.count and self.pid is not None
+            if kill:
+                self.fired = True
+                os.kill(self.pid, self.kill_signal)  # type: ignore[arg-type]
+        agent = AGENTS.get(_system(req), "other")
+        rng = self._rng(agent, req)
+        if rng.random() < self.fault_rate:
+            answer = self._fault(rng, agent, req)
+        else:
+            answer = self._answer(rng, agent, req)
+        if kill and isinstance(answer, Reply):
+            answer.delay = 0.5  # let the signal land before the answer does
+        return answer
+
+    def _fault(self, rng: random.Random, agent: str, req: RecordedRequest) -> ScriptItem:
+        if rng.random() < 0.5:
+            return overloaded()
+        return dropped(self._answer(rng, agent, req), after=rng.randint(1, 4))
+
+    def _answer(self, rng: random.Random, agent: str, req: RecordedRequest) -> Reply:
+        answer = getattr(self, f"_{agent}", self._other)(rng, req)
+        answer.usage = self._usage(agent, req)
+        return answer
+
+    def _usage(self, agent: str, req: RecordedRequest) -> dict[str, int]:
+        chars = sum(len(t) for t in req.texts())
+        tokens = 1500 + chars // 3
+        if agent == "worker":
+            tokens += self.growth * len(req.messages)
+        return {"input_tokens": tokens, "output_tokens": 100}
+
+    def _clarifier(self, rng: random.Random, req: RecordedRequest) -> Reply:
+        if len(req.messages) == 1 and rng.random() < 0.3:
+            return reply("有个问题:文件放在哪个目录?")
+        return reply("需求如下:\n\n" + BRIEF.format(files="、".join(self.files)))
+
+    def needed(self, brief: str) -> list[str]:
+        """The base files, and one more for every feature the user asked for."""
+        extra = [f"feat{n}.txt" for n in re.findall(r"加一个功能(\d+)", brief)]
+        return list(dict.fromkeys([*self.files, *extra]))
+
+    def _goals(self, rng: random.Random, req: RecordedRequest) -> Reply:
+        if rng.random() < 0.1:
+            return reply("好的,我来列目标。")
+        files = self.needed("\n".join(req.texts()))
+        return reply("\n".join(f"{i}. 工作区里有 {f}" for i, f in enumerate(files, 1)))
+
+    def _worker(self, rng: random.Random, req: RecordedRequest) -> Reply:
+        if HANDOFF_PROMPT in _last_user_text(req):
+            return reply("# 交接\n\n要做的事见需求文件;接下来把缺的文件写出来。")
+        brief = self.ws / "需求.md"
+        files = self.needed(brief.read_text(encoding="utf-8") if brief.exists() else "")
+        missing = [f for f in files if not (self.ws / f).exists()]
+        if rng.random() < 0.25:
+            return reply("先看看现状。", tool_use("Glob", {"pattern": "*"}))
+        if missing:
+            name = missing[0]
+            return reply(f"写 {name}。", tool_use("Write", {"file_path": name, "content": name}))
+        return reply("做完了:" + "、".join(files) + " 都写好了。")
+
+    def _judge(self, rng: random.Random, req: RecordedRequest) -> Reply:
+        if not _tool_uses(req):
+            return reply("我看一下。", tool_use("Glob", {"pattern": "*"}))
+        lines = []
+        goals = re.findall(r"^\d+\. 工作区里有 (\S+)$", req.texts()[0], re.MULTILINE)
+        for i, name in enumerate(goals, 1):
+            met = (self.ws / name).exists() and rng.random() > 0.15
+            lines.append(f"{i}. {'达成' if met else '未达成'} — {name}")
+        return reply("\n".join(lines))
+
+    def _other(self, rng: random.Random, req: RecordedRequest) -> Reply:
+        return reply("(fuzz) 不认识的请求。")
+
+
+# --------------------------------------------------------------------------- a life
+
+
+@dataclass
+class Kill:
+    at: str  # "request" or "write"
+    k: int
+    sig: signal.Signals
+    when: str = "before"  # for "write": before or after the write
+
+    def __str__(self) -> str:
+        where = f"{self.when} write" if self.at == "write" else "request"
+        return f"{self.sig.name} at {where} {self.k}"
+
+
+@dataclass
+class Invocation:
+    said: str | None
+    new: bool = False
+    kill: Kill | None = None
+
+    def args(self) -> list[str]:
+        args = ["--yes"]
+        if self.new:
+            args.append("--new")
+        if self.said is not None:
+            args.append(self.said)
+        return args
+
+    def __str__(self) -> str:
+        return f"flower {' '.join(self.args())}" + (f"  [{self.kill}]" if self.kill else "")
+
+
+def make_life(seed: int) -> list[Invocation]:
+    rng = random.Random(seed)
+    plan: list[Invocation] = []
+    words = 0
+
+    def say() -> str:
+        nonlocal words
+        words += 1
+        return f"第{words}句话-s{seed}:加一个功能{rng.randint(100, 999)}"
+
+    for n in range(MAX_INVOCATIONS):
+        roll = rng.random()
+        if n == 0 or roll < 0.35:
+            inv = Invocation(say())
+        elif roll < 0.9:
+            inv = Invocation(None)
+        else:
+            inv = Invocation(say(), new=True)
+        if rng.random() < 0.75:
+            sig = rng.choice([signal.SIGKILL, signal.SIGTERM, signal.SIGINT])
+            if rng.random() < 0.5:
+                inv.kill = Kill("request", rng.randint(1, 20), sig)
+            else:
+                when = rng.choice(["before", "after"])
+                inv.kill = Kill("write", rng.randint(1, 60), sig, when)
+        plan.append(inv)
+    return plan
+
+
+@dataclass
+class Finding:
+    seed: int
+    step: int
+    problem: str
+    plan: list[Invocation]
+    output: str = ""
+
+    def __str__(self) -> str:
+        lines = [f"seed {self.seed}, invocation {self.step}: {self.problem}"]
+        lines += [f"  {i}. {inv}" for i, inv in enumerate(self.plan[: self.step + 1])]
+        return "\n".join(lines)
+
+
+class Violation(AssertionError):
+    pass
+
+
+def expect(condition: bool, problem: str) -> None:
+    if not condition:
+        raise Violation(problem)
+
+
+@dataclass
+class Outcome:
+    code: int
+    stdout: str
+    stderr: str
+    fired: bool
+    requests: list[RecordedRequest]
+    status: str
+
+
+@dataclass
+class LifeState:
+    """What the fuzzer knows of the current intention (since the last ``--new``)."""
+
+    words: list[str] = field(default_factory=list)
+    superseded: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+    """Words of a run killed before it wrote them anywhere (never taken)."""
+    woke: int = 0
+    finished: bool = False
+
+
+class Life:
+    def __init__(self, seed: int, root: Path, plan: list[Invocation]) -> None:
+        self.seed = seed
+        self.plan = plan
+        self.ws = (root / "ws").resolve()
+        self.ws.mkdir(parents=True)
+        self.home = root / "home"
+        self.home.mkdir()
+        hook = root / "hook"
+        hook.mkdir()
+        (hook / "sitecustomize.py").write_text(HOOK)
+        self.hook = hook
+        self.mark = root / "fired"
+        rng = random.Random(f"files{seed}")
+        self.files = [f"f{i}.txt" for i in range(rng.randint(1, 4))]
+        self.model = FuzzModel(seed, self.ws, self.files, fault_rate=rng.choice([0.0, 0.05, 0.12]))
+        self.state = LifeState()
+        self.stats: Counter[str] = Counter()
+
+    def env(self, api: FakeMessagesAPI, inv: Invocation) -> dict[str, str]:
+        env = flower_env(api, self.home)
+        env.update(
+            FLOWER_RESILIENCE_MAX_ATTEMPTS="3",
+            FLOWER_RESILIENCE_BASE_DELAY="0",
+            FLOWER_RELAY_THRESHOLD_TOKENS=str(THRESHOLD),
+            FUZZ_MARK=str(self.mark),
+        )
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (str(self.hook), os.environ.get("PYTHONPATH", "")) if p
+        )
+        if inv.kill is not None and inv.kill.at == "write":
+            env["FUZZ_WRITE_KILL"] = f"{inv.kill.k}:{int(inv.kill.sig)}:{inv.kill.when}"
+        return env
+
+    def status(self, env: dict[str, str]) -> str:
+        done = subprocess.run(
+            [*FLOWER, "status"], cwd=self.ws, env=env, capture_output=True, text=True, timeout=60
+        )
+        return done.stdout
+
+    def invoke(self, api: FakeMessagesAPI, inv: Invocation) -> Outcome:
+        env = self.env(api, inv)
+        status = self.status(env)
+        self.mark.unlink(missing_ok=True)
+        proc = subprocess.Popen(
+            [*FLOWER, *inv.args()],
+            cwd=self.ws,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        at = inv.kill.k if inv.kill is not None and inv.kill.at == "request" else None
+        sig = inv.kill.sig if inv.kill is not None else signal.SIGKILL
+        self.model.arm(proc.pid, at, sig)
+        try:
+            out, err = proc.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = proc.communicate()
+            raise Violation(
+                f"flower hung; stdout tail: {out[-800:]!r} stderr: {err[-800:]!r}"
+            ) from None
+        fired = self.model.fired or self.mark.exists()
+        return Outcome(proc.returncode, out, err, fired, list(self.model.requests), status)
+
+    def run(self) -> Finding | None:
+        with FakeMessagesAPI(self.model) as api:
+            for step, inv in enumerate(self.plan):
+                before = self.snapshot()
+                outcome: Outcome | None = None
+                try:
+                    outcome = self.invoke(api, inv)
+                    self.account(inv, before, outcome)
+                    check_after(self, inv, before, outcome, api)
+                except Violation as exc:
+                    output = ""
+                    if outcome is not None:
+                        output = f"exit {outcome.code}\n{outcome.stdout[-3000:]}\n"
+                        output += outcome.stderr[-3000:]
+                    return Finding(self.seed, step, str(exc), self.plan, output)
+                self.tally(outcome)
+        return None
+
+    def tally(self, outcome: Outcome) -> None:
+        self.stats["runs"] += 1
+        self.stats["killed"] += outcome.fired
+        self.stats[f"exit{outcome.code}"] += 1
+        self.stats["relays"] = len(list((self.ws / "notes" / "relay").glob("*.md")))
+
+    def snapshot(self) -> dict[str, Any]:
+        return {
+            "lineage": read_lineage(self.ws),
+            "state": (list(self.state.words), self.state.woke),
+        }
+
+    def account(self, inv: Invocation, before: dict[str, Any], outcome: Outcome) -> None:
+        """Update what the fuzzer expects: the words of this intention, the wake count."""
+        if inv.new:
+            archived = outcome.stdout.startswith("   archived") or not before["lineage"]
+            refused = outcome.code not in (0, 1) and not outcome.stdout
+            if not refused and (archived or "开始新的一件事" in outcome.stdout):
+                self.state = LifeState()
+        if inv.said is not None and outcome.stdout:  # it got past the start (the banner)
+            lineage = before["lineage"] or {}
+            pending = lineage.get("request")
+            clarified = (self.ws / "需求.md").exists() or "确认需求" in (lineage.get("steps") or {})
+            if pending and pending in self.state.words and not inv.new and not clarified:
+                # documented: what is said now replaces a first request no step took up
+                self.state.words.remove(pending)
+                self.state.superseded.append(pending)
+            self.state.words.append(inv.said)
+
+
+# --------------------------------------------------------------------------- checks
+
+
+def read_lineage(ws: Path) -> dict[str, Any] | None:
+    path = ws / "runs" / "lineage.json"
+    if not path.exists():
+        return None
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def load_sessions(ws: Path) -> dict[str, list[dict[str, Any]]]:
+    """Every session in the store: ``{session_id: entries}`` (raw, decoded)."""
+    path = ws / "runs" / "sessions.db"
+    if not path.exists():
+        return {}
+    from flower.core.keys import project_key
+    from flower.core.records import SessionKey
+    from flower.stores.open import open_session_store
+
+    sessions: dict[str, list[dict[str, Any]]] = {}
+    with open_session_store(f"sqlite:///{path}") as store:
+        pkey = project_key(ws)
+        for info in store.list_sessions(pkey):
+            key = SessionKey(pkey, info.session_id)
+            sessions[info.session_id] = store.load(key) or []
+    return sessions
+
+
+def _texts_of(entry: dict[str, Any]) -> list[str]:
+    return _user_texts(entry.get("message") or {})
+
+
+EXIT_AFTER = {signal.SIGKILL: {-9}, signal.SIGTERM: {143, -15}, signal.SIGINT: {130, -2}}
+
+
+def check_exit(inv: Invocation, outcome: Outcome) -> None:
+    if outcome.fired and inv.kill is not None:
+        allowed = EXIT_AFTER[inv.kill.sig]
+        expect(outcome.code in allowed, f"exit {outcome.code} after {inv.kill.sig.name}")
+    else:
+        expect(outcome.code in (0, 1, 2), f"exit {outcome.code} with no signal sent")
+    expect("Traceback" not in outcome.stderr, f"a traceback: {outcome.stderr[-1500:]}")
+
+
+def check_lineage(ws: Path, sessions: dict[str, list[dict[str, Any]]]) -> dict[str, Any] | None:
+    path = ws / "runs" / "lineage.json"
+    if not path.exists():
+        return None
+    try:
+        lineage = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise Violation(f"lineage.json is not JSON: {exc}") from None
+    expect(isinstance(lineage, dict), "lineage.json is not an object")
+    expect(lineage.get("workspace") == str(ws), f"lineage workspace {lineage.get('workspace')}")
+    expect(isinstance(lineage.get("woke"), int), "lineage woke is not a number")
+    steps = lineage.get("steps")
+    expect(isinstance(steps, dict), "lineage steps is not an object")
+    for step, sid in steps.items():
+        expect(sid in sessions, f"lineage step {step} names {sid}, not in the store")
+    return lineage
+
+
+def check_transcripts(sessions: dict[str, list[dict[str, Any]]]) -> None:
+    for sid, raw in sessions.items():
+        uuids = [e.get("uuid") for e in raw]
+        expect(len(set(uuids)) == len(uuids), f"{sid}: duplicate uuids")
+        expect(
+            bool(raw) and raw[0].get("parentUuid") is None, f"{sid}: the first entry has a parent"
+        )
+        for before, after in itertools.pairwise(raw):
+            expect(
+                after.get("parentUuid") == before.get("uuid"),
+                f"{sid}: entry {after.get('type')} {after.get('uuid')} is not chained to the "
+                "entry before it",
+            )
+        asked: set[str] = set()
+        answered: Counter[str] = Counter()
+        waiting: list[str] = []
+        for entry in raw:
+            if entry.get("type") == "assistant" and not entry.get("isApiErrorMessage"):
+                waiting = []
+            content = (entry.get("message") or {}).get("content")
+            if entry.get("type") == "user" and isinstance(content, str):
+                expect(
+                    content not in waiting,
+                    f"{sid}: prompt stored twice in one turn: {content[:80]!r}",
+                )
+                waiting.append(content)
+            for block in content if isinstance(content, list) else ():
+                if block.get("type") == "tool_use":
+                    asked.add(block["id"])
+                elif block.get("type") == "tool_result":
+                    tid = block.get("tool_use_id")
+                    expect(tid in asked, f"{sid}: tool_result {tid} answers nothing earlier")
+                    answered[tid] += 1
+        twice = [t for t, n in answered.items() if n > 1]
+        expect(not twice, f"{sid}: tool calls answered twice: {twice}")
+
+
+def check_relays(
+    sessions: dict[str, list[dict[str, Any]]], lineage: dict[str, Any] | None, killed: bool
+) -> None:
+    successors: dict[str, list[str]] = {}
+    for sid, raw in sessions.items():
+        origin = raw[0].get("relayFrom") if raw else None
+        if origin:
+            successors.setdefault(origin, []).append(sid)
+            expect(origin in sessions, f"{sid} relays from {origin}, not in the store")
+    for sid, raw in sessions.items():
+        handoffs = [e for e in raw if e.get("type") == "user" and HANDOFF_PROMPT in _texts_of(e)]
+        expect(len(handoffs) <= 1, f"{sid}: the handoff was asked {len(handoffs)} times")
+        expect(
+            len(successors.get(sid, [])) <= 1,
+            f"{sid} was relayed to {len(successors[sid]) if sid in successors else 0} sessions",
+        )
+        if sid in successors:
+            expect(bool(handoffs), f"{sid} was relayed without a handoff request")
+    if lineage and not killed:  # a kill may fall between the new session and lineage
+        for step, sid in (lineage.get("steps") or {}).items():
+            expect(sid not in successors, f"lineage step {step} names {sid}, relayed already")
+
+
+def check_requests(outcome: Outcome, words: list[str], api: FakeMessagesAPI) -> None:
+    if api.rejections:
+        raise Violation(f"the fake rejected a request: {api.rejections[-1][1]}")
+    for n, req in enumerate(outcome.requests, 1):
+        agent = AGENTS.get(_system(req), "other")
+        expect(agent != "other", f"request {n}: an agent the fuzzer does not know")
+        expect(
+            not any("API Error" in t for t in req.texts()),
+            f"request {n} shows the model an API Error text",
+        )
+        if agent not in ("worker", "clarifier"):
+            continue
+        said = [t for m in req.messages if m.get("role") == "user" for t in _user_texts(m)]
+        for word in words:
+            times = sum(word in t for t in said)
+            if any(RELAY_SEED_START in t and word in t for t in said):
+                continue  # a relay seed may quote the stopped run's prompt
+            expect(times <= 1, f"request {n} ({agent}) carries {word!r} {times} times")
+
+
+def forget_words_never_taken(
+    inv: Invocation,
+    state: LifeState,
+    sessions: dict[str, list[dict[str, Any]]],
+    lineage: dict[str, Any] | None,
+    outcome: Outcome,
+) -> None:
+    """Words of a run killed before its first lineage write are nowhere: that run never
+    took them (a known window, reported, not checked again and again)."""
+    if not outcome.fired or not state.words or state.words[-1] != inv.said:
+        return
+    word = state.words[-1]
+    kept = json.dumps(lineage or {}, ensure_ascii=False)
+    held = any(word in t for raw in sessions.values() for e in raw for t in _texts_of(e))
+    if word not in kept and not held:
+        state.words.pop()
+        state.dropped.append(word)
+
+
+def check_words(
+    ws: Path,
+    state: LifeState,
+    sessions: dict[str, list[dict[str, Any]]],
+    lineage: dict[str, Any] | None,
+    outcome: Outcome,
+) -> None:
+    """Every word of this intention is kept: in lineage until a transcript holds it."""
+    kept = []
+    if lineage:
+        if isinstance(lineage.get("request"), str):
+            kept.append(lineage["request"])
+        kept.extend(t for t in lineage.get("unheard") or [] if isinstance(t, str))
+    held = [
+        t for raw in sessions.values() for e in raw if e.get("type") == "user" for t in _texts_of(e)
+    ]
+    for word in state.words:
+        in_lineage = any(word in t for t in kept)
+        in_transcript = any(word in t for t in held)
+        expect(
+            in_lineage or in_transcript, f"{word!r} is lost: in no transcript and not in lineage"
+        )
+        if outcome.code == 0:
+            expect(in_transcript, f"{word!r} is in no transcript after a run that ended well")
+    if outcome.code == 0 and lineage:
+        expect(not lineage.get("unheard"), f"unheard left after a run that ended well: {lineage}")
+        expect("request" not in lineage, "a request left in lineage after a run that ended well")
+
+
+_NEXT = re.compile(r"^next\s+(.*)$", re.MULTILINE)
+_RESUMES = re.compile(r"`flower` resumes (.*) \(wake (\d+)\)")
+
+
+def check_status(inv: Invocation, outcome: Outcome, after: dict[str, Any] | None) -> None:
+    """``flower status`` before a run said what this run would do (when nothing was said)."""
+    if inv.said is not None or inv.new:
+        return
+    match = _NEXT.search(outcome.status)
+    expect(match is not None, f"status has no next line: {outcome.status!r}")
+    assert match is not None
+    nxt = match.group(1)
+    if nxt.startswith("nothing to resume"):
+        expect(outcome.code == 2, f"status said nothing to resume, flower exited {outcome.code}")
+        return
+    expect(outcome.code != 2, f"flower exited 2 though status said: {nxt}")
+    resumes = _RESUMES.search(nxt)
+    if resumes and outcome.requests and after:
+        expect(
+            after.get("woke") == int(resumes.group(2)),
+            f"status said wake {resumes.group(2)}, lineage says {after.get('woke')}",
+        )
+    first: dict[str, RecordedRequest] = {}
+    for req in outcome.requests:
+        first.setdefault(AGENTS.get(_system(req), "other"), req)
+    predicted = set(resumes.group(1).split(", ")) if resumes else set()
+    for step in ("确认需求", "设定目标", "干活"):
+        # the step's header says whether it resumed a session: `<- 接上次`
+        header = re.search(rf"^== {step} =+ .*$", outcome.stdout, re.MULTILINE)
+        if header is None:
+            continue
+        resumed = "<- 接上次" in header.group(0)
+        if step in predicted:
+            expect(resumed, f"status said {step} resumes; it started a new session")
+        else:
+            expect(not resumed, f"status did not say {step} resumes ({nxt}); it resumed")
+    if nxt.startswith("`flower` starts on the request a killed run left"):
+        req = first.get("clarifier")
+        if req is not None:
+            left = nxt.split(": ", 1)[1].rstrip("…")
+            expect(left in req.texts()[-1], f"status said the request {left!r}; not asked")
+
+
+def check_after(
+    life: Life, inv: Invocation, before: dict[str, Any], outcome: Outcome, api: FakeMessagesAPI
+) -> None:
+    check_exit(inv, outcome)
+    sessions = load_sessions(life.ws)
+    lineage = check_lineage(life.ws, sessions)
+    check_transcripts(sessions)
+    check_relays(sessions, lineage, outcome.fired)
+    forget_words_never_taken(inv, life.state, sessions, lineage, outcome)
+    check_requests(outcome, life.state.words + life.state.superseded, api)
+    check_words(life.ws, life.state, sessions, lineage, outcome)
+    check_woke(inv, before, outcome, lineage, life.state)
+    check_status(inv, outcome, lineage)
+    judged = any(AGENTS.get(_system(r)) == "judge" for r in outcome.requests)
+    if outcome.code == 0 and judged and "the judge found goals not met" not in outcome.stdout:
+        life.state.finished = True
+
+
+def check_woke(
+    inv: Invocation,
+    before: dict[str, Any],
+    outcome: Outcome,
+    lineage: dict[str, Any] | None,
+    state: LifeState,
+) -> None:
+    earlier = 0 if inv.new else ((before["lineage"] or {}).get("woke") or 0)
+    now = (lineage or {}).get("woke") or 0
+    if inv.new and "archived" not in outcome.stdout and before["lineage"]:
+        earlier = before["lineage"].get("woke") or 0  # refused before it archived anything
+    expect(now - earlier in (0, 1), f"woke went from {earlier} to {now}")
+    woke = (outcome.requests or outcome.code in (0, 1)) and outcome.code != 2
+    if woke and "is running here" not in outcome.stderr:
+        expect(now == earlier + 1, f"woke went from {earlier} to {now} in a run that woke")
+    shown = re.search(r"第 (\d+) 次唤醒", outcome.stdout)
+    if shown and outcome.code in (0, 1):
+        expect(int(shown.group(1)) == now, f"the banner said wake {shown.group(1)}, lineage {now}")
+
+
+# --------------------------------------------------------------------------- driving
+
+
+def run_life(seed: int, plan: list[Invocation] | None = None) -> Finding | None:
+    keep = os.environ.get("FUZZ_KEEP")
+    if keep:
+        root = tempfile.mkdtemp(prefix=f"wfuzz{seed}-", dir=keep)
+        return Life(seed, Path(root), plan if plan is not None else make_life(seed)).run()
+    with tempfile.TemporaryDirectory(prefix=f"wfuzz{seed}-") as root:
+        life = Life(seed, Path(root), plan if plan is not None else make_life(seed))
+        finding = life.run()
+        if finding is None and os.environ.get("FUZZ_VERBOSE"):
+            print(f"seed {seed}: finished={life.state.finished} {dict(life.stats)}", flush=True)
+        return finding
+
+
+def main(argv: list[str]) -> int:
+    import argparse
+    from concurrent.futures import ThreadPoolExecutor
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seeds", default="0:4")
+    parser.add_argument("--jobs", type=int, default=4)
+    args = parser.parse_args(argv)
+    start, stop = (int(x) for x in args.seeds.split(":"))
+    found = 0
+    with ThreadPoolExecutor(args.jobs) as pool:
+        for seed, finding in zip(
+            range(start, stop), pool.map(run_life, range(start, stop)), strict=True
+        ):
+            if finding is None:
+                print(f"seed {seed}: ok", flush=True)
+            else:
+                found += 1
+                print(f"FINDING {finding}\n{finding.output}\n", flush=True)
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
