@@ -18,6 +18,7 @@ import os
 import signal
 from collections import deque
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from flower.runtime.tools.base import ToolContext, ToolInputError, ToolOutcome
 from flower.runtime.tools.inputs import BashInput
@@ -169,10 +170,13 @@ async def bash(args: BashInput, ctx: ToolContext) -> ToolOutcome:
         start_new_session=True,
     )
     assert proc.stdout is not None
-    running = record(ctx.ledger, proc.pid, args.command)
     reader = asyncio.create_task(_pump(proc.stdout, out))
     timed_out = stragglers_killed = False
+    running: Path | None = None
     try:
+        # inside the try: an interrupt landing while the record is written still
+        # kills the group below
+        running = record(ctx.ledger, proc.pid, args.command)
         if not await _exited(proc, reader, timeout):
             timed_out = True
             _kill_group(proc.pid, signal.SIGTERM)
