@@ -180,6 +180,18 @@ def _not_json(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+def json_bytes(value: Any) -> bytes:
+    """Compact JSON of ``value``; a lone surrogate, which UTF-8 cannot carry, is kept as
+    its escape (see :func:`_escaped`). Raises what msgspec raises for what is no JSON."""
+    try:
+        return _encoder.encode(value)
+    except UnicodeEncodeError:
+        raw = _escaped(value)
+        if raw is None:
+            raise
+        return raw
+
+
 def _escaped(entry: Entry) -> bytes | None:
     """``entry`` as compact JSON with every non-ASCII character escaped: the one way to
     store a string holding a lone surrogate, which UTF-8 cannot carry."""

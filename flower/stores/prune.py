@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import msgspec
 
+from flower.core.entries import json_bytes
 from flower.core.errors import ConfigError, did_you_mean
 from flower.core.protocols import PruneContext, PruningPolicy, SessionStoreBase
 from flower.core.records import Entry, SessionInfo, SessionKey
@@ -81,21 +82,14 @@ def estimate_tokens(n_bytes: int) -> int:
     return round(n_bytes / 4)
 
 
-_encoder = msgspec.json.Encoder()
-
-
 def model_bytes(entry: Entry) -> int:
     """Bytes the model is sent for this entry: its ``message`` as JSON (0 for others)."""
     message = entry.get("message")
     if entry.get("type") not in ("user", "assistant") or not isinstance(message, dict):
         return 0
     try:
-        return len(_encoder.encode(message))
-    except UnicodeEncodeError:  # a lone surrogate (a string cut mid-emoji), stored as is
-        import json
-
-        return len(json.dumps(message, ensure_ascii=False).encode("utf-8", "surrogatepass"))
-    except (TypeError, msgspec.EncodeError):
+        return len(json_bytes(message))  # a lone surrogate (cut mid-emoji) as its escape
+    except (TypeError, UnicodeEncodeError, msgspec.EncodeError):
         return 0
 
 

@@ -16,6 +16,7 @@ judge's rounds, or before the reply) does not send it twice.
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -157,6 +158,25 @@ def _send_unheard(run: StepRun, memo: WakeMemo) -> None:
         memo.sending(run.session_id, len(entries))
 
 
+def _hearing(
+    memo_key: str, body: Callable[[StepRun], Awaitable[StepResult]]
+) -> Callable[[StepRun], Awaitable[StepResult]]:
+    """``body``, first telling its session what a cut-short wake left unheard (the memo
+    at ``ctx[memo_key]``), which counts as heard once the step's transcript holds it,
+    before a later round (the judge's) can be cut short."""
+
+    async def hearing(run: StepRun) -> StepResult:
+        memo: WakeMemo | None = run.ctx.get(memo_key)
+        if memo is not None:
+            _send_unheard(run, memo)
+        result = await body(run)
+        if memo is not None and result.session_id:
+            memo.heard()
+        return result
+
+    return hearing
+
+
 def _prompt_texts(entry: dict[str, Any]) -> list[str]:
     """The words of a user entry (tool results left out)."""
     if entry.get("type") != "user" or not isinstance(entry.get("message"), dict):
@@ -261,30 +281,16 @@ def builtin_workflow(
     clarify_inner = clarify.body
     assert clarify_inner is not None
 
-    async def clarify_body(run: StepRun) -> StepResult:
-        memo: ClarifyMemo | None = run.ctx.get("_clarify_memo")
-        if memo is not None:
-            _send_unheard(run, memo)
-        result = await clarify_inner(run)
-        if memo is not None and result.session_id:
-            memo.heard()
-        return result
+    clarify_body = _hearing("_clarify_memo", clarify_inner)
 
     def goals_after(ctx: Context, result: StepResult) -> None:
         memo = ctx.get("_wake_memo")
         if memo is not None and result.ok:
             memo.goals_rederived()
 
-    async def work_body(run: StepRun) -> StepResult:
-        # words a cut-short wake stored but never got a reply to are not said twice: the
-        # runtime sends a prompt that already waits in the session as it is
-        memo: WakeMemo | None = run.ctx.get("_wake_memo")
-        if memo is not None:
-            _send_unheard(run, memo)
-        result = await one_turn(run)
-        if memo is not None and result.session_id:
-            memo.heard()  # in its transcript now, before the judge's rounds can be cut short
-        return result
+    # words a cut-short wake stored but never got a reply to are not said twice: the
+    # runtime sends a prompt that already waits in the session as it is
+    work_body = _hearing("_wake_memo", one_turn)
 
     def work_prompt(ctx: Context) -> str:
         return WORK_PROMPT.format(brief_file=names.brief_file, goals_file=names.goals_file)

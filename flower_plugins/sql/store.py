@@ -21,14 +21,19 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError
 
-from flower.core.entries import decode_entry, dedupe_batch, encode_entries, reported_usage
+from flower.core.entries import (
+    decode_entry,
+    dedupe_batch,
+    encode_entries,
+    json_bytes,
+    reported_usage,
+)
 from flower.core.protocols import SessionStoreBase
 from flower.core.records import Entry, SessionInfo, SessionKey, check_name, check_subpath
 from flower_plugins.sql.engine import Database
 from flower_plugins.sql.schema import MAIN_SUBPATH, entries, seq_range, sessions
 
 _decode = msgspec.json.Decoder().decode
-_encode = msgspec.json.Encoder().encode
 STREAM_CHUNK = 1000
 ENTRY_COLUMNS = ("session_pk", "uuid", "type", "payload")
 """The inserted columns, in the order of the positional row tuples."""
@@ -66,14 +71,6 @@ def column_text(value: str | None) -> str | None:
     return ESCAPED_TEXT + json.dumps(value)
 
 
-def _json_text(value: Any) -> str:
-    """Compact JSON text of ``value``; a lone surrogate (no UTF-8 for it) stays escaped."""
-    try:
-        return _encode(value).decode()
-    except UnicodeEncodeError:
-        return json.dumps(value, separators=(",", ":"))
-
-
 UsageCandidates = list[tuple[str | None, str]]
 """``(uuid column value, usage JSON)`` of a batch's entries that report a usage, last first."""
 
@@ -87,7 +84,7 @@ def _batch_usages(batch: Sequence[Entry]) -> UsageCandidates:
     for entry in dedupe_batch(batch):
         usage = reported_usage(entry)
         if usage:
-            found.append((column_text(entry.get("uuid")), _json_text(usage)))
+            found.append((column_text(entry.get("uuid")), json_bytes(usage).decode()))
     found.reverse()
     return found
 
