@@ -20,8 +20,8 @@ over, and what was not.
 
 from __future__ import annotations
 
+import glob
 import logging
-import os
 import re
 import time
 from pathlib import Path
@@ -214,17 +214,35 @@ def handoff_path(workspace: Path, step: str, now: float | None = None) -> Path:
     return path
 
 
+def _handoff_header(step: str, old_session: str) -> str:
+    return f"# 接力:{step}\n\n- 来自会话 `{old_session}`\n"
+
+
+def written_handoff(workspace: Path, step: str, old_session: str) -> Path | None:
+    """The newest handoff document already written from ``old_session`` (a run killed
+    after writing it, before the new session existed), edits and all; ``None`` if none."""
+    folder = workspace / "notes" / "relay"
+    safe = _UNSAFE.sub("-", step).strip("-.") or "step"
+    header = _handoff_header(step, old_session).encode()
+    for path in sorted(folder.glob(f"*-{glob.escape(safe)}*.md"), reverse=True):
+        try:
+            with path.open("rb") as handle:
+                if handle.read(len(header)) == header:
+                    return path
+        except OSError:
+            continue
+    return None
+
+
 def write_handoff(path: Path, step: str, old_session: str, body: str) -> None:
-    from flower.core.fileperms import open_private, private_dir
+    """Write the document whole or not at all: a killed run's is reused as it is."""
+    from flower.core.fileperms import private_dir, replaced_atomically
 
     private_dir(path.parent)
-    header = (
-        f"# 接力:{step}\n\n"
-        f"- 来自会话 `{old_session}`\n- 写于 {time.strftime('%Y-%m-%d %H:%M:%S')}\n\n"
-    )
-    fd = open_private(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        out.write(header + body.strip() + "\n")
+    header = _handoff_header(step, old_session) + f"- 写于 {time.strftime('%Y-%m-%d %H:%M:%S')}\n\n"
+    text = header + body.strip() + "\n"
+    with replaced_atomically(path) as out:
+        out.write(text.encode("utf-8", "replace"))  # a lone surrogate (cut emoji): "?"
 
 
 async def relay(run: Any, prompt: str, *, label: str, answered: str | None = None) -> StepResult:
@@ -244,8 +262,11 @@ async def relay(run: Any, prompt: str, *, label: str, answered: str | None = Non
     body = handoff.text if handoff.ok and handoff.text.strip() else ""
     if not body:
         body = FALLBACK_DOC.format(last=handoff.text.strip() or "(无)")
-    path = handoff_path(run.workspace, run.name)
-    write_handoff(path, run.name, old, body)
+    # a killed run may have written it already (and you may have edited it since)
+    path = written_handoff(run.workspace, run.name, old) if answered is not None else None
+    if path is None:
+        path = handoff_path(run.workspace, run.name)
+        write_handoff(path, run.name, old, body)
     doc = path.read_text(encoding="utf-8")
     try:
         shown = path.relative_to(run.workspace)

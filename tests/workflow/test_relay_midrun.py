@@ -236,9 +236,9 @@ def test_a_handoff_a_killed_run_left_unanswered_is_finished_not_carried_on(
     assert "接着读" in user_prompts(fake.requests[before + 1])[0]  # the new session carries on
 
 
-def test_a_handoff_a_killed_run_got_but_never_passed_on_is_not_asked_again(
-    in_tmp: Path, fake: FakeMessagesAPI
-) -> None:
+def _killed_after_the_handoff_answered(in_tmp: Path, fake: FakeMessagesAPI, doc: str) -> str:
+    """The old session of a run killed after it answered the handoff with ``doc``,
+    before the new session existed."""
     import os
 
     from flower.core.keys import project_key
@@ -247,9 +247,7 @@ def test_a_handoff_a_killed_run_got_but_never_passed_on_is_not_asked_again(
 
     (in_tmp / "seed.txt").write_text("苹果\n", encoding="utf-8")
     fake.set_script([text("做了一半", usage={"input_tokens": 2_000})])
-    old = wake(relay_settings())["_sessions"]["干活"]
-    # killed after the old session answered the handoff, before the new session existed
-    doc = "## 进度\n读了三遍,接着读"
+    old: str = wake(relay_settings())["_sessions"]["干活"]
     store = open_session_store("sqlite:///runs/sessions.db")
     key = SessionKey(project_key(os.path.realpath(".")), old)
     try:
@@ -277,6 +275,14 @@ def test_a_handoff_a_killed_run_got_but_never_passed_on_is_not_asked_again(
         store.append(key, [asked, answered])
     finally:
         store.close()
+    return old
+
+
+def test_a_handoff_a_killed_run_got_but_never_passed_on_is_not_asked_again(
+    in_tmp: Path, fake: FakeMessagesAPI
+) -> None:
+    doc = "## 进度\n读了三遍,接着读"
+    old = _killed_after_the_handoff_answered(in_tmp, fake, doc)
     worker = Worker(turns=1)
     fake.set_script(worker)
     before = len(fake.requests)
@@ -287,6 +293,30 @@ def test_a_handoff_a_killed_run_got_but_never_passed_on_is_not_asked_again(
     assert move["from"] == old and ctx["_sessions"]["干活"] == move["to"] != old
     assert doc in user_prompts(sent[0])[0] and "接着读" in user_prompts(sent[0])[0]
     assert doc in Path(move["doc"]).read_text(encoding="utf-8")
+
+
+def test_a_handoff_document_a_killed_run_wrote_is_reused_with_your_edits(
+    in_tmp: Path, fake: FakeMessagesAPI
+) -> None:
+    from flower.workflow.relay import handoff_path, write_handoff
+
+    doc = "## 进度\n读了三遍,接着读"
+    old = _killed_after_the_handoff_answered(in_tmp, fake, doc)
+    # the killed run had written the document too, and you added a line since
+    written = handoff_path(in_tmp.resolve(), "干活", now=0)
+    write_handoff(written, "干活", old, doc)
+    other = handoff_path(in_tmp.resolve(), "干活", now=60)  # another session's, newer
+    write_handoff(other, "干活", "another-session", "## 别的")
+    edited = written.read_text(encoding="utf-8") + "- 注意:别碰 seed.txt\n"
+    written.write_text(edited, encoding="utf-8")
+    fake.set_script(Worker(turns=1))
+    before = len(fake.requests)
+    ctx = wake(relay_settings())
+    (move,) = ctx["_relays"]
+    assert Path(move["doc"]) == written
+    assert sorted((in_tmp / "notes" / "relay").iterdir()) == sorted([written, other])
+    assert written.read_text(encoding="utf-8") == edited
+    assert "别碰 seed.txt" in user_prompts(fake.requests[before])[0]
 
 
 def test_a_relay_killed_before_lineage_named_its_new_session_goes_on_there(
