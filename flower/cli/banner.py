@@ -73,6 +73,15 @@ def lost_sessions_line(steps: list[str]) -> str:
     return f"   !! 记录里的会话已不在存储里:{'、'.join(steps)} —— 这些步骤从头开始"
 
 
+def unrecorded_line(texts: list[str], width: int = 60) -> str:
+    """Under the banner when a run was cut short before it recorded what it was told:
+    those words are passed on now, so nothing said is lost."""
+    said = " / ".join(" ".join(text.split()) for text in texts)
+    if len(said) > width:
+        said = said[: width - 1] + "…"
+    return f"   !! 上次运行在记下你的话之前被打断,这次接着传下去:{said}"
+
+
 def step_header(step: str, round_no: int, rounds: int, *, resumed: bool, woke: int | None) -> str:
     """``== 干活 =====...  3/3  <- 接上次 · 第 3 次唤醒`` (the tail only when resumed;
     ``woke=None``, as for ``flower once``, which has no wakes: ``<- 接上次`` alone)."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TextIO
 
@@ -23,6 +23,7 @@ import typer
 
 from flower.cli.context import RunDirOption, get_settings, get_state, store_name
 from flower.core.errors import FlowerError
+from flower.workflow.said_journal import SaidJournal
 
 if TYPE_CHECKING:
     from flower.cli.live import Live
@@ -239,10 +240,10 @@ def run(
     no text carries on (on a terminal, the wake prompt asks first).
     """
     settings = _settings(ctx, run_dir, model)
-    _preflight(settings)
     code = _run_builtin(
         settings,
         _joined(prompt),
+        preflight=lambda: _preflight(settings),
         new=new,
         trim=not no_trim,
         rounds=rounds,
@@ -256,6 +257,7 @@ def _run_builtin(
     settings: Settings,
     said: str | None,
     *,
+    preflight: Callable[[], None],
     new: bool,
     trim: bool,
     rounds: int | None,
@@ -275,21 +277,25 @@ def _run_builtin(
     def read() -> str:
         return read_line("> ", out)
 
+    journal = SaidJournal(settings.run_path)
+
     # The run directory is taken before the banner and --new's archive: a second flower
     # here says so and leaves having shown and moved nothing.
     with contextlib.ExitStack() as held:
         try:  # Ctrl-C at a prompt leaves, as the conventional 130
             if new:
-                if said is None and interactive:
+                if said is None and not interactive:
+                    raise NothingToDoError('--new needs something to do: flower --new "what to do"')
+                preflight()
+                if said is None:
                     from flower.cli.wake import ask_new_task
 
                     said = ask_new_task(read, out)
                     if said is None:
                         return 0
-                if said is None:
-                    raise NothingToDoError('--new needs something to do: flower --new "what to do"')
                 held.enter_context(run_lock(settings.run_path))
                 _archive(settings, workspace, live)
+                journal.add(said)  # from here a kill loses nothing said
                 _banner(live, workspace, None, names.work_step)
             else:
                 state = wake_state(workspace, settings.run_dir, settings=settings)
@@ -299,22 +305,30 @@ def _run_builtin(
                     raise StoreUnavailableError(state["checks"]["store"])
                 state = builtin_view(state, settings)
                 used = _is_used(state)
+                if said is None and not used and not interactive:
+                    raise NothingToDoError(
+                        f"nothing to carry on in {workspace} (no work recorded in "
+                        f"{lineage_name(settings)}) "
+                        'and nothing said. Say what to do: flower "write a script that ..."; '
+                        "or see it work offline: flower demo"
+                    )
+                preflight()
                 if said is None and not used:
-                    if not interactive:
-                        raise NothingToDoError(
-                            f"nothing to carry on in {workspace} (no work recorded in "
-                            f"{lineage_name(settings)}) "
-                            'and nothing said. Say what to do: flower "write a script that ..."; '
-                            "or see it work offline: flower demo"
-                        )
                     from flower.cli.wake import ask_new_task
 
                     said = ask_new_task(read, out)
                     if said is None:
                         return 0
                 held.enter_context(run_lock(settings.run_path))
+                if said is not None:
+                    journal.add(said)  # from here a kill loses nothing said
                 _banner(live, workspace, state, names.work_step)
-                if said is None and interactive:
+                unrecorded = state["checks"].get("unrecorded") or []
+                if said is None and unrecorded:
+                    from flower.cli.banner import unrecorded_line
+
+                    live.line(unrecorded_line(unrecorded), "yellow")
+                elif said is None and interactive:
                     choice = wake_prompt(read, out)
                     if choice.action == "leave":
                         return 0
@@ -324,11 +338,15 @@ def _run_builtin(
                         _archive(settings, workspace, live)
                         _banner(live, workspace, None, names.work_step)
                     said = choice.said
+                    if said is not None:
+                        journal.add(said)
         except KeyboardInterrupt:
             out.write("\n")
             return INTERRUPTED_EXIT
         ask = _asker(read, out) if interactive else None
-        return _execute(settings, live, said, ask=ask, trim=trim, rounds=rounds, json_out=json_out)
+        return _execute(
+            settings, live, said, journal, ask=ask, trim=trim, rounds=rounds, json_out=json_out
+        )
 
 
 def lineage_name(settings: Settings) -> str:
@@ -351,7 +369,13 @@ def _one_line(text: str, width: int = 60) -> str:
 def _is_used(state: dict[str, Any]) -> bool:
     """Whether the built-in workflow has been here (see :func:`builtin_view`)."""
     checks = state["checks"]
-    return bool(state["waking"] or checks["brief"] or checks["recorded"] or checks.get("request"))
+    return bool(
+        state["waking"]
+        or checks["brief"]
+        or checks["recorded"]
+        or checks.get("request")
+        or checks.get("unrecorded")
+    )
 
 
 def builtin_view(state: dict[str, Any], settings: Settings) -> dict[str, Any]:
@@ -396,13 +420,17 @@ def _banner(live: Live, workspace: Path, state: dict[str, Any] | None, work_step
 
 
 def _archive(settings: Settings, workspace: Path, live: Live) -> None:
-    """Move lineage, brief and goals into notes/archive/<stamp>/; sessions stay."""
+    """Move lineage, brief, goals and unrecorded words into notes/archive/<stamp>/;
+    sessions stay."""
     from flower.core.lineage import Lineage, archive_dir
     from flower.workflow.clarify import workflow_names
 
     names = workflow_names(settings)
     lineage = Lineage.load(workspace, settings=settings, run_dir=settings.run_dir)
-    frozen = [p for p in (workspace / names.brief_file, workspace / names.goals_file) if p.exists()]
+    # words a killed run left unrecorded belong to the conversation archived with them
+    journal = SaidJournal(settings.run_path).path
+    kept = (workspace / names.brief_file, workspace / names.goals_file, journal)
+    frozen = [p for p in kept if p.exists()]
     if not lineage.found and not frozen:
         return  # a fresh directory: nothing to archive, no empty folder
     into = archive_dir(workspace)
@@ -434,6 +462,7 @@ def _execute(
     settings: Settings,
     live: Live,
     said: str | None,
+    journal: SaidJournal,
     *,
     ask: Any,
     trim: bool,
@@ -448,7 +477,7 @@ def _execute(
 
     started = time.monotonic()
     rt = LiveRuntime(live, workspace=".", run_dir=settings.run_dir, trim=trim, settings=settings)
-    workflow = builtin_workflow(said, settings=rt.settings, ask=ask, rounds=rounds)
+    workflow = builtin_workflow(said, settings=rt.settings, ask=ask, rounds=rounds, journal=journal)
     try:
         with hangup_interrupts():
             ctx = asyncio.run(workflow.run(rt))
@@ -590,6 +619,8 @@ def describe_state(state: dict[str, Any], workspace: Path, settings: Settings) -
         lines.append(f"goals       none yet ({names.goals_file} does not exist)")
     if checks.get("store"):
         lines.append(f"store       unreadable: {checks['store']}")
+    for text in checks.get("unrecorded") or []:
+        lines.append(f"said        {_one_line(text)} (a run cut short before recording it)")
     for step, sid in checks["recorded"].items():
         if checks["alive"].get(step):
             size = checks["context"].get(step)
@@ -620,10 +651,10 @@ def describe_state(state: dict[str, Any], workspace: Path, settings: Settings) -
         )
     elif checks["brief"]:
         lines.append("next        `flower` goes on from the confirmed brief in new sessions")
-    elif checks.get("request"):
+    elif checks.get("request") or checks.get("unrecorded"):
+        request = (checks.get("unrecorded") or [checks["request"]])[-1]
         lines.append(
-            "next        `flower` starts on the request a killed run left: "
-            f"{_one_line(checks['request'])}"
+            f"next        `flower` starts on the request a killed run left: {_one_line(request)}"
         )
     elif ours["checks"]["recorded"]:
         lines.append(

@@ -376,7 +376,9 @@ def wake_state(
     (number of goals in the goals file, 0 when missing or malformed), ``store`` (why
     the session store could not be read, or None), ``request`` (a first request a run
     killed before its first step took it up left behind, or None), ``goals_stale`` (a
-    wake cut short left the goals to derive again: the next run does it first).
+    wake cut short left the goals to derive again: the next run does it first),
+    ``unrecorded`` (what runs killed before recording it were told, oldest first: the
+    next run passes it on).
     """
     from flower.core.lineage import _settings_for
     from flower.workflow.clarify import brief_is_complete, read_goals, workflow_names
@@ -402,9 +404,23 @@ def wake_state(
         "store": store_problem,
         "request": _pending_request(lineage),
         "goals_stale": lineage.record.extra.get("goals_stale") is True,
+        "unrecorded": _unrecorded_words(lineage, settings, run_dir),
     }
     steps = {name: sid for name, sid in recorded.items() if alive.get(name)}
     return {"waking": bool(steps), "checks": checks, "woke": lineage.woke, "steps": steps}
+
+
+def _unrecorded_words(lineage: Lineage, settings: Any, run_dir: Any) -> list[str]:
+    """What a run killed before it could record it was told (see said_journal)."""
+    from flower.workflow.said_journal import SaidJournal
+
+    run_path = Path(getattr(settings, "run_dir", None) or run_dir)
+    try:
+        words = SaidJournal(run_path).unrecorded(lineage.record.extra)
+    except OSError as exc:  # the run itself will say what is wrong with the run dir
+        log.warning("%s unreadable: %s", run_path, exc)
+        return []
+    return [said.text for said in words if said.text.strip()]
 
 
 def _pending_request(lineage: Lineage) -> str | None:

@@ -33,6 +33,7 @@ from flower.workflow.clarify import (
     workflow_names,
 )
 from flower.workflow.goal import JUDGE, with_goal
+from flower.workflow.said_journal import Said, SaidJournal, mark_recorded
 
 WORKER = AgentSpec(
     name="worker",
@@ -82,8 +83,9 @@ class WakeMemo:
         sent = self.extra.get(self.SENT_AFTER)
         self.sent_after: dict[str, Any] | None = sent if isinstance(sent, dict) else None
 
-    def said(self, text: str) -> None:
-        self.unheard.append(text)
+    def said(self, *texts: str) -> None:
+        """Keep ``texts`` (in order) until the step hears them: one lineage save."""
+        self.unheard += texts
         self.goals_stale = True
         self._save()
 
@@ -205,16 +207,21 @@ def _transcript(runtime: Any, session_id: str | None) -> list[dict[str, Any]]:
 REQUEST = "request"  # lineage extra: the first request, until the clarifier holds it
 
 
-def _remember_request(lineage: Lineage | None, said: str | None) -> str | None:
+def _remember_request(
+    lineage: Lineage | None, said: str | None, journal_words: list[Said] | None = None
+) -> str | None:
     """The request of a first run: what was said now, else what a run killed before its
-    clarifier started was asked (kept in lineage, written at once)."""
+    clarifier started was asked (kept in lineage, written at once, with the tokens of
+    the ``journal_words`` it came from)."""
     if lineage is None:
         return said
     extra = lineage.record.extra
     earlier = extra.get(REQUEST) if isinstance(extra.get(REQUEST), str) else None
     request = said or earlier  # what is said now replaces a request no step took up
-    if request and request != earlier:
-        extra[REQUEST] = request
+    if journal_words or (request and request != earlier):
+        if request:
+            extra[REQUEST] = request
+        mark_recorded(extra, journal_words or [])
         lineage.save()
     return request
 
@@ -235,38 +242,63 @@ def builtin_workflow(
     judge: AgentSpec = JUDGE,
     continuous: bool = True,
     retries: int = 1,
+    journal: SaidJournal | None = None,
 ) -> Workflow:
     """The workflow behind ``flower "..."``.
 
     ``said`` is what the user typed this time: on a fresh directory, the request; on
     a wake, the next sentence of the conversation (``None`` or blank: just continue).
     ``ask`` lets the clarifier put questions to the user. ``rounds`` (work rounds per
-    wake) defaults to ``[tool.flower.workflow] rounds``.
+    wake) defaults to ``[tool.flower.workflow] rounds``. ``journal`` is where the
+    caller kept ``said`` before anything could cut the run short: its words (a killed
+    run's first) are recorded in lineage on start, then it is emptied.
     """
     names = workflow_names(settings)
     said = (said or "").strip() or None
 
+    def words_now(lineage: Lineage | None) -> tuple[list[str], list[Said]]:
+        """What was said: the journal's words lineage lacks (a killed run's, then this
+        run's), or just ``said``; and the journal entries among them."""
+        if journal is None or lineage is None:
+            return ([said] if said else []), []
+        words = journal.unrecorded(lineage.record.extra)
+        texts = [w.text for w in words if w.text.strip()]
+        if said and said not in texts:
+            texts.append(said)
+        return texts, words
+
     def on_start(ctx: Context) -> None:
-        ctx["_said"] = said
+        lineage = ctx.get("_lineage")
+        texts, journal_words = words_now(lineage)
+        record(ctx, lineage, texts, journal_words)
+        if journal is not None and lineage is not None:
+            journal.clear()  # lineage holds them now, tokens included
+
+    def record(
+        ctx: Context, lineage: Lineage | None, texts: list[str], journal_words: list[Said]
+    ) -> None:
+        ctx["_said"] = "\n\n".join(texts) or None
         brief = Path(ctx["_workspace"]) / names.brief_file
         if not brief_is_complete(brief):
             # a first run: what was said is the request, for the clarifier; kept in
             # lineage until the clarifier's session holds it, so a run killed before
             # that still knows what it was asked
             if names.clarify_step in ctx.get("_known", {}):
-                _forget_request(ctx.get("_lineage"))  # its session holds the request
+                _forget_request(lineage)  # its session holds the request
                 # what is said now is kept until the clarifier's transcript holds it
-                memo = ctx["_clarify_memo"] = ClarifyMemo(ctx.get("_lineage"))
-                if said:
-                    memo.said(said)
+                memo = ctx["_clarify_memo"] = ClarifyMemo(lineage)
+                if texts:
+                    mark_recorded(memo.extra, journal_words)  # saved with the words
+                    memo.said(*texts)
                 ctx["_said"] = "\n\n".join(memo.unheard) or None
                 return
-            request = _remember_request(ctx.get("_lineage"), said)
+            request = _remember_request(lineage, texts[-1] if texts else None, journal_words)
             ctx["_said"] = ctx["_request"] = request
             return
-        memo = ctx["_wake_memo"] = WakeMemo(ctx.get("_lineage"))
-        if said:
-            memo.said(said)  # in lineage before anything else can be cut short
+        memo = ctx["_wake_memo"] = WakeMemo(lineage)
+        if texts:
+            mark_recorded(memo.extra, journal_words)  # saved with the words
+            memo.said(*texts)  # in lineage before anything else can be cut short
         for text in memo.unheard:  # (a wake cut short may have missed the brief too)
             if text not in (read_text(brief) or ""):
                 append_to_brief(brief, text, time.strftime("%Y-%m-%d %H:%M"))

@@ -101,7 +101,7 @@ def without_key(env: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in env.items() if not k.startswith("ANTHROPIC_")}
 
 
-@pytest.mark.parametrize("argv", [[REQUEST], [], ["--new", "x"], ["once", "hi"]])
+@pytest.mark.parametrize("argv", [[REQUEST], ["--new", "x"], ["once", "hi"]])
 def test_no_api_key_is_a_clear_message_and_writes_nothing(
     flower: Flower, ws: Path, argv: list[str]
 ) -> None:
@@ -109,6 +109,22 @@ def test_no_api_key_is_a_clear_message_and_writes_nothing(
     assert done.returncode == 1
     assert "ANTHROPIC_API_KEY" in done.stderr and "flower demo" in done.stderr
     assert done.stdout == "" and list(ws.iterdir()) == []
+
+
+@pytest.mark.parametrize(("argv", "message"), [([], "nothing to carry on"), (["--new"], "--new")])
+def test_nothing_to_do_is_said_before_a_missing_key(
+    flower: Flower, ws: Path, argv: list[str], message: str
+) -> None:
+    # a usage error: however the key is set, this command could not run
+    done = flower(*argv, env=without_key(flower.env))
+    assert done.returncode == 2 and message in done.stderr
+    assert "ANTHROPIC_API_KEY" not in done.stderr and list(ws.iterdir()) == []
+
+
+def test_a_used_directory_with_nothing_said_still_needs_a_key(flower: Flower, ws: Path) -> None:
+    assert flower("--yes", REQUEST).returncode == 0
+    done = flower(env=without_key(flower.env))
+    assert done.returncode == 1 and "ANTHROPIC_API_KEY" in done.stderr
 
 
 def test_a_blank_key_is_no_key(flower: Flower, ws: Path) -> None:

@@ -1,0 +1,101 @@
+"""Words said to a run, kept on disk from the moment they are read until lineage holds them.
+
+``flower "..."`` (or the wake prompt) reads the words, takes the run lock and prints
+the banner; only then does the workflow load lineage and record them (``on_start`` in
+:mod:`flower.workflow.builtin`). A run killed in between would lose them, so the CLI
+writes them here first: ``<run_dir>/said.json``, replaced atomically, ``0600``.
+
+``on_start`` records the words in lineage together with their tokens, in one save, then
+empties the journal. A next run passes on what a killed one left, once: words whose
+token lineage already holds were recorded before the kill.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+import warnings
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from flower.core.fileperms import fsync_dir, private_dir, replaced_atomically
+
+JOURNAL_FILE = "said.json"
+RECORDED_TOKENS = "said_tokens"
+"""The lineage ``extra`` key listing the tokens of journal words lineage holds."""
+KEEP_TOKENS = 32
+
+
+class Said(msgspec.Struct, frozen=True):
+    token: str
+    text: str
+
+
+class SaidJournalWarning(UserWarning):
+    """The journal could not be read; it was set aside, not deleted."""
+
+
+class SaidJournal:
+    """The words of ``<run_path>/said.json``, oldest first."""
+
+    def __init__(self, run_path: str | os.PathLike[str]) -> None:
+        self.path = Path(run_path) / JOURNAL_FILE
+
+    def entries(self) -> list[Said]:
+        try:
+            raw = self.path.read_bytes()
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        try:
+            return msgspec.json.decode(raw, type=list[Said])
+        except msgspec.DecodeError as exc:
+            aside = self.path.with_name(f"{JOURNAL_FILE}.unreadable-{int(time.time())}")
+            os.replace(self.path, aside)
+            warnings.warn(
+                f"{self.path}: not a journal of words ({exc}); set aside as {aside.name}",
+                SaidJournalWarning,
+                stacklevel=2,
+            )
+            return []
+
+    def add(self, text: str) -> None:
+        """Keep ``text`` (durably) until lineage holds it."""
+        private_dir(self.path.parent)
+        self._write([*self.entries(), Said(uuid.uuid4().hex, text)])
+
+    def unrecorded(self, lineage_extra: dict[str, Any]) -> list[Said]:
+        """The words lineage does not hold yet (``lineage_extra``: its record's extra)."""
+        recorded = _tokens(lineage_extra)
+        return [said for said in self.entries() if said.token not in recorded]
+
+    def clear(self) -> None:
+        try:
+            self.path.unlink()
+        except FileNotFoundError:
+            return
+        fsync_dir(self.path.parent)
+
+    def _write(self, entries: list[Said]) -> None:
+        with replaced_atomically(self.path) as handle:
+            handle.write(msgspec.json.encode(entries))
+        fsync_dir(self.path.parent)
+
+
+def mark_recorded(lineage_extra: dict[str, Any], words: list[Said]) -> None:
+    """Note in lineage's extra (saved by the caller, with the words) that ``words``
+    are recorded; only the newest tokens are kept, enough for any one journal."""
+    tokens = [*_tokens(lineage_extra), *(said.token for said in words)]
+    lineage_extra[RECORDED_TOKENS] = tokens[-max(KEEP_TOKENS, len(words)) :]
+
+
+def _tokens(lineage_extra: dict[str, Any]) -> list[str]:
+    tokens = lineage_extra.get(RECORDED_TOKENS)
+    if not isinstance(tokens, list):
+        return []
+    return [token for token in tokens if isinstance(token, str)]
+
+
+__all__ = ["JOURNAL_FILE", "Said", "SaidJournal", "SaidJournalWarning", "mark_recorded"]
