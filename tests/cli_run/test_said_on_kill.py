@@ -112,3 +112,33 @@ def test_new_archives_what_a_killed_run_left_unrecorded(
     kept = json.loads((archived / "said.json").read_text(encoding="utf-8"))
     assert [said["text"] for said in kept] == ["标题加上锚点"]
     assert "标题加上锚点" not in (ws / "需求.md").read_text(encoding="utf-8")
+
+
+def test_words_typed_at_the_wake_prompt_survive_a_kill_and_are_not_asked_for_again(
+    flower: Flower, model: ScriptedModel, ws: Path
+) -> None:
+    import pexpect
+
+    from flower.cli.banner import WAKE_PROMPT
+
+    assert flower(REQUEST).returncode == 0
+
+    def spawn(*argv: str) -> pexpect.spawn:
+        return pexpect.spawn(
+            argv[0], list(argv[1:]), cwd=str(ws), env=flower.env, encoding="utf-8", timeout=90
+        )
+
+    killed = spawn(sys.executable, "-c", KILLED_AS_THE_WORKFLOW_STARTS)
+    killed.expect_exact(WAKE_PROMPT)
+    killed.sendline("顺便支持代码块高亮")
+    killed.expect(pexpect.EOF)
+    killed.close()
+    assert killed.signalstatus == signal.SIGKILL
+
+    again = spawn(sys.executable, "-m", "flower.cli.main")
+    index = again.expect_exact(["这次接着传下去:顺便支持代码块高亮", WAKE_PROMPT])
+    assert index == 0  # what was typed is passed on, not asked for again
+    again.expect(pexpect.EOF)
+    again.close()
+    assert again.exitstatus == 0, again.before
+    assert "顺便支持代码块高亮" in (ws / "需求.md").read_text(encoding="utf-8")
