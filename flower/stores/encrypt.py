@@ -33,7 +33,7 @@ from typing import Any
 import msgspec
 
 from flower.core.entries import decode_entry, encode_entries, reported_usage
-from flower.core.errors import InvalidEntryError
+from flower.core.errors import InvalidEntryError, InvalidKeyError
 from flower.core.protocols import SessionStoreBase
 from flower.core.records import Entry, SessionInfo, SessionKey
 from flower.stores.keyring import KEY_ENV, EncryptionKeyError, Keyring, key_id
@@ -309,6 +309,7 @@ class EncryptedSessionStore(SessionStoreBase):
             return entry
 
     def append(self, key: SessionKey, entries: Sequence[Entry]) -> None:
+        _refuse_reserved(key)
         if not entries:
             return
         sealed = self._sealed(entries)
@@ -386,6 +387,20 @@ class EncryptedSessionStore(SessionStoreBase):
 
     def close(self) -> None:
         self.inner.close()
+
+
+def _refuse_reserved(key: SessionKey) -> None:
+    """A session the listings hide (the key check, re-key staging copies) is not one to
+    write through the wrapper: it would be stored and never listed."""
+    if key.project_key == CHECK_KEY.project_key:
+        raise InvalidKeyError(
+            f"project key {key.project_key!r} is reserved for the encryption key check"
+        )
+    if key.session_id.endswith(STAGING_SUFFIX):
+        raise InvalidKeyError(
+            f"session id {key.session_id!r}: ids ending in {STAGING_SUFFIX!r} are reserved "
+            "for re-key staging copies"
+        )
 
 
 def encrypt_store(inner: SessionStoreBase, settings: Any) -> EncryptedSessionStore:

@@ -446,3 +446,24 @@ def test_verify_catches_an_entry_sealed_twice(tmp_path: Path, key_env: str) -> N
         with open_session_store(source, settings=Settings()) as raw:
             [mismatch] = verify_sessions(raw, store, [KEY])
     assert (mismatch.index, mismatch.reason) == (0, "entry u0 is sealed twice")
+
+
+def test_names_the_listings_hide_cannot_be_written_through_the_wrapper(
+    tmp_path: Path, key_env: str
+) -> None:
+    from flower.core.errors import InvalidKeyError
+    from flower.stores.encrypt import CHECK_KEY, STAGING_SUFFIX
+
+    store = open_session_store(settings=settings_for(f"sqlite:///{tmp_path}/sessions.db"))
+    try:
+        for key in (
+            SessionKey(CHECK_KEY.project_key, "mine"),
+            SessionKey(KEY.project_key, "s1" + STAGING_SUFFIX),
+        ):
+            with pytest.raises(InvalidKeyError, match="reserved"):
+                store.append(key, [turn(0)])
+            assert store.load(key) is None  # nothing was stored, hidden or not
+        store.append(KEY, [turn(0)])
+        assert [info.session_id for info in store.list_sessions(KEY.project_key)] == ["s1"]
+    finally:
+        store.close()
