@@ -341,43 +341,43 @@ class SqlSessionStore(SessionStoreBase):
     def exists(self, key: SessionKey) -> bool:
         return self._db.read(lambda conn: self._pk(conn, key)) is not None
 
+    # Listings are ordered here, by code point, not by the database: a server's
+    # collation (say en-US, which ignores case and punctuation) must not change the
+    # order one backend lists in from another's.
+
     def list_sessions(self, project_key: str) -> list[SessionInfo]:
         check_name("project_key", project_key)
-        query = (
-            sa.select(sessions.c.session_id, sessions.c.mtime_ms)
-            .where(sessions.c.project_key == project_key, sessions.c.subpath == MAIN_SUBPATH)
-            .order_by(sessions.c.mtime_ms.desc(), sessions.c.session_id)
+        query = sa.select(sessions.c.session_id, sessions.c.mtime_ms).where(
+            sessions.c.project_key == project_key, sessions.c.subpath == MAIN_SUBPATH
         )
         rows = self._db.read(lambda conn: conn.execute(query).all())
-        return [SessionInfo(session_id=sid, mtime_ms=mtime) for sid, mtime in rows]
+        infos = [SessionInfo(session_id=sid, mtime_ms=mtime) for sid, mtime in rows]
+        infos.sort(key=lambda info: (-info.mtime_ms, info.session_id))
+        return infos
 
     def list_projects(self) -> list[str]:
-        query = sa.select(sessions.c.project_key).distinct().order_by(sessions.c.project_key)
-        return list(self._db.read(lambda conn: conn.execute(query).scalars().all()))
+        query = sa.select(sessions.c.project_key).distinct()
+        return sorted(self._db.read(lambda conn: conn.execute(query).scalars().all()))
 
     def list_subkeys(self, key: SessionKey) -> list[str]:
         _subpath(key)
-        query = (
-            sa.select(sessions.c.subpath)
-            .where(
-                sessions.c.project_key == key.project_key,
-                sessions.c.session_id == key.session_id,
-                sessions.c.subpath != MAIN_SUBPATH,
-            )
-            .order_by(sessions.c.subpath)
+        query = sa.select(sessions.c.subpath).where(
+            sessions.c.project_key == key.project_key,
+            sessions.c.session_id == key.session_id,
+            sessions.c.subpath != MAIN_SUBPATH,
         )
-        return list(self._db.read(lambda conn: conn.execute(query).scalars().all()))
+        return sorted(self._db.read(lambda conn: conn.execute(query).scalars().all()))
 
     def find_session(self, session_id: str) -> SessionKey | None:
         check_name("session_id", session_id)
-        query = (
-            sa.select(sessions.c.project_key)
-            .where(sessions.c.session_id == session_id, sessions.c.subpath == MAIN_SUBPATH)
-            .order_by(sessions.c.mtime_ms.desc(), sessions.c.project_key)
-            .limit(1)
+        query = sa.select(sessions.c.project_key, sessions.c.mtime_ms).where(
+            sessions.c.session_id == session_id, sessions.c.subpath == MAIN_SUBPATH
         )
-        project = self._db.read(lambda conn: conn.execute(query).scalar())
-        return None if project is None else SessionKey(project, session_id)
+        rows = self._db.read(lambda conn: conn.execute(query).all())
+        if not rows:
+            return None
+        project, _ = min(rows, key=lambda row: (-row[1], row[0]))  # the newest
+        return SessionKey(project, session_id)
 
     def last_usage(self, key: SessionKey) -> dict[str, Any] | None:
         query = sa.select(sessions.c.last_usage).where(

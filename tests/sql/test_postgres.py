@@ -132,3 +132,39 @@ def test_a_dropped_connection_reconnects_and_doubles_nothing(pg_url: str) -> Non
         assert store.exists(KEY)
     finally:
         store.close()
+
+
+def test_listings_are_in_code_point_order_whatever_the_server_collation(pg_url: str) -> None:
+    from flower.testing.postgres import _libpq_dsn
+
+    url = migrated(pg_url)
+    schema = url.rsplit("search_path%3D", 1)[-1]
+    with psycopg.connect(_libpq_dsn(server_url()), autocommit=True) as conn:
+        for column in ("project_key", "session_id", "subpath"):
+            # a server whose collation ignores case and punctuation, as en-US does
+            conn.execute(
+                f'ALTER TABLE "{schema}".flower_sessions ALTER COLUMN {column} '
+                'TYPE text COLLATE "en-US-x-icu"'
+            )
+    names = ["b-two", "B_one", "a", "Zed", "_under", "-dash", "b.x", "ba"]
+    store = open_session_store(url, settings=Settings())
+    try:
+        store.append(SessionKey("p", "s"), [{"type": "system", "uuid": "main"}])
+        for name in names:
+            store.append(SessionKey(name, "s"), [{"type": "system", "uuid": f"u-{name}"}])
+            store.set_modified(SessionKey(name, "s"), 1_000)
+            store.append(SessionKey("p", name), [{"type": "system", "uuid": f"v-{name}"}])
+            store.set_modified(SessionKey("p", name), 1_000)
+            store.append(
+                SessionKey("p", "s", subpath=f"agents/{name}"),
+                [{"type": "system", "uuid": f"w-{name}"}],
+            )
+        assert store.list_projects() == sorted([*names, "p"])
+        assert [i.session_id for i in store.list_sessions("p")] == ["s", *sorted(names)]
+        assert store.list_subkeys(SessionKey("p", "s")) == sorted(f"agents/{n}" for n in names)
+        # the same session id in several projects, all equally new: the first by code point
+        assert store.find_session("s") == SessionKey("p", "s")  # the newest: written last
+        store.set_modified(SessionKey("p", "s"), 1_000)
+        assert store.find_session("s") == SessionKey(sorted([*names, "p"])[0], "s")
+    finally:
+        store.close()
