@@ -37,6 +37,7 @@ SUFFIX = ".jsonl"
 NAME_MAX = 255
 _BACKWARD_CHUNK = 1 << 16
 _MORE = b"\t"
+FINGERPRINT_BYTES = 64
 """Ends every line of a batch but its last, before the newline: "the batch goes on".
 JSON allows the whitespace, so each line still parses as the same entry anywhere; a
 flower reader counts a batch only once it has met the unmarked line that ends it."""
@@ -88,6 +89,26 @@ class _UuidIndex:
     inode: int
     scanned_to: int = 0
     uuids: set[str] = field(default_factory=set)
+    seen: bytes = b""
+    """The file's first and last bytes up to ``scanned_to``, when they were indexed."""
+
+    def still_describes(self, fd: int, st: os.stat_result) -> bool:
+        """Whether the file at ``fd`` is the one indexed, grown at most. Its inode alone
+        does not say: ext4 hands a deleted file's inode to the next file created, and
+        another handle may have deleted the transcript and written a new one."""
+        return (
+            st.st_ino == self.inode
+            and self.scanned_to <= st.st_size
+            and self._ends(fd) == self.seen
+        )
+
+    def remember_ends(self, fd: int) -> None:
+        self.seen = self._ends(fd)
+
+    def _ends(self, fd: int) -> bytes:
+        span = min(FINGERPRINT_BYTES, self.scanned_to)
+        head = os.pread(fd, span, 0)
+        return head + os.pread(fd, span, self.scanned_to - span)
 
     def catch_up(self, fd: int, size: int) -> None:
         batch: set[str] = set()  # the uuids of a batch whose last line is still to come
@@ -179,9 +200,10 @@ class JsonfsSessionStore(SessionStoreBase):
     ) -> None:
         st = os.fstat(fd)
         index = self._indexes.get(path)
-        if index is None or index.inode != st.st_ino or index.scanned_to > st.st_size:
+        if index is None or not index.still_describes(fd, st):
             index = _UuidIndex(st.st_ino)
         index.catch_up(fd, st.st_size)
+        index.remember_ends(fd)
         self._indexes[path] = index
 
         fresh: set[str] = set()
@@ -208,6 +230,7 @@ class JsonfsSessionStore(SessionStoreBase):
             os.fdatasync(fd)
         index.uuids |= fresh
         index.scanned_to = st.st_size + len(payload)
+        index.remember_ends(fd)
 
     # -- reading -----------------------------------------------------------------
 

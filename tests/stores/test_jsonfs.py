@@ -553,3 +553,25 @@ def test_a_byte_order_mark_before_the_first_line_hides_no_entry(tmp_path: Path) 
     assert list(store.iter_entries(key)) == [first, second]
     store.append(key, [first])  # known by its uuid: not appended twice
     assert JsonfsSessionStore(tmp_path).load(key) == [first, second]
+
+
+def test_a_transcript_another_handle_deleted_and_wrote_again_is_not_taken_for_the_old(
+    tmp_path: Path,
+) -> None:
+    # ext4 hands a deleted file's inode to the next file created: the cache of what a
+    # handle appended must not take the new transcript for the one it knew
+    first = JsonfsSessionStore(tmp_path / "projects")
+    other = JsonfsSessionStore(tmp_path / "projects")
+    first.append(KEY, [user(1), user(2)])
+    other.delete(KEY)
+    other.append(KEY, [user(n) for n in range(10, 20)])  # longer than what first saw
+    (path,) = (tmp_path / "projects").rglob("*.jsonl")
+    for index in first._indexes.values():  # the new file got the old one's inode
+        index.inode = os.stat(path).st_ino
+    first.append(KEY, [user(1), user(2), user(3)])
+    assert [e["uuid"] for e in first.load(KEY) or []] == [
+        *(f"u-{n}" for n in range(10, 20)),
+        "u-1",
+        "u-2",
+        "u-3",
+    ]
