@@ -266,6 +266,7 @@ def _run_builtin(
 ) -> int:
     from flower.cli.live import Live
     from flower.cli.wake import read_line, wake_prompt
+    from flower.core.lineage import workspace_identity
     from flower.workflow.base import wake_state
     from flower.workflow.clarify import workflow_names
 
@@ -278,6 +279,7 @@ def _run_builtin(
         return read_line("> ", out)
 
     journal = SaidJournal(settings.run_path)
+    said_in = workspace_identity(workspace, settings)  # as lineage names the workspace
 
     # The run directory is taken before the banner and --new's archive: a second flower
     # here says so and leaves having shown and moved nothing.
@@ -295,7 +297,7 @@ def _run_builtin(
                         return 0
                 held.enter_context(run_lock(settings.run_path))
                 _archive(settings, workspace, live)
-                journal.add(said)  # from here a kill loses nothing said
+                journal.add(said, said_in)  # from here a kill loses nothing said
                 _banner(live, workspace, None, names.work_step)
             else:
                 state = wake_state(workspace, settings.run_dir, settings=settings)
@@ -321,14 +323,14 @@ def _run_builtin(
                         return 0
                 held.enter_context(run_lock(settings.run_path))
                 if said is not None:
-                    journal.add(said)  # from here a kill loses nothing said
+                    journal.add(said, said_in)  # from here a kill loses nothing said
                 _banner(live, workspace, state, names.work_step)
                 unrecorded = state["checks"].get("unrecorded") or []
-                if said is None and unrecorded:
+                if unrecorded:  # passed on now, with anything said this time after them
                     from flower.cli.banner import unrecorded_line
 
                     live.line(unrecorded_line(unrecorded), "yellow")
-                elif said is None and interactive:
+                if said is None and interactive and not unrecorded:
                     choice = wake_prompt(read, out)
                     if choice.action == "leave":
                         return 0
@@ -339,7 +341,7 @@ def _run_builtin(
                         _banner(live, workspace, None, names.work_step)
                     said = choice.said
                     if said is not None:
-                        journal.add(said)
+                        journal.add(said, said_in)
         except KeyboardInterrupt:
             out.write("\n")
             return INTERRUPTED_EXIT

@@ -416,7 +416,7 @@ def _unrecorded_words(lineage: Lineage, settings: Any, run_dir: Any) -> list[str
 
     run_path = Path(getattr(settings, "run_dir", None) or run_dir)
     try:
-        words = SaidJournal(run_path).unrecorded(lineage.record.extra)
+        words = SaidJournal(run_path).unrecorded(lineage.record.extra, lineage.workspace)
     except OSError as exc:  # the run itself will say what is wrong with the run dir
         log.warning("%s unreadable: %s", run_path, exc)
         return []

@@ -261,7 +261,7 @@ def builtin_workflow(
         run's), or just ``said``; and the journal entries among them."""
         if journal is None or lineage is None:
             return ([said] if said else []), []
-        words = journal.unrecorded(lineage.record.extra)
+        words = journal.unrecorded(lineage.record.extra, lineage.workspace)
         texts = [w.text for w in words if w.text.strip()]
         if said and said not in texts:
             texts.append(said)
@@ -272,7 +272,7 @@ def builtin_workflow(
         texts, journal_words = words_now(lineage)
         record(ctx, lineage, texts, journal_words)
         if journal is not None and lineage is not None:
-            journal.clear()  # lineage holds them now, tokens included
+            journal.clear(lineage.workspace)  # lineage holds them now, tokens included
 
     def record(
         ctx: Context, lineage: Lineage | None, texts: list[str], journal_words: list[Said]

@@ -32,6 +32,8 @@ KEEP_TOKENS = 32
 class Said(msgspec.Struct, frozen=True):
     token: str
     text: str
+    workspace: str = ""
+    """The workspace the words were said in (a run dir may serve several)."""
 
 
 class SaidJournalWarning(UserWarning):
@@ -61,21 +63,31 @@ class SaidJournal:
             )
             return []
 
-    def add(self, text: str) -> None:
-        """Keep ``text`` (durably) until lineage holds it."""
+    def add(self, text: str, workspace: str) -> None:
+        """Keep ``text``, said in ``workspace``, (durably) until lineage holds it."""
         private_dir(self.path.parent)
-        self._write([*self.entries(), Said(uuid.uuid4().hex, text)])
+        self._write([*self.entries(), Said(uuid.uuid4().hex, text, workspace)])
 
-    def unrecorded(self, lineage_extra: dict[str, Any]) -> list[Said]:
-        """The words lineage does not hold yet (``lineage_extra``: its record's extra)."""
+    def unrecorded(self, lineage_extra: dict[str, Any], workspace: str) -> list[Said]:
+        """The words said in ``workspace`` that its lineage does not hold yet
+        (``lineage_extra``: the extra of its lineage record)."""
         recorded = _tokens(lineage_extra)
-        return [said for said in self.entries() if said.token not in recorded]
+        return [
+            said
+            for said in self.entries()
+            if said.token not in recorded and said.workspace == workspace
+        ]
 
-    def clear(self) -> None:
-        try:
-            self.path.unlink()
-        except FileNotFoundError:
+    def clear(self, workspace: str) -> None:
+        """Forget the words said in ``workspace`` (its lineage holds them now)."""
+        entries = self.entries()
+        others = [said for said in entries if said.workspace != workspace]
+        if len(others) == len(entries):
             return
+        if others:
+            self._write(others)
+            return
+        self.path.unlink(missing_ok=True)
         fsync_dir(self.path.parent)
 
     def _write(self, entries: list[Said]) -> None:

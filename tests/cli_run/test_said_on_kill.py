@@ -142,3 +142,18 @@ def test_words_typed_at_the_wake_prompt_survive_a_kill_and_are_not_asked_for_aga
     again.close()
     assert again.exitstatus == 0, again.before
     assert "顺便支持代码块高亮" in (ws / "需求.md").read_text(encoding="utf-8")
+
+
+def test_words_a_killed_run_left_go_before_what_is_said_now(
+    flower: Flower, model: ScriptedModel, ws: Path
+) -> None:
+    assert flower("--yes", REQUEST).returncode == 0
+    killed_run(flower, "--yes", "标题加上锚点")
+    model.seen.clear()
+    done = flower("--yes", "再加个目录")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[1].endswith("这次接着传下去:标题加上锚点")
+    supplement = (ws / "需求.md").read_text(encoding="utf-8").split("## 补充", 1)[1]
+    assert supplement.index("标题加上锚点") < supplement.index("再加个目录")
+    assert said_to_the_model(model, "标题加上锚点") >= 1
+    assert said_to_the_model(model, "再加个目录") >= 1

@@ -379,8 +379,6 @@ class LifeState:
 
     words: list[str] = field(default_factory=list)
     superseded: list[str] = field(default_factory=list)
-    dropped: list[str] = field(default_factory=list)
-    """Words of a run killed before it wrote them anywhere (never taken)."""
     woke: int = 0
     finished: bool = False
 
@@ -642,23 +640,12 @@ def check_requests(outcome: Outcome, words: list[str], api: FakeMessagesAPI) -> 
             expect(times <= 1, f"request {n} ({agent}) carries {word!r} {times} times")
 
 
-def forget_words_never_taken(
-    inv: Invocation,
-    state: LifeState,
-    sessions: dict[str, list[dict[str, Any]]],
-    lineage: dict[str, Any] | None,
-    outcome: Outcome,
-) -> None:
-    """Words of a run killed before its first lineage write are nowhere: that run never
-    took them (a known window, reported, not checked again and again)."""
-    if not outcome.fired or not state.words or state.words[-1] != inv.said:
-        return
-    word = state.words[-1]
-    kept = json.dumps(lineage or {}, ensure_ascii=False)
-    held = any(word in t for raw in sessions.values() for e in raw for t in _texts_of(e))
-    if word not in kept and not held:
-        state.words.pop()
-        state.dropped.append(word)
+def journal_texts(ws: Path) -> list[str]:
+    try:
+        journal = json.loads((ws / "runs" / "said.json").read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return []
+    return [said["text"] for said in journal]
 
 
 def check_words(
@@ -669,7 +656,7 @@ def check_words(
     outcome: Outcome,
 ) -> None:
     """Every word of this intention is kept: in lineage until a transcript holds it."""
-    kept = []
+    kept = journal_texts(ws)  # said to a run killed before lineage held it
     if lineage:
         if isinstance(lineage.get("request"), str):
             kept.append(lineage["request"])
@@ -741,7 +728,6 @@ def check_after(
     lineage = check_lineage(life.ws, sessions)
     check_transcripts(sessions)
     check_relays(sessions, lineage, outcome.fired)
-    forget_words_never_taken(inv, life.state, sessions, lineage, outcome)
     check_requests(outcome, life.state.words + life.state.superseded, api)
     check_words(life.ws, life.state, sessions, lineage, outcome)
     check_woke(inv, before, outcome, lineage, life.state)

@@ -21,19 +21,30 @@ from flower.workflow.said_journal import (
 )
 
 
+def here() -> str:
+    """The workspace the tests run in, as lineage names it."""
+    import os
+
+    return os.path.realpath(".")
+
+
 def test_words_are_kept_in_order_privately_and_cleared(in_tmp: Path) -> None:
     journal = SaidJournal("runs")
     assert journal.entries() == []
-    journal.add("first")
-    journal.add("second")
+    journal.add("first", "/ws")
+    journal.add("second", "/ws")
     assert [said.text for said in journal.entries()] == ["first", "second"]
     assert stat.S_IMODE(journal.path.stat().st_mode) == 0o600
     extra: dict[str, Any] = {}
     mark_recorded(extra, journal.entries()[:1])
-    assert [said.text for said in journal.unrecorded(extra)] == ["second"]
-    journal.clear()
+    assert [said.text for said in journal.unrecorded(extra, "/ws")] == ["second"]
+    journal.add("elsewhere", "/other")  # a run dir may serve several workspaces
+    assert journal.unrecorded({}, "/other") == [journal.entries()[-1]]
+    journal.clear("/ws")
+    assert [said.text for said in journal.entries()] == ["elsewhere"]
+    journal.clear("/other")
     assert not journal.path.exists()
-    journal.clear()  # nothing to clear is fine
+    journal.clear("/other")  # nothing to clear is fine
 
 
 def test_an_unreadable_journal_is_set_aside_not_deleted(in_tmp: Path) -> None:
@@ -59,7 +70,7 @@ def test_a_first_request_a_killed_run_kept_only_in_the_journal_reaches_the_clari
     in_tmp: Path, fake: FakeMessagesAPI
 ) -> None:
     journal = SaidJournal("runs")
-    journal.add("写个 md 转 html 的脚本")  # the CLI's write; the run died before lineage
+    journal.add("写个 md 转 html 的脚本", here())  # the CLI's write; the run died before lineage
     model = standard_model()
     fake.set_script(model)
     ctx = asyncio.run(wake(None, journal=journal))
@@ -75,8 +86,8 @@ def test_words_a_killed_wake_kept_only_in_the_journal_reach_the_worker_once(
     fake.set_script(standard_model())
     asyncio.run(wake("写个 md 转 html 的脚本"))
     journal = SaidJournal("runs")
-    journal.add("also support tables")  # a killed wake's words
-    journal.add("and footnotes")  # this run's
+    journal.add("also support tables", here())  # a killed wake's words
+    journal.add("and footnotes", here())  # this run's
     model = standard_model()
     fake.set_script(model)
     ctx = asyncio.run(wake("and footnotes", journal=journal))
@@ -96,9 +107,9 @@ def test_a_kill_between_lineage_and_clearing_the_journal_says_nothing_twice(
     fake.set_script(standard_model())
     asyncio.run(wake("写个 md 转 html 的脚本"))
     journal = SaidJournal("runs")
-    journal.add("also support tables")
+    journal.add("also support tables", here())
 
-    def killed(self: SaidJournal) -> None:
+    def killed(self: SaidJournal, workspace: str) -> None:
         raise KeyboardInterrupt  # lineage holds the words; the journal still does too
 
     fake.set_script(standard_model())
