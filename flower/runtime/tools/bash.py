@@ -22,7 +22,7 @@ from pathlib import Path
 
 from flower.runtime.tools.base import ToolContext, ToolInputError, ToolOutcome
 from flower.runtime.tools.inputs import BashInput
-from flower.runtime.tools.orphans import forget, record
+from flower.runtime.tools.orphans import SPAWN_VARIABLE, announce, forget, record
 
 MAX_TIMEOUT_S = 600.0
 """The longest timeout the model may ask for (Claude Code's 10 minutes)."""
@@ -158,17 +158,26 @@ async def bash(args: BashInput, ctx: ToolContext) -> ToolOutcome:
     check_command(args.command)
     timeout = timeout_for(args, ctx)
     out = CappedOutput(ctx.max_output)
-    proc = await asyncio.create_subprocess_exec(
-        "/bin/bash",
-        "-c",
-        args.command,
-        cwd=ctx.workspace,
-        env=_environment(),
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-        start_new_session=True,
-    )
+    env = _environment()
+    # announced before it starts: a kill -9 before its record is written is covered too
+    announced = announce(ctx.ledger, args.command)
+    if announced is not None:
+        env[SPAWN_VARIABLE] = announced[0]
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            "/bin/bash",
+            "-c",
+            args.command,
+            cwd=ctx.workspace,
+            env=env,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+        )
+    except BaseException:
+        forget(announced[1] if announced else None)
+        raise
     assert proc.stdout is not None
     reader = asyncio.create_task(_pump(proc.stdout, out))
     timed_out = stragglers_killed = False
@@ -177,6 +186,9 @@ async def bash(args: BashInput, ctx: ToolContext) -> ToolOutcome:
         # inside the try: an interrupt landing while the record is written still
         # kills the group below
         running = record(ctx.ledger, proc.pid, args.command)
+        if running is not None and announced is not None:
+            forget(announced[1])  # the record covers it from here
+            announced = None
         if not await _exited(proc, reader, timeout):
             timed_out = True
             _kill_group(proc.pid, signal.SIGTERM)
@@ -203,6 +215,7 @@ async def bash(args: BashInput, ctx: ToolContext) -> ToolOutcome:
         if transport is not None:
             transport.close()
         forget(running)
+        forget(announced[1] if announced else None)
     return _outcome(proc.returncode, out, timeout, timed_out, stragglers_killed)
 
 

@@ -10,6 +10,12 @@ that starts kills what is left of every group whose flower is gone.
 Processes are told apart by pid *and* start time (``/proc/<pid>/stat``), so a pid the
 system has since given to another process is never killed. Without ``/proc`` (not
 Linux) nothing is recorded and nothing is killed.
+
+The group's id exists only once the command has started, so its record is written just
+after. To cover that moment too, a command is *announced* first: a ``spawning-<token>``
+record names a token that the command's environment carries (:data:`SPAWN_VARIABLE`).
+A flower killed between the start and the record leaves that announcement, and the next
+run kills the groups of the processes whose environment holds its token.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import uuid
 from pathlib import Path
 
 import msgspec
@@ -24,6 +31,9 @@ import msgspec
 from flower.core.fileperms import private_dir, replaced_atomically
 
 _PROC = Path("/proc")
+SPAWN_VARIABLE = "FLOWER_BASH_SPAWN"
+"""Set in a command's environment to the token of its announcement."""
+_SPAWNING = "spawning-"
 
 
 class RunningCommand(msgspec.Struct, forbid_unknown_fields=False):
@@ -89,6 +99,55 @@ def record(ledger: Path | None, group: int, command: str) -> Path | None:
     return path
 
 
+class SpawningCommand(msgspec.Struct, forbid_unknown_fields=False):
+    """A command about to start: the token its environment carries, and its flower."""
+
+    token: str
+    owner: int
+    owner_started: int
+    command: str
+
+
+def announce(ledger: Path | None, command: str) -> tuple[str, Path] | None:
+    """Before ``command`` starts: write down the token its environment will carry
+    (``SPAWN_VARIABLE``); the token and the announcement's path, or ``None`` when there
+    is nowhere to write it (as for :func:`record`)."""
+    if ledger is None:
+        return None
+    owner = os.getpid()
+    owner_started = start_time(owner)
+    if owner_started is None:
+        return None
+    token = uuid.uuid4().hex
+    path = ledger / f"{_SPAWNING}{token}.json"
+    entry = SpawningCommand(token, owner, owner_started, command[:500])
+    try:
+        private_dir(ledger)
+        with replaced_atomically(path, durable=False) as handle:
+            handle.write(msgspec.json.encode(entry))
+    except OSError:
+        return None
+    return token, path
+
+
+def groups_carrying(token: str) -> set[int]:
+    """The process groups of every process whose environment carries ``token``."""
+    marker = f"{SPAWN_VARIABLE}={token}".encode()
+    own = os.getpgrp()
+    groups: set[int] = set()
+    for environ in _PROC.glob("[0-9]*/environ"):
+        try:
+            if marker not in environ.read_bytes().split(b"\0"):
+                continue
+            stat = (environ.parent / "stat").read_bytes()
+            group = int(stat.rsplit(b")", 1)[1].split()[2])
+        except (OSError, IndexError, ValueError):
+            continue  # gone meanwhile, or not ours to read
+        if group > 1 and group != own:
+            groups.add(group)
+    return groups
+
+
 def forget(path: Path | None) -> None:
     """The command ended and its group was dealt with: drop its record."""
     if path is not None:
@@ -100,10 +159,15 @@ def reap(ledger: Path) -> list[str]:
     """Kill the process groups whose flower is gone; the commands that were still
     running. Records of a live flower are left alone; others are removed."""
     try:
-        paths = sorted(ledger.glob("*.json"))
+        paths = sorted(ledger.glob("[0-9]*.json"))
+        announced = sorted(ledger.glob(f"{_SPAWNING}*.json"))
     except OSError:
         return []
     killed: list[str] = []
+    for path in announced:
+        command = _reap_announced(path)
+        if command is not None:
+            killed.append(command)
     for path in paths:
         try:
             entry = msgspec.json.decode(path.read_bytes(), type=RunningCommand)
@@ -118,6 +182,27 @@ def reap(ledger: Path) -> list[str]:
             killed.append(entry.command)
         forget(path)
     return killed
+
+
+def _reap_announced(path: Path) -> str | None:
+    """Kill the groups carrying the token of an announcement whose flower is gone; the
+    command, when something was killed."""
+    try:
+        entry = msgspec.json.decode(path.read_bytes(), type=SpawningCommand)
+    except FileNotFoundError:
+        return None
+    except (OSError, msgspec.DecodeError):
+        forget(path)
+        return None
+    if _alive(entry.owner, entry.owner_started):
+        return None
+    killed = False
+    for group in groups_carrying(entry.token):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(group, signal.SIGKILL)
+            killed = True
+    forget(path)
+    return entry.command if killed else None
 
 
 def _kill_group(entry: RunningCommand) -> bool:

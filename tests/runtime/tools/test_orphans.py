@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -15,9 +16,13 @@ from tool_helpers import run_tool
 
 from flower.runtime.tools import ToolBox
 from flower.runtime.tools.orphans import (
+    SPAWN_VARIABLE,
     RunningCommand,
+    SpawningCommand,
+    announce,
     forget,
     group_alive,
+    groups_carrying,
     reap,
     record,
     start_time,
@@ -137,4 +142,104 @@ def test_bash_records_while_it_runs_and_forgets_after(tmp_path: Path) -> None:
     assert outcome.result["exitCode"] == 0, outcome.content
     listed = outcome.content.split("\n")[0]
     assert listed.removesuffix(".json").isdigit()  # its own record, seen from inside it
+    assert list(ledger.iterdir()) == []
+
+
+# -- the moment between a command's start and its record ------------------------------
+
+
+def carrying(token: str) -> subprocess.Popen[bytes]:
+    """A group like a Bash call's, its environment carrying an announcement's token."""
+    env = {**os.environ, SPAWN_VARIABLE: token}
+    return subprocess.Popen(
+        ["/bin/bash", "-c", "sleep 300 & wait"], start_new_session=True, env=env
+    )
+
+
+def test_an_announcement_names_its_token_and_a_live_flower_keeps_it(tmp_path: Path) -> None:
+    announced = announce(tmp_path, "sleep 300")
+    assert announced is not None
+    token, path = announced
+    entry = msgspec.json.decode(path.read_bytes(), type=SpawningCommand)
+    assert (entry.token, entry.owner, entry.command) == (token, os.getpid(), "sleep 300")
+    proc = carrying(token)
+    try:
+        assert reap(tmp_path) == [] and path.exists() and group_alive(proc.pid)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def test_the_groups_of_a_gone_flowers_announcement_are_killed_others_are_not(
+    tmp_path: Path, sleeper: subprocess.Popen[bytes]
+) -> None:
+    owner, owner_started = dead_process()
+    left = carrying("left-behind")
+    path = tmp_path / "spawning-left-behind.json"
+    path.write_bytes(
+        msgspec.json.encode(SpawningCommand("left-behind", owner, owner_started, "sleep 300"))
+    )
+    try:
+        assert groups_carrying("left-behind") == {left.pid}
+        assert reap(tmp_path) == ["sleep 300"]
+        assert wait_until_dead(left.pid) and not path.exists()
+        assert group_alive(sleeper.pid)  # no token: not one of the announced commands
+    finally:
+        if left.poll() is None:
+            os.killpg(left.pid, signal.SIGKILL)
+        left.wait()
+
+
+# flower running one Bash call, killed (SIGKILL) after the command started and before
+# its record was written
+KILLED_BEFORE_THE_RECORD = """\
+import asyncio, os, signal, sys
+from pathlib import Path
+import flower.runtime.tools.bash as bash
+from flower.runtime.tools import ToolBox
+
+def killed(*args, **kwargs):
+    os.kill(os.getpid(), signal.SIGKILL)
+
+bash.record = killed
+workspace, ledger = Path(sys.argv[1]), Path(sys.argv[2])
+box = ToolBox(workspace, ["Bash"], ledger=ledger)
+asyncio.run(box.run("Bash", {"command": "sleep 300 & sleep 301"}))
+"""
+
+
+def test_a_command_started_just_before_a_kill_9_is_killed_by_the_next_run(
+    tmp_path: Path,
+) -> None:
+    import sys
+
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    ledger = tmp_path / "running"
+    done = subprocess.run(
+        [sys.executable, "-c", KILLED_BEFORE_THE_RECORD, str(workspace), str(ledger)],
+        timeout=30,
+    )
+    assert done.returncode == -signal.SIGKILL
+    (path,) = ledger.glob("spawning-*.json")
+    token = msgspec.json.decode(path.read_bytes(), type=SpawningCommand).token
+    (group,) = groups_carrying(token)
+    try:
+        assert group_alive(group)  # the command outlived its flower
+        assert reap(ledger) == ["sleep 300 & sleep 301"]
+        assert wait_until_dead(group)
+        assert list(ledger.iterdir()) == []
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(group, signal.SIGKILL)
+
+
+def test_bash_leaves_no_announcement_behind(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    ledger = tmp_path / "running"
+    box = ToolBox(workspace, ["Bash"], ledger=ledger)
+    outcome = run_tool(box, "Bash", {"command": f'printf %s "${SPAWN_VARIABLE}"'})
+    token = outcome.content.split("\n")[0]
+    assert len(token) == 32  # the command carried its token
     assert list(ledger.iterdir()) == []
