@@ -89,9 +89,13 @@ def record(ledger: Path | None, group: int, command: str) -> Path | None:
     if owner_started is None or group_started is None:
         return None
     entry = RunningCommand(group, group_started, owner, owner_started, command[:500])
-    path = ledger / f"{group}.json"
+    return _write(ledger / f"{group}.json", entry)
+
+
+def _write(path: Path, entry: msgspec.Struct) -> Path | None:
+    """``entry`` at ``path`` in the ledger, whole or not at all; ``None`` if it can't be."""
     try:
-        private_dir(ledger)
+        private_dir(path.parent)
         with replaced_atomically(path, durable=False) as handle:
             handle.write(msgspec.json.encode(entry))
     except OSError:
@@ -119,15 +123,9 @@ def announce(ledger: Path | None, command: str) -> tuple[str, Path] | None:
     if owner_started is None:
         return None
     token = uuid.uuid4().hex
-    path = ledger / f"{_SPAWNING}{token}.json"
     entry = SpawningCommand(token, owner, owner_started, command[:500])
-    try:
-        private_dir(ledger)
-        with replaced_atomically(path, durable=False) as handle:
-            handle.write(msgspec.json.encode(entry))
-    except OSError:
-        return None
-    return token, path
+    path = _write(ledger / f"{_SPAWNING}{token}.json", entry)
+    return None if path is None else (token, path)
 
 
 def groups_carrying(token: str) -> set[int]:
