@@ -424,19 +424,19 @@ def _banner(live: Live, workspace: Path, state: dict[str, Any] | None, work_step
 def _archive(settings: Settings, workspace: Path, live: Live) -> None:
     """Move lineage, brief, goals and unrecorded words into notes/archive/<stamp>/;
     sessions stay."""
-    from flower.core.lineage import Lineage, archive_dir
+    from flower.core.lineage import Lineage, archive_dir, workspace_identity
     from flower.workflow.clarify import workflow_names
 
     names = workflow_names(settings)
     lineage = Lineage.load(workspace, settings=settings, run_dir=settings.run_dir)
-    # words a killed run left unrecorded belong to the conversation archived with them
-    journal = SaidJournal(settings.run_path).path
-    kept = (workspace / names.brief_file, workspace / names.goals_file, journal)
+    kept = (workspace / names.brief_file, workspace / names.goals_file)
     frozen = [p for p in kept if p.exists()]
     if not lineage.found and not frozen:
         return  # a fresh directory: nothing to archive, no empty folder
     into = archive_dir(workspace)
     lineage.archive(into, extra=frozen)
+    # words a killed run left unrecorded belong to the conversation archived with them
+    SaidJournal(settings.run_path).move_to(into, workspace_identity(workspace, settings))
     live.line(f"   archived the last conversation into {into.relative_to(workspace)}/", "dim")
 
 

@@ -65,7 +65,6 @@ class SaidJournal:
 
     def add(self, text: str, workspace: str) -> None:
         """Keep ``text``, said in ``workspace``, (durably) until lineage holds it."""
-        private_dir(self.path.parent)
         self._write([*self.entries(), Said(uuid.uuid4().hex, text, workspace)])
 
     def unrecorded(self, lineage_extra: dict[str, Any], workspace: str) -> list[Said]:
@@ -77,6 +76,13 @@ class SaidJournal:
             for said in self.entries()
             if said.token not in recorded and said.workspace == workspace
         ]
+
+    def move_to(self, folder: Path, workspace: str) -> None:
+        """Move the words said in ``workspace`` into ``folder``/said.json (an archive)."""
+        words = [said for said in self.entries() if said.workspace == workspace]
+        if words:
+            SaidJournal(folder)._write(words)
+            self.clear(workspace)
 
     def clear(self, workspace: str) -> None:
         """Forget the words said in ``workspace`` (its lineage holds them now)."""
@@ -91,6 +97,7 @@ class SaidJournal:
         fsync_dir(self.path.parent)
 
     def _write(self, entries: list[Said]) -> None:
+        private_dir(self.path.parent)
         with replaced_atomically(self.path) as handle:
             handle.write(msgspec.json.encode(entries))
         fsync_dir(self.path.parent)

@@ -125,3 +125,14 @@ def test_a_kill_between_lineage_and_clearing_the_journal_says_nothing_twice(
     assert ctx["_ok"]
     assert _said_count(model.seen["worker"][0], "also support tables") == 1
     assert not journal.path.exists()
+
+
+def test_an_archive_takes_only_its_own_workspaces_words(in_tmp: Path) -> None:
+    journal = SaidJournal("runs")
+    journal.add("mine", "/ws")
+    journal.add("theirs", "/other")
+    journal.move_to(Path("archive"), "/ws")
+    assert [said.text for said in SaidJournal("archive").entries()] == ["mine"]
+    assert [said.text for said in journal.entries()] == ["theirs"]
+    journal.move_to(Path("archive2"), "/ws")  # nothing of /ws left: no file written
+    assert not Path("archive2").exists()
