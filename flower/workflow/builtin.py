@@ -295,6 +295,7 @@ def builtin_workflow(
             request = _remember_request(lineage, texts[-1] if texts else None, journal_words)
             ctx["_said"] = ctx["_request"] = request
             return
+        _forget_request(lineage)  # the brief holds it (a run killed before it said so)
         memo = ctx["_wake_memo"] = WakeMemo(lineage)
         if texts:
             mark_recorded(memo.extra, journal_words)  # saved with the words

@@ -468,6 +468,25 @@ def test_a_first_run_killed_before_its_clarifier_started_keeps_the_request(
     assert "request" not in lineage  # the clarifier's session holds it now
 
 
+def test_a_request_the_brief_holds_is_forgotten_when_a_kill_came_between(
+    in_tmp: Path, fake: FakeMessagesAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from flower.workflow import builtin
+
+    def killed(lineage: Any) -> None:
+        raise KeyboardInterrupt  # the brief is written; lineage still holds the request
+
+    fake.set_script(standard_model())
+    with monkeypatch.context() as patched, pytest.raises(KeyboardInterrupt):
+        patched.setattr(builtin, "_forget_request", killed)
+        asyncio.run(wake("写个 md 转 html 的脚本"))
+    path = in_tmp / "runs" / "lineage.json"
+    assert json.loads(path.read_text(encoding="utf-8"))["request"] == "写个 md 转 html 的脚本"
+    fake.set_script(standard_model())
+    assert asyncio.run(wake(None))["_ok"]
+    assert "request" not in json.loads(path.read_text(encoding="utf-8"))
+
+
 def test_a_brief_never_confirmed_is_a_failure_the_manifest_and_the_cli_show(
     in_tmp: Path, fake: FakeMessagesAPI
 ) -> None:
