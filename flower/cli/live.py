@@ -176,14 +176,29 @@ class Live:
 
     # -- what a run reports
 
-    def step_started(self, label: str, *, resume: str | None) -> None:
+    def step_started(
+        self, label: str, *, resume: str | None, relay_from: str | None = None
+    ) -> None:
         """A ``runtime.run`` is about to start; print its header when the step changes.
 
         It counts as resumed only when ``resume`` is a session an earlier process
-        made (a second round in this process continues, it does not wake).
+        made (a second round in this process continues, it does not wake). A step whose
+        first run here is a relay's new session (``relay_from``: finishing a relay a
+        killed run began) goes on from that earlier session, through its handoff.
         """
         if label == self._last_label:
             return
+        if resume is None and relay_from is not None:
+            self._head(label, relay_from)
+            self.line(
+                f"  ... {parse_label(label).step}: a killed run was handing over to a new "
+                "session; it goes on from that handoff (notes/relay/)",
+                "magenta",
+            )
+            return
+        self._head(label, resume)
+
+    def _head(self, label: str, resume: str | None) -> None:
         self._last_label = label
         parsed = parse_label(label)
         resumed = resume is not None and resume not in self._born_here
@@ -258,7 +273,9 @@ class LiveRuntime(Runtime):
         step: str | None = None,
         **options: Any,
     ) -> Any:
-        self.live.step_started(step or agent.name, resume=resume)
+        self.live.step_started(
+            step or agent.name, resume=resume, relay_from=options.get("relay_from")
+        )
         return await super().run(agent, prompt, resume, step=step, **options)
 
 

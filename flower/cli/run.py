@@ -643,9 +643,9 @@ def describe_state(state: dict[str, Any], workspace: Path, settings: Settings) -
         lines.append("next        `flower` stops until the session store can be read")
     elif ours["waking"]:
         # a confirmed brief and a goals file are kept as they are: those steps are skipped,
-        # unless a wake cut short left the goals to derive again
+        # unless a wake cut short left the goals to derive again (or words for them)
         done = {names.clarify_step} if checks["brief"] else set()
-        if checks["goals"] and not checks.get("goals_stale"):
+        if checks["goals"] and not (checks.get("goals_stale") or checks.get("unrecorded")):
             done.add(names.goals_step)
         resumed = [step for step in ours["steps"] if step not in done] or list(ours["steps"])
         lines.append(

@@ -85,6 +85,19 @@ def test_plain_live_output_and_headers() -> None:
     ]
 
 
+def test_a_step_that_starts_by_finishing_a_killed_relay_says_it_goes_on() -> None:
+    out = io.StringIO()
+    live = Live(out, rich=False, rounds=3)
+    live.woke = 3
+    # the old session answered its handoff; the run was killed before the new one began
+    live.step_started("干活", resume=None, relay_from="old-session")
+    assert out.getvalue().splitlines() == [
+        step_header("干活", 1, 3, resumed=True, woke=3),
+        "  ... 干活: a killed run was handing over to a new session; it goes on from that "
+        "handoff (notes/relay/)",
+    ]
+
+
 def test_lost_sessions_line() -> None:
     assert lost_sessions_line(["干活"]) == "   !! 记录里的会话已不在存储里:干活 —— 这些步骤从头开始"
 

@@ -84,6 +84,10 @@ def test_words_said_on_a_wake_survive_a_kill_and_are_said_once(
     assert first.returncode == 0, first.stderr
     killed_run(flower, "--yes", "标题加上锚点")
     assert lineage(ws)["woke"] == 1  # the killed wake was never counted
+    status = flower("status").stdout
+    assert "said        标题加上锚点 (a run cut short before recording it)" in status
+    # new words: the goals are derived again before the work goes on
+    assert "next        `flower` resumes 设定目标, 干活 (wake 2)" in status
 
     model.seen.clear()
     done = flower("--yes")
