@@ -296,8 +296,8 @@ def _run_builtin(
                     if said is None:
                         return 0
                 held.enter_context(run_lock(settings.run_path))
-                _archive(settings, workspace, live)
-                journal.add(said, said_in)  # from here a kill loses nothing said
+                said_now = journal.add(said, said_in)  # from here a kill loses nothing said
+                _archive(settings, workspace, live, keep=said_now)
                 _banner(live, workspace, None, names.work_step)
             else:
                 state = wake_state(workspace, settings.run_dir, settings=settings)
@@ -421,9 +421,9 @@ def _banner(live: Live, workspace: Path, state: dict[str, Any] | None, work_step
         live.line(lost_sessions_line(lost), "yellow")
 
 
-def _archive(settings: Settings, workspace: Path, live: Live) -> None:
-    """Move lineage, brief, goals and unrecorded words into notes/archive/<stamp>/;
-    sessions stay."""
+def _archive(settings: Settings, workspace: Path, live: Live, *, keep: str | None = None) -> None:
+    """Move lineage, brief, goals and unrecorded words (but those of token ``keep``, the
+    new task's) into notes/archive/<stamp>/; sessions stay."""
     from flower.core.lineage import Lineage, archive_dir, workspace_identity
     from flower.workflow.clarify import workflow_names
 
@@ -436,7 +436,8 @@ def _archive(settings: Settings, workspace: Path, live: Live) -> None:
     into = archive_dir(workspace)
     lineage.archive(into, extra=frozen)
     # words a killed run left unrecorded belong to the conversation archived with them
-    SaidJournal(settings.run_path).move_to(into, workspace_identity(workspace, settings))
+    journal = SaidJournal(settings.run_path)
+    journal.move_to(into, workspace_identity(workspace, settings), keep=keep)
     live.line(f"   archived the last conversation into {into.relative_to(workspace)}/", "dim")
 
 

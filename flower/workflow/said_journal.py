@@ -63,9 +63,11 @@ class SaidJournal:
             )
             return []
 
-    def add(self, text: str, workspace: str) -> None:
-        """Keep ``text``, said in ``workspace``, (durably) until lineage holds it."""
-        self._write([*self.entries(), Said(uuid.uuid4().hex, text, workspace)])
+    def add(self, text: str, workspace: str) -> str:
+        """Keep ``text``, said in ``workspace``, (durably) until lineage holds it; its token."""
+        said = Said(uuid.uuid4().hex, text, workspace)
+        self._write([*self.entries(), said])
+        return said.token
 
     def unrecorded(self, lineage_extra: dict[str, Any], workspace: str) -> list[Said]:
         """The words said in ``workspace`` that its lineage does not hold yet
@@ -77,17 +79,19 @@ class SaidJournal:
             if said.token not in recorded and said.workspace == workspace
         ]
 
-    def move_to(self, folder: Path, workspace: str) -> None:
-        """Move the words said in ``workspace`` into ``folder``/said.json (an archive)."""
-        words = [said for said in self.entries() if said.workspace == workspace]
+    def move_to(self, folder: Path, workspace: str, keep: str | None = None) -> None:
+        """Move the words said in ``workspace`` (but those of token ``keep``) into
+        ``folder``/said.json (an archive)."""
+        words = [s for s in self.entries() if s.workspace == workspace and s.token != keep]
         if words:
             SaidJournal(folder)._write(words)
-            self.clear(workspace)
+            self.clear(workspace, keep)
 
-    def clear(self, workspace: str) -> None:
-        """Forget the words said in ``workspace`` (its lineage holds them now)."""
+    def clear(self, workspace: str, keep: str | None = None) -> None:
+        """Forget the words said in ``workspace`` (its lineage holds them now), but those
+        of token ``keep``."""
         entries = self.entries()
-        others = [said for said in entries if said.workspace != workspace]
+        others = [s for s in entries if s.workspace != workspace or s.token == keep]
         if len(others) == len(entries):
             return
         if others:

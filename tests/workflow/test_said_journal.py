@@ -136,3 +136,9 @@ def test_an_archive_takes_only_its_own_workspaces_words(in_tmp: Path) -> None:
     assert [said.text for said in journal.entries()] == ["theirs"]
     journal.move_to(Path("archive2"), "/ws")  # nothing of /ws left: no file written
     assert not Path("archive2").exists()
+    # --new keeps its own task, written before the archive, out of it
+    journal.add("old words", "/ws")
+    task = journal.add("the new task", "/ws")
+    journal.move_to(Path("archive3"), "/ws", keep=task)
+    assert [said.text for said in SaidJournal("archive3").entries()] == ["old words"]
+    assert [said.text for said in journal.entries()] == ["theirs", "the new task"]
