@@ -336,12 +336,11 @@ def _run_builtin(
                         return 0
                     if choice.action == "interrupted":
                         raise KeyboardInterrupt
-                    if choice.action == "new":
-                        _archive(settings, workspace, live)
-                        _banner(live, workspace, None, names.work_step)
                     said = choice.said
-                    if said is not None:
-                        journal.add(said, said_in)
+                    said_now = None if said is None else journal.add(said, said_in)
+                    if choice.action == "new":
+                        _archive(settings, workspace, live, keep=said_now)
+                        _banner(live, workspace, None, names.work_step)
         except KeyboardInterrupt:
             out.write("\n")
             return INTERRUPTED_EXIT
