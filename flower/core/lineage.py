@@ -163,6 +163,11 @@ class Lineage:
 
     # -- writing ---------------------------------------------------------------
 
+    @property
+    def durable(self) -> bool:
+        """Whether saving reaches a store (not the stand-in for one that can't be opened)."""
+        return not isinstance(self.store, _NoStore)
+
     def save(self) -> bool:
         """Persist the record; ``False`` when the write failed (never raises OSError)."""
         try:

@@ -271,8 +271,11 @@ def builtin_workflow(
         lineage = ctx.get("_lineage")
         texts, journal_words = words_now(lineage)
         record(ctx, lineage, texts, journal_words)
-        if journal is not None and lineage is not None:
-            journal.clear(lineage.workspace)  # lineage holds them now, tokens included
+        # cleared only once lineage surely holds them, tokens included (its writes never
+        # raise: a failed one must not take the words with it)
+        held = not journal_words or (lineage is not None and lineage.durable and lineage.save())
+        if journal is not None and lineage is not None and held:
+            journal.clear(lineage.workspace)
 
     def record(
         ctx: Context, lineage: Lineage | None, texts: list[str], journal_words: list[Said]

@@ -142,3 +142,27 @@ def test_an_archive_takes_only_its_own_workspaces_words(in_tmp: Path) -> None:
     journal.move_to(Path("archive3"), "/ws", keep=task)
     assert [said.text for said in SaidJournal("archive3").entries()] == ["old words"]
     assert [said.text for said in journal.entries()] == ["theirs", "the new task"]
+
+
+def test_words_stay_in_the_journal_when_lineage_could_not_be_written(
+    in_tmp: Path, fake: FakeMessagesAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake.set_script(standard_model())
+    asyncio.run(wake("写个 md 转 html 的脚本"))
+    journal = SaidJournal("runs")
+    journal.add("also support tables", here())
+
+    def full_disk(self: Lineage) -> bool:
+        return False  # as Lineage.save reports an OSError: swallowed, never raised
+
+    fake.set_script(standard_model())
+    with monkeypatch.context() as patched:
+        patched.setattr(Lineage, "save", full_disk)
+        asyncio.run(wake(None, journal=journal))
+    assert [said.text for said in journal.entries()] == ["also support tables"]
+    model = standard_model()
+    fake.set_script(model)
+    assert asyncio.run(wake(None, journal=journal))["_ok"]  # the disk has room again
+    # lineage never learnt they were heard: said again rather than lost
+    assert "also support tables" in user_prompts(model.seen["worker"][0])[-1]
+    assert not journal.path.exists()
