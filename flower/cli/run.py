@@ -138,7 +138,9 @@ PromptArgument = Annotated[
 
 
 def _joined(words: list[str] | None) -> str | None:
-    text = " ".join(words or []).strip()
+    from flower.cli.wake import typed_text
+
+    text = typed_text(" ".join(words or [])).strip()
     return text or None
 
 

@@ -7,6 +7,7 @@ without touching anything, and so does Ctrl-C (which the caller reports as exit 
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -39,7 +40,17 @@ def read_line(prompt: str = "> ", out: TextIO | None = None) -> str:
     line = sys.stdin.readline()
     if not line:
         raise EOFError
-    return line.rstrip("\r\n")
+    return typed_text(line.rstrip("\r\n"))
+
+
+def typed_text(text: str) -> str:
+    """What was typed, as text that can be stored and sent: bytes that were not UTF-8
+    (Python keeps them as lone surrogates) become U+FFFD. Lineage, the brief and the
+    API request all need valid UTF-8, and words that cannot be kept would be lost."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def ask_new_task(read: Reader, out: TextIO) -> str | None:

@@ -21,6 +21,7 @@ from typing import Any
 
 import msgspec
 
+from flower.core.entries import json_bytes
 from flower.core.fileperms import fsync_dir, private_dir, replaced_atomically
 
 JOURNAL_FILE = "said.json"
@@ -52,7 +53,7 @@ class SaidJournal:
         except (FileNotFoundError, NotADirectoryError):
             return []
         try:
-            return msgspec.json.decode(raw, type=list[Said])
+            return _decode(raw)
         except msgspec.DecodeError as exc:
             aside = self.path.with_name(f"{JOURNAL_FILE}.unreadable-{int(time.time())}")
             os.replace(self.path, aside)
@@ -103,8 +104,24 @@ class SaidJournal:
     def _write(self, entries: list[Said]) -> None:
         private_dir(self.path.parent)
         with replaced_atomically(self.path) as handle:
-            handle.write(msgspec.json.encode(entries))
+            handle.write(json_bytes(msgspec.to_builtins(entries)))
         fsync_dir(self.path.parent)
+
+
+def _decode(raw: bytes) -> list[Said]:
+    """The journal's entries; a lone surrogate's escape (what :func:`json_bytes` writes
+    for one) is read back as the surrogate."""
+    try:
+        return msgspec.json.decode(raw, type=list[Said])
+    except msgspec.DecodeError:
+        if b"\\u" not in raw:
+            raise
+        import json
+
+        try:
+            return msgspec.convert(json.loads(raw), type=list[Said])
+        except ValueError as exc:
+            raise msgspec.DecodeError(str(exc)) from None
 
 
 def mark_recorded(lineage_extra: dict[str, Any], words: list[Said]) -> None:

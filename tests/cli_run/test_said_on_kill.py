@@ -161,3 +161,15 @@ def test_words_a_killed_run_left_go_before_what_is_said_now(
     assert supplement.index("标题加上锚点") < supplement.index("再加个目录")
     assert said_to_the_model(model, "标题加上锚点") >= 1
     assert said_to_the_model(model, "再加个目录") >= 1
+
+
+def test_bytes_that_are_not_utf8_in_what_is_said_are_kept_as_replacement_characters(
+    flower: Flower, model: ScriptedModel, ws: Path
+) -> None:
+    # a shell passes them through; Python holds them as lone surrogates, which neither
+    # lineage nor the journal nor the API could carry
+    done = flower("--yes", "写个脚本 \udcff")
+    assert done.returncode == 0, done.stderr
+    assert said_to_the_model(model, "写个脚本 \ufffd") >= 1
+    assert not (ws / "runs" / "said.json").exists()  # recorded, then let go
+    assert "request" not in lineage(ws)

@@ -166,3 +166,9 @@ def test_words_stay_in_the_journal_when_lineage_could_not_be_written(
     # lineage never learnt they were heard: said again rather than lost
     assert "also support tables" in user_prompts(model.seen["worker"][0])[-1]
     assert not journal.path.exists()
+
+
+def test_a_lone_surrogate_is_kept_as_it_was_said(in_tmp: Path) -> None:
+    journal = SaidJournal("runs")
+    journal.add("cut mid-emoji \ud83d", "/ws")
+    assert [said.text for said in journal.entries()] == ["cut mid-emoji \ud83d"]
