@@ -90,25 +90,32 @@ class _UuidIndex:
     scanned_to: int = 0
     uuids: set[str] = field(default_factory=set)
     seen: bytes = b""
-    """The file's first and last bytes up to ``scanned_to``, when they were indexed."""
+    """The last bytes up to ``scanned_to``, as they were when indexed."""
 
     def still_describes(self, fd: int, st: os.stat_result) -> bool:
         """Whether the file at ``fd`` is the one indexed, grown at most. Its inode alone
         does not say: ext4 hands a deleted file's inode to the next file created, and
-        another handle may have deleted the transcript and written a new one."""
+        another handle may have deleted the transcript and written a new one. The bytes
+        just before ``scanned_to`` (a line's uuid and time, mostly) tell them apart."""
         return (
-            st.st_ino == self.inode
-            and self.scanned_to <= st.st_size
-            and self._ends(fd) == self.seen
+            st.st_ino == self.inode and self.scanned_to <= st.st_size and self._end(fd) == self.seen
         )
 
-    def remember_ends(self, fd: int) -> None:
-        self.seen = self._ends(fd)
+    def remember_end(self, fd: int) -> None:
+        self.seen = self._end(fd)
 
-    def _ends(self, fd: int) -> bytes:
+    def note_written(self, fd: int, at: int, payload: bytes) -> None:
+        """``payload`` was appended at offset ``at``: the index now reaches its end."""
+        follows = at == self.scanned_to
+        self.scanned_to = at + len(payload)
+        if len(payload) >= FINGERPRINT_BYTES or follows:
+            self.seen = (self.seen + payload)[-FINGERPRINT_BYTES:]
+        else:  # a torn tail lies between what was read and what was written
+            self.remember_end(fd)
+
+    def _end(self, fd: int) -> bytes:
         span = min(FINGERPRINT_BYTES, self.scanned_to)
-        head = os.pread(fd, span, 0)
-        return head + os.pread(fd, span, self.scanned_to - span)
+        return os.pread(fd, span, self.scanned_to - span)
 
     def catch_up(self, fd: int, size: int) -> None:
         batch: set[str] = set()  # the uuids of a batch whose last line is still to come
@@ -202,8 +209,10 @@ class JsonfsSessionStore(SessionStoreBase):
         index = self._indexes.get(path)
         if index is None or not index.still_describes(fd, st):
             index = _UuidIndex(st.st_ino)
+        read_to = index.scanned_to
         index.catch_up(fd, st.st_size)
-        index.remember_ends(fd)
+        if index.scanned_to != read_to:
+            index.remember_end(fd)
         self._indexes[path] = index
 
         fresh: set[str] = set()
@@ -229,8 +238,7 @@ class JsonfsSessionStore(SessionStoreBase):
         if self.fsync:
             os.fdatasync(fd)
         index.uuids |= fresh
-        index.scanned_to = st.st_size + len(payload)
-        index.remember_ends(fd)
+        index.note_written(fd, st.st_size, payload)
 
     # -- reading -----------------------------------------------------------------
 
