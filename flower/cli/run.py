@@ -328,7 +328,12 @@ def _run_builtin(
                     journal.add(said, said_in)  # from here a kill loses nothing said
                 _banner(live, workspace, state, names.work_step)
                 unrecorded = state["checks"].get("unrecorded") or []
-                if unrecorded:  # passed on now, with anything said this time after them
+                # passed on now, before anything said this time; but on a first run what
+                # is said now replaces a request no step took up (as in lineage)
+                replaced = said is not None and not (
+                    state["checks"]["brief"] or names.clarify_step in state["steps"]
+                )
+                if unrecorded and not replaced:
                     from flower.cli.banner import unrecorded_line
 
                     live.line(unrecorded_line(unrecorded), "yellow")

@@ -173,3 +173,15 @@ def test_bytes_that_are_not_utf8_in_what_is_said_are_kept_as_replacement_charact
     assert said_to_the_model(model, "写个脚本 \ufffd") >= 1
     assert not (ws / "runs" / "said.json").exists()  # recorded, then let go
     assert "request" not in lineage(ws)
+
+
+def test_on_a_first_run_what_is_said_now_replaces_a_request_a_killed_run_left(
+    flower: Flower, model: ScriptedModel, ws: Path
+) -> None:
+    killed_run(flower, "--yes", "删掉 data/ 下的所有文件")
+    done = flower("--yes", REQUEST)  # as with a request kept in lineage: the new one wins
+    assert done.returncode == 0, done.stderr
+    assert "接着传下去" not in done.stdout
+    assert said_to_the_model(model, REQUEST) >= 1
+    assert said_to_the_model(model, "删掉 data/") == 0
+    assert not (ws / "runs" / "said.json").exists()

@@ -477,6 +477,8 @@ class Life:
     def snapshot(self) -> dict[str, Any]:
         return {
             "lineage": read_lineage(self.ws),
+            "journal": journal_texts(self.ws),
+            "brief": (self.ws / "需求.md").exists(),
             "state": (list(self.state.words), self.state.woke),
         }
 
@@ -489,12 +491,15 @@ class Life:
                 self.state = LifeState()
         if inv.said is not None and outcome.stdout:  # it got past the start (the banner)
             lineage = before["lineage"] or {}
-            pending = lineage.get("request")
-            clarified = (self.ws / "需求.md").exists() or "确认需求" in (lineage.get("steps") or {})
-            if pending and pending in self.state.words and not inv.new and not clarified:
-                # documented: what is said now replaces a first request no step took up
-                self.state.words.remove(pending)
-                self.state.superseded.append(pending)
+            # a first request no step took up: in lineage, or in the journal of a run
+            # killed before lineage held it
+            pending = [lineage.get("request"), *before["journal"]]
+            clarified = before["brief"] or "确认需求" in (lineage.get("steps") or {})
+            for text in pending:
+                if text and text in self.state.words and not inv.new and not clarified:
+                    # documented: what is said now replaces a first request no step took up
+                    self.state.words.remove(text)
+                    self.state.superseded.append(text)
             self.state.words.append(inv.said)
 
 
