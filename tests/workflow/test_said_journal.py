@@ -101,13 +101,20 @@ def test_words_a_killed_wake_kept_only_in_the_journal_reach_the_worker_once(
     assert "also support tables" in Path("需求.md").read_text(encoding="utf-8")
 
 
-def test_a_kill_between_lineage_and_clearing_the_journal_says_nothing_twice(
-    in_tmp: Path, fake: FakeMessagesAPI, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def left_by_a_killed_wake(fake: FakeMessagesAPI, words: str) -> SaidJournal:
+    """After a first run that went all the way: the journal a wake killed before its
+    lineage write left, holding ``words``."""
     fake.set_script(standard_model())
     asyncio.run(wake("写个 md 转 html 的脚本"))
     journal = SaidJournal("runs")
-    journal.add("also support tables", here())
+    journal.add(words, here())
+    return journal
+
+
+def test_a_kill_between_lineage_and_clearing_the_journal_says_nothing_twice(
+    in_tmp: Path, fake: FakeMessagesAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    journal = left_by_a_killed_wake(fake, "also support tables")
 
     def killed(self: SaidJournal, workspace: str) -> None:
         raise KeyboardInterrupt  # lineage holds the words; the journal still does too
@@ -147,10 +154,7 @@ def test_an_archive_takes_only_its_own_workspaces_words(in_tmp: Path) -> None:
 def test_words_stay_in_the_journal_when_lineage_could_not_be_written(
     in_tmp: Path, fake: FakeMessagesAPI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    fake.set_script(standard_model())
-    asyncio.run(wake("写个 md 转 html 的脚本"))
-    journal = SaidJournal("runs")
-    journal.add("also support tables", here())
+    journal = left_by_a_killed_wake(fake, "also support tables")
 
     def full_disk(self: Lineage) -> bool:
         return False  # as Lineage.save reports an OSError: swallowed, never raised
