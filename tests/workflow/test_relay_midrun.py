@@ -78,20 +78,72 @@ def wake(settings: Settings) -> dict[str, Any]:
     return asyncio.run(go())
 
 
-def first_entry(session_id: str) -> dict[str, Any]:
+def _session_key(session_id: str) -> Any:
     import os
 
     from flower.core.keys import project_key
     from flower.core.records import SessionKey
+
+    return SessionKey(project_key(os.path.realpath(".")), session_id)
+
+
+def first_entry(session_id: str) -> dict[str, Any]:
     from flower.stores.open import open_session_store
 
     store = open_session_store("sqlite:///runs/sessions.db")
     try:
-        entries = store.load(SessionKey(project_key(os.path.realpath(".")), session_id))
+        entries = store.load(_session_key(session_id))
     finally:
         store.close()
     assert entries is not None
     return entries[0]
+
+
+def append_to(session_id: str, entries: list[dict[str, Any]]) -> None:
+    """Store ``entries`` after the session's last one, as a killed run had written them
+    (the first is re-parented onto that last entry when it names no parent)."""
+    from flower.stores.open import open_session_store
+
+    store = open_session_store("sqlite:///runs/sessions.db")
+    key = _session_key(session_id)
+    try:
+        stored = store.load(key) or []
+        if stored and "parentUuid" not in entries[0]:
+            entries = [{**entries[0], "parentUuid": stored[-1]["uuid"]}, *entries[1:]]
+        store.append(key, entries)
+    finally:
+        store.close()
+
+
+HANDOFF_ASKED = {
+    "type": "user",
+    "uuid": "handoff-asked",
+    "message": {"role": "user", "content": HANDOFF_PROMPT},
+}
+
+
+def handoff_answered(doc: str) -> dict[str, Any]:
+    return {
+        "type": "assistant",
+        "uuid": "handoff-answered",
+        "parentUuid": "handoff-asked",
+        "message": {
+            "id": "msg_handoff",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-sonnet-4-6",
+            "content": [{"type": "text", "text": doc}],
+            "stop_reason": "end_turn",
+            "usage": {"input_tokens": 9_000, "output_tokens": 10},
+        },
+    }
+
+
+def worked_a_while(in_tmp: Path, fake: FakeMessagesAPI) -> str:
+    """The work step's session after a first wake well under the threshold."""
+    (in_tmp / "seed.txt").write_text("苹果\n", encoding="utf-8")
+    fake.set_script([text("做了一半", usage={"input_tokens": 2_000})])
+    return str(wake(relay_settings())["_sessions"]["干活"])
 
 
 def relay_settings(**kw: Any) -> Settings:
@@ -196,33 +248,9 @@ def test_a_relayed_session_full_from_its_first_request_fails_instead_of_looping(
 def test_a_handoff_a_killed_run_left_unanswered_is_finished_not_carried_on(
     in_tmp: Path, fake: FakeMessagesAPI
 ) -> None:
-    import os
-
-    from flower.core.keys import project_key
-    from flower.core.records import SessionKey
-    from flower.stores.open import open_session_store
-
-    (in_tmp / "seed.txt").write_text("苹果\n", encoding="utf-8")
-    fake.set_script([text("做了一半", usage={"input_tokens": 2_000})])
-    old = wake(relay_settings())["_sessions"]["干活"]
+    old = worked_a_while(in_tmp, fake)
     # killed while the old session was writing its handoff: the request waits unanswered
-    store = open_session_store("sqlite:///runs/sessions.db")
-    key = SessionKey(project_key(os.path.realpath(".")), old)
-    try:
-        leaf = (store.load(key) or [])[-1]["uuid"]
-        store.append(
-            key,
-            [
-                {
-                    "type": "user",
-                    "uuid": "handoff-asked",
-                    "parentUuid": leaf,
-                    "message": {"role": "user", "content": HANDOFF_PROMPT},
-                }
-            ],
-        )
-    finally:
-        store.close()
+    append_to(old, [HANDOFF_ASKED])
     worker = Worker(turns=1)
     fake.set_script(worker)
     before = len(fake.requests)
@@ -239,42 +267,8 @@ def test_a_handoff_a_killed_run_left_unanswered_is_finished_not_carried_on(
 def _killed_after_the_handoff_answered(in_tmp: Path, fake: FakeMessagesAPI, doc: str) -> str:
     """The old session of a run killed after it answered the handoff with ``doc``,
     before the new session existed."""
-    import os
-
-    from flower.core.keys import project_key
-    from flower.core.records import SessionKey
-    from flower.stores.open import open_session_store
-
-    (in_tmp / "seed.txt").write_text("苹果\n", encoding="utf-8")
-    fake.set_script([text("做了一半", usage={"input_tokens": 2_000})])
-    old: str = wake(relay_settings())["_sessions"]["干活"]
-    store = open_session_store("sqlite:///runs/sessions.db")
-    key = SessionKey(project_key(os.path.realpath(".")), old)
-    try:
-        leaf = (store.load(key) or [])[-1]["uuid"]
-        asked = {
-            "type": "user",
-            "uuid": "handoff-asked",
-            "parentUuid": leaf,
-            "message": {"role": "user", "content": HANDOFF_PROMPT},
-        }
-        answered = {
-            "type": "assistant",
-            "uuid": "handoff-answered",
-            "parentUuid": "handoff-asked",
-            "message": {
-                "id": "msg_handoff",
-                "type": "message",
-                "role": "assistant",
-                "model": "claude-sonnet-4-6",
-                "content": [{"type": "text", "text": doc}],
-                "stop_reason": "end_turn",
-                "usage": {"input_tokens": 9_000, "output_tokens": 10},
-            },
-        }
-        store.append(key, [asked, answered])
-    finally:
-        store.close()
+    old = worked_a_while(in_tmp, fake)
+    append_to(old, [HANDOFF_ASKED, handoff_answered(doc)])
     return old
 
 
@@ -322,62 +316,24 @@ def test_a_handoff_document_a_killed_run_wrote_is_reused_with_your_edits(
 def test_a_relay_killed_before_lineage_named_its_new_session_goes_on_there(
     in_tmp: Path, fake: FakeMessagesAPI
 ) -> None:
-    import os
-
-    from flower.core.keys import project_key
-    from flower.core.records import SessionKey
-    from flower.stores.open import open_session_store
     from flower.workflow.relay import RELAY_SEED
 
-    (in_tmp / "seed.txt").write_text("苹果\n", encoding="utf-8")
-    fake.set_script([text("做了一半", usage={"input_tokens": 2_000})])
-    old = wake(relay_settings())["_sessions"]["干活"]
-    # killed after the new session's first entry was stored, before lineage named it
     doc = "## 进度\n读了三遍,接着读"
+    old = _killed_after_the_handoff_answered(in_tmp, fake, doc)
+    # ... and after the new session's first entry was stored, before lineage named it
     seeded = RELAY_SEED.format(path="notes/relay/x.md", doc=doc) + "接着读"
-    store = open_session_store("sqlite:///runs/sessions.db")
-    pkey = project_key(os.path.realpath("."))
-    try:
-        leaf = (store.load(SessionKey(pkey, old)) or [])[-1]["uuid"]
-        store.append(
-            SessionKey(pkey, old),
-            [
-                {
-                    "type": "user",
-                    "uuid": "handoff-asked",
-                    "parentUuid": leaf,
-                    "message": {"role": "user", "content": HANDOFF_PROMPT},
-                },
-                {
-                    "type": "assistant",
-                    "uuid": "handoff-answered",
-                    "parentUuid": "handoff-asked",
-                    "message": {
-                        "id": "msg_handoff",
-                        "type": "message",
-                        "role": "assistant",
-                        "model": "claude-sonnet-4-6",
-                        "content": [{"type": "text", "text": doc}],
-                        "stop_reason": "end_turn",
-                        "usage": {"input_tokens": 9_000, "output_tokens": 10},
-                    },
-                },
-            ],
-        )
-        store.append(
-            SessionKey(pkey, "relayed-to"),
-            [
-                {
-                    "type": "user",
-                    "uuid": "relay-seed",
-                    "parentUuid": None,
-                    "relayFrom": old,
-                    "message": {"role": "user", "content": seeded},
-                }
-            ],
-        )
-    finally:
-        store.close()
+    append_to(
+        "relayed-to",
+        [
+            {
+                "type": "user",
+                "uuid": "relay-seed",
+                "parentUuid": None,
+                "relayFrom": old,
+                "message": {"role": "user", "content": seeded},
+            }
+        ],
+    )
     worker = Worker(turns=1)
     fake.set_script(worker)
     before = len(fake.requests)
