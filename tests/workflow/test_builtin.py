@@ -369,6 +369,17 @@ def _said_count(req: RecordedRequest, said: str) -> int:
     return sum(prompt.count(said) for prompt in user_prompts(req))
 
 
+def _next_wake_says_once(fake: FakeMessagesAPI, said: str) -> None:
+    """The next wake, with nothing said, goes well; the worker has ``said`` once in its
+    conversation and lineage no longer keeps it."""
+    model = standard_model()
+    fake.set_script(model)
+    assert asyncio.run(wake(None))["_ok"]
+    assert _said_count(model.seen["worker"][0], said) == 1
+    lineage = json.loads(Path("runs/lineage.json").read_text(encoding="utf-8"))
+    assert "unheard" not in lineage
+
+
 def test_what_was_said_reaches_the_worker_once_when_the_judge_is_cut_short(
     in_tmp: Path, fake: FakeMessagesAPI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -426,14 +437,7 @@ def test_a_message_stored_before_a_cut_is_not_sent_again(
     lineage = Lineage.load(".", run_dir="runs")
     lineage.record.extra["unheard"] = [said]
     lineage.save()
-    model = standard_model()
-    fake.set_script(model)
-    ctx = asyncio.run(wake(None))
-    assert ctx["_ok"]
-    assert _said_count(model.seen["worker"][0], said) == 1
-    assert "unheard" not in json.loads(
-        (in_tmp / "runs" / "lineage.json").read_text(encoding="utf-8")
-    )
+    _next_wake_says_once(fake, said)
 
 
 def test_a_first_run_killed_before_its_clarifier_started_keeps_the_request(
@@ -570,15 +574,8 @@ def test_words_the_worker_answered_before_a_cut_are_not_said_again(
         patched.setattr(Runtime, "_emit", cut_at_the_second_turn)
         with pytest.raises(KeyboardInterrupt):
             asyncio.run(wake(said))
-    model = standard_model()
-    fake.set_script(model)
-    ctx = asyncio.run(wake(None))
-    assert ctx["_ok"]
     # its transcript held the words and the worker's answer to them: they are not said again
-    assert _said_count(model.seen["worker"][0], said) == 1
-    assert "unheard" not in json.loads(
-        (in_tmp / "runs" / "lineage.json").read_text(encoding="utf-8")
-    )
+    _next_wake_says_once(fake, said)
 
 
 async def _killed_turn(*args: Any, **kwargs: Any) -> Any:
