@@ -35,8 +35,11 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "runtime"))
 
 from cli_run_helpers import FLOWER, flower_env  # noqa: E402
+from engine_fuzz import Violation as EngineViolation  # noqa: E402
+from engine_fuzz import check_prompts, check_tool_answers  # noqa: E402
 
 from flower.testing.fake_api import (  # noqa: E402
     FakeMessagesAPI,
@@ -578,28 +581,11 @@ def check_transcripts(sessions: dict[str, list[dict[str, Any]]]) -> None:
                 f"{sid}: entry {after.get('type')} {after.get('uuid')} is not chained to the "
                 "entry before it",
             )
-        asked: set[str] = set()
-        answered: Counter[str] = Counter()
-        waiting: list[str] = []
-        for entry in raw:
-            if entry.get("type") == "assistant" and not entry.get("isApiErrorMessage"):
-                waiting = []
-            content = (entry.get("message") or {}).get("content")
-            if entry.get("type") == "user" and isinstance(content, str):
-                expect(
-                    content not in waiting,
-                    f"{sid}: prompt stored twice in one turn: {content[:80]!r}",
-                )
-                waiting.append(content)
-            for block in content if isinstance(content, list) else ():
-                if block.get("type") == "tool_use":
-                    asked.add(block["id"])
-                elif block.get("type") == "tool_result":
-                    tid = block.get("tool_use_id")
-                    expect(tid in asked, f"{sid}: tool_result {tid} answers nothing earlier")
-                    answered[tid] += 1
-        twice = [t for t, n in answered.items() if n > 1]
-        expect(not twice, f"{sid}: tool calls answered twice: {twice}")
+        try:  # what the engine fuzzer checks of one transcript, for each session
+            check_prompts(raw)
+            check_tool_answers(raw)
+        except EngineViolation as exc:
+            raise Violation(f"{sid}: {exc}") from None
 
 
 def check_relays(
