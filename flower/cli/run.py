@@ -23,11 +23,11 @@ import typer
 
 from flower.cli.context import RunDirOption, get_settings, get_state, store_name
 from flower.core.errors import FlowerError
-from flower.workflow.said_journal import SaidJournal
 
 if TYPE_CHECKING:
     from flower.cli.live import Live
     from flower.core.config import Settings
+    from flower.workflow.said_journal import SaidJournal
 
 KEY_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 INTERRUPTED_EXIT = 130
@@ -271,6 +271,7 @@ def _run_builtin(
     from flower.core.lineage import workspace_identity
     from flower.workflow.base import wake_state
     from flower.workflow.clarify import workflow_names
+    from flower.workflow.said_journal import SaidJournal
 
     out: TextIO = sys.stderr if json_out else sys.stdout
     names = workflow_names(settings)
@@ -432,6 +433,7 @@ def _archive(settings: Settings, workspace: Path, live: Live, *, keep: str | Non
     new task's) into notes/archive/<stamp>/; sessions stay."""
     from flower.core.lineage import Lineage, archive_dir, workspace_identity
     from flower.workflow.clarify import workflow_names
+    from flower.workflow.said_journal import SaidJournal
 
     names = workflow_names(settings)
     lineage = Lineage.load(workspace, settings=settings, run_dir=settings.run_dir)
