@@ -21,6 +21,7 @@ run kills the groups of the processes whose environment holds its token.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
 import uuid
@@ -60,6 +61,12 @@ def start_time(pid: int) -> int | None:
         return None
 
 
+@functools.cache
+def _own_start_time(pid: int) -> int | None:
+    """This process's start time: read once (keyed by pid, so a forked child reads its own)."""
+    return start_time(pid)
+
+
 def group_alive(group: int) -> bool:
     """Whether any process of ``group`` still runs (a zombie waiting for its parent to
     collect it does not)."""
@@ -83,8 +90,7 @@ def record(ledger: Path | None, group: int, command: str) -> Path | None:
     run directory: the command runs anyway)."""
     if ledger is None:
         return None
-    owner = os.getpid()
-    owner_started = start_time(owner)
+    owner, owner_started = os.getpid(), _own_start_time(os.getpid())
     group_started = start_time(group)
     if owner_started is None or group_started is None:
         return None
@@ -118,8 +124,7 @@ def announce(ledger: Path | None, command: str) -> tuple[str, Path] | None:
     is nowhere to write it (as for :func:`record`)."""
     if ledger is None:
         return None
-    owner = os.getpid()
-    owner_started = start_time(owner)
+    owner, owner_started = os.getpid(), _own_start_time(os.getpid())
     if owner_started is None:
         return None
     token = uuid.uuid4().hex
