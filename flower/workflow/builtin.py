@@ -83,10 +83,13 @@ class WakeMemo:
         sent = self.extra.get(self.SENT_AFTER)
         self.sent_after: dict[str, Any] | None = sent if isinstance(sent, dict) else None
 
+    STALES_GOALS = True
+    """Whether new words leave the goals to derive again."""
+
     def said(self, *texts: str) -> None:
         """Keep ``texts`` (in order) until the step hears them: one lineage save."""
         self.unheard += texts
-        self.goals_stale = True
+        self.goals_stale = self.goals_stale or self.STALES_GOALS
         self._save()
 
     def goals_rederived(self) -> None:
@@ -142,10 +145,7 @@ class ClarifyMemo(WakeMemo):
     UNHEARD = "unheard_by_clarifier"
     GOALS_STALE = "clarify_goals_stale"  # never set: the goals come after the brief
     SENT_AFTER = "unheard_by_clarifier_sent_after"
-
-    def said(self, text: str) -> None:
-        self.unheard.append(text)
-        self._save()
+    STALES_GOALS = False
 
 
 def _send_unheard(run: StepRun, memo: WakeMemo) -> None:
@@ -280,7 +280,6 @@ def builtin_workflow(
     def record(
         ctx: Context, lineage: Lineage | None, texts: list[str], journal_words: list[Said]
     ) -> None:
-        ctx["_said"] = "\n\n".join(texts) or None
         brief = Path(ctx["_workspace"]) / names.brief_file
         if not brief_is_complete(brief):
             # a first run: what was said is the request, for the clarifier; kept in

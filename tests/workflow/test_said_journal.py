@@ -176,3 +176,16 @@ def test_a_lone_surrogate_is_kept_as_it_was_said(in_tmp: Path) -> None:
     journal = SaidJournal("runs")
     journal.add("cut mid-emoji \ud83d", "/ws")
     assert [said.text for said in journal.entries()] == ["cut mid-emoji \ud83d"]
+
+
+def test_a_clarifier_yet_to_confirm_keeps_every_word_a_killed_run_left(
+    in_tmp: Path, fake: FakeMessagesAPI
+) -> None:
+    from flower.workflow.builtin import ClarifyMemo
+
+    lineage = Lineage.load(".", run_dir="runs")
+    memo = ClarifyMemo(lineage)
+    memo.said("the killed run's words", "this run's")
+    kept = Lineage.load(".", run_dir="runs").record.extra
+    assert kept["unheard_by_clarifier"] == ["the killed run's words", "this run's"]
+    assert "clarify_goals_stale" not in kept  # the goals come after the brief anyway
