@@ -149,11 +149,16 @@ def test_bash_records_while_it_runs_and_forgets_after(tmp_path: Path) -> None:
 
 
 def carrying(token: str) -> subprocess.Popen[bytes]:
-    """A group like a Bash call's, its environment carrying an announcement's token."""
+    """A group like a Bash call's, its environment carrying an announcement's token
+    (returned once bash runs: before its exec the child still has this environment)."""
     env = {**os.environ, SPAWN_VARIABLE: token}
-    return subprocess.Popen(
+    proc = subprocess.Popen(
         ["/bin/bash", "-c", "sleep 300 & wait"], start_new_session=True, env=env
     )
+    deadline = time.monotonic() + 3.0
+    while not groups_carrying(token) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return proc
 
 
 def test_an_announcement_names_its_token_and_a_live_flower_keeps_it(tmp_path: Path) -> None:
