@@ -247,6 +247,25 @@ def _complete_replies(
                 break
 
 
+def prompt_texts(entry: Mapping[str, Any]) -> list[str]:
+    """The words of a user entry, in order: its string content or its text blocks (tool
+    results and anything else left out); ``[]`` for any other entry."""
+    if entry.get("type") != "user":
+        return []
+    content = message_of(entry).get("content")
+    if isinstance(content, str):
+        return [content]
+    if not isinstance(content, list):
+        return []
+    return [
+        block["text"]
+        for block in content
+        if isinstance(block, dict)
+        and block.get("type") == "text"
+        and isinstance(block.get("text"), str)
+    ]
+
+
 def waiting_user_texts(entries: Sequence[Entry]) -> list[str]:
     """The texts of the user messages after the last reply the model gave (a synthetic
     API-error entry is no reply): what still waits for an answer, oldest first."""
@@ -254,23 +273,9 @@ def waiting_user_texts(entries: Sequence[Entry]) -> list[str]:
 
     texts: list[str] = []
     for entry in reversed(entries):
-        kind = entry.get("type")
-        if kind == "assistant" and not is_synthetic_error(entry):
+        if entry.get("type") == "assistant" and not is_synthetic_error(entry):
             break
-        if kind != "user":
-            continue
-        content = message_of(entry).get("content")
-        if isinstance(content, str):
-            texts.append(content)
-        elif isinstance(content, list):
-            texts.extend(
-                block["text"]
-                for block in reversed(content)
-                if isinstance(block, dict)
-                and block.get("type") == "text"
-                and isinstance(block.get("text"), str)
-            )
-    texts.reverse()
+        texts[:0] = prompt_texts(entry)
     return texts
 
 

@@ -165,8 +165,8 @@ class StepRun:
         """Send ``prompt`` to the step's session, relaying whenever it gets too big:
         first if it already is, and mid-run when the run stops at the context limit."""
         from flower.workflow.relay import (
-            handoff_answered,
-            handoff_waiting,
+            LeftHandoff,
+            handoff_left,
             needs_relay,
             relay,
             relay_while_full,
@@ -177,22 +177,18 @@ class StepRun:
         label = label or self.name
         # a handoff left unanswered, or answered and never passed on, can only come from
         # an earlier process: looked for once
-        left_handoff = self.resumed and not self.results and self.session_id is not None
-        answered = (
-            handoff_answered(self.runtime, self.session_id)
-            if left_handoff and self.session_id
-            else None
-        )
+        left = LeftHandoff(waiting=False, answered=None)
+        if self.resumed and not self.results and self.session_id:
+            left = handoff_left(self.runtime, self.session_id)
         successor = (
-            relayed_to(self.runtime, self.session_id) if answered and self.session_id else None
+            relayed_to(self.runtime, self.session_id) if left.answered and self.session_id else None
         )
         if successor is not None:
             result = await resume_relayed(self, successor, prompt, label=label)
-        elif answered is not None:
-            result = await relay(self, prompt, label=label, answered=answered)
+        elif left.answered is not None:
+            result = await relay(self, prompt, label=label, answered=left.answered)
         elif self.session_id and (
-            (left_handoff and handoff_waiting(self.runtime, self.session_id))
-            or needs_relay(self.runtime, self.session_id, self.settings, prompt)
+            left.waiting or needs_relay(self.runtime, self.session_id, self.settings, prompt)
         ):
             result = await relay(self, prompt, label=label)
         else:

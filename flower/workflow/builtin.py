@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from flower.core.lineage import Lineage
+from flower.core.transcript import prompt_texts
 from flower.runtime.spec import AgentSpec, StepResult
 from flower.workflow.base import Context, Step, StepRun, Workflow, one_turn, replace_step
 from flower.workflow.clarify import (
@@ -119,7 +120,7 @@ class WakeMemo:
         # a session other than the one they were sent to was started after (a relay)
         start = sent.get("entries") if sent.get("session") == session_id else 0
         start = start if isinstance(start, int) and start >= 0 else len(entries)
-        prompts = [text for entry in entries[start:] for text in _prompt_texts(entry)]
+        prompts = [text for entry in entries[start:] for text in prompt_texts(entry)]
         return [t for t in self.unheard if any(t in prompt for prompt in prompts)]
 
     def _save(self) -> None:
@@ -177,22 +178,6 @@ def _hearing(
         return result
 
     return hearing
-
-
-def _prompt_texts(entry: dict[str, Any]) -> list[str]:
-    """The words of a user entry (tool results left out)."""
-    if entry.get("type") != "user" or not isinstance(entry.get("message"), dict):
-        return []
-    content = entry["message"].get("content")
-    if isinstance(content, str):
-        return [content]
-    if not isinstance(content, list):
-        return []
-    return [
-        b["text"]
-        for b in content
-        if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
-    ]
 
 
 def _transcript(runtime: Any, session_id: str | None) -> list[dict[str, Any]]:

@@ -25,7 +25,7 @@ import logging
 import re
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from flower.runtime.spec import STOP_CONTEXT_LIMIT, StepResult
 
@@ -98,39 +98,41 @@ def needs_relay(runtime: Any, session_id: str, settings: Any, prompt: str = "") 
     return size is not None and size + 2 * expected_growth(prompt, limit) >= limit
 
 
-def handoff_waiting(runtime: Any, session_id: str) -> bool:
-    """Whether ``session_id`` ends with the handoff request unanswered: a run killed
-    while the old session was writing its handoff document. The relay is then finished
-    (that request answered, a new session started), never carried on in the old one."""
+class LeftHandoff(NamedTuple):
+    """What a run killed while relaying left in the old session."""
+
+    waiting: bool
+    """The handoff request is unanswered (killed while the document was being written):
+    the relay is finished, that request answered, never carried on in the old session."""
+    answered: str | None
+    """The handoff document, answered and no new session took it up (killed before the
+    relay's new session existed): the relay is finished with it, never asked again."""
+
+
+def handoff_left(runtime: Any, session_id: str) -> LeftHandoff:
+    """What of a relay ``session_id``'s transcript shows a killed run left (one load)."""
     from flower.core.transcript import waiting_user_texts
 
     try:
         entries = runtime.store.load(runtime.key(session_id)) or []
     except Exception as exc:
         log.debug("transcript unavailable for %s: %s", session_id, exc)
-        return False
-    return HANDOFF_PROMPT in waiting_user_texts(entries)
+        return LeftHandoff(waiting=False, answered=None)
+    return LeftHandoff(HANDOFF_PROMPT in waiting_user_texts(entries), _answered(entries))
 
 
-def handoff_answered(runtime: Any, session_id: str) -> str | None:
-    """The handoff document ``session_id`` wrote and no new session took up: a run killed
-    after the handoff was answered and before the relay's new session existed. The relay
-    is then finished with that document, never asked for again."""
+def _answered(entries: list[dict[str, Any]]) -> str | None:
+    """The handoff document, when the last reply answers the handoff request."""
     from flower.core.entries import is_synthetic_error
-    from flower.core.transcript import message_of, tool_uses
+    from flower.core.transcript import message_of, prompt_texts, tool_uses
 
-    try:
-        entries = runtime.store.load(runtime.key(session_id)) or []
-    except Exception as exc:
-        log.debug("transcript unavailable for %s: %s", session_id, exc)
-        return None
     replies = [e for e in entries if e.get("type") == "assistant" and not is_synthetic_error(e)]
     if not replies or tool_uses(replies[-1]):
         return None
     last = replies[-1]
     before = entries[: entries.index(last)]
-    asked = [e for e in before if e.get("type") == "user" and _prompt_of(e) is not None]
-    if not asked or _prompt_of(asked[-1]) != HANDOFF_PROMPT:
+    asked = [e for e in before if prompt_texts(e)]
+    if not asked or "".join(prompt_texts(asked[-1])) != HANDOFF_PROMPT:
         return None
     content = message_of(last).get("content")
     blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
@@ -181,21 +183,6 @@ async def resume_relayed(run: Any, successor: str, prompt: str, *, label: str) -
 
 def _entries(runtime: Any, session_id: str) -> list[dict[str, Any]]:
     return list(runtime.store.load(runtime.key(session_id)) or [])
-
-
-def _prompt_of(entry: dict[str, Any]) -> str | None:
-    """The words of a user prompt entry; None for tool results."""
-    from flower.core.transcript import message_of
-
-    content = message_of(entry).get("content")
-    if isinstance(content, str):
-        return content
-    texts = [
-        b["text"]
-        for b in content or ()
-        if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
-    ]
-    return "".join(texts) if texts else None
 
 
 _UNSAFE = re.compile(r"[\\/\x00:*?\"<>|\s]+")
@@ -339,9 +326,10 @@ __all__ = [
     "HANDOFF_PROMPT",
     "RELAY_CONTINUE",
     "RELAY_SEED",
+    "LeftHandoff",
     "absorb",
     "expected_growth",
-    "handoff_answered",
+    "handoff_left",
     "handoff_path",
     "needs_relay",
     "relay",
