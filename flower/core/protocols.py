@@ -78,8 +78,8 @@ class SessionStoreBase:
             infos = self.list_sessions(key.project_key)
             return max((i.mtime_ms for i in infos if i.session_id == session_id), default=0)
 
-        newest = max(modified(key) for key in found)
-        return next(key for key in found if modified(key) == newest)
+        times = [modified(key) for key in found]
+        return found[times.index(max(times))]  # the first project on a tie
 
     def last_usage(self, key: SessionKey) -> dict[str, Any] | None:
         """``message.usage`` of the last assistant entry the API answered (synthetic

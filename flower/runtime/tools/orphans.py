@@ -47,16 +47,22 @@ class RunningCommand(msgspec.Struct, forbid_unknown_fields=False):
     command: str
 
 
-def start_time(pid: int) -> int | None:
-    """When process ``pid`` started (clock ticks since boot); ``None`` if there is none."""
+def _stat_fields(stat: Path) -> list[bytes] | None:
+    """The fields of a ``/proc/<pid>/stat`` after the name (field 3 on: state, ppid,
+    process group, ...); ``None`` when the process is gone or the line is not readable."""
     try:
-        stat = (_PROC / str(pid) / "stat").read_bytes()
+        line = stat.read_bytes()
     except OSError:
         return None
     # field 2 (the name, in parentheses) may hold spaces: count fields after its ")"
-    fields = stat[stat.rfind(b")") + 2 :].split()
+    return line[line.rfind(b")") + 2 :].split()
+
+
+def start_time(pid: int) -> int | None:
+    """When process ``pid`` started (clock ticks since boot); ``None`` if there is none."""
+    fields = _stat_fields(_PROC / str(pid) / "stat")
     try:
-        return int(fields[19])  # field 22 of the whole line
+        return int(fields[19]) if fields is not None else None  # field 22 of the line
     except (IndexError, ValueError):
         return None
 
@@ -70,12 +76,10 @@ def _own_start_time(pid: int) -> int | None:
 def group_alive(group: int) -> bool:
     """Whether any process of ``group`` still runs (a zombie waiting for its parent to
     collect it does not)."""
+    wanted = str(group).encode()
     for stat in _PROC.glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_bytes().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if fields[2] == str(group).encode() and fields[0] != b"Z":
+        fields = _stat_fields(stat)
+        if fields and len(fields) > 2 and fields[2] == wanted and fields[0] != b"Z":
             return True
     return False
 
@@ -142,8 +146,7 @@ def groups_carrying(token: str) -> set[int]:
         try:
             if marker not in environ.read_bytes().split(b"\0"):
                 continue
-            stat = (environ.parent / "stat").read_bytes()
-            group = int(stat.rsplit(b")", 1)[1].split()[2])
+            group = int((_stat_fields(environ.parent / "stat") or [])[2])
         except (OSError, IndexError, ValueError):
             continue  # gone meanwhile, or not ours to read
         if group > 1 and group != own:
