@@ -80,6 +80,12 @@ class SessionInfo(msgspec.Struct, frozen=True):
     mtime_ms: int
 
 
+def newest_first(infos: list[SessionInfo]) -> list[SessionInfo]:
+    """A listing in the contract's order: newest first, ties by session id (code point,
+    whatever a database's collation would say)."""
+    return sorted(infos, key=lambda info: (-info.mtime_ms, info.session_id))
+
+
 class LineageRecord(msgspec.Struct):
     """Which session each step used, for one workspace (the seed's ``lineage.json``).
 

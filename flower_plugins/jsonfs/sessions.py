@@ -28,7 +28,14 @@ from flower.core.entries import decode_entry, encode_entries, reported_usage
 from flower.core.errors import InvalidKeyError, StoreUnavailableError
 from flower.core.fileperms import check_private, fsync_dir, private_dir
 from flower.core.protocols import SessionStoreBase
-from flower.core.records import Entry, SessionInfo, SessionKey, check_name, check_subpath
+from flower.core.records import (
+    Entry,
+    SessionInfo,
+    SessionKey,
+    check_name,
+    check_subpath,
+    newest_first,
+)
 from flower_plugins.jsonfs._fs import iter_lines, read_range, resolve_under, write_all
 
 log = logging.getLogger("flower.jsonfs")
@@ -354,8 +361,7 @@ class JsonfsSessionStore(SessionStoreBase):
             except FileNotFoundError:
                 continue  # deleted while we listed
             infos.append(SessionInfo(session_id, mtime_ns // 1_000_000))
-        infos.sort(key=lambda info: (-info.mtime_ms, info.session_id))
-        return infos
+        return newest_first(infos)
 
     def list_projects(self) -> list[str]:
         try:

@@ -29,7 +29,14 @@ from flower.core.entries import (
     reported_usage,
 )
 from flower.core.protocols import SessionStoreBase
-from flower.core.records import Entry, SessionInfo, SessionKey, check_name, check_subpath
+from flower.core.records import (
+    Entry,
+    SessionInfo,
+    SessionKey,
+    check_name,
+    check_subpath,
+    newest_first,
+)
 from flower_plugins.sql.engine import Database
 from flower_plugins.sql.schema import MAIN_SUBPATH, entries, seq_range, sessions
 
@@ -351,9 +358,7 @@ class SqlSessionStore(SessionStoreBase):
             sessions.c.project_key == project_key, sessions.c.subpath == MAIN_SUBPATH
         )
         rows = self._db.read(lambda conn: conn.execute(query).all())
-        infos = [SessionInfo(session_id=sid, mtime_ms=mtime) for sid, mtime in rows]
-        infos.sort(key=lambda info: (-info.mtime_ms, info.session_id))
-        return infos
+        return newest_first([SessionInfo(session_id=sid, mtime_ms=mtime) for sid, mtime in rows])
 
     def list_projects(self) -> list[str]:
         query = sa.select(sessions.c.project_key).distinct()
