@@ -30,6 +30,8 @@ TERM_GRACE_S = 0.2
 """Between SIGTERM and SIGKILL to the group at the timeout."""
 DRAIN_GRACE_S = 0.2
 """How long the output may stay open after bash exits before its group is killed."""
+REAP_GRACE_S = 1.0
+"""How long a cancelled call waits for the bash it killed to be reaped."""
 MAX_COMMAND_BYTES = 128 * 1024 - 1
 """Linux's limit on one exec argument (MAX_ARG_STRLEN, including its NUL)."""
 POLL_S = 0.05
@@ -206,6 +208,11 @@ async def bash(args: BashInput, ctx: ToolContext) -> ToolOutcome:
     finally:
         if proc.returncode is None or timed_out or stragglers_killed:
             _kill_group(proc.pid, signal.SIGKILL)
+        if proc.returncode is None:
+            # Closing the transport first would reap bash behind asyncio's child
+            # watcher ("Unknown child process pid ..."), and a loop closed before the
+            # watcher reports the exit logs "Loop ... that handles pid ... is closed".
+            await _exited(proc, reader, REAP_GRACE_S)
         if not reader.done():
             # Only a process that left the group (setsid) can still hold the pipe here.
             reader.cancel()

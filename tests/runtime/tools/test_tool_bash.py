@@ -223,3 +223,26 @@ def test_many_calls_leave_no_pipes_open(ws: Path) -> None:
     for command in ["echo x", "sleep 30 & echo y", "exit 1"] * 5:
         run_tool(box, "Bash", {"command": command})
     assert len(os.listdir("/proc/self/fd")) <= before + 2
+
+
+def test_a_cancelled_call_returns_once_its_exit_is_collected(ws: Path, tmp_path: Path) -> None:
+    """The call waits for the killed bash to be reaped before it gives the cancel back;
+    otherwise a loop closed right after it hears of the exit too late and asyncio logs
+    "Loop ... that handles pid ... is closed"."""
+    box = ToolBox(ws, ["Bash"])
+    pid_file = tmp_path / "pid"
+    still_there: list[bool] = []
+
+    async def main() -> None:
+        task = asyncio.create_task(box.run("Bash", {"command": f"echo $$ > {pid_file}; sleep 30"}))
+        while not pid_file.exists() or not pid_file.read_text().strip():
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        still_there.append(os.path.exists(f"/proc/{int(pid_file.read_text())}"))
+
+    for _ in range(5):
+        pid_file.unlink(missing_ok=True)
+        asyncio.run(main())
+    assert still_there == [False] * 5
