@@ -7,10 +7,14 @@ from pathlib import Path
 import pytest
 
 from flower.testing.postgres import PostgresUnavailable, require_postgres, temporary_schema
+from flower.testing.signals import let_children_hear_ctrl_c
 
 # Files the tests write themselves (fixtures, copied transcripts) are private like the
 # ones flower writes, so flower's warnings about readable files mean something here.
 os.umask(0o077)
+# Tests press Ctrl-C on the flowers they start, even when the suite runs as a
+# background job of a script.
+let_children_hear_ctrl_c()
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -51,6 +51,7 @@ from flower.testing.fake_api import (  # noqa: E402
     reply,
     tool_use,
 )
+from flower.testing.signals import let_children_hear_ctrl_c  # noqa: E402
 from flower.workflow.builtin import WORKER  # noqa: E402
 from flower.workflow.clarify import CLARIFIER, GOAL_SETTER  # noqa: E402
 from flower.workflow.goal import JUDGE  # noqa: E402
@@ -772,6 +773,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--seeds", default="0:4")
     parser.add_argument("--jobs", type=int, default=4)
     args = parser.parse_args(argv)
+    let_children_hear_ctrl_c()  # the lives send SIGINT, even from a background job
     start, stop = (int(x) for x in args.seeds.split(":"))
     found = 0
     with ThreadPoolExecutor(args.jobs) as pool:
