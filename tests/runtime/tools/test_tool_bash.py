@@ -201,20 +201,23 @@ def test_the_event_loop_is_not_blocked(ws: Path) -> None:
     assert ticks >= 10
 
 
+async def _cancel_a_sleeping_call(box: ToolBox, pid_file: Path) -> tuple[int, bool]:
+    """Cancel a Bash call once its bash is running: its pid, and whether
+    ``/proc/<pid>`` was still there when the cancelled call gave control back."""
+    pid_file.unlink(missing_ok=True)
+    task = asyncio.create_task(box.run("Bash", {"command": f"echo $$ > {pid_file}; sleep 30"}))
+    while not pid_file.exists() or not pid_file.read_text().strip():
+        await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    pid = int(pid_file.read_text())
+    return pid, os.path.exists(f"/proc/{pid}")
+
+
 def test_cancelling_the_call_kills_the_group(ws: Path, tmp_path: Path) -> None:
-    box = ToolBox(ws, ["Bash"])
-    pid_file = tmp_path / "pid"
-
-    async def main() -> None:
-        task = asyncio.create_task(box.run("Bash", {"command": f"echo $$ > {pid_file}; sleep 30"}))
-        while not pid_file.exists() or not pid_file.read_text().strip():
-            await asyncio.sleep(0.01)
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
-
-    asyncio.run(main())
-    assert _gone(int(pid_file.read_text()))
+    pid, _ = asyncio.run(_cancel_a_sleeping_call(ToolBox(ws, ["Bash"]), tmp_path / "pid"))
+    assert _gone(pid)
 
 
 def test_many_calls_leave_no_pipes_open(ws: Path) -> None:
@@ -230,19 +233,5 @@ def test_a_cancelled_call_returns_once_its_exit_is_collected(ws: Path, tmp_path:
     otherwise a loop closed right after it hears of the exit too late and asyncio logs
     "Loop ... that handles pid ... is closed"."""
     box = ToolBox(ws, ["Bash"])
-    pid_file = tmp_path / "pid"
-    still_there: list[bool] = []
-
-    async def main() -> None:
-        task = asyncio.create_task(box.run("Bash", {"command": f"echo $$ > {pid_file}; sleep 30"}))
-        while not pid_file.exists() or not pid_file.read_text().strip():
-            await asyncio.sleep(0.01)
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
-        still_there.append(os.path.exists(f"/proc/{int(pid_file.read_text())}"))
-
-    for _ in range(5):
-        pid_file.unlink(missing_ok=True)
-        asyncio.run(main())
+    still_there = [asyncio.run(_cancel_a_sleeping_call(box, tmp_path / "pid"))[1] for _ in range(5)]
     assert still_there == [False] * 5
