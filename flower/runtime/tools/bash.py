@@ -139,6 +139,18 @@ async def _exited(
     return True
 
 
+async def _close(proc: asyncio.subprocess.Process, reader: asyncio.Task[None]) -> None:
+    """Stop reading bash's output and close its transport."""
+    if not reader.done():
+        # Only a process that left the group (setsid) can still hold the pipe here.
+        reader.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await reader
+    transport = getattr(proc, "_transport", None)
+    if transport is not None:
+        transport.close()
+
+
 def timeout_for(args: BashInput, ctx: ToolContext) -> float:
     if args.timeout is None:
         return ctx.bash_timeout
@@ -208,21 +220,16 @@ async def bash(args: BashInput, ctx: ToolContext) -> ToolOutcome:
     finally:
         if proc.returncode is None or timed_out or stragglers_killed:
             _kill_group(proc.pid, signal.SIGKILL)
-        if proc.returncode is None:
-            # Closing the transport first would reap bash behind asyncio's child
-            # watcher ("Unknown child process pid ..."), and a loop closed before the
-            # watcher reports the exit logs "Loop ... that handles pid ... is closed".
-            await _exited(proc, reader, REAP_GRACE_S)
-        if not reader.done():
-            # Only a process that left the group (setsid) can still hold the pipe here.
-            reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await reader
-        transport = getattr(proc, "_transport", None)
-        if transport is not None:
-            transport.close()
-        forget(running)
-        forget(announced[1] if announced else None)
+        try:
+            if proc.returncode is None:
+                # Closing the transport first would reap bash behind asyncio's child
+                # watcher ("Unknown child process pid ..."), and a loop closed before
+                # the watcher reports the exit logs "... that handles pid ... is closed".
+                await _exited(proc, reader, REAP_GRACE_S)
+        finally:  # a second interrupt may cut the wait short, not the clean-up
+            await _close(proc, reader)
+            forget(running)
+            forget(announced[1] if announced else None)
     return _outcome(proc.returncode, out, timeout, timed_out, stragglers_killed)
 
 

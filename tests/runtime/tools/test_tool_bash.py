@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
+import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tool_helpers import Call, run_tool
@@ -235,3 +238,32 @@ def test_a_cancelled_call_returns_once_its_exit_is_collected(ws: Path, tmp_path:
     box = ToolBox(ws, ["Bash"])
     still_there = [asyncio.run(_cancel_a_sleeping_call(box, tmp_path / "pid"))[1] for _ in range(5)]
     assert still_there == [False] * 5
+
+
+def test_a_second_cancel_while_reaping_still_cleans_up(
+    ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C twice: the second lands while the call waits for bash's exit. The group is
+    still killed, its transport closed and the record of its running command removed."""
+    unraisable: list[Any] = []
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
+    ledger = tmp_path / "running"
+    box = ToolBox(ws, ["Bash"], ledger=ledger)
+    pid_file = tmp_path / "pid"
+
+    async def main() -> None:
+        task = asyncio.create_task(box.run("Bash", {"command": f"echo $$ > {pid_file}; sleep 30"}))
+        while not pid_file.exists() or not pid_file.read_text().strip():
+            await asyncio.sleep(0.01)
+        assert list(ledger.iterdir())
+        task.cancel()
+        await asyncio.sleep(0)  # the call is in its clean-up now, waiting for the exit
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    gc.collect()  # a transport left open complains as it goes: the loop is closed
+    assert _gone(int(pid_file.read_text()))
+    assert list(ledger.iterdir()) == []
+    assert [str(u.exc_value) for u in unraisable] == []
