@@ -15,6 +15,7 @@ import pytest
 
 from flower.core.config import ConfigError, SessionsConfig, Settings
 from flower.core.errors import InvalidEntryError, InvalidKeyError, StoreUnavailableError
+from flower.core.fileperms import PermissionWarning
 from flower.core.records import SessionKey
 from flower.stores.open import normalised_url, open_session_store
 from flower_plugins.jsonfs import JsonfsSessionStore, root_from_url
@@ -89,11 +90,15 @@ def test_appending_to_a_claude_transcript_never_rewrites_it(claude_copy: Path) -
     path = claude_copy / PROJECT / f"{SID}.jsonl"
     before = path.read_bytes()
     existing = raw_lines(path)[2]  # a user entry with a uuid Claude Code wrote
-    store.append(KEY, [existing, user(1)])
+    with pytest.warns(PermissionWarning) as warned:  # Claude Code's folders are 0755
+        store.append(KEY, [existing, user(1)])
+        loaded = store.load(KEY) or []
+    hints = " ".join(str(w.message) for w in warned)
+    assert "chmod 700" in hints and "chmod 600" in hints
     after = path.read_bytes()
     assert after.startswith(before)
     assert after[len(before) :].count(b"\n") == 1, "the existing uuid must not be written again"
-    assert (store.load(KEY) or [])[-1] == user(1)
+    assert loaded[-1] == user(1)
 
 
 # -- layout and durability -------------------------------------------------------------
