@@ -102,15 +102,16 @@ def wait_for_cut(proc: subprocess.Popen[str], model: DemoModel, ws: Path) -> str
 
 def kill_at_cut(
     flower: Flower, model: DemoModel, sig: signal.Signals, *args: str
-) -> tuple[str, subprocess.Popen[str]]:
-    """Start ``flower *args``, send ``sig`` once the work step has run a tool."""
-    proc = flower.spawn(*args)
-    try:
-        sid = wait_for_cut(proc, model, flower.cwd)
-        proc.send_signal(sig)
-        proc.wait(30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        model.release()
-    return sid, proc
+) -> tuple[str, subprocess.CompletedProcess[str]]:
+    """Start ``flower *args``, send ``sig`` once the work step has run a tool; the work
+    step's session id and how the process ended."""
+    with flower.spawn(*args) as proc:
+        try:
+            sid = wait_for_cut(proc, model, flower.cwd)
+            proc.send_signal(sig)
+            out, err = proc.communicate(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            model.release()
+    return sid, subprocess.CompletedProcess(proc.args, proc.returncode, out, err)

@@ -38,5 +38,6 @@ def test_demo_piped_into_a_reader_that_stops_still_plays_to_the_end(in_tmp: Path
     proc.stdout.readline()  # `flower demo | head -1`
     proc.stdout.close()
     stderr = proc.stderr.read()
+    proc.stderr.close()
     assert proc.wait(180) == 0, stderr
     assert "Traceback" not in stderr and "BrokenPipe" not in stderr

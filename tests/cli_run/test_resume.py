@@ -108,7 +108,7 @@ def test_ctrl_c_mid_run_keeps_lineage_and_transcript_valid(
     model.hold_worker = True
     sid, proc = kill_at_cut(flower, model, signal.SIGINT, "--yes", REQUEST)
     assert proc.returncode == 130
-    assert "`flower` here carries on" in proc.stdout.read()  # type: ignore[union-attr]
+    assert "`flower` here carries on" in proc.stdout
     assert lineage(ws)["steps"]["干活"] == sid
     done = flower("--yes")
     assert done.returncode == 0, done.stderr
@@ -154,8 +154,7 @@ def test_a_terminated_run_stops_its_running_command_too(
             env=flower_env(api, tmp_path),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
+            stderr=subprocess.DEVNULL,
         )
         try:
             assert _wait_until(lambda: _running(marker), 30), "the command never started"
@@ -186,7 +185,8 @@ def test_a_second_flower_in_the_same_directory_waits_its_turn(
         assert not (ws / "notes" / "archive").exists()  # --new moved nothing
     finally:
         model.release()
-    assert first.wait(60) == 0
+    _, err = first.communicate(timeout=60)
+    assert first.returncode == 0, err
     assert lineage(ws)["steps"]["干活"] == sid
     again = flower("--yes", "加一句")  # once the first is done, the next one runs
     assert again.returncode == 0, again.stderr

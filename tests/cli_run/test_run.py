@@ -189,6 +189,7 @@ def test_output_piped_into_a_reader_that_stops_does_not_stop_the_work(
     child.stdout.readline()  # `| head -1`: one line, then the reader is gone
     child.stdout.close()
     stderr = child.stderr.read()
+    child.stderr.close()
     assert child.wait(90) == 0, stderr
     assert "BrokenPipe" not in stderr and "Traceback" not in stderr
     assert "on_event failed" not in stderr

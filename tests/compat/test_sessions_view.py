@@ -160,3 +160,4 @@ def test_follow_tails_a_session_another_process_writes(backend: str, in_tmp: Pat
         if follower.poll() is None:
             follower.kill()
             follower.wait()
+        follower.stdout.close()  # type: ignore[union-attr]
