@@ -139,6 +139,25 @@ async def _exited(
     return True
 
 
+async def _started(
+    spawning: asyncio.Future[asyncio.subprocess.Process],
+) -> tuple[asyncio.subprocess.Process, asyncio.CancelledError | None]:
+    """The started bash, and the cancel that arrived while it started, if one did.
+
+    A start cut short is cleaned up by asyncio itself, which kills bash alone (what it
+    started in its group lives on) and reaps it behind the child watcher ("Unknown child
+    process pid ..."). So the start is let finish, and the caller ends the call as it
+    ends any cancelled one.
+    """
+    try:
+        return await asyncio.shield(spawning), None
+    except asyncio.CancelledError as cancel:
+        try:
+            return await spawning, cancel
+        except Exception:
+            raise cancel from None
+
+
 async def _close(proc: asyncio.subprocess.Process, reader: asyncio.Task[None]) -> None:
     """Stop reading bash's output and close its transport."""
     if not reader.done():
@@ -177,8 +196,8 @@ async def bash(args: BashInput, ctx: ToolContext) -> ToolOutcome:
     announced = announce(ctx.ledger, args.command)
     if announced is not None:
         env[SPAWN_VARIABLE] = announced[0]
-    try:
-        proc = await asyncio.create_subprocess_exec(
+    spawning = asyncio.ensure_future(
+        asyncio.create_subprocess_exec(
             "/bin/bash",
             "-c",
             args.command,
@@ -189,6 +208,9 @@ async def bash(args: BashInput, ctx: ToolContext) -> ToolOutcome:
             stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,
         )
+    )
+    try:
+        proc, cancelled = await _started(spawning)
     except BaseException:
         forget(announced[1] if announced else None)
         raise
@@ -197,6 +219,8 @@ async def bash(args: BashInput, ctx: ToolContext) -> ToolOutcome:
     timed_out = stragglers_killed = False
     running: Path | None = None
     try:
+        if cancelled is not None:
+            raise cancelled  # the finally below kills the group, as for any cancel
         # inside the try: an interrupt landing while the record is written still
         # kills the group below
         running = record(ctx.ledger, proc.pid, args.command)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import os
 import sys
@@ -267,3 +268,43 @@ def test_a_second_cancel_while_reaping_still_cleans_up(
     assert _gone(int(pid_file.read_text()))
     assert list(ledger.iterdir()) == []
     assert [str(u.exc_value) for u in unraisable] == []
+
+
+def test_a_call_cancelled_while_bash_starts_ends_like_any_cancelled_call(
+    ws: Path, tmp_path: Path
+) -> None:
+    """A cancel landing while asyncio still connects bash's pipes. asyncio's own
+    clean-up of a start cut short kills bash alone: what bash started in its group
+    lives on, holding the output open (and asyncio's reaping of bash behind the child
+    watcher logs "Unknown child process pid ...")."""
+    box = ToolBox(ws, ["Bash"])
+    pid_file = tmp_path / "pid"
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        gate = asyncio.Event()  # holds the start after bash runs, before its pipes connect
+        connect = loop.connect_read_pipe
+
+        async def held(*args: Any, **kwargs: Any) -> Any:
+            await gate.wait()
+            return await connect(*args, **kwargs)
+
+        loop.connect_read_pipe = held  # type: ignore[method-assign]
+        command = f"sleep 60 & echo $! > {pid_file}; wait"
+        task = asyncio.create_task(box.run("Bash", {"command": command}))
+        while not pid_file.exists() or not pid_file.read_text().strip():
+            await asyncio.sleep(0.01)
+        task.cancel()
+        await asyncio.sleep(0)
+        gate.set()
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(task, 10)
+
+    child = 0
+    try:
+        asyncio.run(main())
+        child = int(pid_file.read_text())
+        assert _gone(child), "the command's background child outlived the cancelled call"
+    finally:
+        with contextlib.suppress(ValueError, OSError):
+            os.kill(child or int(pid_file.read_text()), 9)
