@@ -165,7 +165,7 @@ class StepRun:
         """Send ``prompt`` to the step's session, relaying whenever it gets too big:
         first if it already is, and mid-run when the run stops at the context limit."""
         from flower.workflow.relay import (
-            LeftHandoff,
+            NOTHING_LEFT,
             handoff_left,
             needs_relay,
             relay,
@@ -177,7 +177,7 @@ class StepRun:
         label = label or self.name
         # a handoff left unanswered, or answered and never passed on, can only come from
         # an earlier process: looked for once
-        left = LeftHandoff(waiting=False, answered=None)
+        left = NOTHING_LEFT
         if self.resumed and not self.results and self.session_id:
             left = handoff_left(self.runtime, self.session_id)
         successor = (
@@ -187,9 +187,9 @@ class StepRun:
             result = await resume_relayed(self, successor, prompt, label=label)
         elif left.answered is not None:
             result = await relay(self, prompt, label=label, answered=left.answered)
-        elif self.session_id and (
-            left.waiting or needs_relay(self.runtime, self.session_id, self.settings, prompt)
-        ):
+        elif left.asking is not None:
+            result = await relay(self, prompt, label=label, asking=left.asking)
+        elif self.session_id and needs_relay(self.runtime, self.session_id, self.settings, prompt):
             result = await relay(self, prompt, label=label)
         else:
             result = await self.raw_turn(prompt, resume=self.session_id, label=label)

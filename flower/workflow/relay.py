@@ -101,45 +101,66 @@ def needs_relay(runtime: Any, session_id: str, settings: Any, prompt: str = "") 
 class LeftHandoff(NamedTuple):
     """What a run killed while relaying left in the old session."""
 
-    waiting: bool
-    """The handoff request is unanswered (killed while the document was being written):
-    the relay is finished, that request answered, never carried on in the old session."""
+    asking: str | None
+    """The words that finish a handoff request a killed run left open, never carried on
+    in the old session: the request itself while it waits as it was sent (sent again as
+    it is), the engine's resume prompt when a round of it was cut (mid-tool, say)."""
     answered: str | None
     """The handoff document, answered and no new session took it up (killed before the
     relay's new session existed): the relay is finished with it, never asked again."""
 
 
+NOTHING_LEFT = LeftHandoff(asking=None, answered=None)
+
+
 def handoff_left(runtime: Any, session_id: str) -> LeftHandoff:
     """What of a relay ``session_id``'s transcript shows a killed run left (one load)."""
-    from flower.core.transcript import waiting_user_texts
-
     try:
         entries = runtime.store.load(runtime.key(session_id)) or []
     except Exception as exc:
         log.debug("transcript unavailable for %s: %s", session_id, exc)
-        return LeftHandoff(waiting=False, answered=None)
-    return LeftHandoff(HANDOFF_PROMPT in waiting_user_texts(entries), _answered(entries))
+        return NOTHING_LEFT
+    return left_in(entries)
 
 
-def _answered(entries: list[dict[str, Any]]) -> str | None:
-    """The handoff document, when the last reply answers the handoff request."""
+def left_in(entries: list[dict[str, Any]]) -> LeftHandoff:
+    """:func:`handoff_left` on a loaded transcript.
+
+    The request in force is the last prompt that asked for something: a retry's resume
+    prompt only says "go on", so a reply to it answers the prompt before it.
+    """
     from flower.core.entries import is_synthetic_error
-    from flower.core.transcript import message_of, prompt_texts, tool_uses
+    from flower.core.resilience import RESUME_PROMPT
+    from flower.core.transcript import prompt_texts, tool_uses, waiting_user_texts
 
-    replies = [e for e in entries if e.get("type") == "assistant" and not is_synthetic_error(e)]
-    if not replies or tool_uses(replies[-1]):
-        return None
-    last = replies[-1]
-    before = entries[: entries.index(last)]
-    asked = [e for e in before if prompt_texts(e)]
-    if not asked or "".join(prompt_texts(asked[-1])) != HANDOFF_PROMPT:
-        return None
-    content = message_of(last).get("content")
+    asked = None
+    for i in range(len(entries) - 1, -1, -1):
+        words = "".join(prompt_texts(entries[i]))
+        if words and words != RESUME_PROMPT:
+            asked = i if words == HANDOFF_PROMPT else None
+            break
+    if asked is None:
+        return NOTHING_LEFT
+    replies = [
+        e
+        for e in entries[asked + 1 :]
+        if e.get("type") == "assistant" and not is_synthetic_error(e)
+    ]
+    if replies and not tool_uses(replies[-1]):
+        doc = _text_of(replies[-1])
+        return LeftHandoff(asking=None, answered=doc) if doc.strip() else NOTHING_LEFT
+    waits = HANDOFF_PROMPT in waiting_user_texts(entries)
+    return LeftHandoff(asking=HANDOFF_PROMPT if waits else RESUME_PROMPT, answered=None)
+
+
+def _text_of(reply: dict[str, Any]) -> str:
+    from flower.core.transcript import message_of
+
+    content = message_of(reply).get("content")
     blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
-    doc = "".join(
+    return "".join(
         b["text"] for b in blocks if isinstance(b, dict) and isinstance(b.get("text"), str)
     )
-    return doc if doc.strip() else None
 
 
 def relayed_to(runtime: Any, session_id: str) -> str | None:
@@ -232,20 +253,28 @@ def write_handoff(path: Path, step: str, old_session: str, body: str) -> None:
         out.write(text.encode("utf-8", "replace"))  # a lone surrogate (cut emoji): "?"
 
 
-async def relay(run: Any, prompt: str, *, label: str, answered: str | None = None) -> StepResult:
+async def relay(
+    run: Any,
+    prompt: str,
+    *,
+    label: str,
+    answered: str | None = None,
+    asking: str = HANDOFF_PROMPT,
+) -> StepResult:
     """Hand ``run``'s session off to a new one and send ``prompt`` there.
 
     Returns the new session's result, with the old id in ``retired`` and the handoff
     run's cost and turns added in (one manifest line for the whole move). ``answered``
     is a handoff document the old session already wrote (an earlier run was killed
-    before passing it on): it is not asked for again.
+    before passing it on): it is not asked for again. ``asking`` is what the old
+    session is sent for its document (see :attr:`LeftHandoff.asking`).
     """
     old = run.session_id
     if answered is not None:
         handoff = StepResult(step=label, session_id=old, ok=True, text=answered)
     else:
         # no context_limit here: stopping the handoff itself would leave nothing to hand on
-        handoff = await run.raw_turn(HANDOFF_PROMPT, resume=old, label=label, limited=False)
+        handoff = await run.raw_turn(asking, resume=old, label=label, limited=False)
     body = handoff.text if handoff.ok and handoff.text.strip() else ""
     if not body:
         body = FALLBACK_DOC.format(last=handoff.text.strip() or "(无)")
@@ -324,6 +353,7 @@ def absorb(result: StepResult, earlier: StepResult) -> None:
 
 __all__ = [
     "HANDOFF_PROMPT",
+    "NOTHING_LEFT",
     "RELAY_CONTINUE",
     "RELAY_SEED",
     "LeftHandoff",
@@ -331,6 +361,7 @@ __all__ = [
     "expected_growth",
     "handoff_left",
     "handoff_path",
+    "left_in",
     "needs_relay",
     "relay",
     "relay_while_full",

@@ -289,6 +289,109 @@ def test_a_handoff_a_killed_run_got_but_never_passed_on_is_not_asked_again(
     assert doc in Path(move["doc"]).read_text(encoding="utf-8")
 
 
+def _api_error(uuid: str, parent: str) -> dict[str, Any]:
+    """The entry the engine stores for a failed attempt (the stream was cut)."""
+    return {
+        "type": "assistant",
+        "uuid": uuid,
+        "parentUuid": parent,
+        "isApiErrorMessage": True,
+        "message": {
+            "role": "assistant",
+            "model": "<synthetic>",
+            "content": [{"type": "text", "text": "API Error: connection reset"}],
+        },
+    }
+
+
+def _user(uuid: str, parent: str, content: Any) -> dict[str, Any]:
+    return {
+        "type": "user",
+        "uuid": uuid,
+        "parentUuid": parent,
+        "message": {"role": "user", "content": content},
+    }
+
+
+def test_a_handoff_answered_after_a_retry_is_not_asked_again(
+    in_tmp: Path, fake: FakeMessagesAPI
+) -> None:
+    """The handoff's reply was cut, the engine's retry said "go on" (its resume prompt)
+    and the document came in answer to that; the run was killed before the new
+    session existed. The handoff is still the request that reply answers."""
+    from flower.core.resilience import RESUME_PROMPT
+
+    doc = "## 进度\n读了三遍,接着读"
+    old = worked_a_while(in_tmp, fake)
+    answered = handoff_answered(doc)
+    append_to(
+        old,
+        [
+            HANDOFF_ASKED,
+            _api_error("cut", "handoff-asked"),
+            _user("go-on", "cut", RESUME_PROMPT),
+            {**answered, "parentUuid": "go-on"},
+        ],
+    )
+    fake.set_script(Worker(turns=1))
+    before = len(fake.requests)
+    ctx = wake(relay_settings())
+    sent = fake.requests[before:]
+    assert not [r for r in sent if HANDOFF_PROMPT in user_prompts(r)]  # answered once only
+    (move,) = ctx["_relays"]
+    assert move["from"] == old and ctx["_sessions"]["干活"] == move["to"] != old
+    assert doc in user_prompts(sent[0])[0]
+
+
+def test_a_handoff_cut_in_the_middle_of_its_own_tool_calls_is_finished_not_asked_again(
+    in_tmp: Path, fake: FakeMessagesAPI
+) -> None:
+    """Killed while the old session, writing its handoff, waited for a tool: the next
+    run finishes that request (the engine's resume prompt) instead of asking again."""
+    from flower.core.resilience import RESUME_PROMPT
+
+    old = worked_a_while(in_tmp, fake)
+    looked = {
+        "type": "assistant",
+        "uuid": "handoff-looks",
+        "parentUuid": "handoff-asked",
+        "message": {
+            "id": "msg_looks",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-sonnet-4-6",
+            "content": [
+                {
+                    "type": "tool_use",
+                    "id": "toolu_look",
+                    "name": "Read",
+                    "input": {"file_path": "seed.txt"},
+                }
+            ],
+            "stop_reason": "tool_use",
+        },
+    }
+    result = [{"type": "tool_result", "tool_use_id": "toolu_look", "content": "苹果"}]
+    append_to(old, [HANDOFF_ASKED, looked, _user("handoff-read", "handoff-looks", result)])
+    doc = "## 进度\n读了一遍,接着读"
+    fake.set_script(
+        lambda req: (
+            text(doc, usage={"input_tokens": 9_000})
+            if last_user_text(req) == RESUME_PROMPT
+            else text("读完了", usage={"input_tokens": 3})
+        )
+    )
+    before = len(fake.requests)
+    ctx = wake(relay_settings())
+    sent = fake.requests[before:]
+    assert [user_prompts(r).count(HANDOFF_PROMPT) for r in sent[:1]] == [1]  # the stored one
+    assert last_user_text(sent[0]) == RESUME_PROMPT
+    assert not [r for r in sent[1:] if HANDOFF_PROMPT in user_prompts(r)]
+    (move,) = ctx["_relays"]
+    assert move["from"] == old and ctx["_sessions"]["干活"] == move["to"] != old
+    assert doc in user_prompts(sent[1])[0]
+
+
 def test_a_handoff_document_a_killed_run_wrote_is_reused_with_your_edits(
     in_tmp: Path, fake: FakeMessagesAPI
 ) -> None:
