@@ -289,6 +289,15 @@ def test_a_handoff_a_killed_run_got_but_never_passed_on_is_not_asked_again(
     assert doc in Path(move["doc"]).read_text(encoding="utf-8")
 
 
+def _wake_relaying_once_from(old: str, fake: FakeMessagesAPI) -> list[RecordedRequest]:
+    """Wake once; the work step must relay from ``old``, once. The requests it sent."""
+    before = len(fake.requests)
+    ctx = wake(relay_settings())
+    (move,) = ctx["_relays"]
+    assert move["from"] == old and ctx["_sessions"]["干活"] == move["to"] != old
+    return fake.requests[before:]
+
+
 def _api_error(uuid: str, parent: str) -> dict[str, Any]:
     """The entry the engine stores for a failed attempt (the stream was cut)."""
     return {
@@ -334,12 +343,8 @@ def test_a_handoff_answered_after_a_retry_is_not_asked_again(
         ],
     )
     fake.set_script(Worker(turns=1))
-    before = len(fake.requests)
-    ctx = wake(relay_settings())
-    sent = fake.requests[before:]
+    sent = _wake_relaying_once_from(old, fake)
     assert not [r for r in sent if HANDOFF_PROMPT in user_prompts(r)]  # answered once only
-    (move,) = ctx["_relays"]
-    assert move["from"] == old and ctx["_sessions"]["干活"] == move["to"] != old
     assert doc in user_prompts(sent[0])[0]
 
 
@@ -381,14 +386,10 @@ def test_a_handoff_cut_in_the_middle_of_its_own_tool_calls_is_finished_not_asked
             else text("读完了", usage={"input_tokens": 3})
         )
     )
-    before = len(fake.requests)
-    ctx = wake(relay_settings())
-    sent = fake.requests[before:]
+    sent = _wake_relaying_once_from(old, fake)
     assert [user_prompts(r).count(HANDOFF_PROMPT) for r in sent[:1]] == [1]  # the stored one
     assert last_user_text(sent[0]) == RESUME_PROMPT
     assert not [r for r in sent[1:] if HANDOFF_PROMPT in user_prompts(r)]
-    (move,) = ctx["_relays"]
-    assert move["from"] == old and ctx["_sessions"]["干活"] == move["to"] != old
     assert doc in user_prompts(sent[1])[0]
 
 
