@@ -250,8 +250,12 @@ def _complete_replies(
 def prompt_texts(entry: Mapping[str, Any]) -> list[str]:
     """The words of a user entry, in order: its string content or its text blocks (tool
     results and anything else left out); ``[]`` for any other entry."""
-    if entry.get("type") != "user":
-        return []
+    return message_texts(entry) if entry.get("type") == "user" else []
+
+
+def message_texts(entry: Mapping[str, Any]) -> list[str]:
+    """The text of an entry's message, in order: its string content or its text blocks
+    (tool calls, results, thinking and images left out)."""
     content = message_of(entry).get("content")
     if isinstance(content, str):
         return [content]

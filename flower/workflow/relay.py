@@ -131,7 +131,7 @@ def left_in(entries: list[dict[str, Any]]) -> LeftHandoff:
     """
     from flower.core.entries import is_synthetic_error
     from flower.core.resilience import RESUME_PROMPT
-    from flower.core.transcript import prompt_texts, tool_uses, waiting_user_texts
+    from flower.core.transcript import message_texts, prompt_texts, tool_uses
 
     asked = None
     for i in range(len(entries) - 1, -1, -1):
@@ -146,21 +146,12 @@ def left_in(entries: list[dict[str, Any]]) -> LeftHandoff:
         for e in entries[asked + 1 :]
         if e.get("type") == "assistant" and not is_synthetic_error(e)
     ]
-    if replies and not tool_uses(replies[-1]):
-        doc = _text_of(replies[-1])
-        return LeftHandoff(asking=None, answered=doc) if doc.strip() else NOTHING_LEFT
-    waits = HANDOFF_PROMPT in waiting_user_texts(entries)
-    return LeftHandoff(asking=HANDOFF_PROMPT if waits else RESUME_PROMPT, answered=None)
-
-
-def _text_of(reply: dict[str, Any]) -> str:
-    from flower.core.transcript import message_of
-
-    content = message_of(reply).get("content")
-    blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
-    return "".join(
-        b["text"] for b in blocks if isinstance(b, dict) and isinstance(b.get("text"), str)
-    )
+    if not replies:  # the request still waits as it was sent
+        return LeftHandoff(asking=HANDOFF_PROMPT, answered=None)
+    if tool_uses(replies[-1]):  # a round of the answer was cut
+        return LeftHandoff(asking=RESUME_PROMPT, answered=None)
+    doc = "".join(message_texts(replies[-1]))
+    return LeftHandoff(asking=None, answered=doc) if doc.strip() else NOTHING_LEFT
 
 
 def relayed_to(runtime: Any, session_id: str) -> str | None:
