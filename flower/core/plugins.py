@@ -27,7 +27,11 @@ BUILTIN_MODULES = {
     "jsonfs": "flower_plugins.jsonfs",
     "pruning": "flower_plugins.pruning",
     "probes": "flower_plugins.probes",
+    "redact": "flower_plugins.redact",
 }
+"""flower's own plugins, name -> module: the one list. pyproject.toml declares the same
+pairs as entry points (a test holds them equal); this list registers them when a source
+tree runs without installed metadata, and reserves their names."""
 KINDS = ("session_stores", "lineage_stores", "probers", "pruning_policies")
 _KIND_LABELS = {
     "session_stores": "session store",
