@@ -202,13 +202,16 @@ def _classify_structured(error: BaseException) -> Kind:
         return "fatal"
     if err_type in _FATAL_TYPES or (message and _FATAL_TEXT.search(message)):
         return "fatal"
-    # An SSE ``error`` event arrives with status 200: its type decides, not its status.
+    # The HTTP status decides before the body's type: a gateway answering 401 with
+    # ``api_error`` is still a bad key. An SSE ``error`` event mid-stream arrives with
+    # status 200, so there the type decides.
+    http_status = status if status is not None and status != 200 else None
+    if http_status is not None and _status_kind(http_status) == "fatal":
+        return "fatal"
     if err_type in _TRANSIENT_TYPES:
         return "transient"
-    if status is not None and status != 200:
-        kind = _status_kind(status)
-        if kind != "unknown":
-            return kind
+    if http_status is not None and _status_kind(http_status) == "transient":
+        return "transient"
     if names & _FATAL_CLASSES:
         return "fatal"
     if names & _TRANSIENT_CLASSES:

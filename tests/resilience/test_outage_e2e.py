@@ -26,7 +26,13 @@ from flower.core.records import SessionKey
 from flower.core.resilience import RESUME_PROMPT, Resilience
 from flower.runtime.engine import Runtime
 from flower.runtime.spec import AgentSpec, StepResult
-from flower.testing.fake_api import FakeMessagesAPI, overloaded, text, unauthorized
+from flower.testing.fake_api import (
+    FakeMessagesAPI,
+    api_error,
+    overloaded,
+    text,
+    unauthorized,
+)
 from flower_plugins.probes import TcpProber
 
 AGENT = AgentSpec(name="worker", instructions="Answer in one line.", max_turns=2)
@@ -166,6 +172,26 @@ def test_bad_key_stops_at_once_with_the_reason(in_tmp: Path, fake: FakeMessagesA
         assert result.errors[0]["kind"] == "fatal" and result.errors[0]["status"] == 401
         assert result.error is not None and "401" in result.error
         assert "\n" not in result.error
+        assert clock.sleeps == [] and clock.status == []
+        assert fake.remaining == 1
+    finally:
+        rt.close()
+
+
+@pytest.mark.parametrize(
+    ("status", "error_type"),
+    [(401, "api_error"), (401, "overloaded_error"), (403, "api_error"), (413, "api_error")],
+)
+def test_a_gateway_error_status_stops_at_once_whatever_its_body_says(
+    in_tmp: Path, fake: FakeMessagesAPI, status: int, error_type: str
+) -> None:
+    clock = OutageClock()
+    rt = _runtime(in_tmp, _resilience(fake, clock))
+    fake.add(api_error(status, "upstream said no", error_type=error_type), text("never sent"))
+    try:
+        result, _ = _run(rt)
+        assert (result.ok, result.attempts) == (False, 1)
+        assert result.errors[0]["kind"] == "fatal" and result.errors[0]["status"] == status
         assert clock.sleeps == [] and clock.status == []
         assert fake.remaining == 1
     finally:

@@ -120,6 +120,17 @@ FATAL: list[ErrorCase] = [
         "fatal",
     ),
     ("SDK text 403", lambda: "Error code: 403 - {'type': 'error'}", "fatal"),
+    # A gateway's body type does not outrank the HTTP status: no wait fixes these.
+    ("401 gateway api_error", lambda: status_error(401, "api_error", "upstream error"), "fatal"),
+    (
+        "401 gateway overloaded",
+        lambda: status_error(401, "overloaded_error", "Overloaded"),
+        "fatal",
+    ),
+    ("403 gateway api_error", lambda: status_error(403, "api_error", "denied"), "fatal"),
+    ("400 gateway overloaded", lambda: status_error(400, "overloaded_error", "x"), "fatal"),
+    ("404 gateway api_error", lambda: status_error(404, "api_error", "no route"), "fatal"),
+    ("413 gateway api_error", lambda: status_error(413, "api_error", "too big"), "fatal"),
 ]
 
 TRANSIENT: list[ErrorCase] = [

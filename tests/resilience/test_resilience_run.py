@@ -134,8 +134,11 @@ def test_no_session_yet_means_no_resume(fake_clock: FakeClock) -> None:
         status_error(401, "authentication_error", "invalid x-api-key"),
         status_error(429, "rate_limit_error", "limit", error_code="enforced_spend_limit_reached"),
         status_error(400, "invalid_request_error", "Your credit balance is too low."),
+        status_error(401, "api_error", "gateway says api_error"),
+        status_error(403, "overloaded_error", "gateway says overloaded"),
+        status_error(404, "api_error", "no such route"),
     ],
-    ids=["401", "spend-limit", "credit"],
+    ids=["401", "spend-limit", "credit", "401-api_error", "403-overloaded", "404-api_error"],
 )
 def test_fatal_stops_at_once_without_waiting(fake_clock: FakeClock, error: Exception) -> None:
     prober = OutageProber(fake_clock, back_at=1e9)
