@@ -67,12 +67,27 @@ def _locked(path: Path) -> Iterator[None]:
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
-def _line_run(line: str) -> str | None:
+def _parsed(line: bytes) -> Any:
+    """The JSON value of one manifest line, or None for a line that is not UTF-8 JSON."""
     try:
-        row = json.loads(line)
-    except ValueError:
+        return json.loads(line.decode("utf-8"))
+    except ValueError:  # UnicodeDecodeError is one
         return None
+
+
+def _line_run(line: bytes) -> str | None:
+    row = _parsed(line)
     return row.get("run") if isinstance(row, dict) else None
+
+
+def _lines_of(path: Path) -> list[bytes]:
+    """The lines of ``path`` as bytes (split on newline only, so a JSON string holding
+    U+2028 stays one line); a missing file has none."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return []
+    return data.split(b"\n")
 
 
 class Manifest:
@@ -99,15 +114,14 @@ class Manifest:
         private_dir(self.path.parent)
         me = self.run
         with _locked(self.path):
-            try:
-                existing = self.path.read_text(encoding="utf-8").splitlines()
-            except FileNotFoundError:
-                existing = []
-            # Unparsable lines are someone's data too: kept as they are.
+            existing = _lines_of(self.path)
+            # Unparsable lines (not JSON, not even UTF-8) are someone's data too: kept
+            # byte for byte.
             others = [ln for ln in existing if ln.strip() and _line_run(ln) != me]
+            ours = [ln.encode("utf-8") for ln in mine]
             check_private(self.path)
             with replaced_atomically(self.path) as out:
-                out.write("".join(f"{ln}\n" for ln in [*others, *mine]).encode("utf-8"))
+                out.write(b"".join(ln + b"\n" for ln in [*others, *ours]))
 
     def rows(self) -> list[dict[str, Any]]:
         """Every parsable line of the file (all processes), in file order."""
@@ -116,17 +130,9 @@ class Manifest:
 
 def read_manifest(run_dir: str | os.PathLike[str] = "runs") -> list[dict[str, Any]]:
     """The parsable rows of ``<run_dir>/manifest.json``; missing file -> ``[]``."""
-    path = Path(run_dir) / MANIFEST_NAME
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return []
     rows = []
-    for line in text.splitlines():
-        try:
-            row = json.loads(line)
-        except ValueError:
-            continue
+    for line in _lines_of(Path(run_dir) / MANIFEST_NAME):
+        row = _parsed(line)
         if isinstance(row, dict):
             rows.append(row)
     return rows

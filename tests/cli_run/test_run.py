@@ -156,6 +156,18 @@ def test_read_only_run_dir_is_refused(flower: Flower, ws: Path) -> None:
     assert done.returncode == 1 and "is not writable" in done.stderr
 
 
+def test_a_manifest_line_that_is_not_utf8_stops_no_run(flower: Flower, ws: Path) -> None:
+    assert flower("--yes", REQUEST).returncode == 0
+    manifest = ws / "runs" / "manifest.json"
+    with manifest.open("ab") as out:
+        out.write(b"\xff\n")  # `printf '\xff\n' >> runs/manifest.json`
+    again = flower("--yes", "--json", "再来一次")
+    assert again.returncode == 0, again.stderr
+    assert "Traceback" not in again.stderr
+    assert b"\n\xff\n" in manifest.read_bytes()  # kept as it was
+    assert json.loads(again.stdout)["woke"] == 2
+
+
 def test_fresh_directory_with_nothing_said_and_no_terminal(flower: Flower, ws: Path) -> None:
     done = flower()
     assert done.returncode == 2

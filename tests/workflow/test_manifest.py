@@ -61,6 +61,20 @@ def test_other_runs_and_unparsable_lines_are_kept(in_tmp: Path) -> None:
     assert [json.loads(ln)["step"] for ln in lines[2:]] == ["mine", "mine#retry1"]
 
 
+def test_lines_that_are_not_utf8_are_kept_byte_for_byte(in_tmp: Path) -> None:
+    path = in_tmp / "runs" / "manifest.json"
+    path.parent.mkdir()
+    foreign = json.dumps({"step": "x", "run": "20260101-000000-abcdef"}).encode()
+    separator = json.dumps({"step": "y\u2028z", "run": "r2"}, ensure_ascii=False).encode()
+    path.write_bytes(foreign + b"\n\xff\n" + separator + b"\n\xc3(latin \xe9t\xe9)\r\n")
+    man = Manifest(in_tmp / "runs")
+    man.record(_result("mine"))
+    lines = path.read_bytes().split(b"\n")
+    assert lines[:4] == [foreign, b"\xff", separator, b"\xc3(latin \xe9t\xe9)\r"]
+    assert json.loads(lines[4])["step"] == "mine" and lines[5:] == [b""]
+    assert [r["step"] for r in read_manifest(in_tmp / "runs")] == ["x", "y\u2028z", "mine"]
+
+
 _WRITER = """
 import sys, time
 from flower.core.manifest import Manifest
