@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from flower.core.protocols import LineageStore, SessionStoreBase
+from flower.testing.contract.fork import FORK_CASES
 from flower.testing.contract.lineage import LINEAGE_CASES
 from flower.testing.contract.runner import (
     Case,
@@ -32,9 +33,13 @@ from flower.testing.contract.runner import (
     run_in_pytest,
     select,
 )
-from flower.testing.contract.sessions import SESSION_CASES
+from flower.testing.contract.sessions import SESSION_CASES as STORE_CASES
+
+SESSION_CASES = [*STORE_CASES, *FORK_CASES]
+"""Every session store case: the store's own, then :func:`flower.core.fork.fork` on it."""
 
 __all__ = [
+    "FORK_CASES",
     "LINEAGE_CASES",
     "SESSION_CASES",
     "Case",

@@ -1,0 +1,285 @@
+"""Fork a session into a new one on any store, in the shape the Claude Agent SDK writes.
+
+:func:`fork` copies the active chain of a transcript (up to an entry, by default its
+leaf) into a new session: every entry gets a new ``uuid`` and the new ``sessionId``,
+``parentUuid`` and ``logicalParentUuid`` follow the new uuids, and each entry is stamped
+``forkedFrom: {sessionId, messageUuid}`` naming the entry it was copied from, as the
+SDK's ``fork_session_via_store`` does (so either tool reads the other's forks). A
+``custom-title`` entry ends the fork, as the SDK writes it. The source is never touched.
+
+The whole fork is one ``append``: a store's batch is durable and all-or-nothing, so a
+process killed in the middle leaves no fork or the whole fork. New uuids are derived
+from the fork's session id and the source uuid, so repeating a fork with the same
+``session_id`` writes the same entries and the store's de-duplication adds nothing.
+"""
+
+from __future__ import annotations
+
+import uuid as uuid_module
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import msgspec
+
+from flower.core.errors import FlowerError, UnknownSessionError
+from flower.core.protocols import SessionStore
+from flower.core.records import Entry, SessionKey
+from flower.core.transcript import active_chain, is_conversation, prompt_texts
+
+FORK_NAMESPACE = uuid_module.UUID("b6d3f0c2-1f4e-4c59-9e7a-6a2f6f0c4b21")
+"""Namespace of the uuids a fork derives from its session id and the source uuids."""
+
+_SESSION_ONLY_FIELDS = ("teamName", "agentName", "slug", "sourceToolAssistantUUID")
+"""Fields the SDK's fork drops: they would leak the source session's state."""
+
+_TITLE_CHARS = 200
+
+
+class ForkError(FlowerError, ValueError):
+    """A fork that cannot be made as asked (an entry off the chain, a taken id...)."""
+
+    exit_code = 2
+
+
+class ForkOrigin(msgspec.Struct, frozen=True):
+    """Where a forked session came from: ``forkedFrom`` of its entries."""
+
+    session_id: str
+    message_uuid: str
+
+
+class UserTurn(msgspec.Struct, frozen=True):
+    """One thing the user said on a chain (not a tool result): where a rewind can go."""
+
+    uuid: str
+    index: int
+    """Position of the prompt on the chain."""
+    timestamp: str | None
+    text: str
+    """The prompt's words (its first text)."""
+    context: int | None
+    """Tokens of context the model had on the last reply before this prompt."""
+
+
+def _now_iso() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def fork_uuid(session_id: str, source_uuid: str) -> str:
+    """The uuid a fork into ``session_id`` gives the copy of ``source_uuid``."""
+    return str(uuid_module.uuid5(FORK_NAMESPACE, f"{session_id}/{source_uuid}"))
+
+
+def forked_from(entries: Sequence[Mapping[str, Any]]) -> ForkOrigin | None:
+    """The session (and entry) a transcript was forked from, from its first stamped entry."""
+    for entry in entries:
+        origin = entry.get("forkedFrom")
+        if isinstance(origin, dict):
+            sid, uid = origin.get("sessionId"), origin.get("messageUuid")
+            if isinstance(sid, str) and isinstance(uid, str):
+                return ForkOrigin(sid, uid)
+    return None
+
+
+def is_prompt(entry: Mapping[str, Any]) -> bool:
+    """A user entry the user said (words, not tool results, summaries or meta notes)."""
+    if entry.get("type") != "user" or entry.get("isSidechain"):
+        return False
+    if entry.get("isMeta") or entry.get("isCompactSummary"):
+        return False
+    return bool(prompt_texts(entry)) and isinstance(entry.get("uuid"), str)
+
+
+def user_turns(chain: Sequence[Entry]) -> list[UserTurn]:
+    """The prompts of an active chain, oldest first, with the context before each."""
+    from flower.core.entries import reported_usage
+    from flower.core.transcript import context_tokens
+
+    turns: list[UserTurn] = []
+    context: int | None = None
+    for i, entry in enumerate(chain):
+        usage = reported_usage(entry) if entry.get("type") == "assistant" else None
+        if usage:
+            context = context_tokens(usage)
+        if is_prompt(entry):
+            stamp = entry.get("timestamp")
+            turns.append(
+                UserTurn(
+                    uuid=entry["uuid"],
+                    index=i,
+                    timestamp=stamp if isinstance(stamp, str) else None,
+                    text=prompt_texts(entry)[0],
+                    context=context,
+                )
+            )
+    return turns
+
+
+def turns_back_point(chain: Sequence[Entry], turns: int, session_id: str) -> str:
+    """The uuid a fork ``turns`` user turns back ends at: the entry before that prompt.
+
+    Raises :class:`ForkError` when the chain has fewer than ``turns + 1`` prompts (the
+    first prompt stays: a fork with nothing in it is no conversation).
+    """
+    if isinstance(turns, bool) or not isinstance(turns, int) or turns < 1:
+        raise ForkError(f"turns back must be a whole number of at least 1, got {turns!r}")
+    prompts = user_turns(chain)
+    if turns >= len(prompts):
+        most = len(prompts) - 1
+        raise ForkError(
+            f"session {session_id} has {len(prompts)} user turn(s): it can go back at most "
+            f"{most} turn(s), not {turns}"
+        )
+    cut = prompts[len(prompts) - turns].index
+    before = chain[cut - 1]
+    return str(before["uuid"])
+
+
+def _chain_to(key: SessionKey, entries: Sequence[Entry], at: str | None) -> list[Entry]:
+    chain = [e for e in active_chain(entries) if not e.get("isSidechain")]
+    if not any(is_conversation(e) for e in chain):
+        raise ForkError(f"session {key.session_id} has no messages to fork")
+    if at is None:
+        return chain
+    for i, entry in enumerate(chain):
+        if entry.get("uuid") == at:
+            return chain[: i + 1]
+    first, last = chain[0].get("uuid"), chain[-1].get("uuid")
+    raise ForkError(
+        f"entry {at!r} is not on the active chain of session {key.session_id} "
+        f"({len(chain)} entries, from {first} to {last}; `flower sessions show "
+        f"{key.session_id}` lists them)"
+    )
+
+
+def _title(entries: Sequence[Entry]) -> str:
+    """The SDK's choice: the last customTitle, else the last aiTitle, else the first prompt."""
+    custom = ai = None
+    for entry in entries:
+        if isinstance(entry.get("customTitle"), str) and entry["customTitle"]:
+            custom = entry["customTitle"]
+        if isinstance(entry.get("aiTitle"), str) and entry["aiTitle"]:
+            ai = entry["aiTitle"]
+    if custom or ai:
+        return str(custom or ai)
+    for entry in entries:
+        if is_prompt(entry):
+            first = prompt_texts(entry)[0].strip().splitlines()
+            if first:
+                return first[0][:_TITLE_CHARS]
+    return "Forked session"
+
+
+def fork_entries(
+    source: SessionKey, entries: Sequence[Entry], at: str | None, new_session_id: str
+) -> list[Entry]:
+    """The entries of a fork of ``entries`` (the transcript of ``source``) into
+    ``new_session_id``, ending at ``at`` (default: the leaf). Pure; writes nothing."""
+    chain = _chain_to(source, entries, at)
+    mapping = {e["uuid"]: fork_uuid(new_session_id, e["uuid"]) for e in chain}
+    by_uuid = {e["uuid"]: e for e in chain}
+    writable = [e for e in chain if e.get("type") != "progress"]
+    now = _now_iso()
+    out: list[Entry] = []
+    for i, original in enumerate(writable):
+        parent = original.get("parentUuid")
+        new_parent = None
+        while isinstance(parent, str) and parent in by_uuid:  # skip progress ancestors
+            if by_uuid[parent].get("type") != "progress":
+                new_parent = mapping[parent]
+                break
+            parent = by_uuid[parent].get("parentUuid")
+        logical = original.get("logicalParentUuid")
+        forked: Entry = {
+            **original,
+            "uuid": mapping[original["uuid"]],
+            "parentUuid": new_parent,
+            "logicalParentUuid": mapping.get(logical) if logical else logical,
+            "sessionId": new_session_id,
+            # the leaf gets the time of the fork, so a reader picks it as the newest
+            "timestamp": now if i == len(writable) - 1 else original.get("timestamp", now),
+            "isSidechain": False,
+            "forkedFrom": {"sessionId": source.session_id, "messageUuid": original["uuid"]},
+        }
+        for field in _SESSION_ONLY_FIELDS:
+            forked.pop(field, None)
+        out.append(forked)
+    replacements = [
+        r
+        for e in entries
+        if e.get("type") == "content-replacement"
+        and e.get("sessionId") == source.session_id
+        and isinstance(e.get("replacements"), list)
+        for r in e["replacements"]
+    ]
+    if replacements:
+        out.append(
+            {
+                "type": "content-replacement",
+                "sessionId": new_session_id,
+                "replacements": replacements,
+                "uuid": fork_uuid(new_session_id, "content-replacement"),
+                "timestamp": now,
+            }
+        )
+    out.append(
+        {
+            "type": "custom-title",
+            "sessionId": new_session_id,
+            "customTitle": f"{_title(entries)} (fork)",
+            "uuid": fork_uuid(new_session_id, "custom-title"),
+            "timestamp": now,
+        }
+    )
+    return out
+
+
+def fork(
+    store: SessionStore,
+    key: SessionKey,
+    at: str | None = None,
+    *,
+    session_id: str | None = None,
+) -> SessionKey:
+    """Fork the active chain of ``key`` up to entry ``at`` (default: the leaf) into a
+    new session of the same project; returns its key.
+
+    ``session_id`` names the fork (default: a new random uuid). Repeating a fork with
+    the same arguments and ``session_id`` changes nothing and returns the same key; a
+    ``session_id`` already holding another transcript is a :class:`ForkError`, as is an
+    ``at`` off the active chain. An unknown ``key`` is an :class:`UnknownSessionError`.
+    """
+    key = key.main
+    entries = store.load(key)
+    if entries is None:
+        raise UnknownSessionError(f"no session {key.session_id!r} in the session store")
+    new_id = session_id if session_id is not None else str(uuid_module.uuid4())
+    target = SessionKey(key.project_key, new_id)
+    if target == key:
+        raise ForkError(f"a fork needs a new session id, not the source's own ({new_id})")
+    forked = fork_entries(key, entries, at, new_id)
+    existing = store.load(target)
+    if existing:
+        expected = {e["uuid"] for e in forked}
+        if any(e.get("uuid") not in expected for e in existing):
+            raise ForkError(
+                f"session {new_id} already exists and is not this fork of "
+                f"{key.session_id}; choose another id"
+            )
+    store.append(target, forked)
+    return target
+
+
+__all__ = [
+    "ForkError",
+    "ForkOrigin",
+    "UserTurn",
+    "fork",
+    "fork_entries",
+    "fork_uuid",
+    "forked_from",
+    "is_prompt",
+    "turns_back_point",
+    "user_turns",
+]
