@@ -24,7 +24,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import asdict, dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
@@ -482,10 +482,17 @@ class Resilience:
         has_session: Callable[[], bool] = lambda: False,
         on_error: Callable[[AttemptError], None] | None = None,
     ) -> tuple[T, list[AttemptError]]:
-        """Call ``attempt_fn`` until it returns; the result and every failed attempt."""
+        """Call ``attempt_fn`` until it returns; the result and every failed attempt.
+
+        A rate limit whose ``retry-after`` is longer than ``max_delay`` is waited out
+        as asked (all such waits together bounded by ``max_offline_wait``) and that
+        attempt is not counted against ``max_attempts``.
+        """
         conf = self.config
         errors: list[AttemptError] = []
-        number = 1
+        number = 1  # every call, as errors[] numbers them
+        counted = 0  # the calls that count against max_attempts
+        long_waited = 0.0
         info = AttemptInfo(1, False)
         while True:
             try:
@@ -503,19 +510,24 @@ class Resilience:
                         f"{failure.text}",
                         errors,
                     ) from exc
-                if number >= conf.max_attempts:
-                    raise GaveUpError(
-                        f"gave up after {number} attempts; last error ({failure.kind}): "
-                        f"{failure.text}",
-                        errors,
-                    ) from exc
-                await self._wait_until_reachable(errors, exc)
-                delay = self._delay(number, exc)
-                self.on_status(
-                    f"API error ({failure.kind}): {failure.text}; attempt {number + 1} of "
-                    f"{conf.max_attempts} in {delay:.1f} s"
-                )
-                await self.sleep(delay)
+                long_wait = self._long_rate_limit_wait(failure, exc)
+                if long_wait is not None:
+                    long_waited = await self._wait_as_asked(long_wait, long_waited, errors, exc)
+                else:
+                    counted += 1
+                    if counted >= conf.max_attempts:
+                        raise GaveUpError(
+                            f"gave up after {counted} attempts; last error ({failure.kind}): "
+                            f"{failure.text}",
+                            errors,
+                        ) from exc
+                    await self._wait_until_reachable(errors, exc)
+                    delay = self._delay(counted, exc)
+                    self.on_status(
+                        f"API error ({failure.kind}): {failure.text}; attempt {counted + 1} "
+                        f"of {conf.max_attempts} in {delay:.1f} s"
+                    )
+                    await self.sleep(delay)
             number += 1
             info = AttemptInfo(number, has_session())
 
@@ -526,6 +538,40 @@ class Resilience:
         if asked is not None:
             delay = max(delay, min(asked, conf.max_delay))
         return delay
+
+    def _long_rate_limit_wait(self, failure: AttemptError, error: BaseException) -> float | None:
+        """Seconds a 429 asks for when that is longer than ``max_delay``, else ``None``.
+
+        Only a rate limit: its ``retry-after`` says when the quota comes back, while an
+        overloaded server's is a hint, capped at ``max_delay`` like any backoff.
+        """
+        if failure.status != 429:
+            return None
+        asked = retry_after(error)
+        if asked is None or asked <= self.config.max_delay:
+            return None
+        return asked
+
+    async def _wait_as_asked(
+        self, asked: float, waited: float, errors: list[AttemptError], cause: BaseException
+    ) -> float:
+        """Sleep what a rate limit asks, within what is left of ``max_offline_wait``."""
+        budget = self.config.max_offline_wait - waited
+        if budget <= 0:
+            raise GaveUpError(
+                f"rate limited for {format_duration(waited)} "
+                f"(max_offline_wait={self.config.max_offline_wait:g} s); last error: "
+                f"{errors[-1].text}",
+                errors,
+            ) from cause
+        wait = min(asked, budget)
+        resumes = self.now() + timedelta(seconds=wait)
+        self.on_status(
+            f"rate limited: the API asks to wait {format_duration(asked)}; waiting until "
+            f"{resumes:%H:%M:%S} (not counted as an attempt)"
+        )
+        await self.sleep(wait)
+        return waited + wait
 
     async def probe(self) -> bool:
         return await _probe_off_loop(self.prober, self.host, self.port, self.config.probe_timeout)

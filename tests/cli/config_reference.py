@@ -40,7 +40,9 @@ NOTES: dict[tuple[str, str], str] = {
     ("ResilienceConfig", "max_delay"): "Longest backoff delay in seconds.",
     ("ResilienceConfig", "probe_timeout"): "Seconds one reachability probe may take.",
     ("ResilienceConfig", "probe_interval"): "Seconds between probes while offline.",
-    ("ResilienceConfig", "max_offline_wait"): "Longest wait for the endpoint to come back.",
+    ("ResilienceConfig", "max_offline_wait"): (
+        "Longest wait for the endpoint to come back, or for a long rate limit."
+    ),
     (
         "ResilienceConfig",
         "retry_unknown",

@@ -30,6 +30,7 @@ from flower.testing.fake_api import (
     FakeMessagesAPI,
     api_error,
     overloaded,
+    rate_limited,
     text,
     unauthorized,
 )
@@ -194,6 +195,25 @@ def test_a_gateway_error_status_stops_at_once_whatever_its_body_says(
         assert result.errors[0]["kind"] == "fatal" and result.errors[0]["status"] == status
         assert clock.sleeps == [] and clock.status == []
         assert fake.remaining == 1
+    finally:
+        rt.close()
+
+
+def test_a_ten_minute_rate_limit_is_waited_out_without_spending_an_attempt(
+    in_tmp: Path, fake: FakeMessagesAPI
+) -> None:
+    clock = OutageClock()
+    rt = _runtime(in_tmp, _resilience(fake, clock, max_attempts=1))
+    fake.add(rate_limited(retry_after=600), text("tulip"))
+    try:
+        result, _ = _run(rt)
+        assert (result.ok, result.attempts) == (True, 2)
+        assert [e["status"] for e in result.errors] == [429]
+        assert clock.sleeps == [600.0]
+        assert clock.status == [
+            "rate limited: the API asks to wait 10m00s; waiting until 02:02:40 "
+            "(not counted as an attempt)"
+        ]
     finally:
         rt.close()
 

@@ -204,6 +204,48 @@ def test_retry_after_is_honoured_but_capped(fake_clock: FakeClock) -> None:
     assert fake_clock.sleeps == [30.0, 120.0]
 
 
+def test_a_long_rate_limit_wait_is_honoured_and_not_counted(fake_clock: FakeClock) -> None:
+    resilience, status = make(fake_clock, max_attempts=1)
+    asks_ten_minutes = [
+        status_error(429, "rate_limit_error", "slow down", headers={"retry-after": "600"})
+        for _ in range(3)
+    ]
+    script = Script(*asks_ten_minutes)
+    result, errors = asyncio.run(resilience.run(script))
+    assert result == "done" and len(script.calls) == 4
+    assert fake_clock.sleeps == [600.0, 600.0, 600.0]
+    assert [e.attempt for e in errors] == [1, 2, 3]
+    assert status[0] == (
+        "rate limited: the API asks to wait 10m00s; waiting until 02:02:40 "
+        "(not counted as an attempt)"
+    )
+    assert len(status) == 3
+
+
+def test_long_rate_limit_waits_are_bounded_by_max_offline_wait(fake_clock: FakeClock) -> None:
+    resilience, status = make(fake_clock, max_offline_wait=1000.0)
+    asks = [
+        status_error(429, "rate_limit_error", "slow", headers={"retry-after": "600"})
+        for _ in range(3)
+    ]
+    with pytest.raises(GaveUpError, match=r"rate limited for 16m40s") as info:
+        asyncio.run(resilience.run(Script(*asks)))
+    assert fake_clock.sleeps == [600.0, 400.0]
+    assert info.value.attempts == 3
+    assert "waiting until 02:09:20" in status[1]
+
+
+def test_a_short_rate_limit_wait_still_counts_as_an_attempt(fake_clock: FakeClock) -> None:
+    resilience, _ = make(fake_clock, max_attempts=2)
+    asks = [
+        status_error(429, "rate_limit_error", "slow", headers={"retry-after": "60"})
+        for _ in range(2)
+    ]
+    with pytest.raises(GaveUpError, match="gave up after 2 attempts"):
+        asyncio.run(resilience.run(Script(*asks)))
+    assert fake_clock.sleeps == [60.0]
+
+
 def test_gives_up_when_offline_longer_than_max_offline_wait(fake_clock: FakeClock) -> None:
     prober = OutageProber(fake_clock, back_at=1e9)
     resilience, status = make(fake_clock, prober)
