@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import itertools
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from flower.cli.output import compact_json, counted, is_tty
@@ -99,15 +99,19 @@ def entry_lines(entry: Entry) -> Iterator[Line]:
         yield ("dim", str(kind), "")
 
 
-def print_transcript(entries: Iterable[Entry], title: str) -> int:
+def print_transcript(
+    entries: Iterable[Entry], title: str, notes: Mapping[str, Sequence[str]] | None = None
+) -> int:
     """Draw the transcript on stdout; returns the number of entries shown.
 
     Colours on a terminal (rich); plain ``label: text`` lines into a pipe or file,
-    which is also much faster for long transcripts.
+    which is also much faster for long transcripts. ``notes`` are ``fork`` lines shown
+    after the entry with that uuid (where another session was forked off).
     """
     entries = _first_read(entries)
+    notes = notes or {}
     if not is_tty(sys.stdout):
-        return _print_plain(entries, title)
+        return _print_plain(entries, title, notes)
     from rich.console import Console
     from rich.text import Text
 
@@ -120,6 +124,9 @@ def print_transcript(entries: Iterable[Entry], title: str) -> int:
         for style, label, text in entry_lines(entry):
             chunk.append(label, style=style)
             chunk.append(f": {_indent(text)}\n" if text else "\n")
+        for note in notes.get(entry.get("uuid"), ()):  # type: ignore[arg-type]
+            chunk.append("fork", style="bold magenta")
+            chunk.append(f": {note}\n")
         if count % 500 == 0:
             console.print(chunk, end="")
             chunk = Text()
@@ -141,7 +148,7 @@ def _indent(text: str) -> str:
     return text.replace("\n", "\n    ")
 
 
-def _print_plain(entries: Iterable[Entry], title: str) -> int:
+def _print_plain(entries: Iterable[Entry], title: str, notes: Mapping[str, Sequence[str]]) -> int:
     out = sys.stdout
     out.write(f"== {title} ==\n")
     count = 0
@@ -149,5 +156,7 @@ def _print_plain(entries: Iterable[Entry], title: str) -> int:
         count += 1
         for _, label, text in entry_lines(entry):
             out.write(f"{label}: {_indent(text)}\n" if text else f"{label}\n")
+        for note in notes.get(entry.get("uuid"), ()):  # type: ignore[arg-type]
+            out.write(f"fork: {note}\n")
     out.write(f"== {counted(count, 'entry', 'entries')} ==\n")
     return count

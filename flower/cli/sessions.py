@@ -176,26 +176,43 @@ def list_sessions(
                 projects = store.list_projects()
             except NotImplementedError:
                 projects = [project_key(Path.cwd())]
+        from flower.cli.fork_view import origin_of
+        from flower.core.records import SessionKey
+
         rows = []
         for proj in projects:
             try:
                 infos = store.list_sessions(proj)
             except NotImplementedError:
                 raise FlowerError(f"{where} cannot list its sessions") from None
-            rows.extend((proj, info.session_id, info.mtime_ms) for info in infos)
+            rows.extend(
+                (proj, i.session_id, i.mtime_ms, origin_of(store, SessionKey(proj, i.session_id)))
+                for i in infos
+            )
     rows.sort(key=lambda row: row[2], reverse=True)
     if as_json:
         print_json(
             [
-                {"project_key": p, "session_id": s, "mtime_ms": m, "modified": _iso(m)}
-                for p, s, m in rows
+                {
+                    "project_key": p,
+                    "session_id": s,
+                    "mtime_ms": m,
+                    "modified": _iso(m),
+                    "forked_from": None
+                    if o is None
+                    else {"session_id": o.session_id, "message_uuid": o.message_uuid},
+                }
+                for p, s, m, o in rows
             ]
         )
         return
     if not rows:
         typer.echo(f"no sessions in {where}", err=True)
         return
-    print_table(["SESSION", "MODIFIED (UTC)", "PROJECT"], [(s, _iso(m), p) for p, s, m in rows])
+    print_table(
+        ["SESSION", "MODIFIED (UTC)", "PROJECT", "FORKED FROM"],
+        [(s, _iso(m), p, o.session_id if o else "") for p, s, m, o in rows],
+    )
 
 
 def _pruned_entries(ctx: typer.Context, store: SessionStoreBase, key: SessionKey) -> list[Entry]:
@@ -287,10 +304,54 @@ def show(
                 }
             )
         else:
+            from flower.cli.fork_view import fork_marks
             from flower.cli.render import print_transcript
 
             title = f"{key.session_id}  ({key.project_key}{', pruned' if pruned else ''})"
-            print_transcript(entries, title)
+            origin, notes = fork_marks(store, key)
+            print_transcript(entries, title + origin, notes)
+
+
+@app.command("fork")
+def fork(
+    ctx: typer.Context,
+    session_id: Annotated[str, typer.Argument(metavar="ID", help="Session id.")],
+    at: Annotated[
+        str | None,
+        typer.Option("--at", metavar="UUID", help="Fork at this entry of the active chain."),
+    ] = None,
+    turns_back: Annotated[
+        int | None,
+        typer.Option("--turns-back", metavar="N", min=1, help="Fork before the last N user turns."),
+    ] = None,
+    project: ProjectOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Fork a session into a new one (up to its leaf, an entry, or N turns back); prints
+    the new id. The old session is left as it is."""
+    if at is not None and turns_back is not None:
+        raise UsageFlowerError("--at and --turns-back both say where to fork: pick one")
+    from flower.core.fork import fork as fork_session
+    from flower.core.fork import turns_back_point
+    from flower.core.transcript import active_chain
+
+    with _store(ctx) as (store, where):
+        key = find_key(store, session_id, where, project)
+        chain = active_chain(store.load(key) or [])
+        if turns_back is not None:
+            at = turns_back_point(chain, turns_back, session_id)
+        new = fork_session(store, key, at)
+        at = at or (chain[-1].get("uuid") if chain else None)
+    if as_json:
+        print_json(
+            {
+                "session_id": new.session_id,
+                "project_key": new.project_key,
+                "forked_from": {"session_id": key.session_id, "message_uuid": at},
+            }
+        )
+        return
+    typer.echo(new.session_id)
 
 
 def _note_unsent(view: list[Entry]) -> None:
