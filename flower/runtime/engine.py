@@ -287,8 +287,14 @@ class Runtime:
         step: str | None = None,
         context_limit: int | None = None,
         relay_from: str | None = None,
+        resume_at: str | None = None,
     ) -> StepResult:
         """Run ``agent`` on ``prompt`` (in session ``resume`` when given) to its end.
+
+        ``resume_at`` (with ``resume``): the uuid of an entry on the session's active
+        chain; the session is forked there (:func:`flower.core.fork.fork`) and the run
+        continues the fork, as the Claude Agent SDK's ``resume_session_at``. The old
+        session is left as it was; ``result.session_id`` is the fork's.
 
         ``context_limit`` (tokens): between two turns, once every tool_use of the last
         response has its result stored, the run ends itself instead of calling the API
@@ -306,6 +312,15 @@ class Runtime:
             raise UnknownSessionError(
                 f"no session {resume!r} for workspace {self.workspace} in the session store"
             )
+        if resume_at is not None:
+            if resume is None:
+                raise InvalidRunOptionError(
+                    f"resume_at={resume_at!r} names an entry of the session to resume: "
+                    "it needs resume=ID"
+                )
+            from flower.core.fork import fork
+
+            resume = fork(self.store, self.key(resume), resume_at).session_id
         own_client = self.client is None
         client = self._make_client() if own_client else self.client
         try:
