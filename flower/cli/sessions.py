@@ -458,8 +458,10 @@ def export(
     )
 
 
-def _read_jsonl(path: Path) -> Iterator[tuple[int, Entry]]:
-    """(line number, entry) for every non-blank line; a bad line is an error naming it."""
+def _read_jsonl(path: Path, skipped: list[str] | None = None) -> Iterator[tuple[int, Entry]]:
+    """(line number, entry) for every non-blank line; a bad line is an error naming it,
+    except a torn last line (no newline: a crash mid-write), which is left out and said
+    in ``skipped``, as ``import --claude-code`` does."""
     from flower.core.entries import check_entry, decode_entry
 
     try:
@@ -475,6 +477,10 @@ def _read_jsonl(path: Path) -> Iterator[tuple[int, Entry]]:
             try:
                 entry = decode_entry(line)
             except Exception as exc:
+                if not line.endswith(b"\n"):  # only the last line can lack one
+                    if skipped is not None:
+                        skipped.append(f"{path}:{number}: torn last line ({len(line)} bytes)")
+                    return
                 raise InvalidEntryError(f"{path}:{number}: not valid JSON ({exc})") from None
             try:
                 check_entry(entry, number)
@@ -483,26 +489,36 @@ def _read_jsonl(path: Path) -> Iterator[tuple[int, Entry]]:
             yield number, entry
 
 
-def _import_target(path: Path, project: str | None, session: str | None) -> tuple[str, str, int]:
-    """Validate the whole file first (nothing written on a bad line); find its key."""
+def _import_target(
+    path: Path, project: str | None, session: str | None, skipped: list[str]
+) -> tuple[str, str, int]:
+    """Validate the whole file first (nothing written on a bad line); find its key.
+
+    A file holding several sessions' entries (Claude Code resumes a session into a new
+    file that starts with the old session's entries) is the session its name is, as
+    ``--claude-code`` imports it."""
     from flower.core.keys import project_key
     from flower.core.records import check_name
 
     session_ids: set[str] = set()
     cwd: str | None = None
     count = 0
-    for _, entry in _read_jsonl(path):
+    for _, entry in _read_jsonl(path, skipped):
         count += 1
         if isinstance(entry.get("sessionId"), str):
             session_ids.add(entry["sessionId"])
         if cwd is None and isinstance(entry.get("cwd"), str):
             cwd = entry["cwd"]
     if session is None:
-        if len(session_ids) > 1:
+        if len(session_ids) > 1 and path.stem not in session_ids:
             raise UsageFlowerError(
-                f"{path} holds entries of {len(session_ids)} sessions; pass --session ID"
+                f"{path} holds entries of {len(session_ids)} sessions and its name is none "
+                "of them; pass --session ID"
             )
-        session = session_ids.pop() if session_ids else path.stem
+        if len(session_ids) > 1:
+            session = path.stem
+        else:
+            session = session_ids.pop() if session_ids else path.stem
     if project is None:
         project = project_key(cwd) if cwd else project_key(Path.cwd())
     return check_name("project key", project), check_name("session id", session), count
@@ -569,7 +585,10 @@ def import_(
         return
     if file is None:
         raise UsageFlowerError("give a FILE to import, or --claude-code [DIR]")
-    project_key, session_id, count = _import_target(file, project, session)
+    skipped: list[str] = []
+    project_key, session_id, count = _import_target(file, project, session, skipped)
+    for line in skipped:
+        typer.echo(f"skipped {line}", err=True)
     # Claude Code keeps a subagent's transcript at <session>/subagents/agent-x.jsonl: it
     # is that session's subkey, never part of its main transcript
     subpath = f"subagents/{file.stem}" if file.parent.name == "subagents" else None
@@ -590,9 +609,10 @@ def import_(
         store.append(key, batch)
         after = sum(1 for _ in store.iter_entries(key))
     into = f"subagent transcript {subpath} of session" if subpath else "session"
+    tail = f", {counted(len(skipped), 'line')} skipped" if skipped else ""
     typer.echo(
         f"imported {file}: {counted(count, 'entry', 'entries')} read, {after - before} new, "
-        f"into {into} {session_id} of project {project_key} in {where}"
+        f"into {into} {session_id} of project {project_key} in {where}{tail}"
     )
 
 

@@ -245,6 +245,44 @@ def test_import_bad_line_writes_nothing(cli: Cli, in_tmp: Path, store_url: str) 
     assert load(store_url, SessionKey("-w", "bad-1")) is None
 
 
+def test_a_resumed_claude_code_file_is_the_session_its_name_is(
+    cli: Cli, in_tmp: Path, store_url: str
+) -> None:
+    from flower.core.keys import project_key
+
+    # Claude Code resumes session "old-1" into a new file: the old entries keep their
+    # sessionId, the new ones carry the file's
+    entries = transcript("old-1", str(in_tmp), 1) + transcript("new-2", str(in_tmp), 1, "n")
+    path = in_tmp / "new-2.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in entries), encoding="utf-8")
+    done = cli("sessions", "import", str(path))
+    assert done.exit_code == 0, done.output
+    assert "into session new-2 of project" in done.stdout
+    assert load(store_url, SessionKey(project_key(in_tmp), "new-2")) == entries
+    assert load(store_url, SessionKey(project_key(in_tmp), "old-1")) is None
+    renamed = in_tmp / "export.jsonl"
+    path.rename(renamed)
+    unnamed = cli("sessions", "import", str(renamed))
+    assert unnamed.exit_code == 2
+    assert "holds entries of 2 sessions and its name is none of them" in unnamed.stderr
+    assert "--session" in unnamed.stderr
+
+
+def test_a_torn_last_line_is_skipped_and_said(cli: Cli, in_tmp: Path, store_url: str) -> None:
+    from flower.core.keys import project_key
+
+    entries = transcript("torn-1", str(in_tmp), 1)
+    path = in_tmp / "torn-1.jsonl"
+    torn = json.dumps(entries[0])[:25].encode()
+    path.write_bytes(b"".join(json.dumps(e).encode() + b"\n" for e in entries) + torn)
+    done = cli("sessions", "import", str(path))
+    assert done.exit_code == 0, done.output
+    assert f"skipped {path}:4: torn last line (25 bytes)" in done.stderr
+    assert done.stdout.rstrip().endswith(", 1 line skipped")
+    assert "3 entries read, 3 new" in done.stdout
+    assert load(store_url, SessionKey(project_key(in_tmp), "torn-1")) == entries
+
+
 def test_import_missing_file(cli: Cli, in_tmp: Path) -> None:
     result = cli("sessions", "import", str(in_tmp / "missing.jsonl"))
     assert result.exit_code == 1
