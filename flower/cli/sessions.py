@@ -362,7 +362,7 @@ def _note_unsent(view: list[Entry]) -> None:
 
     chain = active_chain(view)
     sent = {id(entry) for entry in chain}
-    boundary = chain[0] if chain and chain[0].get("subtype") == "compact_boundary" else None
+    boundary = _compaction_start(view, chain)
     before = boundary is not None
     no_uuid = history = branch = 0
     for entry in view:
@@ -399,6 +399,31 @@ def _note_unsent(view: list[Entry]) -> None:
                 f"the model is not sent {'it' if one else 'them'}",
                 err=True,
             )
+
+
+def _compaction_start(view: list[Entry], chain: list[Entry]) -> Entry | None:
+    """The entry the active chain's compaction starts at, if it starts at one: a
+    ``compact_boundary``, or, as older Claude Code compacted, a ``summary`` entry (its
+    ``leafUuid`` naming the conversation it sums up) just before the chain's root, or a
+    root that is itself the compact summary."""
+    if not chain:
+        return None
+    root = chain[0]
+    if root.get("subtype") == "compact_boundary" or (
+        root.get("isCompactSummary") and root.get("parentUuid") is None
+    ):
+        return root
+    if root.get("parentUuid") is not None:
+        return None
+    on_chain = {entry.get("uuid") for entry in chain}
+    at = next((i for i, entry in enumerate(view) if entry is root), 0)
+    for entry in reversed(view[:at]):
+        if entry.get("type") in ("user", "assistant"):
+            return None  # a message just before the root: a new branch, not a compaction
+        leaf = entry.get("leafUuid")
+        if entry.get("type") == "summary" and isinstance(leaf, str) and leaf not in on_chain:
+            return entry  # (a summary naming a leaf on the chain is only its title)
+    return None
 
 
 def _show_pruning_stats(

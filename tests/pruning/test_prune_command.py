@@ -280,6 +280,39 @@ def test_sessions_show_pruned_says_why_each_message_is_not_sent(app: typer.Typer
     )
 
 
+def test_sessions_show_pruned_says_an_older_compaction_is_compacted_history(
+    app: typer.Typer,
+) -> None:
+    from flower.cli.main import build_app
+
+    shown = ["sessions", "show", KEY.session_id, "--pruned"]
+    b = TranscriptBuilder(session_id=KEY.session_id)
+    b.summary("Greeting")  # a title of the conversation below: no compaction
+    b.user("go")
+    b.assistant([{"type": "text", "text": "gone"}])
+    # older Claude Code compacted this way: a summary of what came before, then a new root
+    b.summary("We started.")
+    b.user("This session is being continued from a previous conversation.", parentUuid=None)
+    b.assistant([{"type": "text", "text": "yes"}])
+    pruning_memory_store.SHARED[KEY] = b.entries
+    done = CliRunner().invoke(build_app(), shown)
+    assert done.exit_code == 0, done.output
+    assert done.stderr == (
+        "flower: note: 2 messages of this view are from before the last "
+        "compaction, which its summary stands for: the model is not sent them\n"
+    )
+    b = TranscriptBuilder(session_id=KEY.session_id)
+    b.user("go")
+    b.assistant([{"type": "text", "text": "gone"}])
+    b.summary("Greeting")  # the title of the new conversation, written after it began
+    b.user("start over", parentUuid=None)
+    b.assistant([{"type": "text", "text": "yes"}])
+    b.entries[2]["leafUuid"] = b.leaf
+    pruning_memory_store.SHARED[KEY] = b.entries
+    done = CliRunner().invoke(build_app(), shown)
+    assert "2 messages of this view are off the active chain, on an older branch" in done.stderr
+
+
 def test_sessions_show_pruned_is_a_dry_run_of_trim(app: typer.Typer, in_tmp: Path) -> None:
     from flower.cli.main import build_app
 
