@@ -152,6 +152,13 @@ class WorkflowConfig(_Section):
     """Step names of the built-in workflow; lineage keys use them, so keep them stable."""
 
 
+class TelemetryConfig(_Section):
+    enabled: bool = True
+    """Emit OpenTelemetry spans when the ``OTEL_*`` variables ask for them (see docs/traces.md)."""
+    capture_content: bool = False
+    """Put prompts, replies and tool inputs/outputs into spans (off: only names and numbers)."""
+
+
 class Settings(_Section):
     run_dir: str = "runs"
     """Relative to the current working directory, not to the workspace (seed)."""
@@ -164,6 +171,7 @@ class Settings(_Section):
     resilience: ResilienceConfig = msgspec.field(default_factory=ResilienceConfig)
     engine: EngineConfig = msgspec.field(default_factory=EngineConfig)
     workflow: WorkflowConfig = msgspec.field(default_factory=WorkflowConfig)
+    telemetry: TelemetryConfig = msgspec.field(default_factory=TelemetryConfig)
 
     @property
     def run_path(self) -> Path:

@@ -31,6 +31,7 @@ from urllib.parse import urlsplit
 from flower.core.config import ResilienceConfig
 from flower.core.errors import ConfigError, FlowerError, PluginError
 from flower.core.protocols import Prober
+from flower.core.telemetry import Tracing, default_tracing
 
 Kind = Literal["transient", "fatal", "unknown"]
 T = TypeVar("T")
@@ -453,8 +454,10 @@ class Resilience:
         on_status: Callable[[str], None] | None = None,
         rng: random.Random | None = None,
         now: Callable[[], datetime] = datetime.now,
+        tracing: Tracing | None = None,
     ) -> None:
         self.config = config or ResilienceConfig()
+        self.tracing = tracing if tracing is not None else default_tracing()
         _check_config(self.config)
         if prober is None:
             from flower_plugins.probes import TcpProber
@@ -512,7 +515,8 @@ class Resilience:
                     ) from exc
                 long_wait = self._long_rate_limit_wait(failure, exc)
                 if long_wait is not None:
-                    long_waited = await self._wait_as_asked(long_wait, long_waited, errors, exc)
+                    with self.tracing.span("flower.rate_limit_wait", _wait_attributes(failure)):
+                        long_waited = await self._wait_as_asked(long_wait, long_waited, errors, exc)
                 else:
                     counted += 1
                     if counted >= conf.max_attempts:
@@ -521,13 +525,15 @@ class Resilience:
                             f"{failure.text}",
                             errors,
                         ) from exc
-                    await self._wait_until_reachable(errors, exc)
-                    delay = self._delay(counted, exc)
-                    self.on_status(
-                        f"API error ({failure.kind}): {failure.text}; attempt {counted + 1} "
-                        f"of {conf.max_attempts} in {delay:.1f} s"
-                    )
-                    await self.sleep(delay)
+                    with self.tracing.span("flower.retry_wait", _wait_attributes(failure)) as span:
+                        await self._wait_until_reachable(errors, exc)
+                        delay = self._delay(counted, exc)
+                        span.set({"flower.retry.delay_s": delay})
+                        self.on_status(
+                            f"API error ({failure.kind}): {failure.text}; attempt {counted + 1} "
+                            f"of {conf.max_attempts} in {delay:.1f} s"
+                        )
+                        await self.sleep(delay)
             number += 1
             info = AttemptInfo(number, has_session())
 
@@ -591,6 +597,15 @@ class Resilience:
             f"offline since {since:%H:%M:%S}, probing {self.host}:{self.port} "
             f"every {conf.probe_interval:g} s"
         )
+        where = {"server.address": self.host, "server.port": self.port}
+        with self.tracing.span("flower.offline_wait", where) as span:
+            await self._probe_until_back(errors, cause, started)
+            span.set({"flower.offline.waited_s": self.clock() - started})
+
+    async def _probe_until_back(
+        self, errors: list[AttemptError], cause: BaseException, started: float
+    ) -> None:
+        conf = self.config
         deadline = started + conf.max_offline_wait
         tick = 0
         while True:
@@ -609,6 +624,14 @@ class Resilience:
             if await self.probe():
                 self.on_status(f"back online after {format_duration(self.clock() - started)}")
                 return
+
+
+def _wait_attributes(failure: AttemptError) -> dict[str, Any]:
+    return {
+        "flower.retry.attempt": failure.attempt,
+        "error.type": failure.kind,
+        "http.response.status_code": failure.status,
+    }
 
 
 def _check_config(conf: ResilienceConfig) -> None:

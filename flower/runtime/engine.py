@@ -25,6 +25,7 @@ from flower.core.errors import FlowerError, InvalidKeyError, UnknownSessionError
 from flower.core.keys import project_key
 from flower.core.protocols import SessionStoreBase
 from flower.core.records import SessionKey
+from flower.core.telemetry import Attributes, Tracing, tracing_for
 from flower.runtime.events import Event, EventSink, SessionStarted, StepDone, Waiting
 from flower.runtime.loop import Conversation, IncompleteResponseError, Tally, converse
 from flower.runtime.persist import TranscriptWriter
@@ -98,7 +99,9 @@ class Runtime:
     default, as the seed has them). ``store`` is the raw session store (default: the configured
     one); ``client`` an ``anthropic.AsyncAnthropic`` (default: one per run, from the
     environment, ``max_retries=0``); ``resilience`` a
-    :class:`~flower.core.resilience.Resilience` (default: from settings).
+    :class:`~flower.core.resilience.Resilience` (default: from settings); ``tracing`` a
+    :class:`~flower.core.telemetry.Tracing` (default: from ``[tool.flower.telemetry]``
+    and the ``OTEL_*`` variables, see docs/traces.md).
     """
 
     def __init__(
@@ -114,6 +117,7 @@ class Runtime:
         client: Any = None,
         resilience: Any = None,
         on_event: EventSink | None = None,
+        tracing: Tracing | None = None,
     ) -> None:
         self.workspace = Path(os.path.realpath(Path(workspace).expanduser()))
         self.run_dir = Path(run_dir)
@@ -134,6 +138,7 @@ class Runtime:
         self.on_session: Callable[[str], None] | None = None
         self.project_key = project_key(self.workspace)
         self._prices = price_table(settings.engine.prices)
+        self.tracing = tracing if tracing is not None else tracing_for(settings)
 
     # -- stores
 
@@ -240,7 +245,10 @@ class Runtime:
 
         base_url = str(client.base_url) if getattr(client, "base_url", None) else None
         return Resilience.from_settings(
-            self.settings, base_url=base_url, on_status=lambda line: self._emit(Waiting(line))
+            self.settings,
+            base_url=base_url,
+            on_status=lambda line: self._emit(Waiting(line)),
+            tracing=self.tracing,
         )
 
     def _toolbox(self, agent: AgentSpec) -> Any:
@@ -323,11 +331,17 @@ class Runtime:
             resume = fork(self.store, self.key(resume), resume_at).session_id
         own_client = self.client is None
         client = self._make_client() if own_client else self.client
-        try:
-            await self._run(agent, prompt, resume, client, result, context_limit, relay_from)
-        finally:
-            if own_client:
-                await client.close()
+        model = agent.model or self.settings.engine.model
+        attributes = _agent_attributes(agent, model)
+        with self.tracing.span(f"invoke_agent {agent.name}", attributes) as span:
+            try:
+                await self._run(agent, prompt, resume, client, result, context_limit, relay_from)
+            finally:
+                if own_client:
+                    await client.close()
+                span.set(_result_attributes(result))
+            if not result.ok:
+                span.fail(result.error or "the run did not finish", result.stop or "failed")
         result.ended_at = _iso_now()
         self._emit(StepDone(result))
         return result
@@ -373,6 +387,14 @@ class Runtime:
             resuming = info.resuming and session.session_id is not None
             if resuming:
                 result.resumed = True
+            attributes = {"flower.attempt.number": info.number, "flower.attempt.resuming": resuming}
+            with self.tracing.span("flower.attempt", attributes) as span:
+                try:
+                    return await one_attempt(resuming)
+                finally:
+                    span.set({"flower.session.id": session.session_id})
+
+        async def one_attempt(resuming: bool) -> Any:
             try:
                 messages = start(resilience.resume_prompt if resuming else prompt, resuming)
                 assert session.writer is not None
@@ -390,6 +412,7 @@ class Runtime:
                     emit=self._emit,
                     tally=tally,
                     context_limit=context_limit,
+                    tracing=self.tracing,
                 )
                 return await converse(conv)
             except Exception as exc:
@@ -459,6 +482,29 @@ class Runtime:
 
         push(messages, "user", [{"type": "text", "text": text}])
         return messages
+
+
+def _agent_attributes(agent: AgentSpec, model: str) -> Attributes:
+    return {
+        "gen_ai.operation.name": "invoke_agent",
+        "gen_ai.provider.name": "anthropic",
+        "gen_ai.agent.name": agent.name,
+        "gen_ai.request.model": model,
+    }
+
+
+def _result_attributes(result: StepResult) -> Attributes:
+    return {
+        "gen_ai.conversation.id": result.session_id,
+        "flower.session.id": result.session_id,
+        "flower.step.name": result.step,
+        "flower.resumed": result.resumed,
+        "flower.attempts": result.attempts,
+        "flower.turns": result.num_turns,
+        "flower.cost_usd": result.cost_usd,
+        "flower.ok": result.ok,
+        "flower.stop": result.stop,
+    }
 
 
 def _check_options(resume: str | None, context_limit: int | None, relay_from: str | None) -> None:

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flower.core.errors import FlowerError
+from flower.core.telemetry import OFF, Tracing
+from flower.runtime import genai
 from flower.runtime.events import Event, TextDelta, ToolCall, ToolResult, TurnEnd
 from flower.runtime.persist import TranscriptWriter
 from flower.runtime.pricing import cost_of
@@ -278,6 +280,11 @@ class Conversation:
     emit: Callable[[Event], None]
     tally: Tally
     context_limit: int | None = None
+    tracing: Tracing = OFF
+
+    @property
+    def session_id(self) -> str:
+        return self.writer.key.session_id
 
     def params(self) -> dict[str, Any]:
         params: dict[str, Any] = {
@@ -314,7 +321,7 @@ async def converse(conv: Conversation) -> LoopOutcome:
                 "relay to a new session",
                 stop=STOP_CONTEXT_LIMIT,
             )
-        response = await stream_response(conv.client, conv.params(), conv.emit)
+        response = await _request(conv)
         conv.tally.turns += 1
         entry = conv.writer.assistant(response.message, response.request_id)
         _account(conv, response)
@@ -353,6 +360,20 @@ async def converse(conv: Conversation) -> LoopOutcome:
             return LoopOutcome(False, f"unexpected stop_reason {stop!r}")
 
 
+async def _request(conv: Conversation) -> Response:
+    """One Messages API request, inside its ``chat`` span."""
+    tracing = conv.tracing
+    attributes = genai.chat_attributes(conv.model, conv.max_tokens, conv.session_id)
+    with tracing.span(f"chat {conv.model}", attributes, kind="client") as span:
+        if tracing.capture_content:
+            span.set(genai.request_content(conv.system, conv.messages))
+        response = await stream_response(conv.client, conv.params(), conv.emit)
+        span.set(genai.response_attributes(response.message, response.request_id))
+        if tracing.capture_content:
+            span.set(genai.response_content(response.message))
+    return response
+
+
 def _account(conv: Conversation, response: Response) -> None:
     from flower.core.transcript import context_tokens
 
@@ -377,7 +398,7 @@ async def _run_tools(conv: Conversation, response: Response, assistant_uuid: str
     for use in response.tool_uses:
         tool_input = response.raw_inputs.get(use["id"], use.get("input") or {})
         conv.emit(ToolCall(use["id"], use["name"], tool_input))
-        outcome = await conv.toolbox.run(use["name"], tool_input)
+        outcome = await _tool(conv, use["name"], use["id"], tool_input)
         conv.emit(
             ToolResult(use["id"], use["name"], outcome.content, outcome.is_error, outcome.denied)
         )
@@ -393,6 +414,20 @@ async def _run_tools(conv: Conversation, response: Response, assistant_uuid: str
         blocks.append(block)
     push(conv.messages, "user", blocks)
     conv.tally.pending += _estimate(blocks)
+
+
+async def _tool(conv: Conversation, name: str, tool_use_id: str, tool_input: Any) -> Any:
+    """One tool call, inside its ``execute_tool`` span."""
+    attributes = genai.tool_attributes(name, tool_use_id, conv.session_id)
+    with conv.tracing.span(f"execute_tool {name}", attributes) as span:
+        outcome = await conv.toolbox.run(name, tool_input)
+        span.set({"flower.tool.denied": outcome.denied})
+        if conv.tracing.capture_content:
+            span.set(genai.tool_content(tool_input, outcome.content))
+        if outcome.is_error:
+            kind = "denied" if outcome.denied else "tool_error"
+            span.fail("the tool answered with an error", kind)
+    return outcome
 
 
 def _estimate(blocks: list[dict[str, Any]]) -> int:

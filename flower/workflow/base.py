@@ -18,6 +18,7 @@ from typing import Any
 
 from flower.core.lineage import Lineage
 from flower.core.manifest import Manifest
+from flower.core.telemetry import tracing_of
 from flower.runtime.spec import STOP_CONTEXT_LIMIT, AgentSpec, StepResult
 
 log = logging.getLogger(__name__)
@@ -280,6 +281,14 @@ class Workflow:
         ``resume_from`` ({step: session id}, or a previous context) takes precedence
         over lineage; a session missing from the store is ignored either way.
         """
+        steps = [step.name for step in self.steps]
+        with tracing_of(rt).span("flower.wake", {"flower.workflow.steps": steps}) as span:
+            ctx = await self._run(rt, resume_from)
+            span.set({"flower.wake": ctx["_woke"], "flower.ok": ctx["_ok"]})
+            span.set({"flower.failed_step": ctx.get("_failed")})
+        return ctx
+
+    async def _run(self, rt: Any, resume_from: Mapping[str, Any] | None) -> Context:
         workspace = str(getattr(rt, "workspace", ".") or ".")
         run_dir = getattr(rt, "run_dir", None) or "runs"
         settings = self.settings_for(rt)
@@ -323,7 +332,9 @@ class Workflow:
                 continue
             run = StepRun(self, step, ctx, rt, lineage, manifest, known.get(step.name))
             ctx["_resumed"][step.name] = run.resumed
-            result = await (step.body or one_turn)(run)
+            with tracing_of(rt).span(f"step {step.name}", _step_attributes(run)) as span:
+                result = await (step.body or one_turn)(run)
+                span.set(_step_result_attributes(result))
             if step.after is not None:
                 result = step.after(ctx, result) or result
             ctx[step.name] = result.text
@@ -332,6 +343,19 @@ class Workflow:
                 ctx["_failed"] = step.name
                 break
         return ctx
+
+
+def _step_attributes(run: StepRun) -> dict[str, Any]:
+    return {"flower.step.name": run.name, "flower.resumed": run.resumed}
+
+
+def _step_result_attributes(result: StepResult) -> dict[str, Any]:
+    return {
+        "flower.session.id": result.session_id,
+        "flower.ok": result.ok,
+        "flower.cost_usd": result.cost_usd,
+        "flower.retired_sessions": list(result.retired) or None,
+    }
 
 
 def _fatal(result: StepResult) -> bool:

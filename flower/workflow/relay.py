@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from flower.core.telemetry import tracing_of
 from flower.runtime.spec import STOP_CONTEXT_LIMIT, StepResult
 
 log = logging.getLogger(__name__)
@@ -251,6 +252,22 @@ async def relay(
     label: str,
     answered: str | None = None,
     asking: str = HANDOFF_PROMPT,
+) -> StepResult:
+    """:func:`_relay` inside a ``flower.relay`` span."""
+    where = {"flower.step.name": run.name, "flower.relay.from_session": run.session_id}
+    with tracing_of(run.runtime).span("flower.relay", where) as span:
+        result = await _relay(run, prompt, label=label, answered=answered, asking=asking)
+        span.set({"flower.relay.to_session": result.session_id})
+    return result
+
+
+async def _relay(
+    run: Any,
+    prompt: str,
+    *,
+    label: str,
+    answered: str | None,
+    asking: str,
 ) -> StepResult:
     """Hand ``run``'s session off to a new one and send ``prompt`` there.
 
