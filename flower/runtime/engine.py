@@ -252,6 +252,7 @@ class Runtime:
         )
 
     def _toolbox(self, agent: AgentSpec) -> Any:
+        from flower.core.snapshots import SNAPSHOT_DIR
         from flower.runtime.tools import ToolBox
 
         engine = self.settings.engine
@@ -264,6 +265,7 @@ class Runtime:
             # trim's pointers name files under the run directory, which may lie outside
             readable=(Path(self.run_dir) / "trimmed",),
             ledger=self._ledger,
+            snapshots=Path(self.run_dir).absolute() / SNAPSHOT_DIR,
         )
 
     @property

@@ -71,6 +71,7 @@ class ToolBox:
         confine: bool = True,
         readable: tuple[Path, ...] = (),
         ledger: Path | None = None,
+        snapshots: Path | None = None,
     ) -> None:
         unknown = [name for name in allowed if name not in RUNNERS]
         if unknown:
@@ -91,6 +92,7 @@ class ToolBox:
             bash_timeout=bash_timeout,
             readable=tuple(Path(os.path.realpath(Path(r).expanduser())) for r in readable),
             ledger=ledger,
+            snapshots=snapshots,
         )
 
     @classmethod

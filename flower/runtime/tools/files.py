@@ -13,7 +13,7 @@ import os
 import stat
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from flower.core.fileperms import replaced_atomically
 from flower.runtime.tools.base import ToolContext, ToolFailure, ToolInputError, ToolOutcome
@@ -196,17 +196,37 @@ def replace_file(path: Path, data: bytes, mode: int | None) -> None:
             os.fchmod(f.fileno(), mode)
 
 
+def _snapshot(ctx: ToolContext, before: bytes | None, after: bytes) -> dict[str, Any]:
+    """``{"snapshot": ...}`` for the tool result: ``before`` kept, ``after`` named (an
+    empty dict when this run keeps no snapshots)."""
+    if ctx.snapshots is None:
+        return {}
+    from flower.core.snapshots import Snapshots, digest
+
+    kept = None if before is None else Snapshots(ctx.snapshots).keep(before)
+    return {"snapshot": {"before": kept, "after": digest(after)}}
+
+
+def _previous(path: Path, ctx: ToolContext, mode: int | None) -> bytes | None:
+    """What ``path`` holds now, when a snapshot will be kept of it."""
+    if mode is None or ctx.snapshots is None:
+        return None
+    with open_regular(path) as f:
+        return f.read()
+
+
 def write(args: WriteInput, ctx: ToolContext) -> ToolOutcome:
     path = real_path(args.file_path, ctx)
     data = _encode(args.content, "content")
     mode = _existing_mode(path)
+    snapshot = _snapshot(ctx, _previous(path, ctx, mode), data)
     replace_file(path, data, mode)
     kind = "create" if mode is None else "update"
     verb = "created" if mode is None else "updated"
     return ToolOutcome(
         f"File {verb} successfully at: {path} ({len(data):,} bytes)",
         False,
-        {"type": kind, "filePath": str(path), "bytes": len(data)},
+        {"type": kind, "filePath": str(path), "bytes": len(data), **snapshot},
     )
 
 
@@ -231,11 +251,18 @@ def edit(args: EditInput, ctx: ToolContext) -> ToolOutcome:
     if mode is None:
         if args.old_string:
             raise ToolFailure(f"File does not exist: {path}")
+        snapshot = _snapshot(ctx, None, new_bytes)
         replace_file(path, new_bytes, None)
         return ToolOutcome(
             f"File created successfully at: {path} ({len(new_bytes):,} bytes)",
             False,
-            {"type": "create", "filePath": str(path), "replacements": 1, "replaceAll": False},
+            {
+                "type": "create",
+                "filePath": str(path),
+                "replacements": 1,
+                "replaceAll": False,
+                **snapshot,
+            },
         )
     with open_regular(path) as f:
         raw = f.read(EDIT_MAX_BYTES + 1)
@@ -270,7 +297,9 @@ def edit(args: EditInput, ctx: ToolContext) -> ToolOutcome:
                 "context to make it unique, or set replace_all to true to replace every one."
             )
         new_text = text.replace(args.old_string, args.new_string, -1 if args.replace_all else 1)
-    replace_file(path, _encode(new_text, "the edited text"), mode)
+    new_data = _encode(new_text, "the edited text")
+    snapshot = _snapshot(ctx, raw, new_data)
+    replace_file(path, new_data, mode)
     at = text.find(args.old_string) if args.old_string else 0
     plural = "occurrence" if count == 1 else "occurrences"
     content = (
@@ -285,5 +314,6 @@ def edit(args: EditInput, ctx: ToolContext) -> ToolOutcome:
             "filePath": str(path),
             "replacements": count,
             "replaceAll": args.replace_all,
+            **snapshot,
         },
     )
