@@ -515,7 +515,8 @@ class Resilience:
                     ) from exc
                 long_wait = self._long_rate_limit_wait(failure, exc)
                 if long_wait is not None:
-                    with self.tracing.span("flower.rate_limit_wait", _wait_attributes(failure)):
+                    asked = _wait_attributes(failure, long_wait)
+                    with self.tracing.span("flower.rate_limit_wait", asked):
                         long_waited = await self._wait_as_asked(long_wait, long_waited, errors, exc)
                 else:
                     counted += 1
@@ -626,8 +627,9 @@ class Resilience:
                 return
 
 
-def _wait_attributes(failure: AttemptError) -> dict[str, Any]:
+def _wait_attributes(failure: AttemptError, delay: float | None = None) -> dict[str, Any]:
     return {
+        "flower.retry.delay_s": delay,
         "flower.retry.attempt": failure.attempt,
         "error.type": failure.kind,
         "http.response.status_code": failure.status,

@@ -15,7 +15,14 @@ from flower.core.resilience import Resilience
 from flower.core.telemetry import OFF, Tracing, tracing_for
 from flower.runtime.engine import Runtime
 from flower.runtime.spec import AgentSpec
-from flower.testing.fake_api import FakeMessagesAPI, overloaded, reply, text, tool_use
+from flower.testing.fake_api import (
+    FakeMessagesAPI,
+    overloaded,
+    rate_limited,
+    reply,
+    text,
+    tool_use,
+)
 
 MODEL = "claude-sonnet-4-6"
 READER = AgentSpec("reader", "Be terse.", allowed_tools=["Read"], max_turns=6, model=MODEL)
@@ -213,6 +220,21 @@ def test_a_retry_after_an_outage_shows_the_failed_attempt_and_the_waits(
     assert retried.attributes["flower.attempt.resuming"] is True
     assert retried.attributes["flower.session.id"] == result.session_id
     assert agent.attributes["flower.attempts"] == 2
+
+
+def test_a_long_rate_limit_wait_is_a_span_of_its_own(
+    workspace: Path, fake_api: FakeMessagesAPI, recorder: Recorder
+) -> None:
+    fake_api.add(rate_limited(retry_after=300), text("tulip"))
+    result = run_reader(workspace, fake_api, recorder.tracing())
+    assert result.ok and result.attempts == 2
+    agent = recorder.one("invoke_agent reader")
+    names = [span.name for span in recorder.children(agent)]
+    assert names == ["flower.attempt", "flower.rate_limit_wait", "flower.attempt"]
+    wait = recorder.one("flower.rate_limit_wait")
+    assert wait.attributes["http.response.status_code"] == 429
+    assert wait.attributes["flower.retry.delay_s"] == 300
+    assert recorder.named("flower.retry_wait") == []
 
 
 def test_a_run_that_gives_up_is_a_failed_agent_span(
