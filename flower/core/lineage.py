@@ -198,6 +198,47 @@ class Lineage:
         self.save()
         return self.record.woke
 
+    def rewind(
+        self,
+        step: str,
+        turns: int = 1,
+        *,
+        workspace: str | os.PathLike[str] = ".",
+        store: Any = None,
+        settings: Any = None,
+        run_dir: str | os.PathLike[str] | None = None,
+        keep_files: bool = False,
+        force: bool = False,
+    ) -> Any:
+        """Fork ``step``'s session ``turns`` user turns back, put back the files flower's
+        Write and Edit changed since (unless ``keep_files``; a file changed by someone
+        else is left unless ``force``) and point ``step`` at the fork. The old session
+        stays in the store. Returns the :class:`~flower.core.rewind.RewindPlan` done;
+        see docs/fork-and-rewind.md."""
+        from flower.core.keys import project_key
+        from flower.core.rewind import rewind
+
+        settings = _settings_for(settings, run_dir)
+        own = store is None
+        if own:
+            from flower.stores.open import open_session_store
+
+            store = open_session_store(settings=settings)
+        try:
+            return rewind(
+                self,
+                step,
+                turns,
+                store=store,
+                project_key=project_key(workspace),
+                run_dir=Path(settings.run_dir),
+                keep_files=keep_files,
+                force=force,
+            )
+        finally:
+            if own:
+                store.close()
+
     def archive(
         self, into: str | os.PathLike[str], extra: Sequence[str | os.PathLike[str]] = ()
     ) -> Path | None:

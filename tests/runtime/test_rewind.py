@@ -1,0 +1,134 @@
+"""``Lineage.rewind``: fork a step's session turns back, files flower changed come back."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from runtime_helpers import sqlite_settings
+
+from flower.core.fork import ForkError, forked_from
+from flower.core.lineage import Lineage
+from flower.core.rewind import PLAN_FILE, RewindError, rewound_turns, turns_of
+from flower.core.transcript import active_chain, prompt_texts
+from flower.runtime.engine import Runtime
+from flower.runtime.spec import AgentSpec
+from flower.testing.fake_api import FakeMessagesAPI, reply, text, tool_use
+
+STEP = "干活"
+WORKER = AgentSpec(
+    "worker", "Work.", allowed_tools=["Write", "Edit", "Bash"], max_turns=8, model="m-1"
+)
+
+
+def _write(path: str, content: str) -> dict[str, object]:
+    return tool_use("Write", {"file_path": path, "content": content})
+
+
+@pytest.fixture
+def worked(
+    make_runtime: Callable[..., Runtime], fake_api: FakeMessagesAPI, workspace: Path, in_tmp: Path
+) -> tuple[Runtime, Lineage, str]:
+    """Two user turns of a step: the first writes a.txt, the second changes it, writes
+    b.txt and runs a command."""
+    (workspace / "keep.txt").write_text("mine\n")
+    fake_api.add(
+        reply(_write("a.txt", "v1\n")),
+        text("first done"),
+        reply(_write("a.txt", "v2\n"), _write("b.txt", "new\n")),
+        reply(tool_use("Bash", {"command": "echo hi > c.txt"})),
+        reply(tool_use("Edit", {"file_path": "keep.txt", "old_string": "mine", "new_string": "x"})),
+        text("second done"),
+    )
+    rt = make_runtime()
+    first = asyncio.run(rt.run(WORKER, "write a"))
+    asyncio.run(rt.run(WORKER, "now change it", resume=first.session_id))
+    lineage = Lineage.load(workspace, settings=sqlite_settings(in_tmp), run_dir=in_tmp / "runs")
+    lineage.record_session(STEP, first.session_id)
+    return (
+        rt,
+        Lineage.load(workspace, settings=rt.settings, run_dir=in_tmp / "runs"),
+        first.session_id,
+    )
+
+
+def _rewind(rt: Runtime, lineage: Lineage, workspace: Path, **kw: object) -> object:
+    return lineage.rewind(STEP, workspace=workspace, store=rt.store, settings=rt.settings, **kw)
+
+
+def test_rewind_one_turn_forks_and_puts_flowers_files_back(
+    worked: tuple[Runtime, Lineage, str], workspace: Path
+) -> None:
+    rt, lineage, old = worked
+    old_entries = rt.store.load(rt.key(old))
+    (workspace / "keep.txt").write_text("user again\n")  # changed by the user after flower
+    plan = _rewind(rt, lineage, workspace)
+
+    assert rt.store.load(rt.key(old)) == old_entries  # the old session is untouched
+    assert plan.old_session == old and plan.turns == 1
+    assert (workspace / "a.txt").read_text() == "v1\n"
+    assert not (workspace / "b.txt").exists()
+    assert sorted(r.path for r in plan.restore) == [
+        str(workspace / "a.txt"),
+        str(workspace / "b.txt"),
+    ]
+    assert [f.path for f in plan.left] == [str(workspace / "keep.txt")]
+    assert (workspace / "keep.txt").read_text() == "user again\n"
+    assert plan.bash == ["echo hi > c.txt"]
+
+    again = Lineage.load(workspace, settings=rt.settings)
+    assert again.steps[STEP] == plan.new_session
+    assert rewound_turns(again.record.extra, again.woke) == 1
+    forked = rt.store.load(rt.key(plan.new_session))
+    assert forked_from(forked).session_id == old
+    said = [t for e in active_chain(forked) for t in prompt_texts(e)]
+    assert said == ["write a"]
+    assert not (Path(rt.settings.run_dir) / PLAN_FILE).exists()
+    listed = {i.session_id for i in rt.store.list_sessions(rt.project_key)}
+    assert listed == {old, plan.new_session}
+
+
+def test_force_and_keep_files(worked: tuple[Runtime, Lineage, str], workspace: Path) -> None:
+    rt, lineage, _ = worked
+    (workspace / "keep.txt").write_text("user again\n")
+    plan = _rewind(rt, lineage, workspace, force=True)
+    assert (workspace / "keep.txt").read_text() == "mine\n" and plan.left == []
+    # the fork has one turn: nothing more to go back to
+    with pytest.raises(ForkError, match="has 1 user turn"):
+        _rewind(rt, Lineage.load(workspace, settings=rt.settings), workspace)
+
+
+def test_keep_files_rewinds_only_the_conversation(
+    worked: tuple[Runtime, Lineage, str], workspace: Path
+) -> None:
+    rt, lineage, _ = worked
+    plan = _rewind(rt, lineage, workspace, keep_files=True)
+    assert plan.restore == [] and (workspace / "a.txt").read_text() == "v2\n"
+    assert (workspace / "b.txt").exists()
+    assert Lineage.load(workspace, settings=rt.settings).steps[STEP] == plan.new_session
+
+
+def test_turns_of_lists_what_was_said(worked: tuple[Runtime, Lineage, str]) -> None:
+    rt, _, old = worked
+    turns = turns_of(rt.store, rt.key(old))
+    assert [t.text for t in turns] == ["write a", "now change it"]
+    assert turns[0].context is None and turns[1].context is not None
+
+
+def test_bad_rewinds_are_clear_and_write_nothing(
+    worked: tuple[Runtime, Lineage, str], workspace: Path, in_tmp: Path
+) -> None:
+    rt, lineage, old = worked
+    before = rt.store.list_sessions(rt.project_key)
+    with pytest.raises(ForkError, match="can go back at most 1 turn"):
+        _rewind(rt, lineage, workspace, turns=2)
+    with pytest.raises(RewindError, match="no step 'nope'; its steps: 干活"):
+        lineage.rewind("nope", workspace=workspace, store=rt.store, settings=rt.settings)
+    empty = Lineage.load(in_tmp / "elsewhere", settings=rt.settings, run_dir=in_tmp / "other")
+    with pytest.raises(RewindError, match="nothing to rewind: no lineage"):
+        empty.rewind(STEP, workspace=workspace, store=rt.store, settings=rt.settings)
+    assert rt.store.list_sessions(rt.project_key) == before
+    assert (workspace / "a.txt").read_text() == "v2\n"
+    assert Lineage.load(workspace, settings=rt.settings).steps[STEP] == old
