@@ -24,10 +24,11 @@ def prune_report(
 ) -> dict[str, Any]:
     """The per-policy report for one stored session, as plain data.
 
-    The id is found as ``flower sessions show`` finds it (:func:`flower.cli.sessions.find_key`):
-    in ``project``, else the newest of the projects holding it, said on stderr."""
+    The id (or a unique prefix of it) is found as ``flower sessions show`` finds it
+    (:func:`flower.cli.session_ids.find_key`): in ``project``, else the newest of the
+    projects holding it, said on stderr."""
     from flower.cli.context import readable_url, store_name
-    from flower.cli.sessions import find_key
+    from flower.cli.session_ids import find_key
     from flower.core.config import load_settings
     from flower.core.redact import redact_text
     from flower.core.transcript import active_chain, context_tokens, to_messages
@@ -53,7 +54,7 @@ def prune_report(
             key = find_key(store, session_id, where, project)
             raw = store.load(key)
             if raw is None:  # removed since it was found
-                raise UnknownSessionError(f"no session {session_id} in {where}")
+                raise UnknownSessionError(f"no session {key.session_id} in {where}")
             before = sum(model_bytes(e) for e in active_chain(raw))  # before any policy ran
             pruned, stats, history = view.prune_loaded_in_detail(key, raw)
         finally:
@@ -69,7 +70,7 @@ def prune_report(
             notices.append(str(warning.message))
     after = sum(model_bytes(e) for e in active_chain(pruned))
     return {
-        "session_id": session_id,
+        "session_id": key.session_id,
         "project_key": key.project_key,
         # entries before the last compaction boundary: out of context, kept as stored
         "entries": {"raw": len(raw), "pruned": len(pruned), "history": history},

@@ -526,7 +526,17 @@ def once(
     prompt: PromptArgument = None,
     resume: Annotated[
         str | None,
-        typer.Option("--resume", metavar="SESSION_ID", help="Continue that session by hand."),
+        typer.Option(
+            "--resume",
+            metavar="SESSION_ID",
+            help="Continue that session by hand (a unique prefix of its id will do).",
+        ),
+    ] = None,
+    project: Annotated[
+        str | None,
+        typer.Option(
+            "--project", metavar="KEY", help="With --resume: the project key holding the session."
+        ),
     ] = None,
     run_dir: RunDirOption = None,
     model: ModelOption = None,
@@ -540,18 +550,31 @@ def once(
     said = _joined(prompt)
     if said is None:
         raise NothingToDoError('flower once needs something to say: flower once "what to do"')
+    if project is not None and resume is None:
+        from flower.cli.session_ids import UsageFlowerError
+
+        raise UsageFlowerError("--project names the project of --resume's session: add --resume")
     settings = _settings(ctx, run_dir, model)
     _preflight(settings)
-    raise typer.Exit(_run_once(settings, said, resume, trim=not no_trim, json_out=json_out))
+    raise typer.Exit(
+        _run_once(settings, said, resume, project, trim=not no_trim, json_out=json_out)
+    )
 
 
 def _run_once(
-    settings: Settings, said: str, resume: str | None, *, trim: bool, json_out: bool
+    settings: Settings,
+    said: str,
+    resume: str | None,
+    project: str | None,
+    *,
+    trim: bool,
+    json_out: bool,
 ) -> int:
     import asyncio
     import time
 
     from flower.cli.live import Live, LiveRuntime
+    from flower.core.keys import project_key
     from flower.workflow.builtin import WORKER
 
     out: TextIO = sys.stderr if json_out else sys.stdout
@@ -560,13 +583,13 @@ def _run_once(
     started = time.monotonic()
     rt = LiveRuntime(live, workspace=".", run_dir=settings.run_dir, trim=trim, settings=settings)
     try:
-        if resume is not None and not rt.has_session(resume):
-            from flower.core.errors import UnknownSessionError
+        if resume is not None:
+            from flower.cli.session_ids import resume_key
+            from flower.core.redact import redact_text
 
-            raise UnknownSessionError(
-                f"no session {resume!r} for {rt.workspace} in {store_name(settings)}; "
-                "`flower sessions list` shows the ones there are"
-            )
+            where = redact_text(store_name(settings))
+            key = resume_key(rt.store, resume, where, project, rt.workspace)
+            rt.project_key, resume = key.project_key, key.session_id
         with hangup_interrupts():
             result = asyncio.run(rt.run(WORKER, said, resume, step="once"))
     except KeyboardInterrupt as exc:
@@ -578,7 +601,11 @@ def _run_once(
         [result], time.monotonic() - started, _transcript_hint(settings, result.session_id)
     )
     if result.session_id:
-        live.line(f'   carry on by hand: flower once --resume {result.session_id} "..."', "dim")
+        elsewhere = rt.project_key != project_key(rt.workspace)
+        also = f" --project {rt.project_key}" if elsewhere else ""
+        live.line(
+            f'   carry on by hand: flower once --resume {result.session_id}{also} "..."', "dim"
+        )
     if json_out:
         _print_json({"ok": result.ok, "results": _results_json([result])})
     return 0 if result.ok else 1

@@ -76,7 +76,8 @@ def scan(
 ) -> None:
     """Report where secrets (API keys, tokens, private keys, URL passwords) appear."""
     from flower.cli.output import counted, print_json, print_table
-    from flower.cli.sessions import _store, find_key
+    from flower.cli.session_ids import find_key
+    from flower.cli.sessions import _store
 
     with _store(ctx, read_only=True) as (store, where):
         keys = [find_key(store, session_id, where)] if session_id else list(_all_sessions(store))

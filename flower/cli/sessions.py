@@ -1,7 +1,8 @@
 """``flower sessions``: list, show, export, import, remove and copy transcripts.
 
-Session ids are found across projects with ``store.find_session``; an unknown id is
-``no session <id> in <store>`` and exit code 1, never a traceback.
+Session ids (or a unique prefix of one) are found across projects by
+:func:`flower.cli.session_ids.find_key`; an unknown id is ``no session <id> in <store>``
+and exit code 1, never a traceback.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ import typer
 
 from flower.cli.context import get_settings, open_store, store_name
 from flower.cli.output import counted, is_tty, print_json, print_table
-from flower.core.errors import FlowerError, InvalidEntryError, UnknownSessionError
+from flower.cli.session_ids import UsageFlowerError, find_key
+from flower.core.errors import FlowerError, InvalidEntryError
 from flower.core.redact import redact_text
 
 if TYPE_CHECKING:
@@ -35,12 +37,6 @@ app = typer.Typer(
 
 IMPORT_BATCH = 500
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
-
-
-class UsageFlowerError(FlowerError):
-    """Options that do not go together (exit code 2, like any usage error)."""
-
-    exit_code = 2
 
 
 @contextmanager
@@ -71,85 +67,6 @@ ProjectOption = Annotated[
         "--project", metavar="KEY", help="The session's project key, when its id is in several."
     ),
 ]
-
-
-def find_key(
-    store: SessionStoreBase,
-    session_id: str,
-    where: str,
-    project: str | None = None,
-    *,
-    only_one: bool = False,
-) -> SessionKey:
-    """The main key of ``session_id`` in ``project``, else in any project of ``store``
-    (the newest). The same id in several projects is said on stderr; with ``only_one``
-    (a command that deletes) it is an error asking for ``--project``."""
-    from flower.core.keys import project_key
-    from flower.core.records import SessionKey, check_name
-
-    if not session_id.strip() or not session_id.isprintable():
-        raise UsageFlowerError(
-            f"session id {session_id!r}: give a session's id, one line (flower sessions list)"
-        )
-    check_name("session id", session_id)
-    if project is not None:
-        if not project.strip() or not project.isprintable():
-            raise UsageFlowerError(f"--project {project!r}: give a project key, one line")
-        key = SessionKey(check_name("project key", project), session_id)
-        if not store.exists(key):
-            raise UnknownSessionError(f"no session {session_id} in project {project} of {where}")
-        return key
-    try:
-        found = store.find_session(session_id)
-    except NotImplementedError:
-        # A store that cannot list its projects: look in this workspace's project.
-        candidate = SessionKey(project_key(Path.cwd()), session_id)
-        found = candidate if store.exists(candidate) else None
-    if found is None:
-        raise UnknownSessionError(f"no session {session_id} in {where}")
-    others = _other_projects(store, found)
-    if others:
-        found, others = _newest(store, [found.project_key, *others], session_id)
-        projects = ", ".join([found.project_key, *others])
-        if only_one:
-            raise UsageFlowerError(
-                f"session {session_id} is in {len(others) + 1} projects of {where} ({projects}): "
-                "pick one with --project"
-            )
-        typer.echo(
-            f"flower: note: session {session_id} is also in project {', '.join(others)}; "
-            f"this is the newest, in {found.project_key} (--project picks another)",
-            err=True,
-        )
-    return found
-
-
-def _newest(
-    store: SessionStoreBase, projects: list[str], session_id: str
-) -> tuple[SessionKey, list[str]]:
-    """The key in the project where ``session_id`` was written last, and the others."""
-    from flower.core.records import SessionKey
-
-    def written(project: str) -> int:
-        infos = store.list_sessions(project)
-        return next((i.mtime_ms for i in infos if i.session_id == session_id), 0)
-
-    ranked = sorted(projects, key=written, reverse=True)
-    return SessionKey(ranked[0], session_id), ranked[1:]
-
-
-def _other_projects(store: SessionStoreBase, found: SessionKey) -> list[str]:
-    from flower.core.records import SessionKey
-
-    try:
-        projects = store.list_projects()
-    except NotImplementedError:
-        return []
-    return [
-        project
-        for project in projects
-        if project != found.project_key and store.exists(SessionKey(project, found.session_id))
-    ]
 
 
 def _iso(mtime_ms: int) -> str:
@@ -339,7 +256,7 @@ def fork(
         key = find_key(store, session_id, where, project)
         chain = active_chain(store.load(key) or [])
         if turns_back is not None:
-            at = turns_back_point(chain, turns_back, session_id)
+            at = turns_back_point(chain, turns_back, key.session_id)
         new = fork_session(store, key, at)
         at = at or (chain[-1].get("uuid") if chain else None)
     if as_json:
@@ -653,15 +570,15 @@ def remove(
         key = find_key(store, session_id, where, project, only_one=True)
         if not yes:
             if not is_tty(sys.stdin):
-                raise UsageFlowerError(f"not deleting {session_id} without --yes (no terminal)")
-            if not typer.confirm(f"Delete session {session_id} from {where}?"):
+                raise UsageFlowerError(f"not deleting {key.session_id} without --yes (no terminal)")
+            if not typer.confirm(f"Delete session {key.session_id} from {where}?"):
                 typer.echo("nothing deleted")
                 raise typer.Exit(1)
         try:
             store.delete(key)
         except NotImplementedError:
             raise FlowerError(f"{where} cannot delete sessions") from None
-    typer.echo(f"deleted session {session_id} (project {key.project_key}) from {where}")
+    typer.echo(f"deleted session {key.session_id} (project {key.project_key}) from {where}")
 
 
 @contextmanager
@@ -784,9 +701,10 @@ def copy(
     source_name, target_name = redact_text(source_url), redact_text(target_url)
     with _store(ctx, source_url) as (source, _), _store(ctx, target_url) as (target, _):
         try:
-            keys = select_sessions(source, project=project, session_id=session)
-        except UnknownSessionError as exc:
-            raise UnknownSessionError(f"{exc} in {source_name}") from None
+            if session is not None:  # found as every command finds an id (a prefix too)
+                keys = [find_key(source, session, source_name, project)]
+            else:
+                keys = select_sessions(source, project=project)
         except NotImplementedError:
             raise FlowerError(f"{source_name} cannot list its sessions; pass --session") from None
         with _progress_bar(len(keys)) as on_progress:
@@ -818,7 +736,7 @@ def stats(
     with _store(ctx, read_only=True) as (store, where):
         if session_id is not None:
             keys = [find_key(store, session_id, where)]
-            title = f"session {session_id} ({keys[0].project_key})"
+            title = f"session {keys[0].session_id} ({keys[0].project_key})"
         else:
             try:
                 keys = select_sessions(store)

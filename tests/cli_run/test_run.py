@@ -94,6 +94,36 @@ def test_once_runs_one_agent_without_lineage_and_resumes_by_hand(
     assert unknown.returncode == 1 and "no session 'nope'" in unknown.stderr
 
 
+def test_once_resumes_by_a_prefix_and_from_another_project_with_project(
+    flower: Flower, model: ScriptedModel, ws: Path
+) -> None:
+    from flower.core.keys import project_key
+
+    model.override(WORKER.instructions, lambda req: reply(f"第 {len(req.texts())} 句"))
+    env = {**flower.env, "FLOWER_SESSIONS_URL": f"sqlite:///{ws / 'shared.db'}"}
+    first = flower("once", "--json", "说一句", env=env)
+    assert first.returncode == 0, first.stderr
+    sid = json.loads(first.stdout)["results"][0]["session_id"]
+    more = flower("once", "--resume", sid[:8], "--json", "再说一句", env=env)
+    assert more.returncode == 0, more.stderr
+    assert json.loads(more.stdout)["results"][0]["session_id"] == sid
+
+    elsewhere = Flower(ws / "elsewhere", env)
+    elsewhere.cwd.mkdir()
+    refused = elsewhere("once", "--resume", sid[:8], "hi")
+    assert refused.returncode == 1
+    home = project_key(ws)
+    assert f"it is in project {home}; `flower once --resume {sid} --project {home}" in (
+        refused.stderr
+    )
+    there = elsewhere("once", "--resume", sid[:8], "--project", home, "--json", "接着说")
+    assert there.returncode == 0, there.stderr
+    assert json.loads(there.stdout)["results"][0]["session_id"] == sid
+    assert f"flower once --resume {sid} --project {home}" in there.stderr
+    alone = elsewhere("once", "--project", home, "hi")
+    assert alone.returncode == 2 and "add --resume" in alone.stderr
+
+
 # -- bad input: clear errors before anything is written ---------------------------------
 
 

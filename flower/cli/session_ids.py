@@ -1,0 +1,217 @@
+"""The one way every command turns a session id the user typed into a store key.
+
+An id is found across every project of the store; a unique prefix of at least
+:data:`MIN_PREFIX` characters stands for the whole id (as git takes ``71a21bd9``); an
+ambiguous prefix lists its candidates and is a usage error (exit 2).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+
+from flower.core.errors import FlowerError, UnknownSessionError
+
+if TYPE_CHECKING:
+    from flower.core.protocols import SessionStoreBase
+    from flower.core.records import SessionKey
+
+MIN_PREFIX = 4
+"""The shortest prefix that stands for a whole session id (git's minimum too)."""
+SHOWN_CANDIDATES = 20
+
+
+class UsageFlowerError(FlowerError):
+    """Options that do not go together (exit code 2, like any usage error)."""
+
+    exit_code = 2
+
+
+class AmbiguousSessionError(UsageFlowerError):
+    """A prefix that starts the ids of several sessions."""
+
+
+def find_key(
+    store: SessionStoreBase,
+    session_id: str,
+    where: str,
+    project: str | None = None,
+    *,
+    only_one: bool = False,
+) -> SessionKey:
+    """The main key of ``session_id`` (or of the one session whose id it starts) in
+    ``project``, else in any project of ``store`` (the newest). The same id in several
+    projects is said on stderr; with ``only_one`` (a command that deletes) it is an
+    error asking for ``--project``."""
+    keys = session_keys(store, session_id, where, project)
+    if len(keys) == 1:
+        return keys[0]
+    found, others = _newest(store, keys)
+    full_id = found.session_id
+    projects = ", ".join([found.project_key, *others])
+    if only_one:
+        raise UsageFlowerError(
+            f"session {full_id} is in {len(keys)} projects of {where} ({projects}): "
+            "pick one with --project"
+        )
+    typer.echo(
+        f"flower: note: session {full_id} is also in project {', '.join(others)}; "
+        f"this is the newest, in {found.project_key} (--project picks another)",
+        err=True,
+    )
+    return found
+
+
+def session_keys(
+    store: SessionStoreBase, session_id: str, where: str, project: str | None = None
+) -> list[SessionKey]:
+    """Every main key of the one session ``session_id`` names (one per project holding
+    it; only ``project``'s when given), saying nothing. No such session is
+    :class:`UnknownSessionError`; a prefix of several is :class:`AmbiguousSessionError`."""
+    from flower.core.records import SessionKey, check_name
+
+    if not session_id.strip() or not session_id.isprintable():
+        raise UsageFlowerError(
+            f"session id {session_id!r}: give a session's id, one line (flower sessions list)"
+        )
+    check_name("session id", session_id)
+    if project is not None:
+        if not project.strip() or not project.isprintable():
+            raise UsageFlowerError(f"--project {project!r}: give a project key, one line")
+        key = SessionKey(check_name("project key", project), session_id)
+        if store.exists(key):
+            return [key]
+        keys = _by_prefix(store, session_id, where, [project])
+        if not keys:
+            raise UnknownSessionError(f"no session {session_id} in project {project} of {where}")
+        return keys
+    exact = _exact(store, session_id)
+    if exact:
+        return exact
+    keys = _by_prefix(store, session_id, where, None)
+    if not keys:
+        raise UnknownSessionError(f"no session {session_id} in {where}")
+    return keys
+
+
+def _exact(store: SessionStoreBase, session_id: str) -> list[SessionKey]:
+    """The keys of ``session_id`` itself, in every project that has it."""
+    from flower.core.keys import project_key
+    from flower.core.records import SessionKey
+
+    try:
+        found = store.find_session(session_id)
+    except NotImplementedError:
+        # A store that cannot list its projects: look in this workspace's project.
+        candidate = SessionKey(project_key(Path.cwd()), session_id)
+        return [candidate] if store.exists(candidate) else []
+    if found is None:
+        return []
+    return [found, *(SessionKey(p, session_id) for p in _other_projects(store, found))]
+
+
+def _by_prefix(
+    store: SessionStoreBase, prefix: str, where: str, projects: list[str] | None
+) -> list[SessionKey]:
+    """The keys of the one session whose id starts with ``prefix``; none when no id
+    does (or the prefix is too short); several ids are an ambiguity error."""
+    from flower.core.keys import project_key
+    from flower.core.records import SessionKey
+
+    if len(prefix) < MIN_PREFIX:
+        return []
+    if projects is None:
+        try:
+            projects = store.list_projects()
+        except NotImplementedError:
+            projects = [project_key(Path.cwd())]
+    matches: dict[str, list[tuple[str, int]]] = {}
+    for project in projects:
+        try:
+            infos = store.list_sessions(project)
+        except NotImplementedError:
+            return []
+        for info in infos:
+            if info.session_id.startswith(prefix):
+                matches.setdefault(info.session_id, []).append((project, info.mtime_ms))
+    if len(matches) > 1:
+        raise AmbiguousSessionError(_ambiguity(prefix, where, matches))
+    return [SessionKey(p, sid) for sid, found in matches.items() for p, _ in found]
+
+
+def _ambiguity(prefix: str, where: str, matches: dict[str, list[tuple[str, int]]]) -> str:
+    rows = sorted(
+        ((mtime, sid, project) for sid, found in matches.items() for project, mtime in found),
+        reverse=True,
+    )
+    lines = [
+        f"session id prefix {prefix} is ambiguous in {where}: it starts {len(matches)} "
+        "session ids; give more of the id. The candidates, newest first:"
+    ]
+    for mtime, sid, project in rows[:SHOWN_CANDIDATES]:
+        stamp = datetime.fromtimestamp(mtime / 1000, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+        lines.append(f"  {sid}  {stamp}  {project}")
+    if len(rows) > SHOWN_CANDIDATES:
+        lines.append(f"  ... and {len(rows) - SHOWN_CANDIDATES} more (flower sessions list)")
+    return "\n".join(lines)
+
+
+def _newest(store: SessionStoreBase, keys: list[SessionKey]) -> tuple[SessionKey, list[str]]:
+    """Of one session's keys, the one in the project where it was written last, and the
+    other projects."""
+
+    def written(key: SessionKey) -> int:
+        infos = store.list_sessions(key.project_key)
+        return next((i.mtime_ms for i in infos if i.session_id == key.session_id), 0)
+
+    ranked = sorted(keys, key=written, reverse=True)
+    return ranked[0], [key.project_key for key in ranked[1:]]
+
+
+def _other_projects(store: SessionStoreBase, found: SessionKey) -> list[str]:
+    from flower.core.records import SessionKey
+
+    try:
+        projects = store.list_projects()
+    except NotImplementedError:
+        return []
+    return [
+        project
+        for project in projects
+        if project != found.project_key and store.exists(SessionKey(project, found.session_id))
+    ]
+
+
+def resume_key(
+    store: SessionStoreBase, session_id: str, where: str, project: str | None, workspace: Path
+) -> SessionKey:
+    """The session ``flower once --resume ID`` continues: in ``project`` when given,
+    else in this workspace's project. One found only in another project is an error
+    that names the ``--project`` resuming it here, never resumed unasked."""
+    from flower.core.keys import project_key
+
+    if project is not None:
+        return find_key(store, session_id, where, project)
+    here = project_key(workspace)
+    try:
+        return find_key(store, session_id, where, here)
+    except UnknownSessionError:
+        pass
+    try:
+        elsewhere = session_keys(store, session_id, where)
+    except UnknownSessionError:
+        elsewhere = []
+    if not elsewhere:
+        raise UnknownSessionError(
+            f"no session {session_id!r} for {workspace} in {where}; "
+            "`flower sessions list` shows the ones there are"
+        )
+    found, _ = _newest(store, elsewhere)
+    raise UnknownSessionError(
+        f"no session {session_id!r} for {workspace} in {where}: it is in project "
+        f"{found.project_key}; `flower once --resume {found.session_id} --project "
+        f"{found.project_key} ...` continues it here"
+    )
