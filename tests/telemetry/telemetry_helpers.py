@@ -57,3 +57,63 @@ class Recorder:
             for event in span.events:
                 parts += [str(value) for value in event.attributes.values()]
         return "\n".join(parts)
+
+
+class Collector:
+    """An OTLP/HTTP trace receiver on 127.0.0.1 (``POST /v1/traces``), a context manager;
+    ``spans`` lists ``(service.name, scope name, span name)`` of every span received."""
+
+    def __init__(self) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+            ExportTraceServiceRequest,
+            ExportTraceServiceResponse,
+        )
+
+        self.spans: list[tuple[str, str, str]] = []
+        self.paths: list[str] = []
+        collector = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                collector.paths.append(self.path)
+                request = ExportTraceServiceRequest.FromString(body)
+                for resource_spans in request.resource_spans:
+                    service = next(
+                        (
+                            a.value.string_value
+                            for a in resource_spans.resource.attributes
+                            if a.key == "service.name"
+                        ),
+                        "",
+                    )
+                    for scope_spans in resource_spans.scope_spans:
+                        for span in scope_spans.spans:
+                            collector.spans.append((service, scope_spans.scope.name, span.name))
+                answer = ExportTraceServiceResponse().SerializeToString()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/x-protobuf")
+                self.send_header("Content-Length", str(len(answer)))
+                self.end_headers()
+                self.wfile.write(answer)
+
+            def log_message(self, *args: Any) -> None:
+                return None
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_port}"
+
+    def __enter__(self) -> Collector:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()

@@ -8,11 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+import pytest
 from telemetry_helpers import Recorder
 
 from flower.core.config import ResilienceConfig, SessionsConfig, Settings, TelemetryConfig
+from flower.core.errors import ConfigError
 from flower.core.resilience import Resilience
-from flower.core.telemetry import OFF, Tracing, tracing_for
+from flower.core.telemetry import OFF, Tracing, process_tracer, tracing_for
 from flower.runtime.engine import Runtime
 from flower.runtime.spec import AgentSpec
 from flower.testing.fake_api import (
@@ -258,3 +260,12 @@ def test_tracing_follows_the_telemetry_settings(monkeypatch: Any) -> None:
     assert tracing_for(off) is OFF
     monkeypatch.setenv("OTEL_SDK_DISABLED", "true")
     assert tracing_for(Settings()) is OFF
+
+
+def test_an_unknown_exporter_name_is_a_config_error_naming_the_variable(monkeypatch: Any) -> None:
+    monkeypatch.setenv("OTEL_TRACES_EXPORTER", "jaegerr")
+    with pytest.raises(ConfigError) as caught:
+        process_tracer()
+    message = str(caught.value)
+    assert "OTEL_TRACES_EXPORTER" in message and "'jaegerr'" in message
+    assert "otlp" in message and "console" in message
