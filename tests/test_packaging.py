@@ -72,3 +72,30 @@ def test_the_runtime_errors_a_caller_catches_are_exported_and_are_flower_errors(
     for name in ("MissingAPIKeyError", "InvalidRunOptionError", "UnknownToolError"):
         assert name in flower.__all__
         assert issubclass(getattr(flower, name), flower.FlowerError)
+
+
+def test_wheel_ships_the_viewers_templates_and_assets(wheel: Path) -> None:
+    """``flower ui`` works offline from the wheel: every page and asset is inside it."""
+    names = zipfile.ZipFile(wheel).namelist()
+    ui = ROOT / "flower" / "ui"
+    shipped = [p for p in (*ui.glob("templates/*.html"), *ui.glob("static/*")) if p.is_file()]
+    assert {"templates/session.html", "static/viewer.js", "static/viewer.css"} <= {
+        p.relative_to(ui).as_posix() for p in shipped
+    }
+    for path in shipped:
+        assert f"flower/ui/{path.relative_to(ui).as_posix()}" in names
+        text = path.read_text(encoding="utf-8")
+        for remote in ('src="http', 'href="http', 'src="//', 'href="//', "url(http", "@import"):
+            assert remote not in text, f"{path.name} loads {remote}... from the network"
+
+
+def test_wheel_declares_the_ui_extra(wheel: Path) -> None:
+    zf = zipfile.ZipFile(wheel)
+    (metadata,) = [n for n in zf.namelist() if n.endswith(".dist-info/METADATA")]
+    text = zf.read(metadata).decode()
+    assert "Provides-Extra: ui" in text
+    for package in ("starlette", "uvicorn", "jinja2"):
+        assert any(
+            line.startswith(f"Requires-Dist: {package}") and "extra == 'ui'" in line
+            for line in text.splitlines()
+        ), package

@@ -28,7 +28,11 @@ from flower.cli import sessions as sessions_cmd
 from flower.cli.context import CliState, RunDirOption
 from flower.cli.group import FlowerGroup
 
-OPTIONAL_MODULES = {"flower.cli.run": "run", "flower.cli.doctor": "doctor"}
+OPTIONAL_MODULES = {
+    "flower.cli.run": "run",
+    "flower.cli.doctor": "doctor",
+    "flower.cli.ui": "ui",
+}
 HELP = """Long-running Claude agent workflows that never lose their place.
 
 Run `flower COMMAND --help` for the options of a command."""

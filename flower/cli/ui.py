@@ -1,0 +1,74 @@
+"""``flower ui``: serve the local web viewer of the configured session store.
+
+Only typer is imported here; the viewer (Starlette, uvicorn, Jinja2: the ``ui``
+extra) when the command runs.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Annotated
+
+import typer
+
+from flower.core.errors import FlowerError
+
+UI_PACKAGES = ("starlette", "uvicorn", "jinja2")
+INSTALL_HINT = "flower ui needs the ui extra: pip install 'flower[ui]'"
+
+
+def missing_packages() -> list[str]:
+    return [name for name in UI_PACKAGES if importlib.util.find_spec(name) is None]
+
+
+def ui(
+    ctx: typer.Context,
+    port: Annotated[
+        int, typer.Option("--port", min=0, max=65535, metavar="N", help="TCP port (0: a free one).")
+    ] = 8765,
+    host: Annotated[
+        str | None,
+        typer.Option(
+            "--host",
+            metavar="ADDRESS",
+            help="Listen on this address instead of 127.0.0.1; the URL then needs a token.",
+        ),
+    ] = None,
+    open_browser: Annotated[
+        bool, typer.Option("--open", help="Open the page in the default browser.")
+    ] = False,
+    interval: Annotated[
+        float,
+        typer.Option("--interval", min=0.05, metavar="SECONDS", help="Live update poll period."),
+    ] = 1.0,
+) -> None:
+    """Serve a read-only web viewer of the sessions, pruned views and runs (local)."""
+    if missing_packages():
+        raise FlowerError(INSTALL_HINT)
+    import secrets
+
+    from flower.cli.context import get_settings, open_store, store_name
+    from flower.ui.app import Viewer, build_app
+    from flower.ui.server import LOOPBACK, bind, server, url_of
+
+    settings = get_settings(ctx)
+    sock = bind(host or LOOPBACK, port)
+    token = secrets.token_urlsafe(18) if host is not None else None
+    viewer = Viewer(
+        settings,
+        lambda: open_store(ctx, read_only=True),
+        store_name(settings),
+        interval=interval,
+    )
+    url = url_of(sock, token)
+    typer.echo(f"flower ui: {viewer.store_name} (read-only) at {url}  (Ctrl-C stops)", err=True)
+    if open_browser:
+        import threading
+        import webbrowser
+
+        threading.Timer(0.5, webbrowser.open, args=(url,)).start()
+    try:
+        server(build_app(viewer, token=token)).run(sockets=[sock])
+    finally:
+        viewer.close()
+        sock.close()

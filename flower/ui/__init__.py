@@ -1,0 +1,1 @@
+"""``flower ui``: a local, read-only web viewer of sessions, pruned views and runs."""

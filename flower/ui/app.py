@@ -1,0 +1,283 @@
+"""The viewer's Starlette app: pages rendered server-side, live updates by SSE.
+
+The store is opened on first use, read-only, and shared by the requests under one
+lock (pages are served from Starlette's thread pool). A store that cannot be opened
+is said on the page, as the CLI says it, and tried again on the next request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import threading
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, quote
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response, StreamingResponse
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from flower.core.config import Settings
+from flower.core.errors import FlowerError
+from flower.core.records import Entry, SessionKey
+from flower.core.redact import redact_text
+from flower.ui import chart, conversation, listing, runs
+from flower.ui.pruned import PrunedView, pruned_view
+from flower.ui.readonly import ReadOnlyStore
+
+HERE = Path(__file__).parent
+TOKEN_COOKIE = "flower_ui_token"
+
+
+class Viewer:
+    """What the pages read: the settings, the store (opened lazily) and the workspace."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        open_store: Callable[[], Any],
+        store_name: str,
+        *,
+        workspace: Path | None = None,
+        interval: float = 1.0,
+    ) -> None:
+        self.settings = settings
+        self._open_store = open_store
+        self.store_name = redact_text(store_name)
+        self.workspace = workspace or Path.cwd()
+        self.interval = interval
+        self.lock = threading.Lock()
+        self._store: ReadOnlyStore | None = None
+
+    def store(self) -> ReadOnlyStore:
+        """The store, opened read-only on first use (call with :attr:`lock` held)."""
+        if self._store is None:
+            self._store = ReadOnlyStore(self._open_store())
+        return self._store
+
+    def close(self) -> None:
+        with self.lock:
+            if self._store is not None:
+                self._store.close()
+                self._store = None
+
+    def prices(self) -> dict[str, Any]:
+        from flower.runtime.pricing import price_table
+
+        return price_table(self.settings.engine.prices)
+
+    def pruning(self) -> Any:
+        from flower.stores.prune import PruningSessionStore
+
+        view = PruningSessionStore.from_settings(self.store(), self.settings)
+        view.options["dry_run"] = True  # trim shows its pointers, writes no file
+        return view
+
+    def entries(self, key: SessionKey) -> list[Entry]:
+        store = self.store()
+        if not store.exists(key):
+            raise HTTPException(404, f"no session {key.session_id} in project {key.project_key}")
+        return list(store.iter_entries(key))
+
+
+def _environment() -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(HERE / "templates"),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["tokens"] = lambda n: "" if n is None else f"{n:,}"
+    env.filters["dollars"] = lambda c: "" if c is None else f"${c:.4f}"
+    env.filters["size"] = _size
+    env.filters["q"] = lambda s: quote(str(s), safe="")
+    return env
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KB", "MB"):
+        if n < 1024 or unit == "MB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return f"{n} B"
+
+
+def _key(request: Request) -> SessionKey:
+    try:
+        return SessionKey(request.path_params["project"], request.path_params["session"])
+    except FlowerError:
+        raise HTTPException(404, "no such session") from None
+
+
+def build_app(viewer: Viewer, *, token: str | None = None) -> ASGIApp:
+    """The ASGI app; with ``token``, every request must carry it (``?token=`` once, then
+    the cookie it sets)."""
+    env = _environment()
+
+    def render(name: str, status: int = 200, **context: Any) -> HTMLResponse:
+        context.setdefault("store_name", viewer.store_name)
+        return HTMLResponse(env.get_template(name).render(**context), status_code=status)
+
+    def sessions_page(request: Request) -> HTMLResponse:
+        query = request.query_params.get("q", "")
+        try:
+            number = int(request.query_params.get("page", "1"))
+        except ValueError:
+            number = 1
+        with viewer.lock:
+            store = viewer.store()
+            try:
+                result = listing.page(store, viewer.prices(), query=query, number=number)
+            except NotImplementedError:
+                raise FlowerError(f"{viewer.store_name} cannot list its sessions") from None
+        return render("sessions.html", page=result)
+
+    def session_page(request: Request) -> HTMLResponse:
+        key = _key(request)
+        pruned = request.query_params.get("view") == "pruned"
+        with viewer.lock:
+            raw = viewer.entries(key)
+            view: PrunedView = pruned_view(viewer.pruning(), key, raw)
+        summary = listing.summarize_entries(raw, viewer.prices())
+        shown = view.entries if pruned else raw
+        shown_items = conversation.items(shown)
+        for item in shown_items:
+            mark = view.marks.get(item.uuid)
+            if mark is not None:
+                item.mark, item.mark_kind = mark.text, mark.kind
+        by_policy: dict[str, int] = {}
+        for mark in view.marks.values():
+            by_policy[mark.text] = by_policy.get(mark.text, 0) + 1
+        points = chart.rounds(raw)
+        return render(
+            "session.html",
+            key=key,
+            pruned=pruned,
+            items=shown_items,
+            count=len(raw),
+            summary=summary,
+            by_policy=sorted(by_policy.items()),
+            warnings=view.warnings,
+            chart_svg=chart.context_svg(points, viewer.settings.relay.threshold_tokens),
+            rounds=points,
+            threshold=viewer.settings.relay.threshold_tokens,
+            interval_ms=int(viewer.interval * 1000),
+        )
+
+    async def session_events(request: Request) -> Response:
+        key = _key(request)
+        start = request.headers.get("last-event-id") or request.query_params.get("after", "0")
+        try:
+            seen = max(0, int(start))
+        except ValueError:
+            seen = 0
+        template = env.get_template("_items.html")
+
+        def fresh() -> list[Entry]:
+            with viewer.lock:
+                return list(viewer.store().iter_entries(key))[seen:]
+
+        async def stream() -> AsyncIterator[str]:
+            nonlocal seen
+            yield f"retry: {int(viewer.interval * 1000)}\n\n"
+            while not await request.is_disconnected():
+                new = await run_in_threadpool(fresh)
+                if new:
+                    seen += len(new)
+                    html = template.render(
+                        items=conversation.items(new), project_key=key.project_key
+                    )
+                    data = json.dumps({"html": html, "count": seen})
+                    yield f"id: {seen}\nevent: entries\ndata: {data}\n\n"
+                else:
+                    yield ": idle\n\n"
+                await asyncio.sleep(viewer.interval)
+
+        return StreamingResponse(
+            stream(),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+        )
+
+    def run_page(request: Request) -> HTMLResponse:
+        view = runs.run_view(viewer.settings, viewer.workspace)
+        return render("run.html", run=view)
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        detail = getattr(exc, "detail", None) or "not found"
+        return render("error.html", status=getattr(exc, "status_code", 404), message=detail)
+
+    async def flower_error(request: Request, exc: Exception) -> Response:
+        return render("error.html", status=503, message=redact_text(str(exc)), store_error=True)
+
+    async def server_error(request: Request, exc: Exception) -> Response:
+        return render("error.html", status=500, message=f"internal error: {type(exc).__name__}")
+
+    app = Starlette(
+        routes=[
+            Route("/", sessions_page),
+            Route("/run", run_page),
+            Route("/s/{project}/{session}", session_page),
+            Route("/s/{project}/{session}/events", session_events),
+            Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
+        ],
+        exception_handlers={
+            HTTPException: not_found,
+            FlowerError: flower_error,
+            Exception: server_error,
+        },
+    )
+    return TokenGate(app, token) if token else app
+
+
+class TokenGate:
+    """Requests without the token (``?token=...`` or the cookie it sets) get a 403."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self.token = token
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        given = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("token", [""])[0]
+        from_query = hmac.compare_digest(given.encode(), self.token.encode())
+        cookie = _cookie(scope, TOKEN_COOKIE)
+        if not from_query and not hmac.compare_digest(cookie.encode(), self.token.encode()):
+            response = HTMLResponse(
+                "<!doctype html><title>flower</title><p>403: open the URL flower ui printed "
+                "(it carries the token)</p>",
+                status_code=403,
+            )
+            await response(scope, receive, send)
+            return
+
+        async def send_with_cookie(message: dict[str, Any]) -> None:
+            if from_query and message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                value = f"{TOKEN_COOKIE}={self.token}; Path=/; HttpOnly; SameSite=Strict"
+                headers.append((b"set-cookie", value.encode()))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, send_with_cookie)
+
+
+def _cookie(scope: Scope, name: str) -> str:
+    for header, value in scope.get("headers", []):
+        if header == b"cookie":
+            for part in value.decode("latin-1").split(";"):
+                k, _, v = part.strip().partition("=")
+                if k == name:
+                    return v
+    return ""

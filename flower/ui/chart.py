@@ -1,0 +1,114 @@
+"""Context size per round of a real session, and its chart as inline SVG.
+
+A round starts at each prompt (a user entry that is not a tool result, a compaction
+summary or a meta line) and its context is that of its last request, what the last
+``usage`` of the round reports (as ``bench context`` counts it): input + cache
+creation + cache read tokens. The chart draws it with the relay threshold and the
+1M-token window, server-side, without any script.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from html import escape
+
+import msgspec
+
+from flower.core.entries import reported_usage
+from flower.core.records import Entry
+from flower.core.transcript import context_tokens
+
+WINDOW_TOKENS = 1_000_000
+WIDTH, HEIGHT = 760, 280
+LEFT, RIGHT, TOP, BOTTOM = 64, 16, 16, 36
+
+
+class RoundContext(msgspec.Struct, frozen=True):
+    round_no: int
+    tokens: int  # the context of the round's last request
+    requests: int
+
+
+def _is_prompt(entry: Entry) -> bool:
+    message = entry.get("message")
+    if entry.get("type") != "user" or not isinstance(message, dict):
+        return False
+    if entry.get("isCompactSummary") or entry.get("isMeta") or entry.get("isSidechain"):
+        return False
+    content = message.get("content")
+    return not (
+        isinstance(content, list)
+        and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
+    )
+
+
+def rounds(entries: Sequence[Entry]) -> list[RoundContext]:
+    """Each round's context; rounds the API never answered are left out."""
+    out: list[RoundContext] = []
+    round_no, last, requests = 0, 0, 0
+    for entry in entries:
+        if _is_prompt(entry):
+            if requests:
+                out.append(RoundContext(round_no, last, requests))
+            round_no, last, requests = round_no + 1, 0, 0
+            continue
+        usage = reported_usage(entry)
+        if usage and not entry.get("isSidechain"):
+            last, requests = context_tokens(usage), requests + 1
+    if requests:
+        out.append(RoundContext(max(round_no, 1), last, requests))
+    return out
+
+
+def _tokens_label(tokens: float) -> str:
+    if tokens >= 1_000_000:
+        return f"{tokens / 1_000_000:g}M"
+    return f"{tokens / 1000:g}K" if tokens else "0"
+
+
+def context_svg(points: Sequence[RoundContext], threshold: int) -> str:
+    """The chart: one point per round, the relay threshold and the window as lines."""
+    top_tokens = max([WINDOW_TOKENS, *(p.tokens for p in points)]) * 1.05
+    last_round = max([1, *(p.round_no for p in points)])
+    plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
+
+    def x(round_no: int) -> float:
+        return LEFT + (round_no - 1) / max(last_round - 1, 1) * plot_w
+
+    def y(tokens: float) -> float:
+        return TOP + plot_h - tokens / top_tokens * plot_h
+
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="context-chart" role="img" '
+        f'viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}">',
+        "<title>context size per round</title>",
+        f'<rect x="{LEFT}" y="{TOP}" width="{plot_w}" height="{plot_h}" class="plot"/>',
+    ]
+    for tick in (0, 250_000, 500_000, 750_000, 1_000_000):
+        parts.append(
+            f'<text x="{LEFT - 6}" y="{y(tick) + 4:.1f}" class="tick" text-anchor="end">'
+            f"{_tokens_label(tick)}</text>"
+        )
+    for tokens, css, words in (
+        (WINDOW_TOKENS, "window", "1M window"),
+        (threshold, "threshold", f"relay at {_tokens_label(threshold)}"),
+    ):
+        parts.append(
+            f'<line x1="{LEFT}" x2="{LEFT + plot_w}" y1="{y(tokens):.1f}" y2="{y(tokens):.1f}" '
+            f'class="{css}"/><text x="{LEFT + plot_w - 4}" y="{y(tokens) - 4:.1f}" '
+            f'class="{css}-label" text-anchor="end">{escape(words)}</text>'
+        )
+    if points:
+        line = " ".join(f"{x(p.round_no):.1f},{y(p.tokens):.1f}" for p in points)
+        parts.append(f'<polyline class="context" points="{line}"/>')
+        for p in points:
+            parts.append(
+                f'<circle class="round" cx="{x(p.round_no):.1f}" cy="{y(p.tokens):.1f}" r="3">'
+                f"<title>round {p.round_no}: {p.tokens:,} tokens "
+                f"({p.requests} requests)</title></circle>"
+            )
+    parts.append(
+        f'<text x="{LEFT + plot_w / 2}" y="{HEIGHT - 8}" class="axis" text-anchor="middle">'
+        f"round (1-{last_round})</text></svg>"
+    )
+    return "".join(parts)

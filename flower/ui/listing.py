@@ -1,0 +1,150 @@
+"""The sessions list: the store's listing searched and paged, each shown row summed up.
+
+Searching and paging read only the store's listing (``list_projects`` and
+``list_sessions``: the index of a SQL store, the folder of a jsonfs one), never a
+transcript; the context size comes from ``last_usage`` (the SQL index keeps it). Only
+the rows of the page shown are read for what the index does not hold (title, size,
+cost, forks), so a store of 10,000 sessions costs one listing plus one page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+import msgspec
+
+from flower.core.config import Price
+from flower.core.entries import json_bytes, reported_usage
+from flower.core.protocols import SessionStoreBase
+from flower.core.records import Entry, SessionKey
+from flower.core.transcript import context_tokens
+from flower.runtime.pricing import cost_of, price_for
+from flower.ui.conversation import title_of
+
+PAGE_SIZE = 50
+
+
+class SessionRow(msgspec.Struct, frozen=True):
+    """One main transcript as the listing has it."""
+
+    project_key: str
+    session_id: str
+    mtime_ms: int
+
+    @property
+    def key(self) -> SessionKey:
+        return SessionKey(self.project_key, self.session_id)
+
+    @property
+    def last_active(self) -> str:
+        return datetime.fromtimestamp(self.mtime_ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+
+
+class RowSummary(msgspec.Struct):
+    """What a shown row says beyond the listing, read from its transcript."""
+
+    title: str = ""
+    entries: int = 0
+    bytes: int = 0
+    cost_usd: float | None = None
+    context_tokens: int | None = None
+    forked_from: str = ""  # the session this one was forked from
+    fork_points: int = 0  # entries that carry forkedFrom
+    relay_from: str = ""
+
+
+class ShownRow(msgspec.Struct):
+    row: SessionRow
+    summary: RowSummary
+
+
+class Page(msgspec.Struct):
+    rows: list[ShownRow]
+    total: int  # rows that match the search
+    number: int  # 1-based
+    pages: int
+    query: str
+
+
+def listing(store: SessionStoreBase) -> list[SessionRow]:
+    """Every main transcript of every project, newest first."""
+    rows = [
+        SessionRow(project, info.session_id, info.mtime_ms)
+        for project in store.list_projects()
+        for info in store.list_sessions(project)
+    ]
+    rows.sort(key=lambda r: (-r.mtime_ms, r.session_id, r.project_key))
+    return rows
+
+
+def matches(row: SessionRow, words: list[str]) -> bool:
+    text = f"{row.project_key} {row.session_id}".casefold()
+    return all(word in text for word in words)
+
+
+def summarize_entries(entries: Iterable[Entry], prices: Mapping[str, Price]) -> RowSummary:
+    """Title, size, cost and forks of one transcript, in one pass over it."""
+    summary = RowSummary()
+    head: list[Entry] = []
+    usage_by_message: dict[str, dict[str, Any]] = {}
+    models: dict[str, str] = {}
+    for entry in entries:
+        summary.entries += 1
+        summary.bytes += len(json_bytes(entry))
+        if len(head) < 50 and not summary.title:
+            head.append(entry)
+            summary.title = title_of(head)
+        fork = entry.get("forkedFrom")
+        if isinstance(fork, dict):
+            summary.fork_points += 1
+            summary.forked_from = summary.forked_from or str(fork.get("sessionId", ""))
+        if summary.entries == 1 and isinstance(entry.get("relayFrom"), str):
+            summary.relay_from = entry["relayFrom"]
+        usage = reported_usage(entry)
+        if usage:
+            message = entry.get("message") or {}
+            # streaming writes one entry per content block, all with the message's usage
+            message_id = str(message.get("id") or entry.get("uuid"))
+            usage_by_message[message_id] = usage
+            models[message_id] = str(message.get("model") or "")
+            summary.context_tokens = context_tokens(usage)
+    costs = [
+        cost_of(usage, price_for(models[mid], prices)) for mid, usage in usage_by_message.items()
+    ]
+    known = [c for c in costs if c is not None]
+    summary.cost_usd = sum(known) if known else None
+    return summary
+
+
+def summarize(store: SessionStoreBase, row: SessionRow, prices: Mapping[str, Price]) -> RowSummary:
+    """:func:`summarize_entries` of a listed row's transcript; its context size is the
+    store's ``last_usage`` (what the wake banner shows)."""
+    summary = summarize_entries(store.iter_entries(row.key), prices)
+    last = store.last_usage(row.key)
+    summary.context_tokens = context_tokens(last) if last else None
+    return summary
+
+
+def page(
+    store: SessionStoreBase,
+    prices: Mapping[str, Price],
+    *,
+    query: str = "",
+    number: int = 1,
+    size: int = PAGE_SIZE,
+) -> Page:
+    """Page ``number`` of the rows whose project or id hold every word of ``query``."""
+    words = query.casefold().split()
+    rows = [r for r in listing(store) if matches(r, words)] if words else listing(store)
+    pages = max(1, -(-len(rows) // size))
+    number = min(max(1, number), pages)
+    shown = rows[(number - 1) * size : number * size]
+    return Page(
+        rows=[ShownRow(r, summarize(store, r, prices)) for r in shown],
+        total=len(rows),
+        number=number,
+        pages=pages,
+        query=query,
+    )

@@ -1,0 +1,92 @@
+"""The workflow view of a run directory: its lineage and its manifest's step runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from flower.core.config import Settings
+from flower.core.manifest import MANIFEST_NAME, read_manifest
+
+
+class StepRun(msgspec.Struct):
+    """One manifest line: a step's run."""
+
+    step: str
+    session_id: str
+    ok: bool
+    attempts: int
+    errors: list[str]
+    error: str
+    resumed: bool
+    cost_usd: float | None
+    duration_s: float
+    started_at: str
+    stop: str
+    retired: list[str]
+
+
+class RunView(msgspec.Struct):
+    run_dir: str
+    workspace: str
+    lineage_found: bool
+    woke: int
+    steps: dict[str, str]  # step -> session id (lineage)
+    runs: list[StepRun]
+    manifest: str  # the manifest's path
+
+
+def _errors(raw: Any) -> list[str]:
+    if not isinstance(raw, list):
+        return []
+    out = []
+    for item in raw:
+        if isinstance(item, dict):
+            words = item.get("message") or item.get("error") or item.get("kind") or item
+            out.append(str(words))
+        else:
+            out.append(str(item))
+    return out
+
+
+def _number(value: Any, default: float = 0.0) -> float:
+    is_number = isinstance(value, int | float) and not isinstance(value, bool)
+    return float(value) if is_number else default
+
+
+def step_run(row: dict[str, Any]) -> StepRun:
+    cost = row.get("cost_usd")
+    return StepRun(
+        step=str(row.get("step", "?")),
+        session_id=str(row.get("session_id") or ""),
+        ok=row.get("ok") is True,
+        attempts=int(_number(row.get("attempts"), 1)),
+        errors=_errors(row.get("errors")),
+        error=str(row.get("error") or ""),
+        resumed=row.get("resumed") is True,
+        cost_usd=_number(cost) if cost is not None else None,
+        duration_s=_number(row.get("duration_s")),
+        started_at=str(row.get("started_at") or ""),
+        stop=str(row.get("stop") or ""),
+        retired=[str(s) for s in row.get("retired") or [] if isinstance(s, str)],
+    )
+
+
+def run_view(settings: Settings, workspace: Path) -> RunView:
+    """Lineage (read only, a fresh start's empty record when none matches) and the
+    manifest of ``settings``' run directory."""
+    from flower.core.lineage import Lineage
+
+    lineage = Lineage.load(workspace, settings=settings)
+    run_dir = settings.run_path
+    return RunView(
+        run_dir=str(run_dir),
+        workspace=str(workspace),
+        lineage_found=lineage.found,
+        woke=lineage.woke,
+        steps=dict(lineage.steps),
+        runs=[step_run(row) for row in read_manifest(run_dir)],
+        manifest=str(run_dir / MANIFEST_NAME),
+    )

@@ -1,0 +1,114 @@
+"""``flower ui`` as a command: where it listens, what it says when it cannot."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from flower.cli.main import build_app
+
+FLOWER = [sys.executable, "-m", "flower.cli.launch"]
+
+
+def env_in(tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FLOWER_")}
+    env["FLOWER_SESSIONS_URL"] = f"sqlite:///{tmp_path / 'sessions.db'}"
+    return env
+
+
+@contextmanager
+def flower_ui(tmp_path: Path, *args: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """``flower ui ARGS`` started for real; yields it and the URL it printed."""
+    process = subprocess.Popen(
+        [*FLOWER, "ui", "--port", "0", *args],
+        cwd=tmp_path,
+        env=env_in(tmp_path),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stderr is not None
+        line = process.stderr.readline()
+        assert "flower ui:" in line, line
+        yield process, line.split(" at ", 1)[1].split()[0]
+    finally:
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=20)
+        assert "Traceback" not in err, err
+
+
+def test_it_listens_on_loopback_and_serves_the_list(tmp_path: Path) -> None:
+    with flower_ui(tmp_path) as (_, url):
+        assert url.startswith("http://127.0.0.1:")
+        with urllib.request.urlopen(url, timeout=10) as page:
+            html = page.read().decode()
+    assert "no sessions" in html
+    assert not (tmp_path / "sessions.db").exists()  # read-only: no database created
+
+
+def test_another_host_needs_the_token_it_prints(tmp_path: Path) -> None:
+    with flower_ui(tmp_path, "--host", "127.0.0.1") as (_, url):
+        assert "?token=" in url
+        bare = url.split("?", 1)[0]
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(bare, timeout=10)
+        with urllib.request.urlopen(url, timeout=10) as page:
+            status = page.status
+    assert refused.value.code == 403
+    assert status == 200
+
+
+def test_a_port_in_use_is_a_clear_error(tmp_path: Path) -> None:
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    port = taken.getsockname()[1]
+    try:
+        done = subprocess.run(
+            [*FLOWER, "ui", "--port", str(port)],
+            cwd=tmp_path,
+            env=env_in(tmp_path),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        taken.close()
+    assert done.returncode == 1
+    assert done.stderr.strip() == (
+        f"flower: error: port {port} on 127.0.0.1 is in use: pick another with --port N "
+        "(--port 0 takes a free one)"
+    )
+
+
+def test_without_the_extra_it_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "uvicorn" else real(name, *a),
+    )
+    result = CliRunner().invoke(build_app(), ["ui"])
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines() == [
+        "flower: error: flower ui needs the ui extra: pip install 'flower[ui]'"
+    ]
+
+
+def test_a_bad_port_is_a_usage_error() -> None:
+    result = CliRunner().invoke(build_app(), ["ui", "--port", "70000"])
+    assert result.exit_code == 2

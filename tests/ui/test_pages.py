@@ -1,0 +1,146 @@
+"""The viewer's pages over HTTP: what each shows, and how it says no."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+from ui_helpers import HOSTILE, PROJECT, SCRIPT_TEXT, TOOL_OUTPUT, WORKING, serve, settings_for
+
+from flower.core.config import Settings
+
+
+def get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+def test_the_list_shows_each_session_with_its_title_and_context(viewer_url: str) -> None:
+    status, html = get(viewer_url)
+    assert status == 200
+    assert WORKING in html and HOSTILE in html
+    assert "List the files of the demo project" in html
+    assert "30,000" in html  # the context of the last request (the index's last_usage)
+    assert "2 sessions" in html
+
+
+def test_search_keeps_the_rows_whose_id_holds_the_words(viewer_url: str) -> None:
+    _, html = get(viewer_url + "?q=000000000002")
+    assert HOSTILE in html and WORKING not in html
+    assert "1 session matching" in html
+
+
+def test_a_session_page_shows_the_tool_call_with_its_result(viewer_url: str) -> None:
+    status, html = get(f"{viewer_url}s/{PROJECT}/{WORKING}")
+    assert status == 200
+    call = html.index('data-tool-id="toolu_ls1"')
+    assert "Bash" in html[call : call + 300]
+    assert TOOL_OUTPUT.splitlines()[0] in html[call:]
+    assert '<details class="thinking">' in html
+    assert "API Error: 529" in html  # stored: every entry as written
+    assert "removed by synthetic-errors" in html  # ...marked with what the view does
+
+
+def test_the_pruned_view_leaves_out_the_synthetic_error(viewer_url: str) -> None:
+    _, html = get(f"{viewer_url}s/{PROJECT}/{WORKING}?view=pruned")
+    assert "API Error: 529" not in html
+    assert "There are two files." in html
+    assert "1 entry removed by synthetic-errors" in html
+
+
+def test_the_chart_has_a_point_per_round_and_both_lines(viewer_url: str) -> None:
+    _, html = get(f"{viewer_url}s/{PROJECT}/{WORKING}")
+    svg = html[html.index("<svg") : html.index("</svg>")]
+    assert svg.count('<circle class="round"') == 2
+    assert "round 2: 30,000 tokens" in svg
+    assert "relay at 160K" in svg and "1M window" in svg
+
+
+def test_html_in_a_transcript_is_escaped(viewer_url: str) -> None:
+    _, html = get(f"{viewer_url}s/{PROJECT}/{HOSTILE}")
+    assert SCRIPT_TEXT not in html
+    assert "&lt;script&gt;window.__pwned = true&lt;/script&gt;" in html
+
+
+def test_an_unknown_session_is_a_404_page(viewer_url: str) -> None:
+    status, html = get(f"{viewer_url}s/{PROJECT}/no-such-session")
+    assert status == 404
+    assert "no session no-such-session" in html and "Traceback" not in html
+    status, _ = get(f"{viewer_url}s/{PROJECT}/..")
+    assert status == 404
+    status, _ = get(f"{viewer_url}nowhere")
+    assert status == 404
+
+
+def test_a_store_that_cannot_be_opened_is_said_on_the_page(tmp_path: Path) -> None:
+    (tmp_path / "not-a-db").write_text("this is no database")
+    settings = settings_for(f"sqlite:///{tmp_path / 'not-a-db'}", tmp_path / "runs")
+    served = serve(settings)
+    try:
+        status, html = get(served.url)
+    finally:
+        served.stop()
+    assert status == 503
+    assert "the store cannot be opened" in html
+    assert "flower: error:" in html and "Traceback" not in html
+
+
+def test_the_live_stream_sends_what_is_appended(seeded: Settings) -> None:
+    from ui_helpers import Transcript
+
+    from flower.core.records import SessionKey
+    from flower.stores.open import open_session_store
+
+    data: dict[str, str] = {}
+    served = serve(seeded)
+    try:
+        url = f"{served.url}s/{PROJECT}/{WORKING}/events?after=7"
+        with urllib.request.urlopen(url, timeout=10) as stream:
+            assert stream.headers["Content-Type"].startswith("text/event-stream")
+            assert stream.readline().startswith(b"retry:")
+            more = Transcript(WORKING)
+            more.prompt("and one more thing")
+            with open_session_store(settings=seeded) as store:
+                store.append(SessionKey(PROJECT, WORKING), more.entries)
+            for _, line in zip(range(500), stream, strict=False):  # idle lines: 10 per second
+                if line.startswith(b"data: "):
+                    data = json.loads(line[6:])
+                    break
+    finally:
+        served.stop()
+        served.viewer.close()  # type: ignore[attr-defined]
+    assert data["count"] == 8
+    assert "and one more thing" in data["html"]
+
+
+def test_with_a_token_a_request_without_it_is_refused(seeded: Settings) -> None:
+    served = serve(seeded, token="s3cret")
+    try:
+        assert get(served.url)[0] == 403
+        status, html = get(served.url + "?token=s3cret")
+        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
+        with opener.open(served.url + "?token=s3cret", timeout=10):
+            pass
+        with opener.open(f"{served.url}s/{PROJECT}/{WORKING}", timeout=10) as page:
+            followed = page.status  # the cookie carries the token to the next page
+    finally:
+        served.stop()
+        served.viewer.close()  # type: ignore[attr-defined]
+    assert status == 200 and WORKING in html
+    assert followed == 200
+
+
+@pytest.mark.parametrize("page", ["", "s/{p}/{s}", "s/{p}/{s}?view=pruned", "run"])
+def test_the_pages_are_served_offline(viewer_url: str, page: str) -> None:
+    """Every asset a page links comes from the viewer itself (no CDN)."""
+    _, html = get(viewer_url + page.format(p=PROJECT, s=WORKING))
+    for attribute in ('src="', 'href="'):
+        for part in html.split(attribute)[1:]:
+            link = part.split('"', 1)[0]
+            assert not link.startswith(("http:", "https:", "//")), link
