@@ -12,6 +12,8 @@ from pathlib import Path
 
 WAKE_PROMPT = "接着上次? 直接回车 = 接着做;也可以说点新的;/new = 重开一件事(Ctrl-C 退出)"
 NEW_TASK_PROMPT = "要做什么? 一句话就够,回车开始(Ctrl-C 退出)"
+REWOUND_PART = "退回 {turns} 轮"
+"""In the wake line after ``flower rewind N``: "rewound N turns"."""
 HEADER_WIDTH = 40
 
 
@@ -42,11 +44,12 @@ def wake_banner(
     work_step: str | None,
     context_tokens: int | None,
     home: str | None = None,
+    rewound: int | None = None,
 ) -> str:
     """``<- 在 <where> 接上上次  需求已确认 · 目标 N 条 · <step>上下文 X · 第 N 次唤醒``.
 
     Parts are shown only when known: the goals count when the list is non-empty, the
-    context when the store can tell the last round's size.
+    context when the store can tell the last round's size, ``退回 N 轮`` after a rewind.
     """
     parts: list[str] = []
     if brief_confirmed:
@@ -55,6 +58,8 @@ def wake_banner(
         parts.append(f"目标 {goals} 条")
     if work_step and context_tokens is not None:
         parts.append(f"{work_step}上下文 {human_tokens(context_tokens)}")
+    if rewound:
+        parts.append(REWOUND_PART.format(turns=rewound))
     parts.append(f"第 {woke} 次唤醒")
     return f"<- 在 {short_path(workspace, home)} 接上上次  " + " · ".join(parts)
 

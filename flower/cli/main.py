@@ -24,6 +24,7 @@ import typer
 from flower import __version__
 from flower.cli import config as config_cmd
 from flower.cli import plugins as plugins_cmd
+from flower.cli import rewind as rewind_cmd
 from flower.cli import sessions as sessions_cmd
 from flower.cli.context import CliState, RunDirOption
 from flower.cli.group import FlowerGroup
@@ -96,6 +97,7 @@ def build_app(*, optional_modules: Mapping[str, str] = OPTIONAL_MODULES) -> type
     app.add_typer(sessions_cmd.app, name="sessions")
     app.command(name="plugins")(plugins_cmd.plugins)
     app.command(name="config")(config_cmd.config)
+    app.command(name="rewind")(rewind_cmd.rewind)
     for module_name, command in optional_modules.items():
         _attach_optional(app, module_name, command)
     return app

@@ -148,7 +148,9 @@ def _indent(text: str) -> str:
     return text.replace("\n", "\n    ")
 
 
-def _print_plain(entries: Iterable[Entry], title: str, notes: Mapping[str, Sequence[str]]) -> int:
+def _print_plain(
+    entries: Iterable[Entry], title: str, notes: Mapping[str, Sequence[str]] | None = None
+) -> int:
     out = sys.stdout
     out.write(f"== {title} ==\n")
     count = 0
@@ -156,7 +158,7 @@ def _print_plain(entries: Iterable[Entry], title: str, notes: Mapping[str, Seque
         count += 1
         for _, label, text in entry_lines(entry):
             out.write(f"{label}: {_indent(text)}\n" if text else f"{label}\n")
-        for note in notes.get(entry.get("uuid"), ()):  # type: ignore[arg-type]
+        for note in (notes or {}).get(entry.get("uuid"), ()):  # type: ignore[arg-type]
             out.write(f"fork: {note}\n")
     out.write(f"== {counted(count, 'entry', 'entries')} ==\n")
     return count

@@ -303,6 +303,9 @@ def _run_builtin(
                 _archive(settings, workspace, live, keep=said_now)
                 _banner(live, workspace, None, names.work_step)
             else:
+                from flower.cli.rewind import finish_rewind
+
+                finish_rewind(settings)  # a rewind a crash cut short ends before the wake
                 state = wake_state(workspace, settings.run_dir, settings=settings)
                 if state["checks"].get("store"):  # before any banner: nothing is gone, nothing runs
                     from flower.core.errors import StoreUnavailableError
@@ -420,6 +423,7 @@ def _banner(live: Live, workspace: Path, state: dict[str, Any] | None, work_step
             goals=checks["goals"],
             work_step=work_step,
             context_tokens=checks["context"].get(work_step),
+            rewound=checks.get("rewound"),
         )
     else:
         line = fresh_banner(workspace)

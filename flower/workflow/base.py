@@ -398,9 +398,11 @@ def wake_state(
     killed before its first step took it up left behind, or None), ``goals_stale`` (a
     wake cut short left the goals to derive again: the next run does it first),
     ``unrecorded`` (what runs killed before recording it were told, oldest first: the
-    next run passes it on).
+    next run passes it on), ``rewound`` (the user turns a ``flower rewind`` since the
+    last wake undid, or None).
     """
     from flower.core.lineage import _settings_for
+    from flower.core.rewind import rewound_turns
     from flower.workflow.clarify import brief_is_complete, read_goals, workflow_names
 
     try:
@@ -425,6 +427,7 @@ def wake_state(
         "request": _pending_request(lineage),
         "goals_stale": lineage.record.extra.get("goals_stale") is True,
         "unrecorded": _unrecorded_words(lineage, settings, run_dir),
+        "rewound": rewound_turns(lineage.record.extra, lineage.woke),
     }
     steps = {name: sid for name, sid in recorded.items() if alive.get(name)}
     return {"waking": bool(steps), "checks": checks, "woke": lineage.woke, "steps": steps}

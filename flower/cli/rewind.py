@@ -1,0 +1,171 @@
+"""``flower rewind``: undo the last user turns of the work step, files flower wrote too."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from flower.cli.context import get_settings, open_store
+from flower.cli.output import print_json, print_table
+
+if TYPE_CHECKING:
+    from flower.core.config import Settings
+    from flower.core.rewind import RewindPlan
+
+
+def finish_rewind(settings: Settings) -> RewindPlan | None:
+    """Carry out a rewind a crash cut short in this run directory (before a run wakes)."""
+    from flower.core.rewind import pending
+
+    if pending(settings.run_path) is None:
+        return None
+    from flower.cli.run import run_lock
+    from flower.core.lineage import Lineage
+    from flower.core.rewind import finish_pending
+    from flower.stores.open import open_session_store
+
+    with run_lock(settings.run_path), open_session_store(settings=settings) as store:
+        plan = finish_pending(Lineage.load(Path.cwd(), settings=settings), store, settings.run_path)
+    if plan is not None:
+        typer.echo(
+            f"flower: finished the rewind of {plan.step} a crash cut short "
+            f"(now session {plan.new_session})",
+            err=True,
+        )
+    return plan
+
+
+def _short(text: str, width: int = 60) -> str:
+    first = text.strip().splitlines()[0] if text.strip() else ""
+    return first if len(first) <= width else first[: width - 1] + "…"
+
+
+def _show_turns(settings: Settings, step: str, as_json: bool, ctx: typer.Context) -> None:
+    from flower.cli.banner import human_tokens
+    from flower.core.keys import project_key
+    from flower.core.lineage import Lineage
+    from flower.core.rewind import step_key, turns_of
+
+    lineage = Lineage.load(Path.cwd(), settings=settings)
+    key = step_key(lineage, step, project_key(Path.cwd()), settings.run_path)
+    store = open_store(ctx, read_only=True)
+    try:
+        turns = turns_of(store, key)
+    finally:
+        store.close()
+    rows = [(len(turns) - i, t) for i, t in enumerate(turns)]
+    if as_json:
+        print_json(
+            {
+                "step": step,
+                "session_id": key.session_id,
+                "turns": [
+                    {
+                        "turns_back": back if back < len(turns) else None,
+                        "uuid": t.uuid,
+                        "timestamp": t.timestamp,
+                        "text": t.text,
+                        "context": t.context,
+                    }
+                    for back, t in rows
+                ],
+            }
+        )
+        return
+    typer.echo(f"{step}: session {key.session_id}, {len(turns)} user turn(s)")
+    print_table(
+        ["N", "TIME", "CONTEXT", "SAID"],
+        [
+            (
+                back if back < len(turns) else "-",
+                t.timestamp or "",
+                "" if t.context is None else human_tokens(t.context),
+                _short(t.text),
+            )
+            for back, t in rows
+        ],
+    )
+
+
+def _report(plan: RewindPlan, workspace: Path) -> None:
+    def shown(path: str) -> str:
+        try:
+            return str(Path(path).relative_to(workspace))
+        except ValueError:
+            return path
+
+    typer.echo(
+        f"rewound {plan.step} {plan.turns} turn(s): now session {plan.new_session}; the old "
+        f"session {plan.old_session} stays (flower sessions show {plan.old_session})"
+    )
+    for item in plan.restore:
+        verb = "removed (flower created it after that point)" if item.before is None else "put back"
+        typer.echo(f"  file {shown(item.path)}: {verb}")
+    for item in plan.left:
+        typer.echo(f"  file {shown(item.path)}: left as it is, {item.reason}")
+    if plan.bash:
+        typer.echo("  not undone: these commands ran through Bash after that point:")
+        for command in plan.bash:
+            typer.echo(f"    $ {_short(command, 100)}")
+
+
+def rewind(
+    ctx: typer.Context,
+    turns: Annotated[
+        int, typer.Argument(metavar="[N]", min=1, help="User turns to undo (default 1).")
+    ] = 1,
+    list_turns: Annotated[
+        bool, typer.Option("--list", help="Show the turns to choose from; change nothing.")
+    ] = False,
+    keep_files: Annotated[
+        bool, typer.Option("--keep-files", help="Rewind only the conversation, not the files.")
+    ] = False,
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="Put back files changed since flower wrote them, too."),
+    ] = False,
+    step: Annotated[
+        str | None,
+        typer.Option("--step", metavar="NAME", help="The step to rewind (default: the work step)."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Undo the last N user turns of the work step: its session is forked N turns back
+    (the old one stays, listed), the lineage points at the fork, and the files flower's
+    Write and Edit changed since are put back."""
+    from flower.workflow.clarify import workflow_names
+
+    settings = get_settings(ctx)
+    step = step or workflow_names(settings).work_step
+    if list_turns:
+        _show_turns(settings, step, as_json, ctx)
+        return
+    from flower.cli.run import run_lock
+    from flower.core.lineage import Lineage
+
+    workspace = Path.cwd().resolve()
+    with run_lock(settings.run_path):
+        store = open_store(ctx)
+        try:
+            lineage = Lineage.load(workspace, settings=settings)
+            plan = lineage.rewind(
+                step,
+                turns,
+                workspace=workspace,
+                store=store,
+                settings=settings,
+                keep_files=keep_files,
+                force=force,
+            )
+        finally:
+            store.close()
+    if as_json:
+        import msgspec
+
+        print_json(msgspec.to_builtins(plan))
+        return
+    _report(plan, workspace)
+    sys.stdout.flush()

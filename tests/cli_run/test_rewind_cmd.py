@@ -1,0 +1,69 @@
+"""``flower rewind`` in a used directory, with the real console script and the demo model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from cli_run_helpers import REQUEST, Flower, lineage
+
+from flower.core.keys import project_key
+from flower.core.records import SessionKey
+from flower.stores.open import open_session_store
+
+
+def _sessions(ws: Path) -> set[str]:
+    with open_session_store(f"sqlite:///{ws / 'runs' / 'sessions.db'}") as store:
+        return {i.session_id for i in store.list_sessions(project_key(ws))}
+
+
+def _load(ws: Path, sid: str) -> list[dict[str, object]]:
+    with open_session_store(f"sqlite:///{ws / 'runs' / 'sessions.db'}") as store:
+        return store.load(SessionKey(project_key(ws), sid)) or []
+
+
+@pytest.mark.slow
+def test_rewind_lists_forks_and_the_next_wake_says_so(flower: Flower, ws: Path) -> None:
+    assert flower("--yes", REQUEST).returncode == 0
+    assert flower().returncode == 0  # a wake: the work step gets a second user turn
+    old = lineage(ws)["steps"]["干活"]
+    before = _load(ws, old)
+
+    listed = flower("rewind", "--list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    turns = json.loads(listed.stdout)["turns"]
+    assert len(turns) == 2
+    assert turns[-1]["turns_back"] == 1 and turns[0]["turns_back"] is None
+    assert all(t["timestamp"] for t in turns)
+    table = flower("rewind", "--list").stdout
+    assert "N  TIME" in table and "需求.md" in table
+
+    done = flower("rewind")
+    assert done.returncode == 0, done.stderr
+    assert f"the old session {old} stays" in done.stdout
+    new = lineage(ws)["steps"]["干活"]
+    assert new != old and _sessions(ws) >= {old, new}
+    assert _load(ws, old) == before
+
+    shown = flower("sessions", "list")
+    assert any(new in line and old in line for line in shown.stdout.splitlines())
+    woke = flower()
+    assert woke.returncode == 0, woke.stderr
+    assert "退回 1 轮" in woke.stdout.splitlines()[0]
+    assert "退回" not in flower().stdout.splitlines()[0]  # said on the wake after it only
+
+
+@pytest.mark.slow
+def test_rewind_bad_input_is_exit_2_and_writes_nothing(flower: Flower, ws: Path) -> None:
+    nothing = flower("rewind")
+    assert nothing.returncode == 2
+    assert "nothing to rewind: no lineage" in nothing.stderr
+    assert not (ws / "runs" / "lineage.json").exists()
+    assert flower("--yes", REQUEST).returncode == 0
+    record, sessions = lineage(ws), _sessions(ws)
+    too_far = flower("rewind", "5")
+    assert too_far.returncode == 2
+    assert "1 user turn(s): it can go back at most 0" in too_far.stderr
+    assert flower("rewind", "0").returncode == 2
+    assert lineage(ws) == record and _sessions(ws) == sessions
