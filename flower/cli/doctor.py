@@ -3,8 +3,8 @@
 Checks the configuration, the installed plugins (each loaded, no name claimed twice),
 the session store (reachable, schema current), the pruning
 chain (every policy's plugin loaded and working), the API endpoint (probed with the
-configured strategy, timed) and the presence of an API key (never its value). Exits 1
-when any check fails.
+configured strategy, timed), the presence of an API key (never its value) and whether
+runs are traced (OpenTelemetry). Exits 1 when any check fails.
 """
 
 from __future__ import annotations
@@ -170,6 +170,13 @@ def check_api_key() -> Check:
     return Check("api key", False, "set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN)")
 
 
+def check_traces(settings: Settings) -> Check:
+    from flower.core.telemetry import describe
+
+    ok, detail = describe(settings)
+    return Check("traces", ok, detail)
+
+
 def run_checks(ctx: typer.Context) -> list[Check]:
     config, loaded = check_config(ctx)
     checks = [config, check_plugins()]
@@ -184,6 +191,8 @@ def run_checks(ctx: typer.Context) -> list[Check]:
         checks.append(check_pruning(loaded.settings))
         checks.append(check_endpoint(loaded.settings))
     checks.append(check_api_key())
+    if loaded is not None:
+        checks.append(check_traces(loaded.settings))
     return checks
 
 

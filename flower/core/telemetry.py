@@ -153,6 +153,37 @@ def process_tracer() -> Any:
 _SETUP_LOCK = threading.Lock()
 
 
+def describe(settings: Any) -> tuple[bool, str]:
+    """Whether tracing is set up right, and one line on what a run would trace (for
+    ``flower doctor``); imports the SDK only when the variables ask for traces."""
+    conf = settings.telemetry
+    if not conf.enabled:
+        return True, "off ([tool.flower.telemetry] enabled = false)"
+    if _env_true("OTEL_SDK_DISABLED"):
+        return True, "off (OTEL_SDK_DISABLED=true)"
+    if not _environment_asks():
+        return True, "off (no OTEL_TRACES_EXPORTER or OTEL_EXPORTER_OTLP_ENDPOINT set)"
+    if not _sdk_installed():
+        return True, "off: OTEL_* variables are set but flower[otel] is not installed"
+    try:
+        for name in _exporter_names():
+            _load_exporter(name)
+    except ConfigError as exc:
+        return False, str(exc)
+    except ImportError as exc:
+        return False, f"the traces exporter cannot be imported: {exc}"
+    endpoint = (
+        os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+        or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
+        or "the exporter's default endpoint"
+    )
+    service = os.environ.get("OTEL_SERVICE_NAME") or DEFAULT_SERVICE_NAME
+    exporters = ", ".join(_exporter_names()) or "none"
+    content = "with content" if conf.capture_content else "no content"
+    where = f" to {endpoint}" if any(n.startswith("otlp") for n in _exporter_names()) else ""
+    return True, f"on: {exporters}{where}, service {service}, {content}"
+
+
 def _host_has_provider(trace: Any) -> bool:
     """Whether a real tracer provider is set (the API's default is a proxy)."""
     provider = trace.get_tracer_provider()
@@ -240,6 +271,7 @@ __all__ = [
     "Span",
     "Tracing",
     "default_tracing",
+    "describe",
     "process_tracer",
     "tracing_for",
     "tracing_of",

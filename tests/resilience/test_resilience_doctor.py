@@ -56,7 +56,8 @@ def test_all_checks_pass(
     assert lines[5].startswith("ok    endpoint")
     assert f"127.0.0.1:{server.port} (ANTHROPIC_BASE_URL) reachable by tcp probe in" in lines[5]
     assert lines[6] == "ok    api key   ANTHROPIC_API_KEY set"
-    assert lines[7] == "all checks ok"
+    assert lines[7].startswith("ok    traces    ")
+    assert lines[8] == "all checks ok"
     assert SECRET not in output
 
 
@@ -70,7 +71,7 @@ def test_unreachable_endpoint_and_missing_key_fail(
     assert f"fail  endpoint  127.0.0.1:{closed_port} (ANTHROPIC_BASE_URL) unreachable" in output
     assert "(timeout 0.5 s)" in output
     assert "fail  api key" in output and "ANTHROPIC_API_KEY" in output
-    assert output.splitlines()[-1] == "2 of 7 checks failed"
+    assert output.splitlines()[-1] == "2 of 8 checks failed"
     assert not (in_tmp / "runs").exists()  # doctor leaves no files behind
 
 
@@ -145,6 +146,7 @@ def test_json_output(
         "pruning",
         "endpoint",
         "api key",
+        "traces",
     }
     assert by_name["plugins"]["ok"], by_name["plugins"]
     assert by_name["endpoint"]["ok"] is True  # a 503 is still an answer
