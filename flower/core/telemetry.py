@@ -11,6 +11,7 @@ yields a span that does nothing.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import importlib.metadata
 import os
@@ -91,7 +92,8 @@ class Tracing:
         self, name: str, attributes: Attributes | None = None, *, kind: SpanKindName = "internal"
     ) -> Iterator[Span]:
         """A span around the block, child of the current one; an exception leaving the
-        block is recorded on it and marks it failed."""
+        block is recorded on it and marks it failed, and so does an interruption (Ctrl-C,
+        a cancelled task), which OpenTelemetry itself leaves unmarked."""
         if self.tracer is None:
             yield NO_SPAN
             return
@@ -101,7 +103,12 @@ class Tracing:
         with self.tracer.start_as_current_span(
             name, kind=otel_kind, attributes=_clean(attributes or {})
         ) as otel_span:
-            yield Span(otel_span)
+            span = Span(otel_span)
+            try:
+                yield span
+            except (KeyboardInterrupt, asyncio.CancelledError) as exc:
+                span.fail(f"interrupted ({type(exc).__name__})", "interrupted")
+                raise
 
 
 OFF = Tracing()

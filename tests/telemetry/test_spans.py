@@ -22,6 +22,7 @@ from flower.testing.fake_api import (
     overloaded,
     rate_limited,
     reply,
+    stall,
     text,
     tool_use,
 )
@@ -237,6 +238,37 @@ def test_a_long_rate_limit_wait_is_a_span_of_its_own(
     assert wait.attributes["http.response.status_code"] == 429
     assert wait.attributes["flower.retry.delay_s"] == 300
     assert recorder.named("flower.retry_wait") == []
+
+
+def test_a_cancelled_run_leaves_failed_spans_saying_interrupted(
+    workspace: Path, fake_api: FakeMessagesAPI, recorder: Recorder
+) -> None:
+    from opentelemetry.trace import StatusCode
+
+    fake_api.add(stall(30))
+    resilience = Resilience(prober=Probes([]), base_url=fake_api.base_url, sleep=no_sleep)
+    root = workspace.parent
+    tracing = recorder.tracing()
+    rt = Runtime(
+        workspace, root / "runs", settings=settings_in(root), resilience=resilience, tracing=tracing
+    )
+
+    async def cut_short() -> None:
+        task = asyncio.create_task(rt.run(READER, PROMPT))
+        while not fake_api.requests:
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    try:
+        asyncio.run(cut_short())
+    finally:
+        rt.close()
+    for name in ("invoke_agent reader", "flower.attempt", f"chat {MODEL}"):
+        span = recorder.one(name)
+        assert span.status.status_code == StatusCode.ERROR, name
+        assert span.attributes["error.type"] == "interrupted"
 
 
 def test_a_run_that_gives_up_is_a_failed_agent_span(
