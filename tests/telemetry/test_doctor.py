@@ -4,6 +4,7 @@ is not there (a run would stop on it)."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +17,8 @@ runner = CliRunner()
 
 
 def traces_check(monkeypatch: pytest.MonkeyPatch, **env: str) -> tuple[int, dict[str, Any]]:
-    for name in ("OTEL_TRACES_EXPORTER", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_SDK_DISABLED"):
-        monkeypatch.delenv(name, raising=False)
+    for name in [name for name in os.environ if name.startswith("OTEL_")]:
+        monkeypatch.delenv(name)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("FLOWER_PROBE_STRATEGY", "none")
@@ -63,3 +64,22 @@ def test_doctor_says_when_the_sdk_is_disabled(
 ) -> None:
     _, check = traces_check(monkeypatch, OTEL_TRACES_EXPORTER="console", OTEL_SDK_DISABLED="true")
     assert check == {**check, "ok": True, "detail": "off (OTEL_SDK_DISABLED=true)"}
+
+
+def test_capture_content_can_be_set_from_the_environment(
+    in_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, check = traces_check(
+        monkeypatch, OTEL_TRACES_EXPORTER="console", FLOWER_TELEMETRY_CAPTURE_CONTENT="true"
+    )
+    assert check["detail"] == "on: console, service flower, with content"
+
+
+def test_enabled_false_in_pyproject_turns_traces_off(
+    in_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (in_tmp / "pyproject.toml").write_text(
+        '[project]\nname = "x"\n\n[tool.flower.telemetry]\nenabled = false\n', encoding="utf-8"
+    )
+    _, check = traces_check(monkeypatch, OTEL_TRACES_EXPORTER="console")
+    assert check["detail"] == "off ([tool.flower.telemetry] enabled = false)"
