@@ -1,4 +1,5 @@
-"""One real run on the fake Messages API, in a process of its own, for the import tests.
+"""One ``flower once`` on the fake Messages API, in a process of its own, for the import
+tests (the CLI itself, called in this process so that its modules can be listed after).
 
 ``python run_once.py WORKDIR [--block]``: ``--block`` first makes ``flower[otel]``'s
 packages (the SDK and the exporters) impossible to import, as if the extra were not
@@ -24,35 +25,29 @@ class BlockTheExtra:
 if "--block" in sys.argv:
     sys.meta_path.insert(0, BlockTheExtra())
 
-import asyncio  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 
 def main() -> None:
-    from flower.runtime.engine import Runtime
-    from flower.runtime.spec import AgentSpec
+    from flower.cli.main import main as flower
     from flower.testing.fake_api import FakeMessagesAPI, reply, text, tool_use
 
     root = Path(sys.argv[1])
-    workspace = root / "ws"
-    workspace.mkdir(exist_ok=True)
-    (workspace / "seed.txt").write_text("tulip\n", encoding="utf-8")
+    (root / "seed.txt").write_text("tulip\n", encoding="utf-8")
     os.chdir(root)
-    agent = AgentSpec("reader", "Be terse.", allowed_tools=["Read"], max_turns=4)
+    code: object = 0
     with FakeMessagesAPI() as api:
         os.environ.update(api.env())
         os.environ["FLOWER_PROBE_STRATEGY"] = "none"
         api.add(reply(tool_use("Read", {"file_path": "seed.txt"})), text("tulip"))
-        rt = Runtime(workspace, "runs")
         try:
-            result = asyncio.run(rt.run(agent, "Which word is in seed.txt?"))
-        finally:
-            rt.close()
+            flower(["once", "Which word is in seed.txt?"])
+        except SystemExit as exc:
+            code = exc.code
     modules = sorted(name for name in sys.modules if name.startswith("opentelemetry"))
-    tracing = "on" if rt.tracing.on else "off"
-    print("RESULT " + json.dumps({"ok": result.ok, "tracing": tracing, "modules": modules}))
+    print("RESULT " + json.dumps({"ok": code in (0, None), "modules": modules}), flush=True)
 
 
 main()
