@@ -8,6 +8,7 @@ per file per process, through :mod:`warnings` and the ``flower.fileperms`` logge
 
 from __future__ import annotations
 
+import fcntl
 import os
 import stat
 import threading
@@ -19,6 +20,8 @@ from typing import BinaryIO
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700
+DOCUMENT_MODE = 0o644
+"""The brief and the goals: documents the user reads and edits beside their own files."""
 _OPEN_TO_OTHERS = stat.S_IRWXG | stat.S_IRWXO
 
 _checked: set[str] = set()
@@ -62,6 +65,27 @@ def replaced_atomically(
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+@contextmanager
+def locked(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Hold an exclusive ``fcntl`` lock on ``<path>.lock`` (a ``0600`` file) for the block:
+    how several processes read, merge and replace one file without losing each other's
+    work. The kernel lets go of it when the process ends, however it ends."""
+    target = Path(path)
+    lock_path = target.with_name(target.name + ".lock")
+    fd = open_private(lock_path, os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
+
+
+def document_mode(current: int) -> int:
+    """The mode a rewritten document keeps: its own, less any write bit for group or
+    others (a file flower writes is never ``0666``)."""
+    return stat.S_IMODE(current) & ~(stat.S_IWGRP | stat.S_IWOTH)
 
 
 def private_dir(path: str | os.PathLike[str], *, durable: bool = False) -> Path:
@@ -152,11 +176,14 @@ def forget_checks() -> None:
 
 __all__ = [
     "DIR_MODE",
+    "DOCUMENT_MODE",
     "FILE_MODE",
     "PermissionWarning",
     "check_private",
     "create_private",
+    "document_mode",
     "forget_checks",
+    "locked",
     "open_private",
     "private_dir",
     "private_file",

@@ -5,7 +5,10 @@ Two invariants from the seed page (docs/continuity.md):
 1. A session id is written the instant it exists (:meth:`Lineage.record_session`),
    not at a step boundary; a failed write (``OSError``) is swallowed, it never stops
    the run.
-2. Anything that does not match is a silent fresh start, never an error: a corrupt
+2. Several processes sharing one run directory keep every step: a save merges what
+   this process changed since it last read the record into the record as it is now,
+   under the store's lock (:meth:`Lineage.save`, ``LineageStore.update``).
+3. Anything that does not match is a silent fresh start, never an error: a corrupt
    record, a record for another workspace path, a store that cannot be opened.
    Sessions missing from the session store are filtered by the workflow with
    ``runtime.has_session`` before use.
@@ -13,6 +16,7 @@ Two invariants from the seed page (docs/continuity.md):
 
 from __future__ import annotations
 
+import copy
 import logging
 import os
 import time
@@ -87,6 +91,8 @@ class Lineage:
         self.found = record is not None
         """Whether a matching record was on disk when this lineage was loaded."""
         self.record = record if record is not None else LineageRecord(workspace=workspace)
+        self._base = copy.deepcopy(self.record)
+        """The record as this process last read or wrote it: what a save merges against."""
 
     @classmethod
     def open_store(
@@ -169,16 +175,40 @@ class Lineage:
         return not isinstance(self.store, _NoStore)
 
     def save(self) -> bool:
-        """Persist the record; ``False`` when the write failed (never raises OSError)."""
+        """Persist the record; ``False`` when the write failed (never raises OSError).
+
+        A store with ``update`` (both built-in ones) merges under its lock: what this
+        process changed since it last read the record (steps set or dropped, wakes
+        counted, fields beside them) goes into the record as it is now, so another
+        process's steps are kept. ``self.record`` becomes the merged record, changed in
+        place (callers may hold its ``steps`` and ``extra``).
+        """
         try:
-            self.store.save(self.record)
+            update = getattr(self.store, "update", None)
+            if update is None:
+                self.store.save(self.record)
+            else:
+                self._take(update(self.workspace, self._merged))
         except OSError as exc:
             log.debug("lineage write failed (ignored): %s", exc)
             return False
         except Exception as exc:
             log.warning("lineage write failed (ignored): %s", exc)
             return False
+        self._base = copy.deepcopy(self.record)
         return True
+
+    def _merged(self, current: LineageRecord | None) -> LineageRecord:
+        if current is None or not _is_valid(current, self.workspace):
+            return copy.deepcopy(self.record)
+        return merge_records(current, self._base, self.record)
+
+    def _take(self, merged: LineageRecord) -> None:
+        self.record.woke = merged.woke
+        self.record.steps.clear()
+        self.record.steps.update(merged.steps)
+        self.record.extra.clear()
+        self.record.extra.update(merged.extra)
 
     def record_session(self, step: str, session_id: str) -> None:
         """Point ``step`` at ``session_id`` and write it at once."""
@@ -250,8 +280,35 @@ class Lineage:
         target = Path(into)
         result = self.store.archive(target, [Path(p) for p in extra])
         self.record = LineageRecord(workspace=self.workspace)
+        self._base = copy.deepcopy(self.record)
         self.found = False
         return result
+
+
+def merge_records(
+    current: LineageRecord, base: LineageRecord, mine: LineageRecord
+) -> LineageRecord:
+    """``current`` (the record in the store now) with what changed from ``base`` to
+    ``mine`` (this process's view) applied: keys set, changed or removed in ``steps``
+    and ``extra``, and the wakes counted since (``woke`` grows by the difference)."""
+    return LineageRecord(
+        workspace=mine.workspace,
+        woke=max(0, current.woke + mine.woke - base.woke),
+        steps=_merged_map(current.steps, base.steps, mine.steps),
+        extra=_merged_map(current.extra, base.extra, mine.extra),
+    )
+
+
+def _merged_map(
+    current: dict[str, Any], base: dict[str, Any], mine: dict[str, Any]
+) -> dict[str, Any]:
+    merged = copy.deepcopy(current)
+    for key in [*mine, *(k for k in base if k not in mine)]:
+        if key in mine and (key not in base or base[key] != mine[key]):
+            merged[key] = copy.deepcopy(mine[key])
+        elif key not in mine and key in base:
+            merged.pop(key, None)
+    return merged
 
 
 def _is_valid(record: Any, ident: str) -> bool:
@@ -267,4 +324,4 @@ def _is_valid(record: Any, ident: str) -> bool:
     )
 
 
-__all__ = ["Lineage", "archive_dir", "workspace_identity"]
+__all__ = ["Lineage", "archive_dir", "merge_records", "workspace_identity"]

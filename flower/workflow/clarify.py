@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import os
 import re
 import warnings
 from collections.abc import Awaitable, Callable
@@ -139,11 +140,19 @@ def brief_is_complete(path: Path) -> bool:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    from flower.core.fileperms import replaced_atomically
+    """Replace the brief or the goals. A document the user reads and edits too, so not
+    owner-only: a new one is ``0644`` (``0600`` under a umask of ``077``), and a rewrite
+    keeps the file's own mode; never writable by group or others, whatever the umask."""
+    from flower.core.fileperms import DOCUMENT_MODE, document_mode, replaced_atomically
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    # a document the user edits too: created like any file of theirs (umask), not 0600
-    with replaced_atomically(path, durable=False, mode=0o666) as out:
+    try:
+        kept: int | None = document_mode(path.stat().st_mode)
+    except FileNotFoundError:
+        kept = None
+    with replaced_atomically(path, durable=False, mode=DOCUMENT_MODE) as out:
+        if kept is not None:
+            os.fchmod(out.fileno(), kept)  # exactly its mode, not narrowed by the umask
         out.write(text.encode("utf-8"))
 
 

@@ -12,14 +12,20 @@ import json
 import logging
 import os
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from flower.core.errors import FlowerError
-from flower.core.fileperms import check_private, fsync_dir, private_dir, replaced_atomically
+from flower.core.fileperms import (
+    check_private,
+    fsync_dir,
+    locked,
+    private_dir,
+    replaced_atomically,
+)
 from flower.core.records import LineageRecord
 
 log = logging.getLogger("flower.jsonfs")
@@ -77,6 +83,17 @@ class JsonLineageStore:
             out.write(data)
         if self.fsync:
             fsync_dir(self.path.parent)
+
+    def update(
+        self, workspace: str, change: Callable[[LineageRecord | None], LineageRecord]
+    ) -> LineageRecord:
+        """Save ``change(the record on disk now)`` under ``lineage.json.lock``: processes
+        sharing the run directory merge their steps instead of replacing each other's."""
+        private_dir(self.path.parent, durable=self.fsync)
+        with locked(self.path):
+            record = change(self.load(workspace))
+            self.save(record)
+        return record
 
     def archive(self, into: Path, extra: Sequence[Path] = ()) -> Path:
         """Move lineage.json and each existing ``extra`` file into ``into``; return it.

@@ -20,7 +20,7 @@ import msgspec
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from flower.core.fileperms import private_dir
+from flower.core.fileperms import private_dir, replaced_atomically
 from flower.core.records import LineageRecord
 from flower_plugins.jsonfs.lineage import ArchiveConflictError, check_record
 from flower_plugins.sql.engine import Database
@@ -28,6 +28,7 @@ from flower_plugins.sql.schema import lineage
 
 _STEPS = msgspec.json.Decoder(dict[str, str])
 _EXTRA = msgspec.json.Decoder(dict[str, Any])
+_LOCK_CLASS = 0x666C77  # "flw": the first key of the Postgres advisory lock on a row
 
 
 class SqlLineageStore:
@@ -72,15 +73,27 @@ class SqlLineageStore:
             return None
         self._last_workspace = str(workspace)
         row = self._db.read(lambda conn: self._row(conn, self.workspace_id(workspace)))
-        if row is None:
-            return None
-        try:
-            steps = _STEPS.decode(row.steps)
-            extra = _EXTRA.decode(row.extra)
-        except msgspec.DecodeError:
-            return None  # a damaged record reads as absent, like a corrupt lineage.json
-        # The id matched: this is our lineage, whatever path saved it last.
-        return LineageRecord(workspace=str(workspace), woke=row.woke, steps=steps, extra=extra)
+        return _record(row, str(workspace))
+
+    def update(
+        self, workspace: str, change: Callable[[LineageRecord | None], LineageRecord]
+    ) -> LineageRecord:
+        """Save ``change(the record as stored now)`` in one write transaction that holds
+        the workspace's row (``BEGIN IMMEDIATE`` on SQLite, an advisory lock on Postgres):
+        processes sharing the lineage merge their steps instead of replacing them."""
+        self._last_workspace = str(workspace)
+        workspace_id = self.workspace_id(workspace)
+
+        def work(conn: Connection) -> LineageRecord:
+            if self._db.dialect != "sqlite":
+                key = sa.func.hashtext(workspace_id)
+                conn.execute(sa.select(sa.func.pg_advisory_xact_lock(_LOCK_CLASS, key)))
+            record = change(_record(self._row(conn, workspace_id), str(workspace)))
+            check_record(record)
+            conn.execute(self._upsert, self._values(record))
+            return record
+
+        return self._db.write(work)
 
     def every_session_id(self) -> set[str]:
         """The sessions the lineage of every workspace in the database points at: what
@@ -102,7 +115,11 @@ class SqlLineageStore:
     def save(self, record: LineageRecord) -> None:
         check_record(record)  # the same rules as lineage.json, before any write
         self._last_workspace = record.workspace
-        values = {
+        values = self._values(record)
+        self._db.write(lambda conn: conn.execute(self._upsert, values))
+
+    def _values(self, record: LineageRecord) -> dict[str, Any]:
+        return {
             "workspace_id": self.workspace_id(record.workspace),
             "workspace": record.workspace,
             "woke": record.woke,
@@ -110,7 +127,6 @@ class SqlLineageStore:
             "extra": msgspec.json.encode(record.extra).decode(),
             "updated_ms": int(self._clock() * 1000),
         }
-        self._db.write(lambda conn: conn.execute(self._upsert, values))
 
     def archive(self, into: Path, extra: Sequence[Path] = ()) -> Path | None:
         """Copy the record to ``into/lineage.json``, move ``extra`` there, reset the record.
@@ -142,9 +158,9 @@ class SqlLineageStore:
                 "steps": json.loads(row.steps),
             }
             document.update(json.loads(row.extra))
-            (into / "lineage.json").write_text(
-                json.dumps(document, ensure_ascii=False, indent=2) + "\n", encoding="utf-8"
-            )
+            text = json.dumps(document, ensure_ascii=False, indent=2) + "\n"
+            with replaced_atomically(into / "lineage.json") as out:  # 0600, whatever the umask
+                out.write(text.encode("utf-8"))
         for path in present:
             shutil.move(str(path), str(into / path.name))
         if row is not None:
@@ -160,3 +176,15 @@ class SqlLineageStore:
 
     def close(self) -> None:
         self._db.close()
+
+
+def _record(row: Any, workspace: str) -> LineageRecord | None:
+    if row is None:
+        return None
+    try:
+        steps = _STEPS.decode(row.steps)
+        extra = _EXTRA.decode(row.extra)
+    except msgspec.DecodeError:
+        return None  # a damaged record reads as absent, like a corrupt lineage.json
+    # The id matched: this is our lineage, whatever path saved it last.
+    return LineageRecord(workspace=workspace, woke=row.woke, steps=steps, extra=extra)

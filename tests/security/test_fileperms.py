@@ -124,3 +124,43 @@ def test_replaced_atomically_swaps_whole_files_and_leaves_nothing_on_failure(
     assert target.read_bytes() == b"new"
     assert oct(target.stat().st_mode & 0o777) == "0o600"
     assert [p.name for p in tmp_path.iterdir()] == ["record.json"]
+
+
+@pytest.mark.parametrize("umask", [0o000, 0o002, 0o022])
+def test_brief_and_goals_are_0644_whatever_the_umask(tmp_path: Path, umask: int) -> None:
+    from flower.workflow.clarify import append_to_brief, write_atomic
+
+    os.umask(umask)
+    brief, goals = tmp_path / "需求.md", tmp_path / "目标.md"
+    write_atomic(brief, "# 需求\n")
+    write_atomic(goals, "- [ ] 一条\n")
+    assert mode(brief) == 0o644 and mode(goals) == 0o644
+    append_to_brief(brief, "顺便支持代码块高亮", "2026-12-01")
+    assert mode(brief) == 0o644
+
+
+def test_a_rewritten_brief_keeps_its_mode_but_never_group_or_other_write(tmp_path: Path) -> None:
+    from flower.workflow.clarify import write_atomic
+
+    os.umask(0o077)
+    brief = tmp_path / "需求.md"
+    brief.write_text("# 需求\n", encoding="utf-8")
+    os.chmod(brief, 0o640)
+    write_atomic(brief, "# 需求\n- a\n")
+    assert mode(brief) == 0o640  # the user's choice, not narrowed by the umask
+    os.chmod(brief, 0o666)
+    write_atomic(brief, "# 需求\n- b\n")
+    assert mode(brief) == 0o644
+
+
+def test_a_sql_lineage_archive_is_owner_only(tmp_path: Path) -> None:
+    os.umask(0o000)
+    store = open_lineage_store(f"sqlite:///{tmp_path}/runs/sessions.db", settings=Settings())
+    try:
+        store.load(str(tmp_path))
+        store.save(LineageRecord(workspace=str(tmp_path), woke=1, steps={"a": "s1"}))
+        into = tmp_path / "notes" / "archive" / "20261201-000000"
+        store.archive(into)
+    finally:
+        store.close()  # type: ignore[attr-defined]
+    assert mode(into / "lineage.json") == 0o600

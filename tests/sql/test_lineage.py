@@ -129,3 +129,45 @@ def test_every_session_id_covers_every_workspace_and_refuses_a_damaged_record(
             store.every_session_id()
     finally:
         store.close()
+
+
+def _record_steps(url: str, workspace: str, who: int, steps: int, start: object) -> None:
+    from flower.core.lineage import Lineage
+
+    store = SqlLineageStore(open_database(url))
+    try:
+        lineage = Lineage.load(workspace, store=store)
+        start.wait()  # type: ignore[attr-defined]
+        lineage.bump_woke()
+        for n in range(steps):
+            lineage.record_session(f"p{who}-step{n}", f"session-{who}-{n}")
+    finally:
+        store.close()
+
+
+def test_processes_sharing_the_lineage_keep_every_step(db_url: str, tmp_path: Path) -> None:
+    import multiprocessing
+
+    processes, steps = 4, 6
+    forking = multiprocessing.get_context("fork")
+    start = forking.Event()
+    workers = [
+        forking.Process(target=_record_steps, args=(db_url, str(tmp_path), n, steps, start))
+        for n in range(processes)
+    ]
+    for worker in workers:
+        worker.start()
+    start.set()
+    for worker in workers:
+        worker.join(60)
+        assert worker.exitcode == 0
+    store = SqlLineageStore(open_database(db_url))
+    try:
+        found = store.load(str(tmp_path))
+    finally:
+        store.close()
+    assert found is not None
+    assert found.steps == {
+        f"p{who}-step{n}": f"session-{who}-{n}" for who in range(processes) for n in range(steps)
+    }
+    assert found.woke == processes
