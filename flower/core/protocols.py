@@ -104,7 +104,12 @@ class SessionStoreBase:
 
 @runtime_checkable
 class LineageStore(Protocol):
-    """Which session each step of a workspace used (the seed's ``lineage.json``)."""
+    """Which session each step of a workspace used (the seed's ``lineage.json``).
+
+    Optional: ``update(workspace, change) -> LineageRecord`` saves
+    ``change(the record as stored now)`` under a lock, so processes sharing the lineage
+    merge their steps; without it :class:`~flower.core.lineage.Lineage` calls ``save``.
+    """
 
     def load(self, workspace: str) -> LineageRecord | None:
         """The record for ``workspace``; ``None`` when absent, corrupt or for another path."""
