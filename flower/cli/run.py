@@ -415,7 +415,8 @@ def _banner(live: Live, workspace: Path, state: dict[str, Any] | None, work_step
     checks = state["checks"]
     live.woke = state["woke"] + 1
     lost = [name for name, alive in checks["alive"].items() if not alive]
-    if state["waking"] or checks["brief"]:
+    # the first wake has no "last time" to pick up from, even beside a confirmed brief
+    if live.woke > 1 and (state["waking"] or checks["brief"]):
         line = wake_banner(
             workspace,
             woke=live.woke,
@@ -625,7 +626,9 @@ def status(
 ) -> None:
     """What the next `flower` here would resume.
 
-    Starts nothing and needs no API key.
+    Starts nothing and needs no API key. Exits 0 when a bare `flower` here would wake,
+    1 when there is nothing to carry on, 3 when `flower` would stop (the session store
+    cannot be read).
     """
     from flower.workflow.base import wake_state
 
@@ -634,9 +637,25 @@ def status(
     state = wake_state(workspace, settings.run_dir, settings=settings)
     if json_out:
         _print_json(state)
-        return
-    for line in describe_state(state, workspace, settings):
-        typer.echo(line)
+    else:
+        for line in describe_state(state, workspace, settings):
+            typer.echo(line)
+    raise typer.Exit(status_code(state, settings))
+
+
+STATUS_WAKES = 0
+"""``flower status`` exit code: a bare ``flower`` here would wake (resume or carry on)."""
+STATUS_NOTHING = 1
+"""Nothing to carry on here: ``flower`` needs to be told what to do."""
+STATUS_STOPS = 3
+"""``flower`` here would stop before its banner: the session store cannot be read."""
+
+
+def status_code(state: dict[str, Any], settings: Settings) -> int:
+    """How ``flower status`` exits for ``state``: whether a bare ``flower`` would wake."""
+    if state["checks"].get("store"):
+        return STATUS_STOPS
+    return STATUS_WAKES if _is_used(builtin_view(state, settings)) else STATUS_NOTHING
 
 
 def describe_state(state: dict[str, Any], workspace: Path, settings: Settings) -> list[str]:

@@ -227,7 +227,7 @@ def test_a_lineage_path_without_a_scheme_is_still_a_lineage_url(
     in_tmp: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("FLOWER_LINEAGE_URL", "mylineage.json")
-    assert runner.invoke(build_app(), ["status"]).exit_code == 0
+    assert runner.invoke(build_app(), ["status"]).exit_code == 1  # read, and nothing to wake
     assert runner.invoke(build_app(), ["config"]).exit_code == 0
 
 
