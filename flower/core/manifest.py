@@ -10,19 +10,16 @@ swaps the file in atomically (tmp + ``os.replace``).
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import fcntl
 import json
 import os
 import secrets
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from flower.core.fileperms import check_private, private_dir, replaced_atomically
+from flower.core.fileperms import check_private, locked, private_dir, replaced_atomically
 
 MANIFEST_NAME = "manifest.json"
 
@@ -50,21 +47,6 @@ def result_line(result: Any, run: str | None = None) -> dict[str, Any]:
     row["duration_s"] = result.duration_s
     row["run"] = run or run_id()
     return row
-
-
-def _owner_only(path: str, flags: int) -> int:
-    return os.open(path, flags, 0o600)
-
-
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    lock_path = path.with_name(path.name + ".lock")
-    with open(lock_path, "a+b", opener=_owner_only) as handle:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 def _parsed(line: bytes) -> Any:
@@ -113,7 +95,7 @@ class Manifest:
     def _flush(self, mine: list[str]) -> None:
         private_dir(self.path.parent)
         me = self.run
-        with _locked(self.path):
+        with locked(self.path):
             existing = _lines_of(self.path)
             # Unparsable lines (not JSON, not even UTF-8) are someone's data too: kept
             # byte for byte.
