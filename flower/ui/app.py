@@ -36,6 +36,9 @@ from flower.ui.readonly import ReadOnlyStore
 
 HERE = Path(__file__).parent
 TOKEN_COOKIE = "flower_ui_token"
+FORK_SCAN_LIMIT = 100
+"""A session page looks through its project for sessions forked off it (the first
+entry of each) by itself up to this many sessions; past it, on request."""
 
 
 class Viewer:
@@ -83,10 +86,10 @@ class Viewer:
         return view
 
     def entries(self, key: SessionKey) -> list[Entry]:
-        store = self.store()
-        if not store.exists(key):
+        entries = self.store().load(key)
+        if entries is None:
             raise HTTPException(404, f"no session {key.session_id} in project {key.project_key}")
-        return list(store.iter_entries(key))
+        return entries
 
 
 def _environment() -> Environment:
@@ -144,16 +147,27 @@ def build_app(viewer: Viewer, *, token: str | None = None) -> ASGIApp:
     def session_page(request: Request) -> HTMLResponse:
         key = _key(request)
         pruned = request.query_params.get("view") == "pruned"
+        from flower.cli.fork_view import fork_points
+
+        look_for_forks = request.query_params.get("forks") == "all"
         with viewer.lock:
             raw = viewer.entries(key)
             view: PrunedView = pruned_view(viewer.pruning(), key, raw)
+            siblings = len(viewer.store().list_sessions(key.project_key))
+            forks: dict[str, list[str]] = {}
+            if look_for_forks or siblings <= FORK_SCAN_LIMIT:
+                forks, look_for_forks = fork_points(viewer.store(), key), True
         summary = listing.summarize_entries(raw, viewer.prices())
         shown = view.entries if pruned else raw
         shown_items = conversation.items(shown)
+        origin = summary.forked_from
         for item in shown_items:
             mark = view.marks.get(item.uuid)
             if mark is not None:
                 item.mark, item.mark_kind = mark.text, mark.kind
+            if origin is not None and item.uuid == summary.fork_end:
+                item.forked_from = conversation.ForkPoint(origin.session_id, origin.message_uuid)
+            item.forks = forks.get(item.uuid, [])
         by_policy: dict[str, int] = {}
         for mark in view.marks.values():
             by_policy[mark.text] = by_policy.get(mark.text, 0) + 1
@@ -171,6 +185,8 @@ def build_app(viewer: Viewer, *, token: str | None = None) -> ASGIApp:
             rounds=points,
             threshold=viewer.settings.relay.threshold_tokens,
             interval_ms=int(viewer.interval * 1000),
+            forks_looked_for=look_for_forks,
+            siblings=siblings,
         )
 
     async def session_events(request: Request) -> Response:

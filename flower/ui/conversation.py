@@ -61,7 +61,8 @@ class Item(msgspec.Struct):
     label: str = ""  # a boundary's or a bookkeeping line's words
     mark: str = ""  # pruned view: "removed by denials", "trimmed by trim", ...
     mark_kind: str = ""  # removed | changed | trimmed | added
-    forked_from: ForkPoint | None = None
+    forked_from: ForkPoint | None = None  # a fork's last copied entry: where it left
+    forks: list[str] = msgspec.field(default_factory=list)  # sessions forked off here
     relay_from: str = ""
 
 
@@ -113,13 +114,6 @@ def tool_results(entries: Iterable[Entry]) -> dict[str, Result]:
                     images=_images(block.get("content")),
                 )
     return results
-
-
-def _fork_point(entry: Entry) -> ForkPoint | None:
-    fork = entry.get("forkedFrom")
-    if not isinstance(fork, dict):
-        return None
-    return ForkPoint(str(fork.get("sessionId", "")), str(fork.get("messageUuid", "")))
 
 
 def _message_blocks(content: Any, results: Mapping[str, Result], shown: set[str]) -> list[Block]:
@@ -185,7 +179,6 @@ def items(entries: Sequence[Entry]) -> list[Item]:
         common: dict[str, Any] = {
             "uuid": str(entry.get("uuid") or ""),
             "timestamp": str(entry.get("timestamp") or ""),
-            "forked_from": _fork_point(entry),
             "relay_from": str(entry.get("relayFrom") or ""),
         }
         if kind in ("user", "assistant") and isinstance(message, dict):

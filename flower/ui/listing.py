@@ -2,9 +2,9 @@
 
 Searching and paging read only the store's listing (``list_projects`` and
 ``list_sessions``: the index of a SQL store, the folder of a jsonfs one), never a
-transcript; the context size comes from ``last_usage`` (the SQL index keeps it). Only
-the rows of the page shown are read for what the index does not hold (title, size,
-cost, forks), so a store of 10,000 sessions costs one listing plus one page.
+transcript. Only the rows of the page shown are read, for what the index does not hold
+(title, size, cost, forks; the context size comes from the same pass), so a store of
+10,000 sessions costs one listing plus one page.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import msgspec
 
 from flower.core.config import Price
 from flower.core.entries import json_bytes, reported_usage
+from flower.core.fork import ForkOrigin, forked_from
 from flower.core.protocols import SessionStoreBase
 from flower.core.records import Entry, SessionKey
 from flower.core.transcript import context_tokens
@@ -50,8 +51,8 @@ class RowSummary(msgspec.Struct):
     bytes: int = 0
     cost_usd: float | None = None
     context_tokens: int | None = None
-    forked_from: str = ""  # the session this one was forked from
-    fork_points: int = 0  # entries that carry forkedFrom
+    forked_from: ForkOrigin | None = None  # the session and entry this fork left at
+    fork_end: str = ""  # uuid of the fork's last copied entry (the fork point)
     relay_from: str = ""
 
 
@@ -96,10 +97,9 @@ def summarize_entries(entries: Iterable[Entry], prices: Mapping[str, Price]) -> 
         if len(head) < 50 and not summary.title:
             head.append(entry)
             summary.title = title_of(head)
-        fork = entry.get("forkedFrom")
-        if isinstance(fork, dict):
-            summary.fork_points += 1
-            summary.forked_from = summary.forked_from or str(fork.get("sessionId", ""))
+        origin = forked_from([entry]) if "forkedFrom" in entry else None
+        if origin is not None:  # the last stamped entry is where the fork left its source
+            summary.forked_from, summary.fork_end = origin, str(entry.get("uuid") or "")
         if summary.entries == 1 and isinstance(entry.get("relayFrom"), str):
             summary.relay_from = entry["relayFrom"]
         usage = reported_usage(entry)
@@ -119,12 +119,9 @@ def summarize_entries(entries: Iterable[Entry], prices: Mapping[str, Price]) -> 
 
 
 def summarize(store: SessionStoreBase, row: SessionRow, prices: Mapping[str, Price]) -> RowSummary:
-    """:func:`summarize_entries` of a listed row's transcript; its context size is the
-    store's ``last_usage`` (what the wake banner shows)."""
-    summary = summarize_entries(store.iter_entries(row.key), prices)
-    last = store.last_usage(row.key)
-    summary.context_tokens = context_tokens(last) if last else None
-    return summary
+    """:func:`summarize_entries` of a listed row's transcript (read whole: one query,
+    where streaming it would cost a cursor per row)."""
+    return summarize_entries(store.load(row.key) or [], prices)
 
 
 def page(

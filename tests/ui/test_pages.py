@@ -144,3 +144,51 @@ def test_the_pages_are_served_offline(viewer_url: str, page: str) -> None:
         for part in html.split(attribute)[1:]:
             link = part.split('"', 1)[0]
             assert not link.startswith(("http:", "https:", "//")), link
+
+
+def test_forks_show_where_they_left_and_where_others_left(seeded: Settings) -> None:
+    from flower.core.fork import fork
+    from flower.core.records import SessionKey
+    from flower.stores.open import open_session_store
+
+    source = SessionKey(PROJECT, WORKING)
+    with open_session_store(settings=seeded) as store:
+        at = store.load(source)[3]["uuid"]  # the reply after the tool call
+        forked = fork(store, source, at, session_id="f0f0f0f0-0000-4000-8000-00000000000f")
+    served = serve(seeded)
+    try:
+        _, listing = get(served.url)
+        _, parent = get(f"{served.url}s/{PROJECT}/{WORKING}")
+        _, child = get(f"{served.url}s/{PROJECT}/{forked.session_id}")
+    finally:
+        served.stop()
+        served.viewer.close()  # type: ignore[attr-defined]
+    row = listing[listing.index(f'data-session="{forked.session_id}"') :]
+    assert f'from <a href="/s/{PROJECT}/{WORKING}"' in row[: row.index("</tr>")]
+    forked_here = parent[: parent.index("was forked here")]
+    assert f'id="e-{at}"' in forked_here[forked_here.rindex("<article") :]
+    assert child.count("fork point: copied up to here") == 1
+    assert f'forked from <a href="/s/{PROJECT}/{WORKING}#e-{at}"' in child
+
+
+def test_past_the_scan_limit_forks_are_looked_for_on_request(
+    seeded: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from flower.core.fork import fork
+    from flower.core.records import SessionKey
+    from flower.stores.open import open_session_store
+    from flower.ui import app
+
+    with open_session_store(settings=seeded) as store:
+        fork(store, SessionKey(PROJECT, WORKING))
+    monkeypatch.setattr(app, "FORK_SCAN_LIMIT", 2)  # the project has three sessions
+    served = serve(seeded)
+    try:
+        _, page = get(f"{served.url}s/{PROJECT}/{WORKING}")
+        _, asked = get(f"{served.url}s/{PROJECT}/{WORKING}?forks=all")
+    finally:
+        served.stop()
+        served.viewer.close()  # type: ignore[attr-defined]
+    assert "was forked here" not in page
+    assert "its project has 3 sessions to look through" in page and 'id="find-forks"' in page
+    assert "was forked here" in asked and 'id="find-forks"' not in asked
