@@ -27,12 +27,11 @@ def prune_report(
     The id (or a unique prefix of it) is found as ``flower sessions show`` finds it
     (:func:`flower.cli.session_ids.find_key`): in ``project``, else the newest of the
     projects holding it, said on stderr."""
-    from flower.cli.context import readable_url, store_name
+    from flower.cli.context import open_readable, store_name
     from flower.cli.session_ids import find_key
     from flower.core.config import load_settings
     from flower.core.redact import redact_text
     from flower.core.transcript import active_chain, context_tokens, to_messages
-    from flower.stores.open import open_session_store
     from flower.stores.prune import (
         PruningSessionStore,
         PruningWarning,
@@ -46,7 +45,7 @@ def prune_report(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PruningWarning)
         policies = configured_policies(settings, trim=trim)  # the configuration first
-        store = open_session_store(readable_url(settings), settings=settings)
+        store = open_readable(settings)
         try:
             view = PruningSessionStore(store, policies, run_dir=settings.run_path)
             view.options["dry_run"] = True

@@ -92,32 +92,51 @@ def store_name(settings: Settings, url: str | None = None) -> str:
 
 
 def open_store(
-    ctx: typer.Context, url: str | None = None, *, read_only: bool = False
+    ctx: typer.Context, url: str | None = None, *, read_only: bool = False, create: bool = True
 ) -> SessionStoreBase:
     """The session store ``url`` names, or the configured one.
 
     An explicit or configured URL picks its backend by scheme; without any URL the
     configured backend opens its embedded default. ``read_only``: see
-    :func:`readable_url`.
+    :func:`open_readable`. ``create=False`` (a command that only deletes): opened to
+    write when it exists, else an empty stand-in, so nothing is created.
     """
     from flower.stores.open import open_session_store
 
     settings = get_settings(ctx)
-    target = readable_url(settings, url) if read_only else url or settings.sessions.url
-    return open_session_store(target, settings=settings)
+    if read_only or not create:
+        existing = open_existing(settings, url)
+        if existing is None:
+            return open_session_store(EMPTY_STORE_URL, settings=settings)
+        if read_only:
+            return existing
+        existing.close()
+    return open_session_store(url or settings.sessions.url, settings=settings)
 
 
 EMPTY_STORE_URL = "sqlite:///:memory:"
 
 
-def readable_url(settings: Settings, url: str | None = None) -> str | None:
-    """What a command that only reads opens for ``url`` (or the configured store): the
-    same, except that a SQLite file that does not exist yet, which opening would
-    create, is stood in for by an empty in-memory store."""
-    from flower.core.config import sqlite_file
+def open_existing(settings: Settings, url: str | None = None) -> SessionStoreBase | None:
+    """The store ``url`` names (or the configured one) opened read-only, creating and
+    migrating nothing; None when the configured store does not exist yet. A ``url``
+    given for one command (``sessions copy --from``) that does not exist is
+    :class:`~flower.core.errors.StoreNotFoundError`."""
+    from flower.core.errors import StoreNotFoundError
+    from flower.stores.open import open_session_store
 
-    target = url or settings.sessions.url
-    if target is None and settings.sessions.backend != "sqlite":
+    try:
+        return open_session_store(url or settings.sessions.url, settings=settings, read_only=True)
+    except StoreNotFoundError:
+        if url is not None:
+            raise
         return None
-    file = sqlite_file(target or settings.sessions_url())
-    return EMPTY_STORE_URL if file is not None and not file.exists() else target
+
+
+def open_readable(settings: Settings, url: str | None = None) -> SessionStoreBase:
+    """What a command that only reads opens: :func:`open_existing`, with a configured
+    store that does not exist yet read as an empty one (in memory), never created."""
+    from flower.stores.open import open_session_store
+
+    store = open_existing(settings, url)
+    return store if store is not None else open_session_store(EMPTY_STORE_URL, settings=settings)

@@ -203,7 +203,7 @@ def gc(
     """
     from flower.cli.sessions import _store
 
-    with _store(ctx, read_only=True) as (store, where):
+    with _store(ctx, create=False) as (store, where):
         chosen, kept = _selection(ctx, store, older_than)
         _show(chosen, kept, "delete")
         if dry_run or not chosen:
@@ -351,7 +351,7 @@ def archive(
         )
     if output.exists():
         raise RetentionUsageError(f"{output} exists; pick a new file (archives never overwrite)")
-    with _store(ctx, read_only=True) as (store, where):
+    with _store(ctx, create=False) as (store, where):
         chosen, kept = _selection(ctx, store, older_than)
         _show(chosen, kept, "archive")
         if dry_run or not chosen:

@@ -634,7 +634,7 @@ def status(
 
     settings = _settings(ctx, run_dir, None)
     workspace = Path.cwd().resolve()
-    state = wake_state(workspace, settings.run_dir, settings=settings)
+    state = wake_state(workspace, settings.run_dir, settings=settings, read_only=True)
     if json_out:
         _print_json(state)
     else:

@@ -41,12 +41,13 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable outpu
 
 @contextmanager
 def _store(
-    ctx: typer.Context, url: str | None = None, *, read_only: bool = False
+    ctx: typer.Context, url: str | None = None, *, read_only: bool = False, create: bool = True
 ) -> Iterator[tuple[SessionStoreBase, str]]:
-    """The store and its redacted name, closed afterwards; ``read_only`` creates no
-    database file for a store that has none yet."""
+    """The store and its redacted name, closed afterwards; ``read_only`` (a command
+    that only reads) and ``create=False`` (one that only deletes) create no store that
+    is not there yet (see :func:`flower.cli.context.open_store`)."""
     where = redact_text(url or store_name(get_settings(ctx)))
-    store = open_store(ctx, url, read_only=read_only)
+    store = open_store(ctx, url, read_only=read_only, create=create)
     try:
         yield store, where
     finally:
@@ -566,7 +567,7 @@ def remove(
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
 ) -> None:
     """Delete a session and its subagent transcripts."""
-    with _store(ctx, read_only=True) as (store, where):
+    with _store(ctx, create=False) as (store, where):
         key = find_key(store, session_id, where, project, only_one=True)
         if not yes:
             if not is_tty(sys.stdin):
@@ -699,7 +700,11 @@ def copy(
     if project is not None:
         check_name("project key", project)
     source_name, target_name = redact_text(source_url), redact_text(target_url)
-    with _store(ctx, source_url) as (source, _), _store(ctx, target_url) as (target, _):
+    # the source is only read: one that is not there is an error, never created
+    with (
+        _store(ctx, source_url, read_only=True) as (source, _),
+        _store(ctx, target_url) as (target, _),
+    ):
         try:
             if session is not None:  # found as every command finds an id (a prefix too)
                 keys = [find_key(source, session, source_name, project)]

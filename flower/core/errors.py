@@ -44,6 +44,11 @@ class StoreUnavailableError(FlowerError):
     """The store cannot be opened or reached (bad URL, server down, corrupted file)."""
 
 
+class StoreNotFoundError(StoreUnavailableError):
+    """A store opened only to read that does not exist (yet): opening it read-only
+    creates nothing, so there is nothing to read."""
+
+
 class SchemaOutOfDateError(FlowerError):
     """The database schema is behind (or ahead of) this version of flower."""
 

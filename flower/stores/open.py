@@ -6,11 +6,13 @@ or, with no URL, the store ``[tool.flower.sessions]`` configures.
 
 from __future__ import annotations
 
+import inspect
+from typing import Any
 from urllib.parse import urlsplit
 
 from flower.core.config import Settings, default_store_url, load_settings, sqlite_file
 from flower.core.errors import StoreUnavailableError
-from flower.core.plugins import get_registry
+from flower.core.plugins import Registration, get_registry
 from flower.core.protocols import LineageStore, SessionStoreBase
 from flower.stores.resolve import by_name, by_scheme, decode_options
 
@@ -38,10 +40,30 @@ def is_configured_store(url: str, settings: Settings) -> bool:
     return normalised_url(url) == normalised_url(settings.sessions_url())
 
 
+def takes_read_only(factory: Any) -> bool:
+    """Whether a backend's factory can open its store read-only (a ``read_only``
+    keyword): a factory without one is opened as it is, for reading too."""
+    try:
+        parameters = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.name == "read_only" or p.kind is p.VAR_KEYWORD for p in parameters)
+
+
+def _create(reg: Registration, url: str | None, options: Any, settings: Settings, ro: bool) -> Any:
+    if ro and takes_read_only(reg.factory):
+        return reg.factory(url=url, options=options, settings=settings, read_only=True)
+    return reg.factory(url=url, options=options, settings=settings)
+
+
 def open_session_store(
-    url: str | None = None, *, settings: Settings | None = None
+    url: str | None = None, *, settings: Settings | None = None, read_only: bool = False
 ) -> SessionStoreBase:
-    """Open the session store ``url`` names, or the configured one when ``url`` is None."""
+    """Open the session store ``url`` names, or the configured one when ``url`` is None.
+
+    ``read_only`` (for commands that only read): the built-in backends then create
+    nothing, migrate nothing and open SQLite read-only, and a store that does not exist
+    is :class:`~flower.core.errors.StoreNotFoundError`."""
     settings = settings or load_settings().settings
     registry = get_registry()
     conf = settings.sessions
@@ -55,7 +77,7 @@ def open_session_store(
         assert url is not None
         reg = by_scheme(registry, "session_stores", url, "sessions", configured=url == conf.url)
     options = decode_options(reg, conf.options, "tool.flower.sessions.options")
-    store = reg.factory(url=url, options=options, settings=settings)
+    store = _create(reg, url, options, settings, read_only)
     if conf.encrypt and configured:
         # Only the configured store is encrypted; another URL (sessions copy --from) opens raw.
         from flower.stores.encrypt import encrypt_store

@@ -383,8 +383,10 @@ def wake_state(
     run_dir: str | os.PathLike[str] = "runs",
     *,
     settings: Any = None,
+    read_only: bool = False,
 ) -> dict[str, Any]:
-    """What the next run would resume, without starting anything.
+    """What the next run would resume, without starting anything (``read_only``: the
+    session store is opened read-only, so this works where nothing may be written).
 
     ``{"waking": bool, "checks": {...}, "woke": int, "steps": {step: session id}}``:
     ``waking`` is True when at least one step would resume; ``woke`` is how many
@@ -412,7 +414,7 @@ def wake_state(
         settings = None
     lineage = Lineage.load(workspace, settings=settings, run_dir=run_dir)
     recorded = lineage.steps
-    alive, context, store_problem = _probe_sessions(workspace, recorded, settings)
+    alive, context, store_problem = _probe_sessions(workspace, recorded, settings, read_only)
     names = workflow_names(settings)
     ws = Path(workspace)
     goals = read_goals(ws / names.goals_file)
@@ -453,7 +455,7 @@ def _pending_request(lineage: Lineage) -> str | None:
 
 
 def _probe_sessions(
-    workspace: str | os.PathLike[str], recorded: dict[str, str], settings: Any
+    workspace: str | os.PathLike[str], recorded: dict[str, str], settings: Any, read_only: bool
 ) -> tuple[dict[str, bool], dict[str, int | None], str | None]:
     """Which recorded sessions the store holds, their context sizes, and why the store
     could not be read (``None``: it could, or there was nothing to look for)."""
@@ -469,13 +471,16 @@ def _probe_sessions(
         return alive, context, None  # a deleted sessions.db: nothing to resume, create nothing
     # opened even with nothing recorded: a run would open it next, and an unreadable
     # store must stop it before its banner and before a wake is counted
+    from flower.core.errors import StoreNotFoundError
     from flower.core.keys import project_key
     from flower.core.records import SessionKey
     from flower.core.transcript import context_tokens
     from flower.stores.open import open_session_store
 
     try:
-        store = open_session_store(settings=settings)
+        store = open_session_store(settings=settings, read_only=read_only)
+    except StoreNotFoundError:
+        return alive, context, None  # no store yet: nothing to resume
     except Exception as exc:
         return alive, context, str(exc)
     problem = None

@@ -42,10 +42,10 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(module), name)
 
 
-def _jsonfs_store(*, url: str, options: Any, settings: Any) -> Any:
+def _jsonfs_store(*, url: str, options: Any, settings: Any, read_only: bool = False) -> Any:
     from flower_plugins.jsonfs.factory import open_jsonfs_store
 
-    return open_jsonfs_store(url=url, options=options, settings=settings)
+    return open_jsonfs_store(url=url, options=options, settings=settings, read_only=read_only)
 
 
 def _json_lineage(*, url: str | None, options: Any, settings: Any) -> Any:

@@ -12,7 +12,7 @@ from urllib.parse import unquote, urlsplit
 import msgspec
 
 from flower.core.config import Settings
-from flower.core.errors import StoreUnavailableError
+from flower.core.errors import StoreNotFoundError, StoreUnavailableError
 from flower_plugins.jsonfs.lineage import FILENAME, JsonLineageStore
 from flower_plugins.jsonfs.sessions import JsonfsSessionStore
 
@@ -63,8 +63,13 @@ def _fsync_option(options: Any) -> bool:
     return msgspec.convert(options or {}, JsonfsOptions).fsync
 
 
-def open_jsonfs_store(*, url: str, options: Any, settings: Settings) -> JsonfsSessionStore:
-    return JsonfsSessionStore(root_from_url(url), fsync=_fsync_option(options))
+def open_jsonfs_store(
+    *, url: str, options: Any, settings: Settings, read_only: bool = False
+) -> JsonfsSessionStore:
+    root = root_from_url(url)
+    if read_only and not root.is_dir():  # a reader creates no folder, not even later
+        raise StoreNotFoundError(f"no jsonfs store at {root} (no such folder)")
+    return JsonfsSessionStore(root, fsync=_fsync_option(options))
 
 
 def open_json_lineage(*, url: str | None, options: Any, settings: Settings) -> JsonLineageStore:

@@ -16,10 +16,14 @@ BACKENDS = {"sqlite": ("sqlite",), "postgres": ("postgresql", "postgres")}
 _OPTIONS = "flower_plugins.sql.options:SqlOptions"  # msgspec, imported on use
 
 
-def _session_store(backend: str, *, url: str, options: Any, settings: Any) -> Any:
+def _session_store(
+    backend: str, *, url: str, options: Any, settings: Any, read_only: bool = False
+) -> Any:
     from flower_plugins.sql.factory import open_session_store
 
-    return open_session_store(backend, url=url, options=options, settings=settings)
+    return open_session_store(
+        backend, url=url, options=options, settings=settings, read_only=read_only
+    )
 
 
 def _lineage_store(backend: str, *, url: str | None, options: Any, settings: Any) -> Any:

@@ -10,6 +10,8 @@ the database without its password.
 
 from __future__ import annotations
 
+import errno
+import os
 import re
 import threading
 import time
@@ -24,8 +26,8 @@ from sqlalchemy import event
 from sqlalchemy.engine import URL, Connection, Engine
 from sqlalchemy.exc import ArgumentError, DBAPIError, IntegrityError
 
-from flower.core.errors import StoreUnavailableError
-from flower.core.fileperms import create_private, private_dir
+from flower.core.errors import StoreNotFoundError, StoreUnavailableError
+from flower.core.fileperms import check_private, create_private, private_dir
 from flower.core.redact import redact_text
 from flower_plugins.sql.options import SqlOptions
 
@@ -307,6 +309,8 @@ def translate_error(
                 f"{path} is not a valid SQLite database ({message}); it was left untouched. "
                 "Move it aside to start a fresh one."
             )
+        if "readonly" in lowered or "read-only" in lowered:
+            return StoreUnavailableError(f"cannot write {path}: {read_only_reason(path)}")
         if "locked" in lowered or "busy" in lowered:
             return StoreUnavailableError(
                 f"{path}: another process held the write lock for more than "
@@ -333,16 +337,64 @@ def translate_error(
     return StoreUnavailableError(f"{shown(url)}: {message}")
 
 
-def _sqlite_engine(url: URL, options: SqlOptions, synchronous: str) -> Engine:
+def read_only_reason(path: str | None) -> str:
+    """Why a SQLite database cannot be written, for its error: its folder or the file is
+    read-only for this user, or the file system is."""
+    if not path:
+        return "the database is read-only"
+    folder = Path(path).parent
+    if not os.access(folder, os.W_OK):
+        return f"the folder {folder} is read-only for this user (only reading works)"
+    if Path(path).exists() and not os.access(path, os.W_OK):
+        return "the file is read-only for this user (only reading works)"
+    return "the database is read-only (a read-only file system or mount?)"
+
+
+def _read_only_connect(path: Path, timeout: float) -> Callable[[], Any]:
+    """How a read-only engine connects: ``mode=ro`` (never creating, never writing);
+    in a folder this user cannot write, where SQLite cannot make the WAL index it
+    reads through, ``immutable=1`` as long as no WAL holds uncheckpointed commits."""
+    import sqlite3
+    from urllib.parse import quote
+
+    uri = f"file:{quote(str(path.resolve()))}?mode=ro"
+
+    def connect() -> Any:
+        conn = sqlite3.connect(uri, uri=True, timeout=timeout, check_same_thread=False)
+        try:
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return conn
+        except sqlite3.OperationalError:
+            conn.close()
+            wal = path.with_name(path.name + "-wal")
+            if wal.exists() and wal.stat().st_size > 0:
+                raise  # commits only the WAL holds: immutable would not see them
+        return sqlite3.connect(
+            f"{uri}&immutable=1", uri=True, timeout=timeout, check_same_thread=False
+        )
+
+    return connect
+
+
+def _sqlite_engine(url: URL, options: SqlOptions, synchronous: str, read_only: bool) -> Engine:
     database = url.database or ""
     in_memory = database in ("", ":memory:")
-    if not in_memory:
+    kwargs: dict[str, Any] = {}
+    if read_only and not in_memory:
+        if not Path(database).is_file():
+            raise StoreNotFoundError(f"no SQLite database at {database}")
+        check_private(Path(database).parent)  # a reader warns of loose modes too
+        check_private(database)
+        kwargs["creator"] = _read_only_connect(Path(database), options.busy_timeout)
+    elif not in_memory:
         try:
             private_dir(Path(database).parent)
             create_private(database)  # SQLite gives -wal and -shm the mode of the db
         except OSError as exc:
+            if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+                why = read_only_reason(database)
+                raise StoreUnavailableError(f"cannot create {database}: {why}") from exc
             raise StoreUnavailableError(f"cannot create the folder of {database}: {exc}") from exc
-    kwargs: dict[str, Any] = {}
     if in_memory:
         kwargs["poolclass"] = sa.pool.StaticPool
     engine = sa.create_engine(
@@ -361,7 +413,7 @@ def _sqlite_engine(url: URL, options: SqlOptions, synchronous: str) -> Engine:
         dbapi_conn.isolation_level = None
         cursor = dbapi_conn.cursor()
         try:
-            if not in_memory:
+            if not in_memory and not read_only:
                 cursor.execute("PRAGMA journal_mode=WAL")
             cursor.execute(f"PRAGMA synchronous={sync}")
             cursor.execute("PRAGMA foreign_keys=ON")
@@ -388,14 +440,19 @@ def _postgres_engine(url: URL, options: SqlOptions) -> Engine:
 
 
 def open_database(
-    url: str, options: SqlOptions | None = None, synchronous: str = "normal"
+    url: str,
+    options: SqlOptions | None = None,
+    synchronous: str = "normal",
+    *,
+    read_only: bool = False,
 ) -> Database:
-    """Build the engine for ``url`` and check that the database answers."""
+    """Build the engine for ``url`` and check that the database answers; ``read_only``
+    opens an existing SQLite file read-only and creates nothing."""
     options = options or SqlOptions()
     parsed = parse_url(url)
     dialect = dialect_of(parsed)
     if dialect == "sqlite":
-        engine = _sqlite_engine(parsed, options, synchronous)
+        engine = _sqlite_engine(parsed, options, synchronous, read_only)
     else:
         engine = _postgres_engine(parsed, options)
     db = Database(engine, parsed, dialect, options.busy_timeout)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from flower.core.config import Settings
-from flower.core.errors import ConfigError, StoreUnavailableError
+from flower.core.errors import ConfigError, SchemaOutOfDateError, StoreUnavailableError
 from flower_plugins.sql.engine import Database, dialect_of, open_database, parse_url, redact
 from flower_plugins.sql.lineage import SqlLineageStore
-from flower_plugins.sql.migrate import ensure_schema
+from flower_plugins.sql.migrate import ensure_schema, readable_schema
 from flower_plugins.sql.options import SqlOptions
 from flower_plugins.sql.store import SqlSessionStore
 
@@ -21,25 +22,46 @@ def _options(options: Any) -> SqlOptions:
     return msgspec.convert(dict(options or {}), SqlOptions)
 
 
-def open_checked(url: str, backend: str, options: Any, settings: Settings) -> Database:
-    """Open ``url`` for ``backend``; SQLite migrates itself, Postgres only when allowed."""
+def open_checked(
+    url: str, backend: str, options: Any, settings: Settings, *, read_only: bool = False
+) -> Database:
+    """Open ``url`` for ``backend``; SQLite migrates itself, Postgres only when allowed,
+    and nothing when ``read_only`` (a reader finds the schema as it is)."""
     dialect = dialect_of(parse_url(url))
     if dialect != backend:
         raise StoreUnavailableError(
             f"backend {backend!r} cannot open {redact(url)}: set [tool.flower.sessions] url "
             f"(or FLOWER_SESSIONS_URL) to a {backend} URL"
         )
-    db = open_database(url, _options(options), settings.sessions.synchronous)
+    db = open_database(url, _options(options), settings.sessions.synchronous, read_only=read_only)
     try:
-        ensure_schema(db, auto_migrate=dialect == "sqlite" or settings.sessions.auto_migrate)
+        if not read_only:
+            ensure_schema(db, auto_migrate=dialect == "sqlite" or settings.sessions.auto_migrate)
+            return db
+        try:
+            readable_schema(db)
+            return db
+        except SchemaOutOfDateError:
+            if not _can_write(db.sqlite_path):
+                raise
     except BaseException:
         db.close()
         raise
-    return db
+    # SQLite upgrades itself on first use, a reader's too, where it may write
+    db.close()
+    return open_checked(url, backend, options, settings)
+
+
+def _can_write(sqlite_path: str | None) -> bool:
+    if sqlite_path is None:
+        return False
+    return os.access(sqlite_path, os.W_OK) and os.access(
+        os.path.dirname(sqlite_path) or ".", os.W_OK
+    )
 
 
 def open_session_store(
-    backend: str, *, url: str | None, options: Any, settings: Settings
+    backend: str, *, url: str | None, options: Any, settings: Settings, read_only: bool = False
 ) -> SqlSessionStore:
     if url is None:  # only sqlite has an embedded default
         raise ConfigError(
@@ -47,7 +69,7 @@ def open_session_store(
             f"[tool.flower.sessions] url (or FLOWER_SESSIONS_URL) to a {backend} URL",
             key="sessions.backend",
         )
-    return SqlSessionStore(open_checked(url, backend, options, settings))
+    return SqlSessionStore(open_checked(url, backend, options, settings, read_only=read_only))
 
 
 def open_lineage_store(

@@ -21,7 +21,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError
 
-from flower.core.errors import SchemaOutOfDateError, StoreUnavailableError
+from flower.core.errors import SchemaOutOfDateError, StoreNotFoundError, StoreUnavailableError
 from flower_plugins.sql.engine import Database
 from flower_plugins.sql.schema import HEAD_REVISION, VERSION_TABLE
 
@@ -188,3 +188,14 @@ def ensure_schema(db: Database, *, auto_migrate: bool) -> SchemaState:
         "run `flower db upgrade` (add --url if it is not the configured database), "
         "or set [tool.flower.sessions] auto_migrate = true"
     )
+
+
+def readable_schema(db: Database) -> SchemaState:
+    """Check the schema for a reader, changing nothing: no flower tables at all is a
+    store that does not exist yet; one behind or ahead is the error a writer gets."""
+    state = read_state(db)
+    if state.status == "empty":
+        raise StoreNotFoundError(f"{db.safe_url} holds no flower sessions (no flower tables)")
+    if state.status == "up to date":
+        return state
+    return ensure_schema(db, auto_migrate=False)

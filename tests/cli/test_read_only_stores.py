@@ -1,0 +1,121 @@
+"""Commands that only read create no store, and read a store they may not write."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from cli_helpers import Cli, transcript
+
+from flower.core.keys import project_key
+from flower.core.records import SessionKey
+from flower.stores.open import open_session_store
+
+SID = "71a21bd9-0d7e-4c6b-9b1e-2f0c1e1f3a10"
+
+
+def test_copy_from_a_store_that_is_not_there_creates_nothing(in_tmp: Path) -> None:
+    target = in_tmp / "target.db"
+    for source in (f"sqlite:///{in_tmp / 'nonexistent.db'}", f"jsonfs:///{in_tmp / 'nowhere'}"):
+        done = Cli(f"sqlite:///{in_tmp / 'configured.db'}")(
+            "sessions", "copy", "--from", source, "--to", f"sqlite:///{target}"
+        )
+        assert done.exit_code == 1, done.output
+        assert done.stderr.startswith("flower: error: no ")
+        assert "copied" not in done.stdout
+    assert sorted(p.name for p in in_tmp.iterdir()) == []  # not the source, not the target
+
+
+def test_reading_an_empty_postgres_schema_migrates_nothing(pg_url: str, in_tmp: Path) -> None:
+    (in_tmp / "pyproject.toml").write_text(
+        "[tool.flower.sessions]\nauto_migrate = true\n", encoding="utf-8"
+    )
+    cli = Cli(pg_url)
+    listed = cli("sessions", "list")
+    assert listed.exit_code == 0, listed.output
+    assert "no sessions in" in listed.stderr
+    assert cli("sessions", "show", SID).exit_code == 1
+    copied = cli("sessions", "copy", "--from", pg_url, "--to", f"sqlite:///{in_tmp / 't.db'}")
+    assert copied.exit_code == 1 and "holds no flower sessions" in copied.stderr
+    engine = sa.create_engine(pg_url)
+    try:
+        with engine.connect() as conn:
+            assert sa.inspect(conn).get_table_names() == []  # no migration ran
+    finally:
+        engine.dispose()
+    assert not (in_tmp / "t.db").exists()
+
+
+def _as_a_user_who_cannot_write() -> list[str]:
+    """The command prefix that runs a process without the power to write anywhere:
+    root (tests run as root) without the capabilities that bypass file modes."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("running as root and no setpriv to drop the capability to write anywhere")
+    return [setpriv, "--bounding-set=-dac_override,-dac_read_search,-fowner"]
+
+
+@pytest.fixture
+def read_only_run_dir(in_tmp: Path) -> Path:
+    """A run directory holding one session, then made read-only (folder 0500, file 0400)."""
+    workspace = in_tmp.resolve()
+    run_dir = workspace / "runs"
+    with open_session_store(f"sqlite:///{run_dir / 'sessions.db'}") as store:
+        store.append(SessionKey(project_key(workspace), SID), transcript(SID, str(workspace), 1))
+    lineage = {"workspace": str(workspace), "woke": 1, "steps": {"干活": SID}}
+    (run_dir / "lineage.json").write_text(json.dumps(lineage), encoding="utf-8")
+    for path in run_dir.iterdir():
+        path.chmod(0o400)
+    run_dir.chmod(0o500)
+    yield run_dir
+    run_dir.chmod(0o700)
+
+
+@pytest.mark.slow
+def test_a_run_directory_the_user_cannot_write_can_be_read(read_only_run_dir: Path) -> None:
+    import subprocess
+
+    before = sorted(p.name for p in read_only_run_dir.iterdir())
+    prefix = _as_a_user_who_cannot_write()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FLOWER_")}
+
+    def flower(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*prefix, sys.executable, "-m", "flower.cli.main", *args],
+            cwd=read_only_run_dir.parent,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    probe = flower("sessions", "import", "/dev/null")  # the sandbox really cannot write
+    assert probe.returncode == 1
+    assert probe.stderr == (
+        "flower: error: cannot write runs/sessions.db: the folder runs is read-only for this "
+        "user (only reading works)\n"
+    )
+    listed = flower("sessions", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert [row["session_id"] for row in json.loads(listed.stdout)] == [SID]
+    shown = flower("sessions", "show", SID[:8])
+    assert shown.returncode == 0 and "question 0" in shown.stdout, shown.stderr
+    exported = flower("sessions", "export", SID)
+    assert exported.returncode == 0 and len(exported.stdout.splitlines()) == 3
+    assert flower("sessions", "stats", SID).returncode == 0
+    status = flower("status")
+    assert status.returncode == 0, status.stderr
+    assert f"step        干活: {SID} (in the store" in status.stdout
+    assert "unreadable" not in status.stdout
+    removed = flower("sessions", "rm", "--yes", SID)
+    assert removed.returncode == 1 and "the folder runs is read-only" in removed.stderr
+    for done in (probe, listed, shown, exported, status, removed):
+        assert "Traceback" not in done.stderr
+    assert sorted(p.name for p in read_only_run_dir.iterdir()) == before  # no -wal, no -shm
