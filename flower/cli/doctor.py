@@ -60,6 +60,7 @@ def check_config(ctx: typer.Context) -> tuple[Check, LoadedSettings | None]:
 def check_store(settings: Settings) -> Check:
     from flower.cli.context import store_name
     from flower.core.config import default_store_url, sqlite_file
+    from flower.core.errors import StoreNotFoundError
     from flower.core.records import SessionKey
     from flower.core.redact import redact_text, redact_url
     from flower.stores.open import open_session_store
@@ -72,7 +73,8 @@ def check_store(settings: Settings) -> Check:
         return Check("store", True, f"{shown} does not exist yet; the first run creates it")
 
     def reach() -> None:
-        store = open_session_store(settings.sessions.url, settings=settings)
+        # read-only: doctor creates no store and migrates no schema (auto_migrate or not)
+        store = open_session_store(settings.sessions.url, settings=settings, read_only=True)
         try:
             store.exists(SessionKey("flower-doctor", "probe"))
         finally:
@@ -80,6 +82,10 @@ def check_store(settings: Settings) -> Check:
 
     try:
         _, seconds = _timed(reach)
+    except StoreNotFoundError as exc:
+        if url is not None and url.startswith("postgres") and not settings.sessions.auto_migrate:
+            return Check("store", False, f"{redact_text(str(exc))}: run `flower db upgrade`")
+        return Check("store", True, f"{shown} does not exist yet; the first run creates it")
     except FlowerError as exc:
         # the store's own errors usually name it already
         said = redact_text(str(exc))

@@ -232,6 +232,25 @@ def test_doctor_names_a_store_behind_once(pg_url: str, in_tmp: Path) -> None:
     assert check.detail.count("postgresql") == 1, check.detail
 
 
+def test_doctor_migrates_no_empty_schema_even_with_auto_migrate(pg_url: str, in_tmp: Path) -> None:
+    import sqlalchemy as sa
+
+    from flower.cli.doctor import check_store
+
+    for auto_migrate in (False, True):
+        conf = SessionsConfig(backend="postgres", url=pg_url, auto_migrate=auto_migrate)
+        check = check_store(Settings(sessions=conf))
+        assert check.ok is auto_migrate, check.detail
+        assert ("the first run creates it" in check.detail) is auto_migrate
+        assert auto_migrate or "flower db upgrade" in check.detail
+    engine = sa.create_engine(pg_url)
+    try:
+        with engine.connect() as conn:
+            assert sa.inspect(conn).get_table_names() == []
+    finally:
+        engine.dispose()
+
+
 def _assistant(uid: str, usage: dict | None, **extra: object) -> str:
     message: dict = {"role": "assistant", "content": [{"type": "text", "text": uid}]}
     if usage is not None:
