@@ -165,6 +165,11 @@ def build_app(viewer: Viewer, *, token: str | None = None) -> ASGIApp:
             mark = view.marks.get(item.uuid)
             if mark is not None:
                 item.mark, item.mark_kind = mark.text, mark.kind
+            for block in item.blocks:  # a result shown inside its call carries its mark
+                result = block.result
+                mark = view.marks.get(result.entry_uuid) if result is not None else None
+                if result is not None and mark is not None:
+                    result.mark, result.mark_kind = mark.text, mark.kind
             if origin is not None and item.uuid == summary.fork_end:
                 item.forked_from = conversation.ForkPoint(origin.session_id, origin.message_uuid)
             item.forks = forks.get(item.uuid, [])

@@ -32,6 +32,9 @@ class Result(msgspec.Struct):
     text: str
     is_error: bool = False
     images: list[Image] = msgspec.field(default_factory=list)
+    entry_uuid: str = ""  # the user entry that carries it
+    mark: str = ""  # pruned view: what a policy did to that entry
+    mark_kind: str = ""
 
 
 class Block(msgspec.Struct):
@@ -112,6 +115,7 @@ def tool_results(entries: Iterable[Entry]) -> dict[str, Result]:
                     text=text_of(block.get("content")),
                     is_error=block.get("is_error") is True,
                     images=_images(block.get("content")),
+                    entry_uuid=str(entry.get("uuid") or ""),
                 )
     return results
 

@@ -111,3 +111,16 @@ def test_the_viewers_store_refuses_every_write(tmp_path: Path) -> None:
             with pytest.raises(ReadOnlyError, match="read-only"):
                 write()
         assert store.load(key) is None
+
+
+def test_a_trimmed_result_is_marked_inside_its_call(tmp_path: Path) -> None:
+    settings = Settings(
+        run_dir=str(tmp_path / "runs"),
+        sessions=SessionsConfig(url=f"sqlite:///{tmp_path / 'runs' / 'sessions.db'}"),
+    )
+    seed(settings)
+    html = browse(settings)[2]
+    call = html[html.index('data-tool-id="toolu_big0"') :]
+    call = call[: call.index("</article>")]
+    assert '<span class="mark trimmed">trimmed by trim</span>' in call
+    assert "[trimmed: this tool result was" in call
