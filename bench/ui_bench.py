@@ -85,7 +85,10 @@ def run(sessions: int, runs: int, backend: str = "sqlite") -> dict[str, Any]:
                 lambda: [store.load(SessionKey(PROJECT, sid)) for sid in ids], max(1, runs // 2)
             )
 
-        viewer = Viewer(settings, lambda: open_session_store(settings=settings), url)
+        def reader() -> Any:
+            return open_session_store(settings=settings, read_only=True)
+
+        viewer = Viewer(settings, reader, url)
         served = Background(build_app(viewer), bind("127.0.0.1", 0)).start()
 
         def get(path: str) -> Callable[[], bytes]:

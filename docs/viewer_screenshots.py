@@ -137,7 +137,7 @@ def shoot() -> None:
         settings = seed(run_dir)
         viewer = Viewer(
             settings,
-            lambda: open_session_store(settings=settings),
+            lambda: open_session_store(settings=settings, read_only=True),
             settings.sessions_url(),
             workspace=Path(tmp),
         )

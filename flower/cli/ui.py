@@ -47,7 +47,7 @@ def ui(
         raise FlowerError(INSTALL_HINT)
     import secrets
 
-    from flower.cli.context import get_settings, open_store, store_name
+    from flower.cli.context import get_settings, open_existing, store_name
     from flower.ui.app import Viewer, build_app
     from flower.ui.server import LOOPBACK, bind, server, url_of
 
@@ -56,7 +56,7 @@ def ui(
     token = secrets.token_urlsafe(18) if host is not None else None
     viewer = Viewer(
         settings,
-        lambda: open_store(ctx, read_only=True),
+        lambda: open_existing(settings),  # read-only: creates and migrates nothing
         store_name(settings),
         interval=interval,
     )

@@ -32,7 +32,7 @@ from flower.core.records import Entry, SessionKey
 from flower.core.redact import redact_text
 from flower.ui import chart, conversation, listing, runs
 from flower.ui.pruned import PrunedView, pruned_view
-from flower.ui.readonly import ReadOnlyStore
+from flower.ui.readonly import NoStoreYet, ReadOnlyStore
 
 HERE = Path(__file__).parent
 TOKEN_COOKIE = "flower_ui_token"
@@ -47,7 +47,7 @@ class Viewer:
     def __init__(
         self,
         settings: Settings,
-        open_store: Callable[[], Any],
+        open_store: Callable[[], Any | None],
         store_name: str,
         *,
         workspace: Path | None = None,
@@ -62,9 +62,14 @@ class Viewer:
         self._store: ReadOnlyStore | None = None
 
     def store(self) -> ReadOnlyStore:
-        """The store, opened read-only on first use (call with :attr:`lock` held)."""
+        """The store, opened read-only on first use (call with :attr:`lock` held); while
+        it does not exist (``open_store`` gives None), an empty one, and it is looked
+        for again on the next request."""
         if self._store is None:
-            self._store = ReadOnlyStore(self._open_store())
+            opened = self._open_store()
+            if opened is None:
+                return ReadOnlyStore(NoStoreYet())
+            self._store = ReadOnlyStore(opened)
         return self._store
 
     def close(self) -> None:

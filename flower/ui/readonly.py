@@ -1,4 +1,5 @@
-"""A session store the viewer can only read from: every write is refused."""
+"""A session store the viewer can only read from: every write is refused; and the empty
+store it reads while the configured one does not exist yet."""
 
 from __future__ import annotations
 
@@ -59,3 +60,28 @@ class ReadOnlyStore(SessionStoreBase):
 
     def close(self) -> None:
         self.inner.close()
+
+
+class NoStoreYet(SessionStoreBase):
+    """The configured store before anything created it: no projects, no sessions."""
+
+    def load(self, key: SessionKey) -> list[Entry] | None:
+        return None
+
+    def list_sessions(self, project_key: str) -> list[SessionInfo]:
+        return []
+
+    def list_projects(self) -> list[str]:
+        return []
+
+    def list_subkeys(self, key: SessionKey) -> list[str]:
+        return []
+
+    def exists(self, key: SessionKey) -> bool:
+        return False
+
+    def find_session(self, session_id: str) -> SessionKey | None:
+        return None
+
+    def last_usage(self, key: SessionKey) -> dict[str, Any] | None:
+        return None

@@ -50,12 +50,24 @@ def flower_ui(tmp_path: Path, *args: str) -> Iterator[tuple[subprocess.Popen[str
 
 
 def test_it_listens_on_loopback_and_serves_the_list(tmp_path: Path) -> None:
+    from ui_helpers import PROJECT, WORKING, working_session
+
+    from flower.core.config import SessionsConfig, Settings
+    from flower.core.records import SessionKey
+    from flower.stores.open import open_session_store
+
     with flower_ui(tmp_path) as (_, url):
         assert url.startswith("http://127.0.0.1:")
         with urllib.request.urlopen(url, timeout=10) as page:
-            html = page.read().decode()
-    assert "no sessions" in html
-    assert not (tmp_path / "sessions.db").exists()  # read-only: no database created
+            before = page.read().decode()
+        assert not (tmp_path / "sessions.db").exists()  # read-only: no database created
+        settings = Settings(sessions=SessionsConfig(url=env_in(tmp_path)["FLOWER_SESSIONS_URL"]))
+        with open_session_store(settings=settings) as store:  # a run starts writing
+            store.append(SessionKey(PROJECT, WORKING), working_session(WORKING))
+        with urllib.request.urlopen(url, timeout=10) as page:
+            after = page.read().decode()
+    assert "no sessions" in before
+    assert WORKING in after  # the store is looked for again once it exists
 
 
 def test_another_host_needs_the_token_it_prints(tmp_path: Path) -> None:

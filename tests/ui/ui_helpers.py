@@ -121,7 +121,7 @@ def settings_for(url: str, run_dir: Path) -> Settings:
 def serve(settings: Settings, *, token: str | None = None, interval: float = 0.1) -> Background:
     viewer = Viewer(
         settings,
-        lambda: open_session_store(settings=settings),
+        lambda: open_session_store(settings=settings, read_only=True),
         settings.sessions_url(),
         workspace=Path(settings.run_dir).parent,
         interval=interval,
