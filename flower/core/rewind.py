@@ -17,6 +17,7 @@ import os
 import stat
 import uuid as uuid_module
 from collections.abc import Sequence
+from glob import escape as glob_escape
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -189,12 +190,28 @@ def _plan_path(run_dir: Path) -> Path:
     return run_dir / PLAN_FILE
 
 
-def carry_out(plan: RewindPlan, store: SessionStoreBase, lineage: Lineage, run_dir: Path) -> None:
-    """Do ``plan`` (every part idempotent), then remove the plan file."""
+def _tidy(path: Path) -> None:
+    """Remove what a write of ``path`` killed half-way left: its temporary siblings."""
+    for stale in path.parent.glob(f".{glob_escape(path.name)}.*-*.tmp"):
+        stale.unlink(missing_ok=True)
+
+
+def carry_out(
+    plan: RewindPlan,
+    store: SessionStoreBase,
+    lineage: Lineage,
+    run_dir: Path,
+    *,
+    recovering: bool = False,
+) -> None:
+    """Do ``plan`` (every part idempotent), then remove the plan file. ``recovering``
+    (after a crash) also removes the temporary files a killed restore left."""
     source = SessionKey(plan.project_key, plan.old_session)
     fork(store, source, plan.at, session_id=plan.new_session)
     snapshots = Snapshots.of_run_dir(run_dir)
     for item in plan.restore:
+        if recovering:
+            _tidy(Path(item.path))
         _put_back(item, snapshots)
     lineage.record.steps[plan.step] = plan.new_session
     lineage.record.extra["rewound"] = {
@@ -280,7 +297,7 @@ def finish_pending(lineage: Lineage, store: SessionStoreBase, run_dir: Path) -> 
     """Carry out the rewind a crash cut short in ``run_dir``; returns its plan, or None."""
     plan = pending(run_dir)
     if plan is not None:
-        carry_out(plan, store, lineage, run_dir)
+        carry_out(plan, store, lineage, run_dir, recovering=True)
     return plan
 
 
