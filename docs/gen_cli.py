@@ -27,9 +27,9 @@ def _commands(group: object, path: tuple[str, ...]) -> Iterator[tuple[tuple[str,
     sub = getattr(group, "commands", None)
     if not sub:
         return
-    from typer import _click
+    import typer
 
-    ctx = _click.Context(group)  # type: ignore[arg-type]
+    ctx = typer.Context(group)  # type: ignore[arg-type]
     for name in group.list_commands(ctx):  # type: ignore[attr-defined]
         command = group.get_command(ctx, name)  # type: ignore[attr-defined]
         if command is None or getattr(command, "hidden", False):

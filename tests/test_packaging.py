@@ -49,7 +49,7 @@ def test_wheel_declares_console_script_and_plugin_entry_points(wheel: Path) -> N
     zf = zipfile.ZipFile(wheel)
     (ep,) = [n for n in zf.namelist() if n.endswith("entry_points.txt")]
     text = zf.read(ep).decode()
-    assert "flower = flower.cli.launch:main" in text
+    assert "flower = flower.cli.main:main" in text
     for builtin in ("sql", "jsonfs", "pruning", "probes"):
         assert f"{builtin} = flower_plugins.{builtin}" in text
 

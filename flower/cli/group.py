@@ -21,15 +21,12 @@ import re
 import sys
 from collections.abc import Sequence
 from difflib import get_close_matches
-from typing import Any
+from typing import Any, Protocol
 
 import typer
-from typer import _click
-from typer._click.exceptions import UsageError
 from typer.core import TyperGroup
 
 from flower.cli.errors import report_error
-from flower.cli.fastparams import speed_up
 from flower.core.errors import FlowerError
 
 RUN_COMMAND = "run"
@@ -41,6 +38,14 @@ def _as_prompt(args: Sequence[str], index: int) -> str:
     import shlex
 
     return shlex.join(["flower", *args[:index], "--", *args[index:]])
+
+
+class CommandParameter(Protocol):
+    """What routing reads of a click parameter (typer's own or click's, by version)."""
+
+    param_type_name: str
+    opts: list[str]
+    secondary_opts: list[str]
 
 
 def strict_plugins() -> bool:
@@ -71,7 +76,7 @@ class FlowerGroup(TyperGroup):
             plugin_app = typer.Typer(rich_markup_mode=None, add_completion=False)
             try:
                 impl.function(app=plugin_app)
-                added = _click_commands(plugin_app)
+                added = _commands_of(plugin_app)
             except FlowerError:
                 raise
             except Exception as exc:  # one broken plugin must not take the CLI down
@@ -90,22 +95,20 @@ class FlowerGroup(TyperGroup):
                 self.commands[name] = command
                 self.plugin_commands[name] = plugin
 
-    def get_command(self, ctx: _click.Context, cmd_name: str) -> _click.Command | None:
+    def get_command(self, ctx: typer.Context, cmd_name: str) -> Any:
         command = self.commands.get(cmd_name)
         if command is None and not self._plugins_loaded:
             self.load_plugin_commands()
             command = self.commands.get(cmd_name)
-        if command is not None:
-            _speed_up_tree(command, ctx)
         return command
 
-    def list_commands(self, ctx: _click.Context) -> list[str]:
+    def list_commands(self, ctx: typer.Context) -> list[str]:
         self.load_plugin_commands()
         return super().list_commands(ctx)
 
     # -- routing ---------------------------------------------------------------
 
-    def _first_positional(self, ctx: _click.Context, args: Sequence[str]) -> int | None:
+    def _first_positional(self, ctx: typer.Context, args: Sequence[str]) -> int | None:
         """Index of the first argument that is not one of the group's own options.
 
         An option the group does not know is where ``run``'s own arguments begin
@@ -114,7 +117,7 @@ class FlowerGroup(TyperGroup):
         return _first_positional(self.get_params(ctx), args)
 
     def _command_after_run_options(
-        self, ctx: _click.Context, args: list[str], index: int
+        self, ctx: typer.Context, args: list[str], index: int
     ) -> str | None:
         """The subcommand name that follows ``run``'s options at ``index``, if any:
         ``flower --no-trim sessions list`` reads as a subcommand with a misplaced
@@ -132,7 +135,7 @@ class FlowerGroup(TyperGroup):
             self.load_plugin_commands()
         return word if word in self.commands and word != RUN_COMMAND else None
 
-    def _route(self, ctx: _click.Context, args: list[str]) -> list[str]:
+    def _route(self, ctx: typer.Context, args: list[str]) -> list[str]:
         has_run = RUN_COMMAND in self.commands
         index = self._first_positional(ctx, args)
         if index is None:
@@ -142,17 +145,16 @@ class FlowerGroup(TyperGroup):
         token = args[index]
         if token == "--":
             if not has_run:
-                raise UsageError("free-text prompts need the 'run' command", ctx)
+                ctx.fail("free-text prompts need the 'run' command")
             return [*args[:index], RUN_COMMAND, *args[index:]]
         if token.startswith("-") and token != "-":  # an option of run's, or a typo
             command = self._command_after_run_options(ctx, args, index) if has_run else None
             if command is not None:
-                raise UsageError(
+                ctx.fail(
                     f"{token!r} is an option of the default command (run), so this would "
                     f"send {command!r} to the model as a prompt. Put options after the "
                     f"command (flower {command} ...), or to send the words as a prompt: "
-                    f"flower {token} -- {command} ...",
-                    ctx,
+                    f"flower {token} -- {command} ..."
                 )
             return [*args[:index], RUN_COMMAND, *args[index:]] if has_run else args
         if token in self.commands:
@@ -165,15 +167,12 @@ class FlowerGroup(TyperGroup):
             if close:
                 suggestions = ", ".join(repr(name) for name in close)
                 hint = f" To send it as a prompt: {_as_prompt(args, index)}" if has_run else ""
-                raise UsageError(
-                    f"No such command {token!r}. Did you mean {suggestions}?{hint}", ctx
-                )
+                ctx.fail(f"No such command {token!r}. Did you mean {suggestions}?{hint}")
         if has_run:
             return [*args[:index], RUN_COMMAND, *args[index:]]
         return args
 
-    def parse_args(self, ctx: _click.Context, args: list[str]) -> list[str]:
-        speed_up(self.get_params(ctx))
+    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
         if strict_plugins():
             self.load_plugin_commands()
         if not ctx.resilient_parsing:
@@ -196,7 +195,7 @@ class FlowerGroup(TyperGroup):
             sys.exit(code)
 
 
-def _value_options(params: Sequence[_click.Parameter]) -> dict[str, bool]:
+def _value_options(params: Sequence[CommandParameter]) -> dict[str, bool]:
     """Each option string of ``params`` -> whether it takes a value (a flag does not)."""
     takes_value: dict[str, bool] = {}
     for param in params:
@@ -207,12 +206,12 @@ def _value_options(params: Sequence[_click.Parameter]) -> dict[str, bool]:
     return takes_value
 
 
-def _takes_value(params: Sequence[_click.Parameter], token: str) -> bool:
+def _takes_value(params: Sequence[CommandParameter], token: str) -> bool:
     """Whether ``token`` is one of ``params``' options that takes a value, given bare."""
     return "=" not in token and _value_options(params).get(token, False)
 
 
-def _first_positional(params: Sequence[_click.Parameter], args: Sequence[str]) -> int | None:
+def _first_positional(params: Sequence[CommandParameter], args: Sequence[str]) -> int | None:
     """Index of the first argument that is not one of ``params``' options (an option
     they do not know counts as that argument); ``None`` when there is none."""
     takes_value = _value_options(params)
@@ -230,13 +229,7 @@ def _first_positional(params: Sequence[_click.Parameter], args: Sequence[str]) -
     return None
 
 
-def _speed_up_tree(command: _click.Command, ctx: _click.Context) -> None:
-    speed_up(command.get_params(ctx))
-    for sub in getattr(command, "commands", {}).values():
-        _speed_up_tree(sub, ctx)
-
-
-def _click_commands(plugin_app: typer.Typer) -> dict[str, _click.Command]:
+def _commands_of(plugin_app: typer.Typer) -> dict[str, Any]:
     """The click commands a plugin added to its own ``Typer``."""
     if not plugin_app.registered_commands and not plugin_app.registered_groups:
         return {}
