@@ -1,15 +1,16 @@
 """pluggy hook specifications: every hook receives a ``register`` callback.
 
-A plugin module implements any of these with ``@flower.hookimpl``::
+A plugin module implements any of these with ``@flower.plugin.hookimpl``::
 
     @hookimpl
-    def register_pruning_policies(register):
+    def register_pruning_policies(register: RegisterFactory) -> None:
         register("drop-thinking", DropThinking)
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 import pluggy
 
@@ -17,8 +18,31 @@ hookspec = pluggy.HookspecMarker("flower")
 hookimpl = pluggy.HookimplMarker("flower")
 
 
+class RegisterBackend(Protocol):
+    """The ``register`` of ``register_session_stores`` and ``register_lineage_stores``.
+
+    ``options`` is a msgspec Struct type, or ``"module:Name"`` to import it only when
+    a store is opened."""
+
+    def __call__(
+        self,
+        name: str,
+        factory: Callable[..., Any],
+        *,
+        schemes: tuple[str, ...] | list[str] = (),
+        options: type | str | None = None,
+    ) -> None: ...
+
+
+class RegisterFactory(Protocol):
+    """The ``register`` of ``register_probers`` and ``register_pruning_policies``:
+    ``factory(settings)`` makes the prober or the policy."""
+
+    def __call__(self, name: str, factory: Callable[[Any], Any]) -> None: ...
+
+
 @hookspec
-def register_session_stores(register: Any) -> None:
+def register_session_stores(register: RegisterBackend) -> None:
     """``register(name, factory, *, schemes=(), options=None)``.
 
     ``factory(url, options, settings) -> SessionStore``. ``schemes`` are the URL
@@ -28,7 +52,7 @@ def register_session_stores(register: Any) -> None:
 
 
 @hookspec
-def register_lineage_stores(register: Any) -> None:
+def register_lineage_stores(register: RegisterBackend) -> None:
     """``register(name, factory, *, schemes=(), options=None)``.
 
     ``factory(url, options, settings) -> LineageStore``.
@@ -36,12 +60,12 @@ def register_lineage_stores(register: Any) -> None:
 
 
 @hookspec
-def register_probers(register: Any) -> None:
+def register_probers(register: RegisterFactory) -> None:
     """``register(name, factory)`` with ``factory(settings) -> Prober``."""
 
 
 @hookspec
-def register_pruning_policies(register: Any) -> None:
+def register_pruning_policies(register: RegisterFactory) -> None:
     """``register(name, factory)`` with ``factory(settings) -> PruningPolicy``."""
 
 

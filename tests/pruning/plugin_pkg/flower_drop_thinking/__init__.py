@@ -6,10 +6,15 @@ from typing import Annotated, Any
 
 import msgspec
 
-from flower import hookimpl
-from flower.core.config import policy_options
-from flower.core.protocols import PruneContext
-from flower.core.transcript import drop_entries, message_of, replace_blocks
+from flower.plugin import (
+    PruneContext,
+    RegisterFactory,
+    drop_entries,
+    hookimpl,
+    message_of,
+    policy_options,
+    replace_blocks,
+)
 
 
 class Options(msgspec.Struct, forbid_unknown_fields=True):
@@ -51,5 +56,5 @@ def _without_thinking(block: dict) -> dict | None:
 
 
 @hookimpl
-def register_pruning_policies(register: Any) -> None:
+def register_pruning_policies(register: RegisterFactory) -> None:
     register("drop-thinking", DropOldThinking)
