@@ -128,7 +128,7 @@ def paired_overhead(view: list[float], raw: list[float]) -> float:
 
 
 def measure(size: int, runs: int, folder: Path, *, compaction: bool = True) -> dict[str, float]:
-    from flower.core.transcript import context_start
+    from flower.core.transcript import active_chain
     from flower.stores.open import open_session_store
 
     entries = make_session(size, compaction=compaction)
@@ -147,7 +147,7 @@ def measure(size: int, runs: int, folder: Path, *, compaction: bool = True) -> d
         with_trim.load(key)  # first load writes the trim files; later loads reuse them
         figures = {
             "entries": float(len(loaded)),
-            "context": float(len(loaded) - context_start(loaded)),
+            "context": float(len(active_chain(loaded))),
         }
         views = {
             "view": lambda: no_trim.load(key),

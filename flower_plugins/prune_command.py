@@ -54,8 +54,8 @@ def prune_report(
             raw = store.load(key)
             if raw is None:  # removed since it was found
                 raise UnknownSessionError(f"no session {key.session_id} in {where}")
-            before = sum(model_bytes(e) for e in active_chain(raw))  # before any policy ran
-            pruned, stats, history = view.prune_loaded_in_detail(key, raw)
+            chain = active_chain(raw)  # what the model would be sent, before any policy
+            pruned, stats, off_chain = view.prune_loaded_in_detail(key, raw)
         finally:
             store.close()
     failures = {s.error for s in stats if s.error}
@@ -67,16 +67,20 @@ def prune_report(
             )
         elif str(warning.message) not in failures:
             notices.append(str(warning.message))
-    after = sum(model_bytes(e) for e in active_chain(pruned))
+    before = sum(model_bytes(e) for e in chain)
+    after = sum(model_bytes(e) for e in pruned)  # the view is the pruned chain
     return {
         "session_id": key.session_id,
         "project_key": key.project_key,
-        # entries before the last compaction boundary: out of context, kept as stored
-        "entries": {"raw": len(raw), "pruned": len(pruned), "history": history},
-        "messages": {
-            "raw": len(to_messages(active_chain(raw))),
-            "pruned": len(to_messages(active_chain(pruned))),
+        # stored entries off the active chain (before the last compaction, older
+        # branches, subagents): the model is not sent them, so they are not pruned
+        "entries": {
+            "raw": len(raw),
+            "chain": len(chain),
+            "pruned": len(pruned),
+            "off_chain": off_chain,
         },
+        "messages": {"raw": len(to_messages(chain)), "pruned": len(to_messages(pruned))},
         "policies": [s.as_dict() for s in stats],
         "chain_bytes": {"raw": before, "pruned": after, "saved": before - after},
         "tokens_saved": estimate_tokens(before - after),
@@ -115,17 +119,18 @@ def render_report(report: dict[str, Any]) -> str:
         ]
         lines.append("  ".join(cells).rstrip())
     chain = report["chain_bytes"]
+    entries = report["entries"]
     lines.append(
-        f"entries {report['entries']['raw']} -> {report['entries']['pruned']}, "
+        f"entries {entries['raw']} stored, {entries['chain']} on the active chain -> "
+        f"{entries['pruned']}, "
         f"messages {report['messages']['raw']} -> {report['messages']['pruned']}; "
         f"conversation {chain['raw']} -> {chain['pruned']} bytes "
         f"({_saved(chain['saved'], report['tokens_saved'])})"
     )
-    history = report["entries"]["history"]
-    if history:
+    if entries["off_chain"]:
         lines.append(
-            f"the {history} entries before the last compaction are out of the model's "
-            "context: kept as stored, not pruned"
+            f"the {entries['off_chain']} stored entries off the active chain (before the last "
+            "compaction, older branches, subagents) are not sent to the model: not pruned"
         )
     for p in report["policies"]:
         if p["error"]:

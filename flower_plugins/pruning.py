@@ -29,16 +29,13 @@ from flower.core.transcript import (
     replace_blocks,
     replace_result_body,
     result_text,
-    surviving_ancestor,
     synthetic_tool_result,
     tool_results,
     tool_uses,
 )
-from flower.core.transcript_index import Fallback
 
 if TYPE_CHECKING:
     from flower.core.config import Settings
-    from flower.core.transcript_index import TranscriptIndex
 
 STALE_NOTE = "[stale: this output is from an earlier session; re-run the command if you need it]"
 TRIM_MARK = "[trimmed: "
@@ -85,25 +82,6 @@ class SyntheticErrors:
             if e.get("type") == "assistant" and is_synthetic_error(e) and e.get("uuid")
         ]
         return drop_entries(entries, doomed) if doomed else entries
-
-    def plan(self, index: TranscriptIndex) -> None:
-        """The fast path: the same edits, on the shared index (see prune.py)."""
-        doomed = []
-        base = index.base
-        replaced = index.replaced
-        dropped = index.dropped
-        for slot in index.synthetic_slots:
-            if slot in dropped:
-                continue
-            entry = replaced.get(slot)
-            if entry is None:  # the build flagged it by is_synthetic_error's own test
-                uid = base[slot].get("uuid")
-                if uid:
-                    doomed.append(uid)
-            elif is_synthetic_error(entry) and entry.get("uuid"):
-                doomed.append(entry["uuid"])
-        if doomed:
-            index.drop(doomed, surviving_ancestor)
 
 
 # --------------------------------------------------------------------------- denials
@@ -184,55 +162,6 @@ class Denials:
         old = ids[: len(ids) - self.keep] if self.keep else ids
         return remove_tool_calls(entries, set(old))
 
-    def plan(self, index: TranscriptIndex) -> None:
-        """The fast path: the same edits, on the shared index (see prune.py)."""
-        denied: dict[str, None] = {}
-        base = index.base
-        replaced = index.replaced
-        dropped = index.dropped
-        for slot in index.flagged_results:
-            if slot in dropped:
-                continue
-            entry = replaced.get(slot, base[slot])
-            if entry.get("isSidechain"):  # a subagent's: the model is never sent it
-                continue
-            for block in tool_results(entry):
-                if block.get("is_error") and is_denial(entry, block):
-                    denied[block.get("tool_use_id")] = None
-        ids = list(denied)
-        old = set(ids[: len(ids) - self.keep] if self.keep else ids)
-        if not old:
-            return
-        for note in index.notes():
-            if any(b.get("tool_use_id") in old for b in tool_results(note)):
-                raise Fallback("a denied call is answered by an inserted note")
-
-        def without(block: dict[str, Any]) -> dict[str, Any] | None:
-            kind = block.get("type")
-            if kind == "tool_use" and block.get("id") in old:
-                return None
-            if kind == "tool_result" and block.get("tool_use_id") in old:
-                return None
-            return block
-
-        touched = {index.use_slot[tid] for tid in old if tid in index.use_slot}
-        for tid in old:
-            touched.update(index.result_slots.get(tid, ()))
-        emptied: list[str] = []
-        for slot in sorted(touched):
-            entry = index.current(slot)
-            if entry is None:
-                continue
-            new = replace_blocks(entry, without)
-            if new is None:
-                if entry.get("uuid").__class__ is not str:
-                    raise Fallback("an emptied entry has no uuid")
-                emptied.append(entry["uuid"])
-            elif new is not entry:
-                index.replace_with_ids(slot, new)
-        if emptied:
-            index.drop(emptied, surviving_ancestor)
-
 
 # --------------------------------------------------------------------------- interrupted
 
@@ -269,70 +198,6 @@ class Interrupted:
         if asked <= answered:
             return out
         return insert_chains(out, self._missing_results(out, answered))
-
-    def plan(self, index: TranscriptIndex) -> None:
-        """The fast path: the same edits, on the shared index (see prune.py)."""
-
-        def neutral(block: dict[str, Any]) -> dict[str, Any]:
-            if block.get("type") == "tool_result" and is_interruption_residue(block):
-                return replace_result_body(block, INTERRUPTED_NOTE)
-            return block
-
-        for slot in index.residue_slots:
-            entry = index.current(slot)
-            if entry is None:
-                continue
-            if any(is_interruption_residue(b) for b in tool_results(entry)):
-                new = replace_blocks(entry, neutral)
-                if new is not None and new is not entry:
-                    index.replace(slot, new)
-        unanswered = index.unanswered()
-        if not unanswered:
-            return
-        if index.inserted:
-            raise Fallback("notes were already inserted")
-        inserts: dict[int, list[Entry]] = {}
-        asking = {tid: self._asking(index, index.use_slot[tid]) for tid in unanswered}
-        groups = index.reply_groups(set(asking.values()))
-        for tid in unanswered:
-            anchor = self._anchor_slot(index, index.use_slot[tid], groups[asking[tid]])
-            template = index.current(anchor)
-            note = synthetic_tool_result(tid, INTERRUPTED_NOTE, template, marker="interrupted")
-            inserts.setdefault(anchor, []).append(note)
-        index.insert_many(inserts)
-
-    @staticmethod
-    def _asking(index: TranscriptIndex, use_slot: int) -> Any:
-        """The reply key (``message.id``, else uuid) of the entry asking at ``use_slot``."""
-        asking = index.current(use_slot)
-        if asking is None or not asking.get("uuid"):
-            raise Fallback("an unanswered call in an entry without uuid")
-        return message_of(asking).get("id") or asking["uuid"]
-
-    @staticmethod
-    def _anchor_slot(index: TranscriptIndex, use_slot: int, reply_group: list[int]) -> int:
-        """The last slot of the reply holding the call at ``use_slot`` (its block entries
-        are ``reply_group``): its last block entry or the last entry answering one of
-        its tool_uses."""
-        anchor = use_slot
-        for slot in reply_group:
-            entry = index.current(slot)
-            if entry is None or not entry.get("uuid"):
-                continue
-            anchor = max(anchor, slot)
-            for block in tool_uses(entry):
-                for result in index.result_slots.get(block.get("id"), ()):
-                    answering = index.current(result)
-                    if (
-                        result > anchor
-                        and answering is not None
-                        and answering.get("uuid")
-                        and any(
-                            b.get("tool_use_id") == block.get("id") for b in tool_results(answering)
-                        )
-                    ):
-                        anchor = result
-        return anchor
 
     @staticmethod
     def _missing_results(entries: list[Entry], answered: set[str]) -> dict[str, list[Entry]]:
@@ -392,37 +257,6 @@ def _prefixed(block: dict[str, Any], note: str) -> dict[str, Any]:
     return replace_result_body(block, f"{note}\n{body}" if body else note)
 
 
-def _marked_single_result(entry: Entry, stale: set[str]) -> Entry | None:
-    """What ``replace_blocks(entry, mark)`` gives for the usual shape (one tool_result
-    with a string body), without the generic walk; ``None`` for any other shape."""
-    message = entry.get("message")
-    if message.__class__ is not dict:
-        return None
-    content = message.get("content")
-    if content.__class__ is not list or len(content) != 1:
-        return None
-    block = content[0]
-    if block.__class__ is not dict or block.get("type") != "tool_result":
-        return None
-    body = block.get("content")
-    if body.__class__ is not str:
-        return None
-    if (
-        block.get("tool_use_id") not in stale
-        or block.get("is_error")
-        or body.startswith(STALE_NOTE)
-    ):
-        return entry
-    # dict.copy then one assignment: the {**d, k: v} result, built faster
-    marked = block.copy()
-    marked["content"] = f"{STALE_NOTE}\n{body}" if body else STALE_NOTE
-    message = message.copy()
-    message["content"] = [marked]
-    entry = entry.copy()
-    entry["message"] = message
-    return entry
-
-
 class _Verdicts(dict[str, bool]):
     """Whether each command is ephemeral, worked out once per distinct command."""
 
@@ -472,34 +306,6 @@ class Ephemeral:
             if block.get("tool_use_id") in stale:
                 out[i] = replace_blocks(out[i], mark) or out[i]
         return out
-
-    def plan(self, index: TranscriptIndex) -> None:
-        """The fast path: the same edits, on the shared index (see prune.py)."""
-        verdicts = self._verdicts
-        stale = {tid for tid, command in index.bash_uses if verdicts[command]}
-        if stale:
-            stale -= index.dead_uses()
-        if not stale:
-            return
-        mark = self._marker(stale)
-        result_slots = index.result_slots
-        base = index.base
-        replaced = index.replaced
-        dropped = index.dropped
-        for slot in sorted({s for tid in stale for s in result_slots.get(tid, ())}):
-            if slot in dropped:
-                continue
-            entry = replaced.get(slot, base[slot])
-            new = _marked_single_result(entry, stale)
-            if new is None:
-                new = replace_blocks(entry, mark)
-            if new is not None and new is not entry:
-                index.replace(slot, new)
-        for note in index.notes():
-            if any(b.get("tool_use_id") in stale for b in tool_results(note)):
-                new = replace_blocks(note, mark)
-                if new is not None and new is not note:
-                    index.replace_note(note, new)
 
     @staticmethod
     def _marker(stale: set[str]) -> Callable[[dict[str, Any]], dict[str, Any]]:
@@ -642,52 +448,10 @@ class Trim:
                 out[i] = new
         return out
 
-    def _trimmed(
-        self, entry: Entry, root: Path, ctx: PruneContext, folders: dict[Any, str] | None = None
-    ) -> Entry | None:
+    def _trimmed(self, entry: Entry, root: Path, ctx: PruneContext) -> Entry | None:
         session = (ctx.key.session_id if ctx.key else None) or entry.get("sessionId")
-        folder = folders.get(session) if folders is not None else None
-        if folder is None:
-            folder = str(root / _safe_name(str(session or "unknown")))
-            if folders is not None:
-                folders[session] = folder
+        folder = str(root / _safe_name(str(session or "unknown")))
         return replace_blocks(entry, lambda b: self._trim_block(b, folder, ctx))
-
-    def plan(self, index: TranscriptIndex) -> None:
-        """The fast path: the same edits, on the shared index (see prune.py)."""
-        ctx = index.ctx
-        if ctx is None:
-            raise Fallback("trim needs the load's context")
-        last = self._last_trimmable_slot(index)
-        if last is None:
-            return
-        for note in index.notes():  # view-only notes are short; a tiny threshold is not
-            if any(self._large(b) for b in tool_results(note)):
-                raise Fallback("an inserted note is large enough to trim")
-        root = Path(ctx.run_dir).resolve() / "trimmed"
-        folders: dict[Any, str] = {}  # folder per session id, for this load
-        for slot in index.result_slots_over(self.min_chars, last):
-            entry = index.current(slot)
-            if entry is None or not any(self._large(b) for b in tool_results(entry)):
-                continue
-            new = self._trimmed(entry, root, ctx, folders)
-            if new is not None and new is not entry:
-                index.replace(slot, new)
-
-    def _last_trimmable_slot(self, index: TranscriptIndex) -> int | None:
-        """:meth:`_cutoff` on the view: the slot of the newest entry that may be trimmed
-        (``None``: nothing is old enough). Inserted notes are user entries: no turn."""
-        seen: set[str] = set()
-        for slot in range(len(index.base) - 1, -1, -1):
-            entry = index.current(slot)
-            if entry is None or entry.get("type") != "assistant" or entry.get("isSidechain"):
-                continue
-            turn = message_of(entry).get("id") or entry.get("uuid")
-            if turn not in seen:
-                seen.add(turn)
-                if len(seen) > self.keep_recent_turns:
-                    return slot
-        return None
 
     def _large(self, block: dict[str, Any]) -> bool:
         content = block.get("content")

@@ -125,7 +125,7 @@ def collect(store: Any, keys: list[SessionKey], view: Any) -> Stats:
     ``view`` is a :class:`~flower.stores.prune.PruningSessionStore` over ``store`` in
     dry-run mode: pruning is computed, nothing is written.
     """
-    from flower.core.transcript import context_tokens
+    from flower.core.transcript import active_chain, context_tokens
 
     stats = Stats()
     for main in keys:
@@ -138,7 +138,8 @@ def collect(store: Any, keys: list[SessionKey], view: Any) -> Stats:
             raw = store.load(key) or []
             stats.add_entries(raw)
             detail = view.prune_loaded_in_detail(key, raw)
-            stats.add_pruning(raw, detail.entries, detail.policies)
+            # pruning works on what the model is sent: the active chain
+            stats.add_pruning(active_chain(raw), detail.entries, detail.policies)
         if len(keys) == 1:
             stats.last_context_tokens = context_tokens(store.last_usage(main))
     return stats

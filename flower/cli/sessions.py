@@ -133,16 +133,22 @@ def list_sessions(
     )
 
 
-def _pruned_entries(ctx: typer.Context, store: SessionStoreBase, key: SessionKey) -> list[Entry]:
+def _pruned_entries(
+    ctx: typer.Context, store: SessionStoreBase, key: SessionKey, quiet: bool = False
+) -> list[Entry]:
     """The view a resume would send, as a dry run (as ``flower prune`` and ``sessions
-    stats`` take it): trim shows its pointers but writes no file under ``trimmed/``."""
+    stats`` take it): trim shows its pointers but writes no file under ``trimmed/``.
+    Says on stderr which stored messages the model is not sent."""
     try:
         from flower.stores.prune import PruningSessionStore
     except ImportError:
         raise FlowerError("--pruned needs flower.stores.prune, which is not installed") from None
     view = PruningSessionStore.from_settings(store, get_settings(ctx))
     view.options["dry_run"] = True
-    return view.load(key) or []
+    raw = store.load(key) or []
+    if not quiet:
+        _note_unsent(raw)
+    return view.prune_loaded(key, raw)
 
 
 @app.command("show")
@@ -202,9 +208,7 @@ def show(
             session_view.follow(store, key, printer, cutoff=cutoff, interval=interval or 1.0)
             return
         entries: Iterator[Entry] | list[Entry]
-        entries = _pruned_entries(ctx, store, key) if pruned else store.iter_entries(key)
-        if pruned and not as_json:
-            _note_unsent(entries)  # type: ignore[arg-type]
+        entries = _pruned_entries(ctx, store, key, as_json) if pruned else store.iter_entries(key)
         if cutoff is not None:
             entries = list(session_view.since(entries, cutoff))
         if raw:
@@ -272,18 +276,18 @@ def fork(
     typer.echo(new.session_id)
 
 
-def _note_unsent(view: list[Entry]) -> None:
-    """Say how many messages of the pruned view the model is not sent, and why: it is
-    sent the active chain only, not the history before the compaction the chain starts
-    at, nor an abandoned branch, nor a message without a uuid (which no chain holds)."""
+def _note_unsent(stored: list[Entry]) -> None:
+    """Say how many stored messages the model is not sent, and why: it is sent the
+    active chain only, not the history before the compaction the chain starts at, nor
+    an abandoned branch, nor a message without a uuid (which no chain holds)."""
     from flower.core.transcript import active_chain
 
-    chain = active_chain(view)
+    chain = active_chain(stored)
     sent = {id(entry) for entry in chain}
     boundary = _compaction_start(view, chain)
     before = boundary is not None
     no_uuid = history = branch = 0
-    for entry in view:
+    for entry in stored:
         if entry is boundary:
             before = False
         if (
@@ -313,7 +317,7 @@ def _note_unsent(view: list[Entry]) -> None:
             words = {"is": "is" if one else "are", "has": "has" if one else "have"}
             words["it"] = "it" if one else "they"
             typer.echo(
-                f"flower: note: {counted(count, 'message')} of this view {why.format(**words)}: "
+                f"flower: note: {counted(count, 'message')} of this session {why.format(**words)}: "
                 f"the model is not sent {'it' if one else 'them'}",
                 err=True,
             )

@@ -10,8 +10,8 @@ conversation at all. This module is the one place that knows how to read that:
   every pruning policy uses, so the chain never breaks);
 - :func:`insert_after` adds a view-only entry and re-links the anchor's children to it;
 - :func:`to_messages` turns a chain into the Messages API ``messages`` list;
-- :func:`check_conversation` validates the invariant the API enforces
-  (:func:`chain_is_valid` answers the same question in one pass, for every load);
+- :func:`check_conversation` validates the invariant the API enforces, and
+  :func:`model_chain` repairs a chain that breaks it (the safety net of every load);
 - :func:`context_tokens` is the context size of one round, from its ``usage``.
 
 Nothing here mutates its input: a changed entry is a copy, everything else is shared.
@@ -23,7 +23,6 @@ import copy
 import uuid as uuid_module
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from itertools import repeat
-from operator import indexOf
 from typing import Any
 
 from flower.core.errors import FlowerError
@@ -314,49 +313,6 @@ def is_leaf(entry: Mapping[str, Any]) -> bool:
     )
 
 
-def has_leaf(entries: Sequence[Entry]) -> bool:
-    return any(map(is_leaf, reversed(entries)))
-
-
-def context_start(entries: Sequence[Entry]) -> int:
-    """Where the model's context begins: the position of the last compaction boundary
-    when the conversation stands on it, else 0.
-
-    After a ``compact_boundary`` (``parentUuid`` null) the summary stands for all that
-    came before, so the entries before it are history the model never sees again. The
-    cut is taken only when it changes nothing the model sees: the part from the boundary
-    on holds the newest leaf and every parent link in it stays inside it, so the active
-    chain walks inside it, and :func:`active_chain` never completes a chain with entries
-    written before its first one. Otherwise 0 (the whole transcript). The history is not
-    read at all, and the part after the boundary is checked at C speed.
-    """
-    try:
-        newest = next(i for i in range(len(entries) - 1, 0, -1) if is_leaf(entries[i]))
-    except (StopIteration, AttributeError):  # no leaf, or an entry that is no dict
-        return 0
-    boundary = newest
-    while boundary > 0:
-        # the newest "compact_boundary" subtype before ``boundary``, searched at C speed
-        before = map(dict.get, entries[boundary - 1 :: -1], repeat("subtype"))
-        try:
-            boundary -= 1 + indexOf(before, "compact_boundary")
-        except (ValueError, TypeError):  # none left, or an entry that is no dict
-            return 0
-        entry = entries[boundary]
-        if entry.get("type") == "system" and entry.get("parentUuid") is None:
-            break
-    if boundary <= 0:
-        return 0
-    live = entries[boundary:]
-    try:
-        uuids = set(map(dict.get, live, repeat("uuid")))
-        parents = set(map(dict.get, live, repeat("parentUuid")))
-    except TypeError:  # an unhashable id: no cut
-        return 0
-    parents.discard(None)
-    return boundary if parents <= uuids else 0
-
-
 # --------------------------------------------------------------------------- editing
 
 
@@ -641,71 +597,6 @@ def conversation_problems(messages: Sequence[Mapping[str, Any]]) -> list[str]:
     return problems
 
 
-def chain_is_valid(chain: Iterable[Entry]) -> bool:
-    """``not conversation_problems(to_messages(chain))``, in one pass that builds nothing.
-
-    The check a load runs on every pruned chain, so it must be cheap: roles are grouped
-    into messages on the fly and each user message's results are compared with what the
-    assistant message before it asked. Anything unusual (an unknown role, an id that is
-    not hashable) answers ``False``, and the caller runs the full check and repair.
-    """
-    role_now: Any = None
-    asked: list[Any] = []  # tool_use ids of the assistant message being read
-    expected: set[Any] = set()  # what the user message being read must answer
-    answered: set[Any] = set()
-    try:
-        for entry in chain:
-            kind = entry.get("type")
-            if (kind != "user" and kind != "assistant") or entry.get("isSidechain"):
-                continue
-            message = entry.get("message")
-            if not isinstance(message, dict):
-                continue
-            content = message.get("content")
-            if isinstance(content, str):
-                if not content:
-                    continue
-                content = ()
-            elif not isinstance(content, list) or not content:
-                continue
-            role = kind  # as to_messages takes it
-            if role != role_now:
-                if role_now is None:
-                    if role != "user":
-                        return False
-                elif role_now == "user":
-                    if answered != expected:
-                        return False
-                    answered = set()
-                else:
-                    expected = set(asked)
-                    asked = []
-                if role != "user" and role != "assistant":
-                    return False
-                role_now = role
-            for block in content:
-                if not isinstance(block, dict):
-                    continue
-                kind = block.get("type")
-                if kind == "tool_result":
-                    if role == "assistant":
-                        return False
-                    tid = block.get("tool_use_id")
-                    if tid in answered:
-                        return False
-                    answered.add(tid)
-                elif kind == "tool_use" and role == "assistant":
-                    tid = block.get("id")
-                    if tid.__class__ is not str or not tid:
-                        return False
-                    asked.append(tid)
-    except TypeError:  # an unhashable id: let the full check describe it
-        return False
-    if role_now == "user":
-        return answered == expected
-    return not asked
-
-
 def check_conversation(messages: Sequence[Mapping[str, Any]]) -> None:
     """Raise :class:`InvalidConversationError` unless the API would accept ``messages``
     as a conversation to continue: an empty list passes, since a resume always adds
@@ -762,6 +653,19 @@ def repair_conversation(entries: Sequence[Entry]) -> tuple[list[Entry], list[str
     removed, and a chain that starts with the assistant gets a short user note first.
     Returns the entries unchanged (same list content) and ``[]`` when all was valid.
     """
+    out, fixes, _ = _repaired(entries)
+    return out, fixes
+
+
+def model_chain(entries: Sequence[Entry]) -> tuple[list[Entry], list[str]]:
+    """What the model is sent of ``entries``: the active chain of
+    :func:`repair_conversation`'s output (its own walk, not a second one), oldest
+    first, and the fixes the repair made (``[]``: the chain was valid as it was)."""
+    _, fixes, chain = _repaired(entries)
+    return chain, fixes
+
+
+def _repaired(entries: Sequence[Entry]) -> tuple[list[Entry], list[str], list[Entry]]:
     out = without_repeats(entries)
     fixes: list[str] = []
     if len(out) != len(entries):
@@ -769,7 +673,7 @@ def repair_conversation(entries: Sequence[Entry]) -> tuple[list[Entry], list[str
     for attempt in range(6):
         chain = active_chain(out)
         if not conversation_problems(to_messages(chain)):
-            break
+            return out, fixes, chain
         if attempt == 3:
             # damaged links (a reply split across branches, a parent skipping the
             # summary) can keep the fixes off the walked chain: link the chain's
@@ -779,7 +683,7 @@ def repair_conversation(entries: Sequence[Entry]) -> tuple[list[Entry], list[str
             continue
         out, step = _repair_once(out, chain)
         fixes.extend(step)
-    return out, fixes
+    return out, fixes, active_chain(out)
 
 
 def _linked_in_order(entries: list[Entry], chain: list[Entry]) -> list[Entry]:

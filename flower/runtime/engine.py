@@ -471,9 +471,9 @@ class Runtime:
             session.writer = TranscriptWriter(
                 self.store, key, str(self.workspace), leaf_uuid(raw) or _last_uuid(raw)
             )
-            chain = self.view.prune_loaded_chain(key, raw)  # one read of the store, not two
+            chain = self.view.prune_loaded(key, raw)  # one read of the store, not two
         else:  # a retry within this run (the session was written by it)
-            chain = self.retry_view.load_chain(key) or []
+            chain = self.retry_view.load(key) or []
         messages = to_messages(chain)
         if _waits_with(messages, text):
             # the same words already wait for a reply (a run cut before it came): send

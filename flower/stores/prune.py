@@ -1,11 +1,10 @@
 """``PruningSessionStore``: a read view over any SessionStore, pruned for the model.
 
-``append`` passes straight through; ``load`` returns the stored transcript with the
-model's context (from the last compaction boundary on, see
-:func:`flower.core.transcript.context_start`) run through an ordered chain of pruning
-policies, then made a valid Messages API conversation by
-:func:`flower.core.transcript.repair_conversation`. Storage is never modified:
-``load_raw`` (or the inner store) still returns everything as written.
+``append`` passes straight through; ``load`` returns what the model is sent: the stored
+transcript's active chain (:func:`flower.core.transcript.active_chain`) run through an
+ordered chain of pruning policies, then made a valid Messages API conversation by
+:func:`flower.core.transcript.model_chain`. Storage is never modified: ``load_raw`` (or
+the inner store) still returns everything as written.
 
 A policy that raises is skipped for that load with a :class:`PruningWarning` naming the
 policy and the session; the load goes on with the other policies.
@@ -14,12 +13,11 @@ policy and the session; the load goes on with the other policies.
 from __future__ import annotations
 
 import contextlib
-import gc
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import msgspec
 
@@ -27,8 +25,7 @@ from flower.core.entries import json_bytes
 from flower.core.errors import ConfigError, did_you_mean
 from flower.core.protocols import PruneContext, PruningPolicy, SessionStoreBase
 from flower.core.records import Entry, SessionInfo, SessionKey
-from flower.core.transcript import active_chain, context_start, has_leaf, repair_conversation
-from flower.core.transcript_index import TranscriptIndex
+from flower.core.transcript import active_chain, model_chain
 
 if TYPE_CHECKING:
     from flower.core.config import Settings
@@ -36,7 +33,6 @@ if TYPE_CHECKING:
 TRIM_POLICY = "trim"
 EPHEMERAL_POLICY = "ephemeral"
 REPAIR_STEP = "(repair)"
-_T = TypeVar("_T")
 
 
 class PruningWarning(UserWarning):
@@ -112,29 +108,20 @@ def _apply(policy: PruningPolicy, entries: list[Entry], ctx: PruneContext) -> li
             "(JSON objects)"
         )
     if entries and not result:
-        _warn_emptied(getattr(policy, "name", repr(policy)), ctx)
+        warnings.warn(
+            f"pruning policy {_name(policy)!r} removed every entry of session "
+            f"{_session_label(ctx)}: the model is sent an empty conversation",
+            PruningWarning,
+            stacklevel=4,
+        )
     return result
 
 
-def _warn_emptied(name: str, ctx: PruneContext) -> None:
-    warnings.warn(
-        f"pruning policy {name!r} removed every entry of session {_session_label(ctx)}: "
-        "the model is sent an empty conversation",
-        PruningWarning,
-        stacklevel=5,
-    )
-
-
-def _plan(policy: PruningPolicy, index: TranscriptIndex) -> None:
-    """``policy.plan(index)``, with the warning :func:`_apply` gives a policy that
-    removes every entry."""
-    emptied = index.is_empty()
-    policy.plan(index)  # type: ignore[attr-defined]
-    if not emptied and index.is_empty():
-        _warn_emptied(getattr(policy, "name", repr(policy)), index.ctx)
-
-
 _NO_ITEM = object()
+
+
+def _name(policy: PruningPolicy) -> str:
+    return getattr(policy, "name", repr(policy))
 
 
 def _warn_failure(name: str, ctx: PruneContext, exc: BaseException) -> str:
@@ -146,8 +133,15 @@ def _warn_failure(name: str, ctx: PruneContext, exc: BaseException) -> str:
     return message
 
 
-def _warn_unplaced(count: int, ctx: PruneContext) -> None:
+def _warn_unplaced(entries: Sequence[Entry], ctx: PruneContext) -> None:
     """Damage no repair can undo: a message without a uuid has no place in the chain."""
+    count = sum(
+        1
+        for entry in entries
+        if entry.__class__ is dict
+        and entry.get("uuid") is None
+        and entry.get("type") in ("user", "assistant")
+    )
     if count:
         what = (
             "1 user/assistant entry has no uuid, so it has"
@@ -162,38 +156,29 @@ def _warn_unplaced(count: int, ctx: PruneContext) -> None:
         )
 
 
-def _check(
-    entries: list[Entry], index: TranscriptIndex | None, ctx: PruneContext
-) -> tuple[list[Entry], list[str]]:
-    """The safety net on ``entries``, a view the ``index`` made (if any): the index's
-    check, and the full check and repair when the index cannot vouch for the view."""
-    if needs_check(index):
-        return _finish(entries, ctx)
-    assert index is not None
-    _warn_unplaced(len(index.uuidless_messages), ctx)
-    return entries, []
-
-
-def _finish(entries: list[Entry], ctx: PruneContext) -> tuple[list[Entry], list[str]]:
-    _warn_unplaced(
-        sum(
-            1
-            for entry in entries
-            if entry.__class__ is dict
-            and entry.get("uuid") is None
-            and entry.get("type") in ("user", "assistant")
-        ),
-        ctx,
-    )
+def _walk(entries: Sequence[Entry], ctx: PruneContext) -> list[Entry]:
+    """The stored transcript's active chain: what the policies are given."""
+    _warn_unplaced(entries, ctx)
     try:
-        repaired, fixes = repair_conversation(entries)
+        return active_chain(entries)
     except (AttributeError, TypeError):
         # only a caller of prune() can pass these: every store rejects them on append
         kept = [entry for entry in entries if isinstance(entry, dict)]
         if len(kept) == len(entries):
             raise
-        repaired, fixes = repair_conversation(kept)
-        fixes.insert(0, f"left out {len(entries) - len(kept)} entries that are not JSON objects")
+        warnings.warn(
+            f"session {_session_label(ctx)}: left out {len(entries) - len(kept)} entries "
+            "that are not JSON objects",
+            PruningWarning,
+            stacklevel=4,
+        )
+        return active_chain(kept)
+
+
+def _check(entries: list[Entry], ctx: PruneContext) -> tuple[list[Entry], list[str]]:
+    """The safety net: the active chain of what the policies returned, made a valid
+    Messages API conversation (see :func:`flower.core.transcript.model_chain`)."""
+    chain, fixes = model_chain(entries)
     if fixes:
         warnings.warn(
             f"session {_session_label(ctx)}: the pruned transcript was not a valid "
@@ -201,131 +186,23 @@ def _finish(entries: list[Entry], ctx: PruneContext) -> tuple[list[Entry], list[
             PruningWarning,
             stacklevel=4,
         )
-    return repaired, fixes
-
-
-def _run_generic(
-    entries: list[Entry], policies: Sequence[PruningPolicy], ctx: PruneContext
-) -> list[Entry]:
-    current = entries
-    for policy in policies:
-        try:
-            current = _apply(policy, current, ctx)
-        except Exception as exc:  # one bad policy must not stop a resume
-            _warn_failure(getattr(policy, "name", repr(policy)), ctx, exc)
-    return current
-
-
-def _run_indexed(
-    entries: list[Entry], policies: Sequence[PruningPolicy], ctx: PruneContext
-) -> tuple[list[Entry], TranscriptIndex | None]:
-    """Built-in policies planning on one shared index; the generic path whenever the
-    index does not cover the transcript (or a planner fails, so the generic path can
-    name the policy in its warning). Returns the index too, when it made the output."""
-    try:
-        index = TranscriptIndex(entries, ctx)
-        for policy in policies:
-            _plan(policy, index)
-        return index.materialise(), index
-    except Exception:
-        return _run_generic(entries, policies, ctx), None
-
-
-def _runs(policies: Sequence[PruningPolicy]) -> Iterator[tuple[bool, list[PruningPolicy]]]:
-    """Consecutive policies grouped by whether they can plan on a shared index."""
-    run: list[PruningPolicy] = []
-    indexed = False
-    for policy in policies:
-        plans = callable(getattr(policy, "plan", None))
-        if run and plans != indexed:
-            yield indexed, run
-            run = []
-        indexed = plans
-        run.append(policy)
-    if run:
-        yield indexed, run
-
-
-def _run_all(
-    entries: Sequence[Entry], policies: Sequence[PruningPolicy], ctx: PruneContext
-) -> tuple[list[Entry], TranscriptIndex | None]:
-    """The policies in order; the index that made the output, if the last run had one."""
-    current = list(entries)
-    index: TranscriptIndex | None = None
-    for indexed, run in _runs(policies):
-        if indexed:
-            current, index = _run_indexed(current, run, ctx)
-        else:
-            current, index = _run_generic(current, run, ctx), None
-    return current, index
-
-
-def run_policies(
-    entries: Sequence[Entry], policies: Sequence[PruningPolicy], ctx: PruneContext
-) -> list[Entry]:
-    """``entries`` through ``policies`` in order (no repair). Runs of built-in policies
-    share one :class:`TranscriptIndex`; any other policy gets the plain list."""
-    return _run_all(entries, policies, ctx)[0]
-
-
-def needs_check(index: TranscriptIndex | None) -> bool:
-    """Whether the safety net must walk the pruned chain itself: yes unless the index
-    that made the output shows its active chain is already a valid conversation."""
-    return index is None or not index.view_is_valid()
+    return chain, fixes
 
 
 def prune(
     entries: Sequence[Entry], policies: Sequence[PruningPolicy], ctx: PruneContext
 ) -> list[Entry]:
-    """Run the model's part of ``entries`` (from :func:`context_start` on) through
-    ``policies`` in order, then the safety-net repair; the history before it is kept
-    as stored."""
-
-    def prune_part(part: Sequence[Entry]) -> tuple[list[Entry], None]:
-        current, index = _run_all(part, policies, ctx)
-        return _check(current, index, ctx)[0], None
-
-    return _from_context_start(entries, prune_part)[0]
-
-
-def prune_to_chain(
-    entries: Sequence[Entry], policies: Sequence[PruningPolicy], ctx: PruneContext
-) -> tuple[list[Entry], list[Entry]]:
-    """:func:`prune`, and the view's active chain (what the model is sent): the one the
-    safety net's check walked when it vouched for the view, instead of a second walk
-    over the whole view."""
-
-    def prune_part(part: Sequence[Entry]) -> tuple[list[Entry], list[Entry] | None]:
-        current, index = _run_all(part, policies, ctx)
-        checked = _check(current, index, ctx)[0]
-        valid = index is not None and checked is current
-        return checked, index.valid_chain if valid and index is not None else None
-
-    view, chain, _ = _from_context_start(entries, prune_part)
-    # The history before the context is never on the chain: the cut is only taken where
-    # the chain walks inside the context (see context_start).
-    return view, active_chain(view) if chain is None else chain
-
-
-def _from_context_start(
-    entries: Sequence[Entry], prune_part: Callable[[Sequence[Entry]], tuple[list[Entry], _T]]
-) -> tuple[list[Entry], _T, int]:
-    """``prune_part`` on the model's context (from :func:`context_start` on), the history
-    before it kept as stored; on the whole transcript when the pruned context is left
-    with no leaf (the conversation would then end in the unpruned history). Returns the
-    view, what ``prune_part`` reported, and how many entries were kept as history."""
-    start = context_start(entries)
-    if not start:
-        return (*prune_part(entries), 0)
-    # the warnings of a pass whose output may be discarded are held back until it is used
-    with warnings.catch_warnings(record=True) as held:
-        warnings.simplefilter("always")
-        current, extra = prune_part(entries[start:])
-    if not has_leaf(current):
-        return (*prune_part(entries), 0)
-    for caught in held:
-        warnings.warn_explicit(caught.message, caught.category, caught.filename, caught.lineno)
-    return [*entries[:start], *current], extra, start
+    """What the model is sent of ``entries``: their active chain (from the newest leaf
+    back to the root or the last compaction boundary) through ``policies`` in order,
+    then the safety net; oldest first. Entries off that chain are not pruned: the model
+    is never sent them."""
+    current = _walk(entries, ctx)
+    for policy in policies:
+        try:
+            current = _apply(policy, current, ctx)
+        except Exception as exc:  # one bad policy must not stop a resume
+            _warn_failure(_name(policy), ctx, exc)
+    return _check(current, ctx)[0]
 
 
 def _diff(before: list[Entry], after: list[Entry], stats: PolicyStats) -> None:
@@ -358,91 +235,12 @@ def _snapshot(entries: list[Entry]) -> bytes | None:
         return None
 
 
-def _stats_generic(
-    entries: list[Entry], policies: Sequence[PruningPolicy], ctx: PruneContext
-) -> tuple[list[Entry], list[PolicyStats]]:
-    current = entries
-    report: list[PolicyStats] = []
-    for policy in policies:
-        name = getattr(policy, "name", repr(policy))
-        stats = PolicyStats(name)
-        given = _snapshot(current)  # a report may afford checking the policy's contract
-        try:
-            result = _apply(policy, current, ctx)
-        except Exception as exc:
-            stats.error = _warn_failure(name, ctx, exc)
-            result = current
-        if given is not None and _snapshot(current) != given:
-            stats.notes.append(
-                "changed the entries it was given in place (a policy must return new "
-                "entries and leave its input alone); the counts miss those changes"
-            )
-        _diff(current, result, stats)
-        report.append(stats)
-        current = result
-    return current, report
-
-
-def _plan_with_stats(index: TranscriptIndex, policy: PruningPolicy, stats: PolicyStats) -> None:
-    """``policy.plan(index)``, counting what it changed as :func:`_diff` would on the
-    lists before and after: the index's edits say which entries those are."""
-    base = index.base
-    replaced_before = dict(index.replaced)
-    dropped_before = set(index.dropped)
-    notes_before = {id(note): note for note in index.notes()}
-    _plan(policy, index)
-    gone: list[Entry] = []  # entries of the list before that the list after lacks
-    new: list[Entry] = []  # entries of the list after that the list before lacked
-    for slot in index.dropped - dropped_before:
-        gone.append(replaced_before.get(slot, base[slot]))
-    for slot, entry in index.replaced.items():
-        if slot in index.dropped:
-            continue
-        old = replaced_before.get(slot, base[slot])
-        if entry is not old:
-            gone.append(old)
-            new.append(entry)
-    notes_after = index.notes()
-    kept = {id(note) for note in notes_after}
-    gone += [note for key, note in notes_before.items() if key not in kept]
-    new += [note for note in notes_after if id(note) not in notes_before]
-    new_uuids = {e.get("uuid") for e in new}
-    gone_uuids = {e.get("uuid") for e in gone}
-    for entry in gone:
-        stats.bytes_before += model_bytes(entry)
-        if entry.get("uuid") is not None and entry.get("uuid") in new_uuids:
-            stats.changed += 1
-        else:
-            stats.removed += 1
-    for entry in new:
-        stats.bytes_after += model_bytes(entry)
-        if entry.get("uuid") is None or entry.get("uuid") not in gone_uuids:
-            stats.added += 1
-
-
-def _stats_indexed(
-    entries: list[Entry], policies: Sequence[PruningPolicy], ctx: PruneContext
-) -> tuple[list[Entry], list[PolicyStats], TranscriptIndex | None]:
-    """The shared index for a run of built-ins, with each policy's counts; the generic
-    path (and no index) whenever the index does not cover the run."""
-    try:
-        index = TranscriptIndex(entries, ctx)
-        report = []
-        for policy in policies:
-            stats = PolicyStats(getattr(policy, "name", repr(policy)))
-            _plan_with_stats(index, policy, stats)
-            report.append(stats)
-        return index.materialise(), report, index
-    except Exception:
-        return (*_stats_generic(entries, policies, ctx), None)
-
-
 class PruneDetail(NamedTuple):
     """A pruned view and what made it."""
 
-    entries: list[Entry]
+    entries: list[Entry]  # the view: what the model is sent
     policies: list[PolicyStats]  # each policy's counts, then the safety net's
-    history: int  # entries before the model's context, kept as stored (0: none)
+    off_chain: int  # stored entries off the active chain, not pruned (0: none)
 
 
 def prune_with_stats(
@@ -460,27 +258,31 @@ def prune_with_stats(
 def prune_in_detail(
     entries: Sequence[Entry], policies: Sequence[PruningPolicy], ctx: PruneContext
 ) -> PruneDetail:
-    """:func:`prune_with_stats`, and how much history the view kept as stored."""
-
-    def prune_part(part: Sequence[Entry]) -> tuple[list[Entry], list[PolicyStats]]:
-        current = list(part)
-        report: list[PolicyStats] = []
-        index: TranscriptIndex | None = None
-        for indexed, run in _runs(policies):
-            if indexed:
-                current, rows, index = _stats_indexed(current, run, ctx)
-            else:
-                (current, rows), index = _stats_generic(current, run, ctx), None
-            report += rows
-        repair = PolicyStats(REPAIR_STEP)
-        result, repair.notes = _check(current, index, ctx)
-        if result is not current:
-            _diff(current, result, repair)
-        report.append(repair)
+    """:func:`prune_with_stats`, and how many stored entries were off the chain."""
+    chain = _walk(entries, ctx)
+    current = chain
+    report: list[PolicyStats] = []
+    for policy in policies:
+        stats = PolicyStats(_name(policy))
+        given = _snapshot(current)  # a report may afford checking the policy's contract
+        try:
+            result = _apply(policy, current, ctx)
+        except Exception as exc:
+            stats.error = _warn_failure(stats.policy, ctx, exc)
+            result = current
+        if given is not None and _snapshot(current) != given:
+            stats.notes.append(
+                "changed the entries it was given in place (a policy must return new "
+                "entries and leave its input alone); the counts miss those changes"
+            )
+        _diff(current, result, stats)
+        report.append(stats)
         current = result
-        return current, report
-
-    return PruneDetail(*_from_context_start(entries, prune_part))
+    repair = PolicyStats(REPAIR_STEP)
+    view, repair.notes = _check(current, ctx)
+    _diff(current, view, repair)
+    report.append(repair)
+    return PruneDetail(view, report, len(entries) - len(chain))
 
 
 # --------------------------------------------------------------------------- policies
@@ -611,20 +413,6 @@ BUILTIN_SETTINGS = {
 # --------------------------------------------------------------------------- the store
 
 
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pruning allocates many small containers and frees none of them in cycles; the
-    collector's repeated full scans of a large transcript cost more than the pruning
-    itself, so it is paused for the duration (and restored after)."""
-    paused = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if paused:
-            gc.enable()
-
-
 class PruningSessionStore(SessionStoreBase):
     """Wraps ``inner``: writes go through untouched, ``load`` returns the pruned view."""
 
@@ -676,25 +464,14 @@ class PruningSessionStore(SessionStoreBase):
         return self.inner.load(key)
 
     def load(self, key: SessionKey) -> list[Entry] | None:
+        """What the model is sent: the active chain, pruned, oldest first."""
         raw = self.inner.load(key)
         return None if raw is None else self.prune_loaded(key, raw)
 
     def prune_loaded(self, key: SessionKey, raw: Sequence[Entry]) -> list[Entry]:
         """The view of ``raw``, the transcript of ``key`` the caller already loaded (a
         resume that needs both reads the store once)."""
-        with _collector_paused():
-            return prune(raw, self.policies, self.context(key))
-
-    def load_chain(self, key: SessionKey) -> list[Entry] | None:
-        """The active chain of the view: the entries the model is sent, oldest first
-        (``active_chain(load(key))``, without walking the view a second time)."""
-        raw = self.inner.load(key)
-        return None if raw is None else self.prune_loaded_chain(key, raw)
-
-    def prune_loaded_chain(self, key: SessionKey, raw: Sequence[Entry]) -> list[Entry]:
-        """:meth:`load_chain` of ``raw``, the transcript of ``key`` already loaded."""
-        with _collector_paused():
-            return prune_to_chain(raw, self.policies, self.context(key))[1]
+        return prune(raw, self.policies, self.context(key))
 
     def load_with_stats(self, key: SessionKey) -> tuple[list[Entry], list[PolicyStats]] | None:
         raw = self.inner.load(key)
@@ -755,6 +532,5 @@ __all__ = [
     "policy_names",
     "prune",
     "prune_in_detail",
-    "prune_to_chain",
     "prune_with_stats",
 ]

@@ -12,8 +12,8 @@ from bench import prune_bench
 def test_the_prune_bench_measures_a_compacted_and_a_whole_session(tmp_path: Path) -> None:
     compacted = prune_bench.measure(2100, 1, tmp_path, compaction=True)
     whole = prune_bench.measure(300, 1, tmp_path, compaction=False)
-    assert 0 < compacted["context"] < compacted["entries"]  # pruned from its last boundary
-    assert whole["context"] == whole["entries"]  # never compacted: all of it
+    assert 0 < compacted["context"] < compacted["entries"] / 2  # the chain: from the boundary
+    assert whole["context"] > whole["entries"] * 0.8  # never compacted: most of it
     for figures in (compacted, whole):
         assert figures["raw"] > 0 and figures["view"] > 0 and figures["view_trim"] > 0
 

@@ -239,17 +239,3 @@ class TranscriptBuilder:
     def rewind_to(self, uuid: str | None) -> None:
         """The next entry starts a new branch from ``uuid`` (a fork)."""
         self.leaf = uuid
-
-
-def built_in_policies(keep_denials: int) -> list[Any]:
-    """Each built-in policy once, in config order, with small thresholds for tests:
-    synthetic-errors, denials, interrupted, ephemeral, trim."""
-    from flower_plugins.pruning import Denials, Ephemeral, Interrupted, SyntheticErrors, Trim
-
-    return [
-        SyntheticErrors(),
-        Denials(keep=keep_denials),
-        Interrupted(),
-        Ephemeral(commands=["git status", "ls", "date", "ps"]),
-        Trim(min_chars=300, keep_recent_turns=2),
-    ]

@@ -44,13 +44,14 @@ def result(tid: str, body: Any, error: bool = False) -> list[dict[str, Any]]:
     return [{"type": "tool_result", "tool_use_id": tid, "content": body, "is_error": error}]
 
 
-def both_paths(entries: list[Entry], policies: list[Any], ctx: PruneContext) -> list[Entry]:
-    """The view through the shared index, checked against each policy's own prune()."""
-    generic = list(entries)
+def pruned_view(entries: list[Entry], policies: list[Any], ctx: PruneContext) -> list[Entry]:
+    """The view a load gives: the active chain through ``policies``, checked against
+    the policies run by hand on that chain."""
+    by_hand = active_chain(entries)
     for policy in policies:
-        generic = policy.prune(generic, ctx)
+        by_hand = policy.prune(by_hand, ctx)
     view = prune(entries, policies, ctx)
-    assert view == prune(generic, [], ctx)
+    assert view == prune(by_hand, [], ctx)
     return view
 
 
@@ -87,7 +88,7 @@ def test_denials_keep_a_failed_command_and_drop_the_old_refusal() -> None:
         turn("user", "r3", "a3", result("t3", CC_DENIAL, True)),
         turn("assistant", "a4", "r3", [{"type": "text", "text": "I need your permission."}]),
     ]
-    view = both_paths(entries, [Denials(keep=1)], PruneContext())
+    view = pruned_view(entries, [Denials(keep=1)], PruneContext())
     assert bash_commands(view) == ["pip install .", "sudo pip install ."]
 
 
@@ -104,7 +105,7 @@ def test_a_rejection_carrying_the_users_words_is_kept() -> None:
         turn("user", "r2", "a2", result("t2", CC_DENIAL, True)),
         turn("assistant", "a3", "r2", [{"type": "text", "text": "Stopping."}]),
     ]
-    view = both_paths(entries, [Denials(keep=0)], PruneContext())
+    view = pruned_view(entries, [Denials(keep=0)], PruneContext())
     assert bash_commands(view) == ["migrate --prod"]
     assert "use the staging database instead" in str(conversation(view))
 
@@ -120,9 +121,10 @@ def test_denials_leave_a_subagents_refusals_out_of_the_count() -> None:
         turn("user", "s3", "s2", result("t_sub", CC_DENIAL, True), isSidechain=True),
         turn("user", "u2", "a2", "and now?"),
     ]
-    view = both_paths(entries, [Denials(keep=1)], PruneContext())
+    view = pruned_view(entries, [Denials(keep=1)], PruneContext())
     assert bash_commands(view) == ["rm -rf build"]  # the newest main-thread denial stays
-    assert [e["uuid"] for e in view if e.get("isSidechain")] == ["s1", "s2", "s3"]
+    # the subagent's entries are not on the chain: the model is never sent them
+    assert [e["uuid"] for e in view] == ["u1", "a1", "r1", "a2", "u2"]
 
 
 def test_denials_are_idempotent_on_an_entry_holding_several_results() -> None:
@@ -137,12 +139,12 @@ def test_denials_are_idempotent_on_an_entry_holding_several_results() -> None:
         turn("user", "r2", "a2", result("t2", "Permission denied: no", True)),
         turn("assistant", "a3", "r2", [{"type": "text", "text": "ok"}]),
     ]
-    once = both_paths(entries, [Denials(keep=1)], PruneContext())
+    once = pruned_view(entries, [Denials(keep=1)], PruneContext())
     assert bash_commands(once) == ["make", "rm -rf /tmp/x"]
-    assert both_paths(once, [Denials(keep=1)], PruneContext()) == once
+    assert pruned_view(once, [Denials(keep=1)], PruneContext()) == once
 
 
-def test_a_subagents_cut_call_is_answered_on_its_sidechain() -> None:
+def test_a_subagents_cut_call_is_not_on_the_chain_and_not_answered() -> None:
     entries = [
         turn("user", "u1", None, "review"),
         turn("assistant", "a1", "u1", [{"type": "tool_use", "id": "t_task", "name": "Task"}]),
@@ -151,11 +153,11 @@ def test_a_subagents_cut_call_is_answered_on_its_sidechain() -> None:
     ]
     with warnings.catch_warnings():
         warnings.simplefilter("error", PruningWarning)  # no repair needed
-        view = both_paths(entries, [Interrupted()], PruneContext())
+        view = pruned_view(entries, [Interrupted()], PruneContext())
     notes = [e for e in view if e.get("flowerSynthetic")]
+    # the subagent's call is on its sidechain, which the model is never sent
     assert {n["message"]["content"][0]["tool_use_id"]: n["isSidechain"] for n in notes} == {
         "t_task": False,
-        "t_sub": True,
     }
     assert conversation_problems(to_messages(active_chain(view))) == []
 
@@ -181,8 +183,8 @@ def test_stale_note_and_trim_together_are_idempotent_and_the_file_holds_the_outp
     if order == "trim-first":
         policies.reverse()
     ctx = PruneContext(key=SessionKey("-p", "s"), run_dir=tmp_path)
-    once = both_paths(big_ephemeral_session(), policies, ctx)
-    assert both_paths(once, policies, ctx) == once
+    once = pruned_view(big_ephemeral_session(), policies, ctx)
+    assert pruned_view(once, policies, ctx) == once
     body = once[2]["message"]["content"][0]["content"]
     assert body.startswith(f"{STALE_NOTE}\n{TRIM_MARK}")
     assert body.count(STALE_NOTE) == 1

@@ -6,17 +6,17 @@ from __future__ import annotations
 import copy
 import tempfile
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pruning_builders import TranscriptBuilder, built_in_policies
+from pruning_builders import TranscriptBuilder
 
 from flower.core.protocols import PruneContext
 from flower.core.transcript import (
     active_chain,
-    context_start,
     conversation,
     conversation_problems,
 )
@@ -46,6 +46,7 @@ OPS = [
     "compact",
     "fork",
 ]
+LINKS = ("parentUuid", "logicalParentUuid")
 RUN_DIR = Path(tempfile.mkdtemp(prefix="flower-prune-props-"))
 
 
@@ -108,19 +109,15 @@ transcripts = st.builds(
 FAST = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-def connected(entries: list[dict]) -> bool:
+def connected(entries: list[dict], fields: Sequence[str] = LINKS) -> bool:
     uuids = {e.get("uuid") for e in entries if e.get("uuid")}
-    return all(
-        e.get(field) is None or e.get(field) in uuids
-        for e in entries
-        for field in ("parentUuid", "logicalParentUuid")
-    )
+    return all(e.get(field) is None or e.get(field) in uuids for e in entries for field in fields)
 
 
-def split_at_context(entries: list[dict]) -> tuple[list[dict], list[dict]]:
-    """(history the model no longer sees, the part pruning works on)."""
-    start = context_start(entries)
-    return entries[:start], entries[start:]
+def chain_connected(view: list[dict]) -> bool:
+    """A view (an active chain) links inside itself; only its root may point out of it
+    (a compaction boundary's ``logicalParentUuid`` names the history it summarises)."""
+    return not view or connected([{"uuid": view[0].get("uuid")}, *view[1:]], ["parentUuid"])
 
 
 def ctx() -> PruneContext:
@@ -148,34 +145,33 @@ def test_each_policy_keeps_input_unchanged_chain_connected_and_is_idempotent(
         assert once == snapshot, policy.name
 
 
-def test_the_generator_makes_transcripts_pruned_from_their_last_compaction() -> None:
+def test_the_generator_makes_transcripts_whose_chain_starts_at_the_last_compaction() -> None:
     entries = build([("tool", 1), ("compact", 0), ("api-error", 2), ("turn", 3)], True)
-    history, live = split_at_context(entries)
-    assert history and live[0]["subtype"] == "compact_boundary"
+    chain = active_chain(entries)
+    assert chain[0]["subtype"] == "compact_boundary" and len(chain) < len(entries)
 
 
 @FAST
 @given(transcripts)
 def test_the_chain_yields_a_valid_conversation_without_the_safety_net(entries: list[dict]) -> None:
     raw = copy.deepcopy(entries)
-    current = entries
+    chain = active_chain(entries)
+    current = chain
     for policy in policies():
         current = policy.prune(current, ctx())
     assert entries == raw
-    assert connected(current)
     assert conversation_problems(conversation(current)) == []
-    history, live = split_at_context(entries)
-    live_pruned = live
-    for policy in policies():
-        live_pruned = policy.prune(live_pruned, ctx())
     with warnings.catch_warnings():
         warnings.simplefilter("error", PruningWarning)  # the safety net has nothing to fix
         pruned = prune(entries, policies(), ctx())
-    # the history before the last compaction is kept as stored; the model sees exactly
-    # what pruning the whole transcript would show it
-    assert pruned == history + live_pruned
-    assert conversation(pruned) == conversation(current)
+    # the view is the pruned active chain: what the model is sent, nothing else
+    assert pruned == active_chain(current)
+    assert active_chain(pruned) == pruned
     assert prune(pruned, policies(), ctx()) == pruned
+    # nothing off the chain reaches the view: every entry is a chain entry (maybe
+    # changed) or a view-only note
+    on_chain = {e.get("uuid") for e in chain}
+    assert all(e.get("uuid") in on_chain or e.get("flowerSynthetic") for e in pruned)
 
 
 @FAST
@@ -184,7 +180,7 @@ def test_the_safety_net_alone_makes_any_generated_transcript_valid(entries: list
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PruningWarning)
         out = prune(entries, [], ctx())
-    assert connected(out)
+    assert chain_connected(out)
     assert conversation_problems(conversation(out)) == []
 
 
@@ -204,106 +200,6 @@ def test_pruning_never_loses_the_newest_user_words(entries: list[dict]) -> None:
         if b.get("type") == "text"
     ]
     assert prompts[-1] in texts
-
-
-@given(transcripts, st.permutations(range(5)), st.integers(min_value=0, max_value=2))
-def test_the_shared_index_path_gives_exactly_the_generic_output(
-    entries: list[dict], order: list[int], keep: int
-) -> None:
-    from flower.core.transcript_index import Fallback, TranscriptIndex
-    from flower.stores.prune import run_policies
-
-    built_ins = built_in_policies(keep)
-    chain = [built_ins[i] for i in order]
-    before = copy.deepcopy(entries)
-    generic = list(entries)
-    for policy in chain:
-        generic = policy.prune(generic, ctx())
-    assert run_policies(entries, chain, ctx()) == generic
-    try:
-        index = TranscriptIndex(entries, ctx())
-        for policy in chain:
-            policy.plan(index)
-    except Fallback:
-        return
-    assert index.materialise() == generic
-    assert entries == before
-
-
-def test_a_transcript_outside_the_index_falls_back_to_the_generic_path() -> None:
-    from flower.core.transcript_index import Fallback, TranscriptIndex
-    from flower.stores.prune import run_policies
-
-    b = TranscriptBuilder()
-    b.user("start")
-    b.tool_round([("Bash", {"command": "git status"}, "clean", False)])
-    b.api_error()
-    b.user("again")
-    entries = [*b.entries, dict(b.entries[1])]  # a duplicated uuid: not covered
-    with_errors = [SyntheticErrors(), Ephemeral(commands=["git status"])]
-    generic = list(entries)
-    for policy in with_errors:
-        generic = policy.prune(generic, ctx())
-    try:
-        TranscriptIndex(entries)
-        raise AssertionError("a duplicated uuid must not be indexed")
-    except Fallback:
-        pass
-    assert run_policies(entries, with_errors, ctx()) == generic
-
-
-@given(transcripts, st.permutations(range(5)), st.integers(min_value=0, max_value=2))
-def test_the_index_walks_the_same_active_chain_as_the_built_view(
-    entries: list[dict], order: list[int], keep: int
-) -> None:
-    from flower.core.transcript_index import Fallback, TranscriptIndex
-
-    built_ins = built_in_policies(keep)
-    chosen = [built_ins[i] for i in order]
-    for upto in (0, 1, len(chosen)):  # no edit, one policy's edits, all of them
-        try:
-            index = TranscriptIndex(entries, ctx())
-            for policy in chosen[:upto]:
-                policy.plan(index)
-            chain = index.active_chain()
-        except Fallback:
-            continue
-        assert chain == active_chain(index.materialise())
-
-
-@FAST
-@given(transcripts, st.booleans())
-def test_the_one_pass_validity_check_agrees_with_the_problem_list(
-    entries: list[dict], pruned: bool
-) -> None:
-    from flower.core.transcript import chain_is_valid, to_messages
-
-    if pruned:
-        entries = run_policies_generic(entries)
-    for chain in (active_chain(entries), entries):
-        assert chain_is_valid(chain) == (conversation_problems(to_messages(chain)) == [])
-
-
-def run_policies_generic(entries: list[dict]) -> list[dict]:
-    current = entries
-    for policy in policies()[:2]:  # leaves cut calls unanswered: invalid chains too
-        current = policy.prune(current, ctx())
-    return current
-
-
-@FAST
-@given(transcripts, st.integers(min_value=0, max_value=4))
-def test_the_chain_a_load_gives_the_engine_is_the_active_chain_of_the_view(
-    entries: list[dict], first: int
-) -> None:
-    from flower.stores.prune import prune_to_chain
-
-    chosen = policies()[first:]  # down to trim alone: chains the index check must vouch for
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", PruningWarning)
-        view, chain = prune_to_chain(entries, chosen, ctx())
-        assert view == prune(entries, chosen, ctx())
-    assert chain == active_chain(view)
 
 
 @FAST

@@ -70,12 +70,12 @@ def test_prune_json_reports_each_policy(app: typer.Typer, in_tmp: Path) -> None:
     assert report["chain_bytes"]["saved"] > 8000
     assert report["tokens_saved"] == round(report["chain_bytes"]["saved"] / 4)
     assert report["entries"]["raw"] > report["entries"]["pruned"]
-    assert report["entries"]["history"] == 0  # never compacted: all of it is in context
+    assert report["entries"]["off_chain"] == 0  # never compacted, no branch: all of it is sent
     assert not (in_tmp / "runs" / "trimmed").exists()  # a report writes no trim files
     assert any(e.get("isApiErrorMessage") for e in pruning_memory_store.SHARED[KEY])  # storage kept
 
 
-def test_prune_reports_the_history_before_the_last_compaction(app: typer.Typer) -> None:
+def test_prune_reports_the_entries_off_the_chain(app: typer.Typer) -> None:
     b = TranscriptBuilder(session_id=KEY.session_id)
     b.user("go")
     b.api_error()
@@ -87,11 +87,15 @@ def test_prune_reports_the_history_before_the_last_compaction(app: typer.Typer) 
     history = next(i for i, e in enumerate(b.entries) if e.get("subtype") == "compact_boundary")
 
     report = json.loads(CliRunner().invoke(app, ["prune", KEY.session_id, "--json"]).stdout)
-    assert report["entries"]["history"] == history
-    assert report["entries"]["raw"] == report["entries"]["pruned"]  # the API error is history
+    assert report["entries"] == {
+        "raw": len(b.entries),
+        "chain": len(b.entries) - history,
+        "pruned": len(b.entries) - history,  # the API error is history: not on the chain
+        "off_chain": history,
+    }
     assert {p["policy"]: p["removed"] for p in report["policies"]}["synthetic-errors"] == 0
     text = CliRunner().invoke(app, ["prune", KEY.session_id]).stdout
-    assert f"the {history} entries before the last compaction are out of" in text
+    assert f"the {history} stored entries off the active chain" in text
 
 
 def test_prune_text_output_and_no_trim(app: typer.Typer) -> None:
@@ -240,8 +244,9 @@ def test_sessions_show_pruned_says_what_the_model_is_not_sent(app: typer.Typer) 
     pruning_memory_store.SHARED[KEY] = b.entries
     done = CliRunner().invoke(build_app(), shown)
     assert done.exit_code == 0, done.output
-    assert "flower: note: 2 messages of this view are off the active chain" in done.stderr
-    assert "an answer on a branch" in done.stdout  # still shown, as stored
+    assert "flower: note: 2 messages of this session are off the active chain" in done.stderr
+    assert "an answer on a branch" not in done.stdout  # the view is what the model is sent
+    assert "the answer kept" in done.stdout
 
 
 def test_sessions_show_pruned_says_why_each_message_is_not_sent(app: typer.Typer) -> None:
@@ -260,9 +265,9 @@ def test_sessions_show_pruned_says_why_each_message_is_not_sent(app: typer.Typer
     assert done.exit_code == 0, done.output
     notes = [line for line in done.stderr.splitlines() if line.startswith("flower: note:")]
     assert notes == [
-        "flower: note: 1 message of this view has no uuid, so it has no place in the chain: "
+        "flower: note: 1 message of this session has no uuid, so it has no place in the chain: "
         "the model is not sent it",
-        "flower: note: 1 message of this view is off the active chain, on an older branch "
+        "flower: note: 1 message of this session is off the active chain, on an older branch "
         "(a rewind, or a resume from an earlier point): the model is not sent it",
     ]
     b = TranscriptBuilder(session_id=KEY.session_id)
@@ -275,7 +280,7 @@ def test_sessions_show_pruned_says_why_each_message_is_not_sent(app: typer.Typer
     done = CliRunner().invoke(build_app(), shown)
     assert done.exit_code == 0, done.output
     assert done.stderr == (
-        "flower: note: 2 messages of this view are from before the last "
+        "flower: note: 2 messages of this session are from before the last "
         "compaction, which its summary stands for: the model is not sent them\n"
     )
 

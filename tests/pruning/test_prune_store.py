@@ -23,8 +23,8 @@ from flower.core.protocols import PruneContext
 from flower.core.records import SessionKey
 from flower.core.transcript import (
     INTERRUPTED_NOTE,
+    active_chain,
     check_conversation,
-    context_start,
     conversation,
     conversation_problems,
     drop_entries,
@@ -72,7 +72,7 @@ def test_append_passes_through_and_storage_keeps_everything(tmp_path: Path) -> N
     with_stats = store.load_with_stats(KEY)
     assert with_stats is not None and with_stats[0] == pruned
     detail = store.prune_loaded_in_detail(KEY, raw)
-    assert detail.entries == pruned and detail.history == 0
+    assert detail.entries == pruned and detail.off_chain == 0
     assert [row.policy for row in detail.policies] == [p.name for p in store.policies] + [
         "(repair)"
     ]
@@ -480,7 +480,7 @@ class _DropUsers:
         return drop_entries(entries, [e["uuid"] for e in entries if e.get("uuid") in self.uuids])
 
 
-def test_a_chain_that_leaves_nothing_after_the_compaction_prunes_the_whole_transcript(
+def test_a_chain_that_leaves_nothing_after_the_compaction_never_reaches_into_the_history(
     tmp_path: Path,
 ) -> None:
     b = TranscriptBuilder()
@@ -488,20 +488,21 @@ def test_a_chain_that_leaves_nothing_after_the_compaction_prunes_the_whole_trans
     b.cut("make")  # a call that never got its result, before the compaction
     b.compact("Summary.")
     b.user("go on")
-    start = context_start(b.entries)
-    assert start
-    live_users = [e["uuid"] for e in b.entries[start:] if e["type"] == "user"]
+    chain = active_chain(b.entries)
+    assert chain[0]["subtype"] == "compact_boundary"
+    live_users = [e["uuid"] for e in chain if e["type"] == "user"]
     policies = [_DropUsers(live_users), Interrupted()]
 
     pruned = prune(b.entries, policies, PruneContext(run_dir=tmp_path))
-    # the conversation now ends in the history, so the history was pruned as well: the
-    # cut call there got its interrupted note
-    assert conversation_problems(conversation(pruned)) == []
-    assert INTERRUPTED_NOTE in json.dumps(conversation(pruned))
-    report = prune_with_stats(b.entries, policies, PruneContext(run_dir=tmp_path))
-    assert report[0] == pruned
-    assert {row.policy: row.added for row in report[1]}["interrupted"] == 1
-    assert prune_in_detail(b.entries, policies, PruneContext(run_dir=tmp_path)).history == 0
+    # what the model is sent is the pruned chain; the history before the compaction, its
+    # cut call included, is not part of it and is not pruned
+    assert conversation(pruned) == []
+    assert INTERRUPTED_NOTE not in json.dumps(pruned)
+    assert {e["uuid"] for e in pruned} <= {e["uuid"] for e in chain}
+    detail = prune_in_detail(b.entries, policies, PruneContext(run_dir=tmp_path))
+    assert detail.entries == pruned
+    assert {row.policy: row.added for row in detail.policies}["interrupted"] == 0
+    assert detail.off_chain == len(b.entries) - len(chain)
 
 
 class _Boom:
@@ -511,27 +512,20 @@ class _Boom:
         raise RuntimeError("broken plugin")
 
 
-def test_a_load_warns_once_and_reports_the_history_it_kept(tmp_path: Path) -> None:
+def test_a_load_warns_once_and_reports_the_entries_off_the_chain(tmp_path: Path) -> None:
     b = TranscriptBuilder()
     b.user("build it")
     b.compact("Summary.")
     b.user("go on")
-    start = context_start(b.entries)
-    live_users = [e["uuid"] for e in b.entries[start:] if e["type"] == "user"]
+    chain = active_chain(b.entries)
     ctx = PruneContext(run_dir=tmp_path)
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         kept = prune_in_detail(b.entries, [_Boom()], ctx)
-    assert kept.history == start
+    assert kept.off_chain == len(b.entries) - len(chain) > 0
+    assert kept.entries == chain
     assert [str(w.message).count("'boom'") for w in caught] == [1]
-
-    # the fallback prunes twice; only the pass whose output is used may warn
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        whole = prune_in_detail(b.entries, [_DropUsers(live_users), _Boom()], ctx)
-    assert whole.history == 0
-    assert len([w for w in caught if "'boom'" in str(w.message)]) == 1
 
 
 class MutatesInPlace:
@@ -617,3 +611,82 @@ def test_a_tool_use_without_an_id_is_removed_not_answered_with_a_null_id() -> No
     blocks = [block for m in messages for block in m["content"]]
     assert not any(block.get("type") in ("tool_use", "tool_result") for block in blocks)
     assert messages[-1] == {"role": "user", "content": [{"type": "text", "text": "and then?"}]}
+
+
+# --------------------------------------------------------------------------- the chain only
+
+
+def _files(folder: Path) -> dict[str, tuple[int, int]]:
+    """Each file under ``folder``: (inode, mtime_ns), to tell a rewrite from no write."""
+    return {
+        str(p.relative_to(folder)): (p.stat().st_ino, p.stat().st_mtime_ns)
+        for p in folder.rglob("*")
+        if p.is_file()
+    }
+
+
+def test_trim_writes_files_only_for_results_on_the_chain_once_each(tmp_path: Path) -> None:
+    from flower_plugins.pruning import Trim
+
+    big = "x" * 500
+    b = TranscriptBuilder(session_id="trim-chain", streamed=False)
+    b.user("start")
+    (history,) = b.tool_round([("Read", {"file_path": "/old"}, big, False)])
+    b.compact("Summary.")
+    fork = b.user("on with it")
+    (abandoned,) = b.tool_round([("Read", {"file_path": "/branch"}, big + "b", False)])
+    b.rewind_to(fork["uuid"])  # a rewind: the branch above is left behind
+    (kept,) = b.tool_round([("Read", {"file_path": "/kept"}, big + "k", False)])
+    for words in ("and then", "more"):  # two turns after it: old enough to trim
+        b.user(words)
+        b.assistant([{"type": "text", "text": "done"}])
+    inner = MemoryStore({KEY: b.entries})
+    trimmed = tmp_path / "trimmed"
+
+    def view() -> PruningSessionStore:  # a new process's view: remembers no file
+        return PruningSessionStore(
+            inner, [Trim(min_chars=100, keep_recent_turns=1)], run_dir=tmp_path
+        )
+
+    first = view().load(KEY)
+    assert first is not None
+    written = _files(trimmed)
+    assert list(written) == [f"{KEY.session_id}/{kept}.txt"]  # not {history}, not {abandoned}
+    assert (trimmed / KEY.session_id / f"{kept}.txt").read_text() == big + "k"
+    assert f"{kept}.txt" in json.dumps(first)
+    for _ in range(2):  # later loads, fresh or not, find the file and write nothing
+        assert view().load(KEY) == first
+    assert _files(trimmed) == written
+    assert history and abandoned
+
+
+def test_a_dropped_result_is_answered_by_the_safety_net() -> None:
+    b = TranscriptBuilder(streamed=False)
+    b.user("start")
+    b.tool_round([("Bash", {"command": "make"}, "built", False)])
+    b.user("thanks")
+    b.assistant([{"type": "text", "text": "welcome"}])
+    answering = next(e for e in b.entries if e["type"] == "user" and e.get("toolUseResult"))
+    with pytest.warns(PruningWarning, match="answered tool_use"):
+        pruned = prune(b.entries, [_DropUsers([answering["uuid"]])], PruneContext())
+    assert conversation_problems(conversation(pruned)) == []
+    assert INTERRUPTED_NOTE in json.dumps(pruned)
+
+
+def test_a_dropped_call_leaves_an_orphan_result_that_the_safety_net_removes() -> None:
+    b = TranscriptBuilder(streamed=False)
+    b.user("start")
+    b.tool_round([("Bash", {"command": "make"}, "built", False)])
+    b.user("thanks")
+    asking = next(e for e in b.entries if e["type"] == "assistant")
+
+    class DropCall:
+        name = "drop-call"
+
+        def prune(self, entries: list[dict], ctx: PruneContext) -> list[dict]:
+            return drop_entries(entries, [asking["uuid"]])
+
+    with pytest.warns(PruningWarning, match="answers nothing"):
+        pruned = prune(b.entries, [DropCall()], PruneContext())
+    assert conversation_problems(conversation(pruned)) == []
+    assert "built" not in json.dumps(pruned)

@@ -12,9 +12,7 @@ from flower.core.transcript import (
     INTERRUPTED_NOTE,
     InvalidConversationError,
     active_chain,
-    chain_is_valid,
     check_conversation,
-    context_start,
     context_tokens,
     conversation,
     conversation_problems,
@@ -24,7 +22,6 @@ from flower.core.transcript import (
     repair_conversation,
     to_messages,
 )
-from flower.core.transcript_index import TranscriptIndex
 
 
 def _e(uid: str, parent: str | None, kind: str = "user", **extra: object) -> dict:
@@ -289,7 +286,7 @@ def test_context_tokens_adds_input_and_both_cache_counts() -> None:
     assert context_tokens({"input_tokens": 3, "cache_read_input_tokens": None}) == 3
 
 
-# --------------------------------------------------------------------------- context_start
+# --------------------------------------------------------------------------- compaction
 
 
 def _compacted() -> TranscriptBuilder:
@@ -307,34 +304,22 @@ def _boundary(entries: list[dict]) -> int:
     return max(i for i, e in enumerate(entries) if e.get("subtype") == "compact_boundary")
 
 
-def test_context_starts_at_the_last_compaction_boundary() -> None:
+def test_the_chain_starts_at_the_last_compaction_boundary() -> None:
     b = _compacted()
     b.compact("Second summary.")
     b.user("and now the docs")
     entries = b.entries
-    assert context_start(entries) == _boundary(entries) > 0
-    assert active_chain(entries) == active_chain(entries[context_start(entries) :])
-
-
-def test_context_starts_at_zero_without_a_boundary_the_live_part_can_stand_on() -> None:
-    b = TranscriptBuilder(streamed=True)
-    b.user("hello")
-    b.assistant([{"type": "text", "text": "hi"}])
-    assert context_start(b.entries) == 0  # no compaction at all
-
-    entries = _compacted().entries
     start = _boundary(entries)
-    late = {**entries[start], "uuid": "late-boundary", "logicalParentUuid": entries[-1]["uuid"]}
-    # a boundary with no leaf after it yet: the newest leaf stands on the one before
-    assert context_start([*entries, late]) == start
+    assert start > 0
+    assert active_chain(entries) == active_chain(entries[start:])
+    assert active_chain(entries)[0] is entries[start]
 
 
-def test_a_fork_back_into_the_history_keeps_the_whole_transcript() -> None:
+def test_a_fork_back_into_the_history_walks_into_the_history() -> None:
     b = _compacted()
     first = b.entries[0]["uuid"]
     b.rewind_to(first)  # the user resumed from before the compaction
     b.user("let us try another way")
-    assert context_start(b.entries) == 0
     assert active_chain(b.entries)[0]["uuid"] == first
 
 
@@ -350,41 +335,7 @@ def test_history_never_joins_the_conversation_after_the_boundary() -> None:
     straddling = copy.deepcopy(next(e for e in entries[start:] if e["type"] == "assistant"))
     straddling["uuid"] = "a-block-written-before-the-boundary"
     damaged = [hanging, straddling, *entries[:start], *entries[start:]]
-    assert context_start(damaged) == start + 2
     assert active_chain(damaged) == live_chain
-    assert TranscriptIndex(damaged).active_chain() == live_chain  # the fast path agrees
-
-
-@pytest.mark.parametrize(
-    "damage",
-    [
-        lambda es, start: es.insert(start + 2, "not an entry"),
-        lambda es, start: es[start + 2].__setitem__("parentUuid", ["unhashable"]),
-        lambda es, start: es[start + 2].__setitem__("parentUuid", "nowhere"),
-        lambda es, start: es[start + 2].__setitem__("parentUuid", es[0]["uuid"]),
-    ],
-    ids=["entry-not-a-dict", "unhashable-parent", "dangling-parent", "parent-in-history"],
-)
-def test_a_live_part_that_does_not_stand_alone_keeps_the_whole_transcript(
-    damage: object,
-) -> None:
-    entries = copy.deepcopy(_compacted().entries)
-    damage(entries, _boundary(entries))  # type: ignore[operator]
-    assert context_start(entries) == 0
-
-
-def test_only_a_system_boundary_without_a_parent_starts_the_context() -> None:
-    entries = copy.deepcopy(_compacted().entries)
-    start = _boundary(entries)
-    real = entries[start]
-    not_system = {**real, "type": "user", "isSidechain": True, "uuid": "decoy-1"}
-    with_parent = {**real, "uuid": "decoy-2", "parentUuid": real["uuid"]}
-    for decoy in (not_system, with_parent):
-        if decoy is not_system:
-            decoy["parentUuid"] = real["uuid"]
-        spliced = [*entries[: start + 1], decoy, *entries[start + 1 :]]
-        assert context_start(spliced) == start  # the real boundary, before the decoy
-    assert context_start(entries[start:]) == 0  # a boundary first: nothing before it
 
 
 @pytest.mark.parametrize("role", [7, "system", "assistant", None])
@@ -404,7 +355,6 @@ def test_an_entrys_type_decides_its_role_whatever_its_message_says(role: object)
     messages = to_messages(active_chain(entries))
     assert [m["role"] for m in messages] == ["user", "assistant", "user"]
     assert conversation_problems(messages) == []
-    assert chain_is_valid(active_chain(entries))
 
 
 def test_a_prompt_given_again_after_a_pruned_turn_is_sent_once() -> None:

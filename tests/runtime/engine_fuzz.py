@@ -636,7 +636,7 @@ class Harness:
             check_chain(raw)
             check_tool_answers(raw)
             check_prompts(raw)
-            chain = rt.view.load_chain(key) or []
+            chain = rt.view.load(key) or []
             problems = conversation_problems(to_messages(chain))
             expect(not problems, f"the pruned chain is not a valid conversation: {problems}")
             if result is not None:
