@@ -284,7 +284,7 @@ def _note_unsent(stored: list[Entry]) -> None:
 
     chain = active_chain(stored)
     sent = {id(entry) for entry in chain}
-    boundary = _compaction_start(view, chain)
+    boundary = _compaction_start(stored, chain)
     before = boundary is not None
     no_uuid = history = branch = 0
     for entry in stored:

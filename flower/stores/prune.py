@@ -196,13 +196,21 @@ def prune(
     back to the root or the last compaction boundary) through ``policies`` in order,
     then the safety net; oldest first. Entries off that chain are not pruned: the model
     is never sent them."""
-    current = _walk(entries, ctx)
+    return _check(run_policies(_walk(entries, ctx), policies, ctx), ctx)[0]
+
+
+def run_policies(
+    entries: Sequence[Entry], policies: Sequence[PruningPolicy], ctx: PruneContext
+) -> list[Entry]:
+    """``entries`` through ``policies`` in order, as given (no walk, no repair): a
+    policy that fails is skipped with a :class:`PruningWarning` naming it."""
+    current = list(entries)
     for policy in policies:
         try:
             current = _apply(policy, current, ctx)
         except Exception as exc:  # one bad policy must not stop a resume
             _warn_failure(_name(policy), ctx, exc)
-    return _check(current, ctx)[0]
+    return current
 
 
 def _diff(before: list[Entry], after: list[Entry], stats: PolicyStats) -> None:
@@ -533,4 +541,5 @@ __all__ = [
     "prune",
     "prune_in_detail",
     "prune_with_stats",
+    "run_policies",
 ]

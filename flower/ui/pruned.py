@@ -2,10 +2,11 @@
 the policy that did it.
 
 The view itself is the one a resume sends (:meth:`PruningSessionStore.prune_loaded`,
-as a dry run: trim writes no file). Which policy did what is found by running the
-same policies one after another over the transcript and seeing, by uuid, what each
-one dropped, replaced or inserted; what the view differs in and no policy did is the
-safety net's repair.
+as a dry run: trim writes no file): the active chain, pruned. Which policy did what is
+found by running the same policies one after another over that chain and seeing, by
+uuid, what each one dropped, replaced or inserted; what the view differs in and no
+policy did is the safety net's repair. Entries off the chain are not marked: no policy
+sees them.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 import msgspec
 
 from flower.core.records import Entry, SessionKey
+from flower.core.transcript import active_chain
 from flower.stores.prune import REPAIR_STEP, TRIM_POLICY, PruningSessionStore, run_policies
 
 
@@ -80,8 +82,9 @@ def pruned_view(store: PruningSessionStore, key: SessionKey, raw: Sequence[Entry
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         view = store.prune_loaded(key, raw)
-        by_policy = attribute(raw, store.policies, store.context(key))
-    stored = _by_uuid(raw)
+        chain = active_chain(raw)  # what the policies are given
+        by_policy = attribute(chain, store.policies, store.context(key))
+    stored = _by_uuid(chain)
     marks: dict[str, Mark] = {}
     for uuid, entry in _by_uuid(view).items():
         old = stored.get(uuid)

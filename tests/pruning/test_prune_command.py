@@ -303,7 +303,7 @@ def test_sessions_show_pruned_says_an_older_compaction_is_compacted_history(
     done = CliRunner().invoke(build_app(), shown)
     assert done.exit_code == 0, done.output
     assert done.stderr == (
-        "flower: note: 2 messages of this view are from before the last "
+        "flower: note: 2 messages of this session are from before the last "
         "compaction, which its summary stands for: the model is not sent them\n"
     )
     b = TranscriptBuilder(session_id=KEY.session_id)
@@ -315,7 +315,7 @@ def test_sessions_show_pruned_says_an_older_compaction_is_compacted_history(
     b.entries[2]["leafUuid"] = b.leaf
     pruning_memory_store.SHARED[KEY] = b.entries
     done = CliRunner().invoke(build_app(), shown)
-    assert "2 messages of this view are off the active chain, on an older branch" in done.stderr
+    assert "2 messages of this session are off the active chain, on an older branch" in done.stderr
 
 
 def test_sessions_show_pruned_is_a_dry_run_of_trim(app: typer.Typer, in_tmp: Path) -> None:
