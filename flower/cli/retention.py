@@ -200,17 +200,50 @@ def gc(
     """List sessions older than AGE, then delete them on confirmation.
 
     Never a session that lineage still points at; nothing is ever deleted automatically.
+    Then the file snapshots kept for rewind that no remaining session names go too.
     """
     from flower.cli.sessions import _store
 
     with _store(ctx, create=False) as (store, where):
         chosen, kept = _selection(ctx, store, older_than)
         _show(chosen, kept, "delete")
-        if dry_run or not chosen:
+        if dry_run:
             return
-        _confirm(f"Delete these {counted(len(chosen), 'session')} from {where}?", yes)
-        deleted = _delete_unchanged(store, chosen)
-    typer.echo(f"deleted {counted(deleted, 'session')} from {where}")
+        if chosen:
+            _confirm(f"Delete these {counted(len(chosen), 'session')} from {where}?", yes)
+            deleted = _delete_unchanged(store, chosen)
+            typer.echo(f"deleted {counted(deleted, 'session')} from {where}")
+        _sweep_snapshots(ctx, store)
+
+
+def _sweep_snapshots(ctx: typer.Context, store: SessionStoreBase) -> None:
+    """Remove the file snapshots (for rewind) that no session left in the store names,
+    nor a rewind under way; a fresh one is kept (its tool result may be on its way)."""
+    from flower.cli.context import get_settings
+    from flower.core.records import SessionKey
+    from flower.core.rewind import pending
+    from flower.core.snapshots import Snapshots, referenced, unreferenced
+
+    settings = get_settings(ctx)
+    snapshots = Snapshots.of_run_dir(settings.run_path)
+    if not snapshots.kept():
+        return
+    keep: set[str] = set()
+    plan = pending(settings.run_path)
+    if plan is not None:
+        keep.update(item.before for item in plan.restore if item.before is not None)
+    try:
+        projects = store.list_projects()
+    except NotImplementedError:
+        return  # cannot see every session: cannot know a copy is unused
+    for project in projects:
+        for info in store.list_sessions(project):
+            keep |= referenced(store.iter_entries(SessionKey(project, info.session_id)))
+    gone = unreferenced(snapshots, keep, time.time())
+    for sha in gone:
+        snapshots.remove(sha)
+    if gone:
+        typer.echo(f"removed {counted(len(gone), 'file snapshot')} no session names", err=True)
 
 
 def _transcripts(store: SessionStoreBase, key: SessionKey) -> Iterator[SessionKey]:

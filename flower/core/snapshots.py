@@ -128,3 +128,22 @@ def file_changes(entries: Sequence[Mapping[str, Any]]) -> list[FileChange]:
 def referenced(entries: Iterable[Mapping[str, Any]]) -> set[str]:
     """The snapshot digests a transcript names (the ``before`` of its file changes)."""
     return {c.before for c in file_changes(list(entries)) if c.before is not None}
+
+
+SWEEP_GRACE_SECONDS = 3600
+"""A copy younger than this is never swept: its tool result may not be stored yet."""
+
+
+def unreferenced(
+    snapshots: Snapshots, keep: set[str], now: float, grace: float = SWEEP_GRACE_SECONDS
+) -> list[str]:
+    """The copies no kept transcript names (``keep``), older than ``grace`` seconds."""
+    found = []
+    for sha in sorted(snapshots.kept() - keep):
+        try:
+            age = now - snapshots.path(sha).stat().st_mtime
+        except FileNotFoundError:
+            continue
+        if age >= grace:
+            found.append(sha)
+    return found
