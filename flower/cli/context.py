@@ -37,6 +37,7 @@ class CliState:
     run_dir: str | None = None
     sessions_url: str | None = None
     _loaded: LoadedSettings | None = field(default=None, repr=False)
+    _checked: bool = field(default=False, repr=False)
 
     def overrides(self) -> dict[str, Any]:
         return {"run_dir": self.run_dir, "sessions.url": self.sessions_url}
@@ -79,7 +80,22 @@ def config_error_text(exc: ConfigError) -> str:
 
 
 def get_settings(ctx: typer.Context) -> Settings:
-    return get_loaded_settings(ctx).settings
+    """The effective settings, checked once against the loaded plugins and the key:
+    a backend, probe strategy or pruning policy no plugin provides, or a store set to
+    encrypt with no usable key, stops the command (exit 2) before it opens, writes or
+    requests anything."""
+    state = get_state(ctx)
+    loaded = get_loaded_settings(ctx)
+    if not state._checked:
+        from flower.stores.resolve import check_configured_plugins
+
+        check_configured_plugins(loaded.settings)
+        if loaded.settings.sessions.encrypt:
+            from flower.stores.keyring import load_keyring
+
+            load_keyring(loaded.settings)
+        state._checked = True
+    return loaded.settings
 
 
 def store_name(settings: Settings, url: str | None = None) -> str:

@@ -50,7 +50,7 @@ def check_config(ctx: typer.Context) -> tuple[Check, LoadedSettings | None]:
     except FlowerError as exc:
         return Check("config", False, str(exc)), None
     try:
-        check_configured_plugins(loaded.settings)
+        check_configured_plugins(loaded.settings, pruning=False)  # the pruning check's job
     except ConfigError as exc:
         return Check("config", False, config_error_text(exc)), None
     where = str(loaded.pyproject) if loaded.pyproject else "defaults (no [tool.flower] found)"

@@ -128,6 +128,11 @@ class Runtime:
         if settings.run_dir != str(self.run_dir):
             settings = msgspec.structs.replace(settings, run_dir=str(self.run_dir))
         self.settings = settings
+        if store is None and settings.sessions.encrypt:
+            from flower.stores.keyring import load_keyring
+
+            # the store opens lazily, after lineage and locks: a missing key stops here
+            load_keyring(settings)
         self._store = store
         self._owns_store = store is None  # a store given to it stays the caller's to close
         self._view: PruningSessionStore | None = None

@@ -24,11 +24,18 @@ def decode_options(reg: Registration, raw: dict[str, Any], table: str) -> Any:
     return decode_section(raw, reg.options, None, table=table, key=key)
 
 
-def check_configured_plugins(settings: Settings) -> None:
+def check_configured_plugins(settings: Settings, *, pruning: bool = True) -> None:
     """What opening the configured stores and prober would say of their configuration
-    (a backend, URL scheme or probe strategy no plugin provides, a bad option), without
-    opening anything: a run checks it before its banner."""
+    (a backend, URL scheme or probe strategy no plugin provides, a bad option), and
+    (``pruning``) whether every pruning policy named is provided, without opening
+    anything: every command that reads the settings checks it before anything else."""
     registry = get_registry()
+    if pruning:
+        from flower.stores.prune import check_policy_names, policy_names
+
+        failed = [info.name for info in registry.plugins if info.error]
+        available = registry.names("pruning_policies")
+        check_policy_names(policy_names(settings), settings, available, failed)
     strategy = settings.probe.strategy
     try:
         registry.get("probers", strategy)

@@ -467,3 +467,17 @@ def test_names_the_listings_hide_cannot_be_written_through_the_wrapper(
         assert [info.session_id for info in store.list_sessions(KEY.project_key)] == ["s1"]
     finally:
         store.close()
+
+
+def test_a_runtime_without_the_key_is_refused_before_its_run_dir_exists(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from flower.runtime.engine import Runtime
+    from flower.stores.keyring import EncryptionKeyError
+
+    monkeypatch.delenv("FLOWER_ENCRYPTION_KEY", raising=False)
+    monkeypatch.delenv("FLOWER_ENCRYPTION_KEY_FILE", raising=False)
+    settings = Settings(sessions=SessionsConfig(encrypt=True))
+    with pytest.raises(EncryptionKeyError, match="no key is set"):
+        Runtime(tmp_path, tmp_path / "runs", settings=settings)
+    assert list(tmp_path.iterdir()) == []
