@@ -428,15 +428,26 @@ def _sqlite_engine(url: URL, options: SqlOptions, synchronous: str, read_only: b
     return engine
 
 
+POSTGRES_EXTRA_HINT = "pip install 'flower[postgres]'"
+
+
 def _postgres_engine(url: URL, options: SqlOptions) -> Engine:
-    return sa.create_engine(
-        url,
-        pool_pre_ping=True,
-        pool_size=options.pool_size,
-        connect_args={"connect_timeout": options.connect_timeout},
-        echo=options.echo,
-        hide_parameters=True,
-    )
+    try:
+        return sa.create_engine(
+            url,
+            pool_pre_ping=True,
+            pool_size=options.pool_size,
+            connect_args={"connect_timeout": options.connect_timeout},
+            echo=options.echo,
+            hide_parameters=True,
+        )
+    except ImportError as exc:  # SQLAlchemy imports the driver when it builds the engine
+        if not (exc.name or "").startswith("psycopg"):
+            raise
+        raise StoreUnavailableError(
+            f"{shown(url)}: the postgres backend needs psycopg, which is not installed: "
+            f"{POSTGRES_EXTRA_HINT}"
+        ) from None
 
 
 def open_database(
