@@ -77,9 +77,9 @@ class FlowerGroup(TyperGroup):
             try:
                 impl.function(app=plugin_app)
                 added = _commands_of(plugin_app)
-            except FlowerError:
+            except (FlowerError, KeyboardInterrupt):
                 raise
-            except Exception as exc:  # one broken plugin must not take the CLI down
+            except BaseException as exc:  # sys.exit() too: one broken plugin must not stop the CLI
                 _report(registry.plugins, plugin, f"register_commands failed: {exc!r}")
                 continue
             for name, command in added.items():

@@ -130,9 +130,9 @@ class Registry:
 
             try:
                 impl.function(register)
-            except PluginError:  # FLOWER_STRICT_PLUGINS=1 made a clash fatal
+            except (PluginError, KeyboardInterrupt):  # strict mode made a clash fatal
                 raise
-            except Exception as exc:  # a broken hook must not take the CLI down
+            except BaseException as exc:  # a broken hook, even one calling sys.exit()
                 for name in added:  # all of a failed hook is left out, not half of it
                     del self._items[kind][name]
                 _report(self.plugins, plugin_name, f"register_{kind} failed: {exc!r}")
@@ -268,7 +268,9 @@ def build_plugin_manager(
         dist, version = ep.dist, ep.version
         try:
             module = _load(ep)
-        except Exception as exc:
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # sys.exit() at import is a broken plugin too
             infos.append(
                 PluginInfo(ep.name, ep.value, dist, version, error=f"{type(exc).__name__}: {exc}")
             )

@@ -168,3 +168,49 @@ def test_an_entry_point_named_like_a_builtin_is_reported_not_swapped_in(tmp_path
     assert builtin and builtin[0]["error"] is None
     assert other and "the plugin name 'pruning' is flower's own" in other[0]["error"]
     assert run_flower("prune", "--help", cwd=tmp_path, env=env).returncode == 0
+
+
+EXITS_AT_IMPORT = {
+    "flower-exits": "import sys\nsys.exit(3)\n",
+    "flower-says-bye": 'raise SystemExit("bye from a plugin")\n',
+    "flower-base": "class Boom(BaseException):\n    pass\n\nraise Boom('not an Exception')\n",
+    "flower-hook-exits": (
+        "import sys\nfrom flower import hookimpl\n\n"
+        "@hookimpl\ndef register_session_stores(register):\n    sys.exit(4)\n"
+    ),
+    "flower-command-exits": (
+        "import sys\nfrom flower import hookimpl\n\n"
+        "@hookimpl\ndef register_commands(app):\n    sys.exit(5)\n"
+    ),
+}
+
+
+def test_a_plugin_calling_sys_exit_or_raising_base_exception_is_a_broken_plugin(
+    tmp_path: Path,
+) -> None:
+    site = tmp_path / "site"
+    for dist, source in EXITS_AT_IMPORT.items():
+        install_plugin(site, dist, dist.replace("-", "_"), source)
+    env = {"PYTHONPATH": str(site)}
+
+    listed = run_flower("plugins", "--json", cwd=tmp_path, env=env)
+    assert listed.returncode == 0, listed.stderr
+    rows = {row["name"]: row for row in json.loads(listed.stdout)}
+    assert "SystemExit: 3" in rows["flower-exits"]["error"]
+    assert "SystemExit: bye from a plugin" in rows["flower-says-bye"]["error"]
+    assert "Boom: not an Exception" in rows["flower-base"]["error"]
+    assert "register_session_stores failed: SystemExit(4)" in rows["flower-hook-exits"]["error"]
+    assert "Traceback" not in listed.stderr
+
+    text = run_flower("plugins", cwd=tmp_path, env=env)
+    assert text.returncode == 0, text.stderr
+    assert text.stdout.count("FAILED") == 5 and text.stdout.endswith("5 failed\n")
+
+    helped = run_flower("--help", cwd=tmp_path, env=env)
+    assert helped.returncode == 0, helped.stderr
+    assert "Usage" in helped.stdout and "register_commands failed: SystemExit(5)" in helped.stderr
+
+    doctor = run_flower("doctor", "--json", cwd=tmp_path, env=env)
+    checks = {row["name"]: row for row in json.loads(doctor.stdout)["checks"]}
+    assert checks["plugins"]["ok"] is False and "flower-exits" in checks["plugins"]["detail"]
+    assert "Traceback" not in doctor.stderr
