@@ -11,9 +11,7 @@ yields a span that does nothing.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import importlib.metadata
 import os
 import sys
 import threading
@@ -97,6 +95,8 @@ class Tracing:
         if self.tracer is None:
             yield NO_SPAN
             return
+        import asyncio
+
         from opentelemetry.trace import SpanKind
 
         otel_kind = SpanKind.CLIENT if kind == "client" else SpanKind.INTERNAL
@@ -209,6 +209,8 @@ def _env_true(name: str) -> bool:
 
 
 def _sdk_installed() -> bool:
+    import importlib.metadata
+
     try:
         importlib.metadata.distribution("opentelemetry-sdk")
     except importlib.metadata.PackageNotFoundError:
@@ -217,6 +219,8 @@ def _sdk_installed() -> bool:
 
 
 def _version() -> str:
+    import importlib.metadata
+
     try:
         return importlib.metadata.version("flower")
     except importlib.metadata.PackageNotFoundError:
@@ -257,6 +261,8 @@ def _exporter_names() -> list[str]:
 
 
 def _load_exporter(name: str) -> Any:
+    import importlib.metadata
+
     found = importlib.metadata.entry_points(group=_EXPORTER_GROUP)
     for entry in found:
         if entry.name == name:
