@@ -196,6 +196,7 @@ def build_app(viewer: Viewer, *, token: str | None = None) -> ASGIApp:
             threshold=viewer.settings.relay.threshold_tokens,
             interval_ms=int(viewer.interval * 1000),
             forks_looked_for=look_for_forks,
+            relayed_to=runs.relayed_to(viewer.settings.run_path, key.session_id),
             siblings=siblings,
         )
 

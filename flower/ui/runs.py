@@ -90,3 +90,13 @@ def run_view(settings: Settings, workspace: Path) -> RunView:
         runs=[step_run(row) for row in read_manifest(run_dir)],
         manifest=str(run_dir / MANIFEST_NAME),
     )
+
+
+def relayed_to(run_dir: Path, session_id: str) -> str:
+    """The session a relay handed ``session_id``'s work to, as the manifest records it
+    (the new session's step run lists the old one in ``retired``); ``""`` when none."""
+    for row in reversed(read_manifest(run_dir)):
+        retired = row.get("retired")
+        if isinstance(retired, list) and session_id in retired and row.get("session_id"):
+            return str(row["session_id"])
+    return ""

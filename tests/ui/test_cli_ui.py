@@ -7,6 +7,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -18,7 +19,7 @@ from typer.testing import CliRunner
 
 from flower.cli.main import build_app
 
-FLOWER = [sys.executable, "-m", "flower.cli.launch"]
+FLOWER = [sys.executable, "-m", "flower.cli.main"]
 
 
 def env_in(tmp_path: Path) -> dict[str, str]:
@@ -28,12 +29,14 @@ def env_in(tmp_path: Path) -> dict[str, str]:
 
 
 @contextmanager
-def flower_ui(tmp_path: Path, *args: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
+def flower_ui(
+    tmp_path: Path, *args: str, env: dict[str, str] | None = None
+) -> Iterator[tuple[subprocess.Popen[str], str]]:
     """``flower ui ARGS`` started for real; yields it and the URL it printed."""
     process = subprocess.Popen(
         [*FLOWER, "ui", "--port", "0", *args],
         cwd=tmp_path,
-        env=env_in(tmp_path),
+        env={**env_in(tmp_path), **(env or {})},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -80,6 +83,18 @@ def test_another_host_needs_the_token_it_prints(tmp_path: Path) -> None:
             status = page.status
     assert refused.value.code == 403
     assert status == 200
+
+
+def test_open_hands_the_url_to_the_browser(tmp_path: Path) -> None:
+    opened = tmp_path / "opened"
+    browser = tmp_path / "browser.sh"
+    browser.write_text(f'#!/bin/sh\necho "$1" > {opened}\n')
+    browser.chmod(0o700)
+    with flower_ui(tmp_path, "--open", env={"BROWSER": str(browser)}) as (_, url):
+        deadline = time.monotonic() + 20
+        while not opened.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert opened.read_text().strip() == url
 
 
 def test_a_port_in_use_is_a_clear_error(tmp_path: Path) -> None:

@@ -192,3 +192,30 @@ def test_past_the_scan_limit_forks_are_looked_for_on_request(
     assert "was forked here" not in page
     assert "its project has 3 sessions to look through" in page and 'id="find-forks"' in page
     assert "was forked here" in asked and 'id="find-forks"' not in asked
+
+
+def test_a_relayed_session_says_where_its_work_went_on(seeded: Settings) -> None:
+    from ui_helpers import Transcript
+
+    from flower.core.records import SessionKey
+    from flower.stores.open import open_session_store
+
+    successor = "5ucce550-0000-4000-8000-000000000003"
+    seed = Transcript(successor, first_extra={"relayFrom": WORKING})
+    seed.prompt("handoff: two files listed, README read")
+    with open_session_store(settings=seeded) as store:
+        store.append(SessionKey(PROJECT, successor), seed.entries)
+    run_dir = Path(seeded.run_dir)
+    line = {"step": "干活", "session_id": successor, "ok": True, "retired": [WORKING]}
+    (run_dir / "manifest.json").write_text(json.dumps(line, ensure_ascii=False) + "\n")
+    served = serve(seeded)
+    try:
+        _, old = get(f"{served.url}s/{PROJECT}/{WORKING}")
+        _, new = get(f"{served.url}s/{PROJECT}/{successor}")
+    finally:
+        served.stop()
+        served.viewer.close()  # type: ignore[attr-defined]
+    relay = old[old.index('id="relayed-to"') :]
+    assert f'href="/s/{PROJECT}/{successor}"' in relay[: relay.index("</p>")]
+    assert f"relay boundary: goes on from <code>{WORKING}</code>" in new
+    assert f'relayed from <a href="/s/{PROJECT}/{WORKING}"' in new

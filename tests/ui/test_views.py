@@ -10,9 +10,12 @@ from pathlib import Path
 from ui_helpers import PROJECT, WORKING, Transcript, serve, settings_for, working_session
 
 from flower.core.lineage import Lineage
-from flower.ui import chart, conversation
+from flower.ui import chart, conversation, runs
 
-PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+PNG = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJ"
+    + "AAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+)
 
 
 def test_the_workflow_view_shows_lineage_and_the_manifests_step_runs(tmp_path: Path) -> None:
@@ -52,6 +55,8 @@ def test_the_workflow_view_shows_lineage_and_the_manifests_step_runs(tmp_path: P
     assert ">3<" in first and "$0.2500" in first and "61.5 s" in first
     assert second.startswith("ok") and "resumed" in second and "$0.1250" in second
     assert "0ld5e551" in second  # the session a relay retired
+    assert runs.relayed_to(run_dir, "0ld5e551-0000-4000-8000-000000000000") == WORKING
+    assert runs.relayed_to(run_dir, WORKING) == ""
 
 
 def test_boundaries_images_and_thinking_become_their_own_items() -> None:
