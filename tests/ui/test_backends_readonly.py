@@ -56,6 +56,7 @@ def seed(settings: Settings) -> None:
         store.append(SessionKey(PROJECT, WORKING), [*entries, *big.entries])
 
 
+@pytest.mark.slow  # serves and browses every page
 @pytest.mark.parametrize("backend", ["sqlite", "jsonfs", "sqlite-encrypted"])
 def test_browsing_every_page_leaves_the_store_as_it_was(
     tmp_path: Path, backend: str, monkeypatch: pytest.MonkeyPatch

@@ -52,6 +52,7 @@ def flower_ui(
         assert "Traceback" not in err, err
 
 
+@pytest.mark.slow  # starts flower
 def test_it_listens_on_loopback_and_serves_the_list(tmp_path: Path) -> None:
     from ui_helpers import PROJECT, WORKING, working_session
 
@@ -73,6 +74,7 @@ def test_it_listens_on_loopback_and_serves_the_list(tmp_path: Path) -> None:
     assert WORKING in after  # the store is looked for again once it exists
 
 
+@pytest.mark.slow  # starts flower
 def test_another_host_needs_the_token_it_prints(tmp_path: Path) -> None:
     with flower_ui(tmp_path, "--host", "127.0.0.1") as (_, url):
         assert "?token=" in url
@@ -85,6 +87,7 @@ def test_another_host_needs_the_token_it_prints(tmp_path: Path) -> None:
     assert status == 200
 
 
+@pytest.mark.slow  # starts flower
 def test_open_hands_the_url_to_the_browser(tmp_path: Path) -> None:
     opened = tmp_path / "opened"
     browser = tmp_path / "browser.sh"
@@ -97,6 +100,7 @@ def test_open_hands_the_url_to_the_browser(tmp_path: Path) -> None:
     assert opened.read_text().strip() == url
 
 
+@pytest.mark.slow  # starts flower
 def test_a_port_in_use_is_a_clear_error(tmp_path: Path) -> None:
     taken = socket.socket()
     taken.bind(("127.0.0.1", 0))
