@@ -189,3 +189,16 @@ __all__ = [
     "private_file",
     "replaced_atomically",
 ]
+
+
+def read_only_reason(path: str | os.PathLike[str] | None) -> str:
+    """Why ``path`` (a store's file) cannot be written, for its error message: its
+    folder or the file is read-only for this user, or the file system is."""
+    if not path:
+        return "the store is read-only"
+    folder = Path(path).parent
+    if not os.access(folder, os.W_OK):
+        return f"the folder {folder} is read-only for this user (only reading works)"
+    if Path(path).exists() and not os.access(path, os.W_OK):
+        return "the file is read-only for this user (only reading works)"
+    return "the store is read-only (a read-only file system or mount?)"

@@ -90,8 +90,11 @@ def open_session_store(
     return store
 
 
-def open_lineage_store(url: str | None = None, *, settings: Settings | None = None) -> LineageStore:
-    """Open the lineage store ``url`` names, or the configured one."""
+def open_lineage_store(
+    url: str | None = None, *, settings: Settings | None = None, read_only: bool = False
+) -> LineageStore:
+    """Open the lineage store ``url`` names, or the configured one (``read_only``: as
+    :func:`open_session_store` takes it)."""
     settings = settings or load_settings().settings
     registry = get_registry()
     conf = settings.lineage
@@ -103,4 +106,4 @@ def open_lineage_store(url: str | None = None, *, settings: Settings | None = No
         assert url is not None
         reg = by_scheme(registry, "lineage_stores", url, "lineage", configured=url == conf.url)
     options = decode_options(reg, conf.options, "tool.flower.lineage.options")
-    return reg.factory(url=url, options=options, settings=settings)
+    return _create(reg, url, options, settings, read_only)

@@ -412,7 +412,8 @@ def wake_state(
     except Exception as exc:
         log.warning("settings unavailable: %s", exc)
         settings = None
-    lineage = Lineage.load(workspace, settings=settings, run_dir=run_dir)
+    store = _read_only_lineage_store(settings) if read_only else None
+    lineage = Lineage.load(workspace, settings=settings, run_dir=run_dir, store=store)
     recorded = lineage.steps
     alive, context, store_problem = _probe_sessions(workspace, recorded, settings, read_only)
     names = workflow_names(settings)
@@ -446,6 +447,25 @@ def _unrecorded_words(lineage: Lineage, settings: Any, run_dir: Any) -> list[str
         log.warning("%s unreadable: %s", run_path, exc)
         return []
     return [said.text for said in words if said.text.strip()]
+
+
+def _read_only_lineage_store(settings: Any) -> Any:
+    """The lineage store opened to read only (a SQL one creates no database); one that
+    is not there, or cannot be opened, holds no lineage, as :meth:`Lineage.open_store`
+    has it."""
+    from flower.core.errors import ConfigError, StoreNotFoundError
+    from flower.core.lineage import _NoStore
+    from flower.stores.open import open_lineage_store
+
+    try:
+        return open_lineage_store(settings=settings, read_only=True)
+    except ConfigError:
+        raise
+    except StoreNotFoundError:
+        return _NoStore()
+    except Exception as exc:
+        log.warning("lineage store unavailable: %s", exc)
+        return _NoStore()
 
 
 def _pending_request(lineage: Lineage) -> str | None:

@@ -11,6 +11,7 @@ a tab, so readers can tell an append a crash cut short and count none of it.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import logging
 import os
@@ -26,7 +27,7 @@ import msgspec
 
 from flower.core.entries import decode_entry, encode_entries, reported_usage
 from flower.core.errors import InvalidKeyError, StoreUnavailableError
-from flower.core.fileperms import check_private, fsync_dir, private_dir
+from flower.core.fileperms import check_private, fsync_dir, private_dir, read_only_reason
 from flower.core.protocols import SessionStoreBase
 from flower.core.records import (
     Entry,
@@ -144,6 +145,17 @@ class _UuidIndex:
             _add_uuid(self.uuids, line)
 
 
+@contextlib.contextmanager
+def _writing(path: Path) -> Iterator[None]:
+    """A write this user may not make (a read-only folder or mount) is one clear error."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+            raise
+        raise StoreUnavailableError(f"cannot write {path}: {read_only_reason(path)}") from exc
+
+
 class JsonfsSessionStore(SessionStoreBase):
     """Transcripts as ``.jsonl`` files in Claude Code's ``~/.claude/projects`` layout."""
 
@@ -196,9 +208,10 @@ class JsonfsSessionStore(SessionStoreBase):
         if not lines:
             return
         path = self._path(key)
-        private_dir(path.parent, durable=self.fsync)
-        created = not path.exists()
-        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        with _writing(path):
+            private_dir(path.parent, durable=self.fsync)
+            created = not path.exists()
+            fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
         if not created:
             check_private(path, fd=fd)
         try:
@@ -418,8 +431,10 @@ class JsonfsSessionStore(SessionStoreBase):
             folder = resolve_under(self.root, self.root / key.project_key / key.session_id)
             if folder.is_dir():
                 doomed.extend(folder.rglob(f"*{SUFFIX}"))
-                shutil.rmtree(folder)
-        path.unlink(missing_ok=True)
+                with _writing(folder):
+                    shutil.rmtree(folder)
+        with _writing(path):
+            path.unlink(missing_ok=True)
         for gone in doomed:
             self._indexes.pop(str(gone), None)
             self._problems.pop(str(gone), None)

@@ -26,10 +26,14 @@ def _session_store(
     )
 
 
-def _lineage_store(backend: str, *, url: str | None, options: Any, settings: Any) -> Any:
+def _lineage_store(
+    backend: str, *, url: str | None, options: Any, settings: Any, read_only: bool = False
+) -> Any:
     from flower_plugins.sql.factory import open_lineage_store
 
-    return open_lineage_store(backend, url=url, options=options, settings=settings)
+    return open_lineage_store(
+        backend, url=url, options=options, settings=settings, read_only=read_only
+    )
 
 
 @hookimpl

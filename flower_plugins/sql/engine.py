@@ -11,7 +11,6 @@ the database without its password.
 from __future__ import annotations
 
 import errno
-import os
 import re
 import threading
 import time
@@ -27,7 +26,7 @@ from sqlalchemy.engine import URL, Connection, Engine
 from sqlalchemy.exc import ArgumentError, DBAPIError, IntegrityError
 
 from flower.core.errors import StoreNotFoundError, StoreUnavailableError
-from flower.core.fileperms import check_private, create_private, private_dir
+from flower.core.fileperms import check_private, create_private, private_dir, read_only_reason
 from flower.core.redact import redact_text
 from flower_plugins.sql.options import SqlOptions
 
@@ -335,19 +334,6 @@ def translate_error(
     if any(word in lowered for word in ("connection", "timeout", "could not", "resolve host")):
         return StoreUnavailableError(f"cannot reach {where} ({message})")
     return StoreUnavailableError(f"{shown(url)}: {message}")
-
-
-def read_only_reason(path: str | None) -> str:
-    """Why a SQLite database cannot be written, for its error: its folder or the file is
-    read-only for this user, or the file system is."""
-    if not path:
-        return "the database is read-only"
-    folder = Path(path).parent
-    if not os.access(folder, os.W_OK):
-        return f"the folder {folder} is read-only for this user (only reading works)"
-    if Path(path).exists() and not os.access(path, os.W_OK):
-        return "the file is read-only for this user (only reading works)"
-    return "the database is read-only (a read-only file system or mount?)"
 
 
 def _read_only_connect(path: Path, timeout: float) -> Callable[[], Any]:

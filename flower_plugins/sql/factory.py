@@ -73,11 +73,11 @@ def open_session_store(
 
 
 def open_lineage_store(
-    backend: str, *, url: str | None, options: Any, settings: Settings
+    backend: str, *, url: str | None, options: Any, settings: Settings, read_only: bool = False
 ) -> SqlLineageStore:
     if url is None:
         url = settings.sessions_url()
         if backend == "sqlite" and not url.startswith("sqlite"):
             url = f"sqlite:///{settings.run_path / 'sessions.db'}"
-    db = open_checked(url, backend, options, settings)
+    db = open_checked(url, backend, options, settings, read_only=read_only)
     return SqlLineageStore(db, workspace_id=settings.lineage.workspace_id)

@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -62,27 +63,40 @@ def _as_a_user_who_cannot_write() -> list[str]:
     return [setpriv, "--bounding-set=-dac_override,-dac_read_search,-fowner"]
 
 
-@pytest.fixture
-def read_only_run_dir(in_tmp: Path) -> Path:
-    """A run directory holding one session, then made read-only (folder 0500, file 0400)."""
+@pytest.fixture(params=["sqlite", "jsonfs"])
+def read_only_run_dir(request: pytest.FixtureRequest, in_tmp: Path) -> Iterator[Path]:
+    """A run directory holding one session and its lineage, then made read-only
+    (folders 0500, files 0400)."""
     workspace = in_tmp.resolve()
     run_dir = workspace / "runs"
-    with open_session_store(f"sqlite:///{run_dir / 'sessions.db'}") as store:
+    if request.param == "jsonfs":
+        url = f"jsonfs://{run_dir / 'transcripts'}"
+        (workspace / "pyproject.toml").write_text(
+            f'[tool.flower.sessions]\nurl = "{url}"\n', encoding="utf-8"
+        )
+    else:
+        url = f"sqlite:///{run_dir / 'sessions.db'}"
+    with open_session_store(url) as store:
         store.append(SessionKey(project_key(workspace), SID), transcript(SID, str(workspace), 1))
     lineage = {"workspace": str(workspace), "woke": 1, "steps": {"干活": SID}}
     (run_dir / "lineage.json").write_text(json.dumps(lineage), encoding="utf-8")
-    for path in run_dir.iterdir():
-        path.chmod(0o400)
+    for path in sorted(run_dir.rglob("*"), reverse=True):
+        path.chmod(0o500 if path.is_dir() else 0o400)
     run_dir.chmod(0o500)
     yield run_dir
-    run_dir.chmod(0o700)
+    for path in [run_dir, *run_dir.rglob("*")]:
+        path.chmod(0o700 if path.is_dir() else 0o600)
+
+
+def _files(run_dir: Path) -> list[str]:
+    return sorted(str(p.relative_to(run_dir)) for p in run_dir.rglob("*"))
 
 
 @pytest.mark.slow
 def test_a_run_directory_the_user_cannot_write_can_be_read(read_only_run_dir: Path) -> None:
     import subprocess
 
-    before = sorted(p.name for p in read_only_run_dir.iterdir())
+    before = _files(read_only_run_dir)
     prefix = _as_a_user_who_cannot_write()
     env = {k: v for k, v in os.environ.items() if not k.startswith("FLOWER_")}
 
@@ -96,12 +110,18 @@ def test_a_run_directory_the_user_cannot_write_can_be_read(read_only_run_dir: Pa
             timeout=60,
         )
 
-    probe = flower("sessions", "import", "/dev/null")  # the sandbox really cannot write
+    new = read_only_run_dir.parent / "new.jsonl"
+    new.write_text(json.dumps(transcript("new-1", "/w", 1)[0]) + "\n", encoding="utf-8")
+    probe = flower("sessions", "import", str(new))  # the sandbox really cannot write
     assert probe.returncode == 1
-    assert probe.stderr == (
-        "flower: error: cannot write runs/sessions.db: the folder runs is read-only for this "
-        "user (only reading works)\n"
-    )
+    assert len(probe.stderr.splitlines()) == 1, probe.stderr
+    assert probe.stderr.startswith("flower: error: cannot write ")
+    assert probe.stderr.endswith(" is read-only for this user (only reading works)\n")
+    if "sessions.db" in before:
+        assert probe.stderr == (
+            "flower: error: cannot write runs/sessions.db: the folder runs is read-only for "
+            "this user (only reading works)\n"
+        )
     listed = flower("sessions", "list", "--json")
     assert listed.returncode == 0, listed.stderr
     assert [row["session_id"] for row in json.loads(listed.stdout)] == [SID]
@@ -111,11 +131,22 @@ def test_a_run_directory_the_user_cannot_write_can_be_read(read_only_run_dir: Pa
     assert exported.returncode == 0 and len(exported.stdout.splitlines()) == 3
     assert flower("sessions", "stats", SID).returncode == 0
     status = flower("status")
-    assert status.returncode == 0, status.stderr
-    assert f"step        干活: {SID} (in the store" in status.stdout
+    assert f"step        干活: {SID} (in the store" in status.stdout, status.stderr
     assert "unreadable" not in status.stdout
     removed = flower("sessions", "rm", "--yes", SID)
-    assert removed.returncode == 1 and "the folder runs is read-only" in removed.stderr
+    assert removed.returncode == 1 and "is read-only for this user" in removed.stderr
     for done in (probe, listed, shown, exported, status, removed):
         assert "Traceback" not in done.stderr
-    assert sorted(p.name for p in read_only_run_dir.iterdir()) == before  # no -wal, no -shm
+    assert _files(read_only_run_dir) == before  # nothing written: no -wal, no -shm
+
+
+def test_status_with_a_sql_lineage_creates_no_database(in_tmp: Path) -> None:
+    from cli_helpers import run_flower
+
+    (in_tmp / "pyproject.toml").write_text(
+        '[tool.flower.lineage]\nbackend = "sqlite"\n', encoding="utf-8"
+    )
+    done = run_flower("status", cwd=in_tmp)
+    assert "lineage     none in the 'sqlite' lineage store" in done.stdout, done.stderr
+    assert "Traceback" not in done.stderr
+    assert sorted(p.name for p in in_tmp.iterdir()) == ["pyproject.toml"]
