@@ -144,9 +144,18 @@ def rewind(
         _show_turns(settings, step, as_json, ctx)
         return
     from flower.cli.run import run_lock
+    from flower.core.keys import project_key
     from flower.core.lineage import Lineage
+    from flower.core.rewind import pending, step_key
 
     workspace = Path.cwd().resolve()
+    if pending(settings.run_path) is None:  # say what is missing before taking the lock
+        step_key(
+            Lineage.load(workspace, settings=settings),
+            step,
+            project_key(workspace),
+            settings.run_path,
+        )
     with run_lock(settings.run_path):
         store = open_store(ctx)
         try:

@@ -41,3 +41,17 @@ def test_step_header_resumed_and_fresh() -> None:
     assert resumed.startswith("== 干活 ===")
     assert resumed.endswith("  3/3  <- 接上次 · 第 3 次唤醒")
     assert step_header("work", 1, 3, resumed=False, woke=1).endswith("  1/3")
+
+
+def test_a_rewind_since_the_last_wake_is_said_before_the_wake_count() -> None:
+    line = wake_banner(
+        "/srv/p",
+        woke=4,
+        brief_confirmed=True,
+        goals=3,
+        work_step="干活",
+        context_tokens=1800,
+        rewound=2,
+    )
+    said = "需求已确认 · 目标 3 条 · 干活上下文 1.8K · 退回 2 轮 · 第 4 次唤醒"
+    assert line == f"<- 在 /srv/p 接上上次  {said}"

@@ -59,7 +59,7 @@ def test_rewind_bad_input_is_exit_2_and_writes_nothing(flower: Flower, ws: Path)
     nothing = flower("rewind")
     assert nothing.returncode == 2
     assert "nothing to rewind: no lineage" in nothing.stderr
-    assert not (ws / "runs" / "lineage.json").exists()
+    assert not (ws / "runs").exists()  # not even the run directory's lock
     assert flower("--yes", REQUEST).returncode == 0
     record, sessions = lineage(ws), _sessions(ws)
     too_far = flower("rewind", "5")

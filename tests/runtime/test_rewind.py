@@ -132,3 +132,34 @@ def test_bad_rewinds_are_clear_and_write_nothing(
     assert rt.store.list_sessions(rt.project_key) == before
     assert (workspace / "a.txt").read_text() == "v2\n"
     assert Lineage.load(workspace, settings=rt.settings).steps[STEP] == old
+
+
+def test_a_rewind_a_crash_cut_short_is_finished_before_the_next_wake(
+    worked: tuple[Runtime, Lineage, str], workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The plan file is the commit point: written, then killed (nothing else done yet)."""
+    import msgspec
+
+    from flower.cli.rewind import finish_rewind
+    from flower.core.rewind import plan_rewind
+    from flower.core.snapshots import Snapshots
+
+    rt, lineage, old = worked
+    run_dir = Path(rt.settings.run_dir)
+    plan = plan_rewind(
+        rt.store,
+        rt.key(old),
+        STEP,
+        1,
+        woke=lineage.woke,
+        snapshots=Snapshots.of_run_dir(run_dir),
+    )
+    (run_dir / PLAN_FILE).write_bytes(msgspec.json.encode(plan))
+    (workspace / ".a.txt.123-abcd.tmp").write_text("half a restore")
+    monkeypatch.chdir(workspace)
+    assert finish_rewind(rt.settings) == plan
+    assert Lineage.load(workspace, settings=rt.settings).steps[STEP] == plan.new_session
+    assert (workspace / "a.txt").read_text() == "v1\n" and not (workspace / "b.txt").exists()
+    assert not (workspace / ".a.txt.123-abcd.tmp").exists()
+    assert not (run_dir / PLAN_FILE).exists()
+    assert finish_rewind(rt.settings) is None  # nothing pending any more
