@@ -1,6 +1,7 @@
 """Take the screenshots of docs/viewer.md: a demo store served by the viewer, shot by
 Debian's headless chromium. Run ``python docs/viewer_screenshots.py`` (needs the dev
-extra and ``apt-get install chromium chromium-driver``)."""
+extra and ``apt-get install chromium chromium-driver``; ``fonts-wqy-microhei`` draws
+the Chinese step names)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from ui_helpers import PROJECT, Transcript, working_session  # noqa: E402
 
 from flower.core.config import SessionsConfig, Settings  # noqa: E402
 from flower.core.fork import fork  # noqa: E402
+from flower.core.lineage import Lineage  # noqa: E402
 from flower.core.records import SessionKey  # noqa: E402
 from flower.stores.open import open_session_store  # noqa: E402
 from flower.ui.app import Viewer, build_app  # noqa: E402
@@ -124,6 +126,11 @@ def seed(run_dir: Path) -> Settings:
             "started_at": "2026-11-30T11:00:00",
         },
     ]
+    lineage = Lineage.load(run_dir.parent, settings=settings)
+    for _ in range(3):
+        lineage.bump_woke()
+    lineage.record_session("需求", MAIN)
+    lineage.record_session("干活", MAIN)
     (run_dir / "manifest.json").write_text("".join(json.dumps(s) + "\n" for s in steps))
     return settings
 
@@ -158,7 +165,7 @@ def shoot() -> None:
                 ("viewer-sessions", "", 700),
                 ("viewer-session", f"s/{PROJECT}/{MAIN}", 1500),
                 ("viewer-pruned", f"s/{PROJECT}/{MAIN}?view=pruned", 1500),
-                ("viewer-workflow", "run", 600),
+                ("viewer-workflow", "run", 760),
             ):
                 driver.set_window_size(1280, height)
                 driver.get(served.url + page)

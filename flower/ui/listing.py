@@ -104,12 +104,13 @@ def summarize_entries(entries: Iterable[Entry], prices: Mapping[str, Price]) -> 
             summary.relay_from = entry["relayFrom"]
         usage = reported_usage(entry)
         if usage:
+            summary.context_tokens = context_tokens(usage)
+        if usage and origin is None:  # a fork's copied replies were paid by its source
             message = entry.get("message") or {}
             # streaming writes one entry per content block, all with the message's usage
             message_id = str(message.get("id") or entry.get("uuid"))
             usage_by_message[message_id] = usage
             models[message_id] = str(message.get("model") or "")
-            summary.context_tokens = context_tokens(usage)
     costs = [
         cost_of(usage, price_for(models[mid], prices)) for mid, usage in usage_by_message.items()
     ]

@@ -149,7 +149,9 @@ def test_the_pages_are_served_offline(viewer_url: str, page: str) -> None:
 def test_forks_show_where_they_left_and_where_others_left(seeded: Settings) -> None:
     from flower.core.fork import fork
     from flower.core.records import SessionKey
+    from flower.runtime.pricing import price_table
     from flower.stores.open import open_session_store
+    from flower.ui import listing
 
     source = SessionKey(PROJECT, WORKING)
     with open_session_store(settings=seeded) as store:
@@ -157,17 +159,24 @@ def test_forks_show_where_they_left_and_where_others_left(seeded: Settings) -> N
         forked = fork(store, source, at, session_id="f0f0f0f0-0000-4000-8000-00000000000f")
     served = serve(seeded)
     try:
-        _, listing = get(served.url)
+        _, sessions_page = get(served.url)
         _, parent = get(f"{served.url}s/{PROJECT}/{WORKING}")
         _, child = get(f"{served.url}s/{PROJECT}/{forked.session_id}")
     finally:
         served.stop()
         served.viewer.close()  # type: ignore[attr-defined]
-    row = listing[listing.index(f'data-session="{forked.session_id}"') :]
+    row = sessions_page[sessions_page.index(f'data-session="{forked.session_id}"') :]
     assert f'from <a href="/s/{PROJECT}/{WORKING}"' in row[: row.index("</tr>")]
     forked_here = parent[: parent.index("was forked here")]
     assert f'id="e-{at}"' in forked_here[forked_here.rindex("<article") :]
     assert child.count("fork point: copied up to here") == 1
+    with open_session_store(settings=seeded) as store:
+        copied = listing.summarize_entries(store.load(forked) or [], {})
+        prices = price_table()
+        source = listing.summarize_entries(store.load(SessionKey(PROJECT, WORKING)) or [], prices)
+        fork_cost = listing.summarize_entries(store.load(forked) or [], prices).cost_usd
+    assert copied.context_tokens == 12_400  # the context it starts from
+    assert source.cost_usd is not None and fork_cost is None  # copied replies: not its cost
     assert f'forked from <a href="/s/{PROJECT}/{WORKING}#e-{at}"' in child
 
 
