@@ -11,9 +11,11 @@ the database without its password.
 from __future__ import annotations
 
 import errno
+import logging
 import re
 import threading
 import time
+import warnings
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -105,6 +107,39 @@ def dialect_of(url: URL) -> Dialect:
     return "sqlite" if url.get_backend_name() == "sqlite" else "postgres"
 
 
+class ConnectionLostWarning(UserWarning):
+    """A connection to the database was lost and flower reconnected and retried."""
+
+
+LOST_CONNECTION = (
+    "the connection to PostgreSQL was lost (a server restart, a failover or a "
+    "terminated backend); flower reconnected and retried"
+)
+
+
+def _warn_lost_connection() -> None:
+    # One call site, so Python's default warning filter shows it once per process.
+    warnings.warn(LOST_CONNECTION, ConnectionLostWarning, stacklevel=1)
+
+
+class _QuietLostConnection(logging.Filter):
+    """Drops psycopg's ``error ignored terminating <psycopg.Pipeline [BAD]>: the
+    connection is lost``: the statement's own error reaches flower, which reconnects,
+    retries and says so once (:data:`LOST_CONNECTION`)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not str(record.msg).startswith("error ignored terminating"):
+            return True
+        error = record.args[-1] if isinstance(record.args, tuple) and record.args else None
+        return type(error).__name__ not in ("OperationalError", "ConnectionFailure")
+
+
+def _quiet_psycopg_lost_connections() -> None:
+    logger = logging.getLogger("psycopg")
+    if not any(isinstance(f, _QuietLostConnection) for f in logger.filters):
+        logger.addFilter(_QuietLostConnection())
+
+
 class HotConnection:
     """One thread's pooled connection, used straight through the driver.
 
@@ -182,6 +217,8 @@ class Database:
                 raise
             except DBAPIError as exc:
                 if attempt == 1 and (exc.connection_invalidated or is_transient(exc)):
+                    if exc.connection_invalidated:
+                        _warn_lost_connection()
                     continue
                 raise self.translate(exc) from exc
         raise AssertionError("unreachable")
@@ -224,6 +261,8 @@ class Database:
                 if disconnected:
                     self._drop_hot_connection()
                 if attempt == 1 and (disconnected or is_transient(exc)):
+                    if disconnected:
+                        _warn_lost_connection()
                     continue
                 if write and isinstance(exc, dbapi.IntegrityError):
                     raise
@@ -271,6 +310,7 @@ class Database:
                     return work(conn)
             except DBAPIError as exc:
                 if attempt == 1 and exc.connection_invalidated:
+                    _warn_lost_connection()
                     continue
                 raise self.translate(exc) from exc
         raise AssertionError("unreachable")
@@ -418,6 +458,7 @@ POSTGRES_EXTRA_HINT = "pip install 'flower[postgres]'"
 
 
 def _postgres_engine(url: URL, options: SqlOptions) -> Engine:
+    _quiet_psycopg_lost_connections()
     try:
         return sa.create_engine(
             url,
@@ -453,21 +494,26 @@ def open_database(
     else:
         engine = _postgres_engine(parsed, options)
     db = Database(engine, parsed, dialect, options.busy_timeout)
-    try:
-        with engine.connect() as conn:
-            # Reading the catalogue makes SQLite look at the file header: garbage is
-            # reported here, before anything could write to it.
-            probe = "SELECT count(*) FROM sqlite_master" if dialect == "sqlite" else "SELECT 1"
-            conn.exec_driver_sql(probe).scalar()
-    except DBAPIError as exc:
-        engine.dispose()
-        raise db.translate(exc) from None
-    except Exception as exc:  # the connect hook raises the driver's error unwrapped
-        engine.dispose()
-        if type(exc).__module__.startswith(("sqlite3", "psycopg")):
+    # Reading the catalogue makes SQLite look at the file header: garbage is reported
+    # here, before anything could write to it.
+    probe = "SELECT count(*) FROM sqlite_master" if dialect == "sqlite" else "SELECT 1"
+    for attempt in (1, 2):
+        try:
+            with engine.connect() as conn:
+                conn.exec_driver_sql(probe).scalar()
+            return db
+        except DBAPIError as exc:
+            if attempt == 1 and exc.connection_invalidated:
+                _warn_lost_connection()  # terminated as it opened: once more, on a new one
+                continue
+            engine.dispose()
             raise db.translate(exc) from None
-        raise
-    return db
+        except Exception as exc:  # the connect hook raises the driver's error unwrapped
+            engine.dispose()
+            if type(exc).__module__.startswith(("sqlite3", "psycopg")):
+                raise db.translate(exc) from None
+            raise
+    raise AssertionError("unreachable")
 
 
 def now_ms(clock: Callable[[], float] = time.time) -> int:
