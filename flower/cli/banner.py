@@ -103,3 +103,26 @@ def _display_width(text: str) -> int:
     import unicodedata
 
     return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def fresh_start_line(
+    reason: str,
+    *,
+    moved_from: str | None,
+    steps: list[str],
+    archived: str | None,
+    lineage_name: str,
+) -> str:
+    """Under the banner when lineage was there but this wake cannot use it: why it starts
+    afresh, where the old lineage went and the command that takes the old place back."""
+    if reason == "moved":
+        why = f"the lineage here was written for {moved_from} (moved or copied)"
+    elif reason == "gone":
+        why = f"the sessions of {'、'.join(steps)} are gone from the store"
+    else:
+        why = f"{lineage_name} could not be read"
+    if archived is None:
+        back = "it could not be set aside, so it is kept as it is and not written this run"
+    else:
+        back = f"old lineage in {archived}/ · `flower adopt {archived}` takes the old place back"
+    return f"   starting fresh: {why}; {back}"

@@ -27,6 +27,7 @@ from flower.core.errors import FlowerError
 if TYPE_CHECKING:
     from flower.cli.live import Live
     from flower.core.config import Settings
+    from flower.core.lineage import FreshStart
     from flower.workflow.said_journal import SaidJournal
 
 KEY_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
@@ -330,7 +331,10 @@ def _run_builtin(
                 held.enter_context(run_lock(settings.run_path))
                 if said is not None:
                     journal.add(said, said_in)  # from here a kill loses nothing said
+                fresh = _set_aside(settings, workspace, state)
                 _banner(live, workspace, state, names.work_step)
+                if fresh is not None:
+                    live.line(_fresh_line(fresh, workspace, settings), "dim")
                 unrecorded = state["checks"].get("unrecorded") or []
                 # passed on now, before anything said this time; but on a first run what
                 # is said now replaces a request no step took up (as in lineage)
@@ -400,8 +404,39 @@ def builtin_view(state: dict[str, Any], settings: Settings) -> dict[str, Any]:
     checks = dict(state["checks"])
     for field in ("recorded", "alive", "context"):
         checks[field] = {k: v for k, v in checks[field].items() if k in ours}
+    fresh = checks.get("fresh")
+    if fresh and fresh["reason"] == "gone":
+        gone = [step for step in fresh["steps"] if step in ours]
+        checks["fresh"] = {**fresh, "steps": gone} if gone else None
     steps = {k: v for k, v in state["steps"].items() if k in ours}
     return {**state, "checks": checks, "steps": steps, "waking": bool(steps)}
+
+
+def _set_aside(settings: Settings, workspace: Path, state: dict[str, Any]) -> FreshStart | None:
+    """When lineage is there but this wake cannot use it (``checks["fresh"]``), move it
+    into notes/archive/ before anything overwrites it; what was done, for the banner."""
+    fresh = state["checks"].get("fresh")
+    if not fresh:
+        return None
+    from flower.core.lineage import Lineage
+
+    lineage = Lineage.load(workspace, settings=settings, run_dir=settings.run_dir)
+    return lineage.start_fresh(workspace, fresh["steps"] if fresh["reason"] == "gone" else ())
+
+
+def _fresh_line(fresh: FreshStart, workspace: Path, settings: Settings) -> str:
+    from flower.cli.banner import fresh_start_line
+
+    archived = fresh.archived
+    if archived is not None and Path(archived).is_relative_to(workspace):
+        archived = str(Path(archived).relative_to(workspace))
+    return fresh_start_line(
+        fresh.reason,
+        moved_from=fresh.moved_from,
+        steps=fresh.steps,
+        archived=archived,
+        lineage_name=lineage_name(settings),
+    )
 
 
 def _banner(live: Live, workspace: Path, state: dict[str, Any] | None, work_step: str) -> None:
@@ -671,6 +706,24 @@ def describe_state(state: dict[str, Any], workspace: Path, settings: Settings) -
         lines.append(f"lineage     {where}, woken {state['woke']} time(s)")
     else:
         lines.append(f"lineage     none in {where} (missing, unreadable or another workspace)")
+    fresh = checks.get("fresh")
+    if fresh and fresh["reason"] == "moved":
+        lines.append(
+            f"fresh       the lineage here was written for {fresh['moved_from']} (moved or "
+            "copied): the next run starts fresh and sets it aside; `flower adopt` takes the "
+            "old place back"
+        )
+    elif fresh and fresh["reason"] == "unreadable":
+        lines.append(
+            f"fresh       {where} cannot be read: the next run starts fresh and sets it "
+            "aside into notes/archive/"
+        )
+    elif fresh:
+        lines.append(
+            f"fresh       the sessions of {', '.join(fresh['steps'])} are gone from the store: "
+            "the next run sets lineage aside into notes/archive/ (`flower adopt` takes it "
+            "back once they are restored)"
+        )
     lines.append(
         f"brief       {names.brief_file} " + ("confirmed" if checks["brief"] else "not confirmed")
     )
@@ -745,11 +798,14 @@ def demo(
 
 
 def register(app: typer.Typer) -> None:
-    """Attach ``run``, ``once``, ``status`` and ``demo`` to the root app."""
+    """Attach ``run``, ``once``, ``status``, ``demo`` and ``adopt`` to the root app."""
     app.command(name="run")(run)
     app.command(name="once")(once)
     app.command(name="status")(status)
     app.command(name="demo")(demo)
+    from flower.cli.adopt import adopt
+
+    app.command(name="adopt")(adopt)
 
 
 __all__ = [

@@ -27,9 +27,9 @@ from typing import Any
 import msgspec
 
 from flower.core.errors import FlowerError
-from flower.core.fileperms import private_dir
+from flower.core.fileperms import private_dir, replaced_atomically
 from flower.core.protocols import LineageStore
-from flower.core.records import LineageRecord
+from flower.core.records import LineageMismatch, LineageRecord
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +46,32 @@ def archive_dir(workspace: str | os.PathLike[str], now: float | None = None) -> 
     """``<workspace>/notes/archive/<YYYYmmdd-HHMMSS>/``, where ``--new`` archives to."""
     stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(now))
     return Path(workspace) / "notes" / "archive" / stamp
+
+
+def set_aside_dir(workspace: str | os.PathLike[str], now: float | None = None) -> Path:
+    """A new folder under ``notes/archive/`` for a lineage set aside: the stamp of
+    :func:`archive_dir`, with ``-2``, ``-3``... when that folder already holds one."""
+    base = archive_dir(workspace, now)
+    folder, n = base, 1
+    while (folder / "lineage.json").exists():
+        n += 1
+        folder = base.with_name(f"{base.name}-{n}")
+    return folder
+
+
+class FreshStart(msgspec.Struct, frozen=True):
+    """Why a wake starts afresh although lineage was there, and where the old lineage went.
+
+    ``reason``: ``"moved"`` (it was written for ``moved_from``), ``"unreadable"``, or
+    ``"gone"`` (the sessions of ``steps`` are no longer in the session store).
+    ``archived``: the folder now holding the old ``lineage.json`` (``flower adopt
+    <archived>`` takes it back), or None when it could not be set aside.
+    """
+
+    reason: str
+    moved_from: str | None = None
+    steps: list[str] = msgspec.field(default_factory=list)
+    archived: str | None = None
 
 
 def _settings_for(settings: Any, run_dir: str | os.PathLike[str] | None) -> Any:
@@ -88,6 +114,8 @@ class Lineage:
     ) -> None:
         self.store = store
         self.workspace = workspace
+        self.mismatch: LineageMismatch | None = None
+        """What the store holds in place of a record for this workspace, if anything."""
         self.found = record is not None
         """Whether a matching record was on disk when this lineage was loaded."""
         self.record = record if record is not None else LineageRecord(workspace=workspace)
@@ -138,7 +166,10 @@ class Lineage:
             record = None
         if not _is_valid(record, ident):
             record = None
-        return cls(store, ident, record)
+        lineage = cls(store, ident, record)
+        if record is None:
+            lineage.mismatch = _mismatch(store, ident)
+        return lineage
 
     # -- reading ---------------------------------------------------------------
 
@@ -166,6 +197,15 @@ class Lineage:
             if alive:
                 live[name] = sid
         return live
+
+    @property
+    def holds_anything(self) -> bool:
+        """A record of this workspace, or something else in its place, is in the store."""
+        return self.found or self.mismatch is not None
+
+    @property
+    def store_name(self) -> str:
+        return str(getattr(self.store, "url", None) or type(self.store).__name__)
 
     # -- writing ---------------------------------------------------------------
 
@@ -269,6 +309,59 @@ class Lineage:
             if own:
                 store.close()
 
+    def replace(self, record: LineageRecord) -> bool:
+        """Make ``record`` this workspace's lineage (``flower adopt``) and write it."""
+        self.record.woke = record.woke
+        self.record.steps.clear()
+        self.record.steps.update(record.steps)
+        self.record.extra.clear()
+        self.record.extra.update(record.extra)
+        return self.save()
+
+    def set_aside(self, into: str | os.PathLike[str], *, only: Sequence[str] = ()) -> Path:
+        """Copy what the store holds here (this workspace's record, or the foreign or
+        unreadable one in its place) to ``into/lineage.json`` (``0600``), then write
+        the record without it: without the steps ``only`` names when given, else a
+        record that starts over. Raises when the copy cannot be written, before
+        anything is replaced."""
+        target = Path(into)
+        mismatch = self.mismatch
+        raw = mismatch.raw if mismatch is not None else lineage_document(self.record)
+        private_dir(target)
+        with replaced_atomically(target / "lineage.json") as out:
+            out.write(raw)
+        if only:
+            for step in only:
+                self.record.steps.pop(step, None)
+        else:
+            self.record = LineageRecord(workspace=self.workspace)
+            self._base = copy.deepcopy(self.record)
+        self.mismatch = None
+        self.save()
+        return target
+
+    def start_fresh(
+        self, workspace: str | os.PathLike[str], gone: Sequence[str] = ()
+    ) -> FreshStart | None:
+        """Set the old lineage aside when this wake cannot use it: written for another
+        directory, unreadable, or naming sessions (steps ``gone``) the store lost.
+        ``None`` when it can. If the old lineage cannot be set aside, this lineage
+        stops writing (the old one is kept as it is) and ``archived`` is None."""
+        if self.mismatch is not None:
+            fresh = FreshStart(self.mismatch.reason, moved_from=self.mismatch.moved_from)
+            only: Sequence[str] = ()
+        elif gone and self.found:
+            fresh, only = FreshStart("gone", steps=list(gone)), list(gone)
+        else:
+            return None
+        try:
+            folder = self.set_aside(set_aside_dir(workspace), only=only)
+        except Exception as exc:  # continuity is an extra: go on, but overwrite nothing
+            log.warning("lineage could not be set aside, not written this run: %s", exc)
+            self.store = _NoStore()
+            return fresh
+        return msgspec.structs.replace(fresh, archived=str(folder))
+
     def archive(
         self, into: str | os.PathLike[str], extra: Sequence[str | os.PathLike[str]] = ()
     ) -> Path | None:
@@ -283,6 +376,54 @@ class Lineage:
         self._base = copy.deepcopy(self.record)
         self.found = False
         return result
+
+
+def _mismatch(store: LineageStore, ident: str) -> LineageMismatch | None:
+    probe = getattr(store, "mismatch", None)
+    if probe is None:
+        return None
+    try:
+        found = probe(ident)
+    except Exception as exc:
+        log.debug("lineage mismatch not known: %s", exc)
+        return None
+    return found if isinstance(found, LineageMismatch) else None
+
+
+_CORE_FIELDS = ("workspace", "woke", "steps")
+
+
+def parse_lineage(raw: bytes) -> LineageRecord | None:
+    """A record from lineage.json's bytes, or ``None`` for anything not in its shape."""
+    try:
+        data = msgspec.json.decode(raw)
+    except msgspec.DecodeError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    workspace, woke, steps = data.get("workspace"), data.get("woke", 0), data.get("steps", {})
+    if not isinstance(workspace, str) or not workspace:
+        return None
+    if not isinstance(woke, int) or isinstance(woke, bool) or woke < 0:
+        return None
+    if not isinstance(steps, dict) or not all(isinstance(v, str) for v in steps.values()):
+        return None
+    extra = {k: v for k, v in data.items() if k not in _CORE_FIELDS}
+    return LineageRecord(workspace=workspace, woke=woke, steps=dict(steps), extra=extra)
+
+
+def lineage_document(record: LineageRecord) -> bytes:
+    """``lineage.json``'s bytes for ``record``: the seed's shape, unknown fields after
+    the three known ones, readable CJK."""
+    import json
+
+    data: dict[str, Any] = {
+        "workspace": record.workspace,
+        "woke": record.woke,
+        "steps": dict(record.steps),
+    }
+    data.update({k: v for k, v in record.extra.items() if k not in _CORE_FIELDS})
+    return (json.dumps(data, ensure_ascii=False, indent=2, allow_nan=False) + "\n").encode()
 
 
 def merge_records(
@@ -324,4 +465,13 @@ def _is_valid(record: Any, ident: str) -> bool:
     )
 
 
-__all__ = ["Lineage", "archive_dir", "merge_records", "workspace_identity"]
+__all__ = [
+    "FreshStart",
+    "Lineage",
+    "archive_dir",
+    "lineage_document",
+    "merge_records",
+    "parse_lineage",
+    "set_aside_dir",
+    "workspace_identity",
+]

@@ -96,3 +96,14 @@ class LineageRecord(msgspec.Struct):
     woke: int = 0
     steps: dict[str, str] = msgspec.field(default_factory=dict)
     extra: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+class LineageMismatch(msgspec.Struct, frozen=True):
+    """Why a lineage store holds something for a directory that does not count as its
+    record: ``"moved"`` (a record written for ``moved_from``, the directory was moved or
+    copied) or ``"unreadable"``. ``raw`` is what is there, to set aside before a new
+    record takes its place."""
+
+    reason: str
+    raw: bytes
+    moved_from: str | None = None

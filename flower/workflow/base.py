@@ -26,6 +26,7 @@ log = logging.getLogger(__name__)
 Context = dict[str, Any]
 """What a workflow run produced: each step's final text by step name, plus ``_woke``,
 ``_sessions`` ({step: session id}), ``_results`` (every StepResult in order),
+``_fresh`` (a :class:`~flower.core.lineage.FreshStart` when lineage was set aside),
 ``_resumed`` ({step: bool}), ``_skipped``, ``_ok`` and, when a step failed, ``_failed``."""
 
 PromptLike = str | Callable[[Context], str]
@@ -306,7 +307,6 @@ class Workflow:
             lineage = Lineage.load(workspace, settings=settings, run_dir=run_dir)
             # before the wake is counted: a store that cannot be read stops the run here
             known = lineage.live_steps(rt.has_session)
-            ctx["_woke"] = lineage.woke + 1  # written after on_start (see below)
         else:
             ctx["_woke"] = 1
         if resume_from:
@@ -314,6 +314,13 @@ class Workflow:
             for name, sid in dict(explicit).items():
                 if isinstance(sid, str) and not name.startswith("_") and rt.has_session(sid):
                     known[name] = sid
+        ctx["_fresh"] = None
+        if lineage is not None:
+            # an old mapping this wake cannot use is set aside, never overwritten
+            recorded = lineage.record.steps
+            gone = [s.name for s in self.steps if s.name in recorded and s.name not in known]
+            ctx["_fresh"] = lineage.start_fresh(workspace, gone)
+            ctx["_woke"] = lineage.woke + 1  # written after on_start (see below)
         ctx["_lineage"] = lineage
         ctx["_known"] = dict(known)
         manifest = Manifest(run_dir) if self.manifest else None
@@ -392,7 +399,9 @@ def wake_state(
     ``waking`` is True when at least one step would resume; ``woke`` is how many
     times this workspace has woken so far (the next run is ``woke + 1``); ``steps``
     holds only sessions still in the store. ``checks`` explains: ``lineage``
-    (``"ok"`` or ``"none"``: missing, corrupt or another workspace), ``recorded``
+    (``"ok"`` or ``"none"``: missing, corrupt or another workspace), ``fresh`` (why the
+    next wake starts afresh although lineage is there: ``{"reason": "moved" |
+    "unreadable" | "gone", "moved_from", "steps"}``, or None), ``recorded``
     (every step lineage names), ``alive`` ({step: bool}), ``context`` ({step: tokens
     of the last round or None}), ``brief`` (the brief file is complete), ``goals``
     (number of goals in the goals file, 0 when missing or malformed), ``store`` (why
@@ -421,6 +430,7 @@ def wake_state(
     goals = read_goals(ws / names.goals_file)
     checks = {
         "lineage": "ok" if lineage.found else "none",
+        "fresh": _fresh_start(lineage, recorded, alive, store_problem),
         "recorded": recorded,
         "alive": alive,
         "context": context,
@@ -434,6 +444,21 @@ def wake_state(
     }
     steps = {name: sid for name, sid in recorded.items() if alive.get(name)}
     return {"waking": bool(steps), "checks": checks, "woke": lineage.woke, "steps": steps}
+
+
+def _fresh_start(
+    lineage: Lineage, recorded: dict[str, str], alive: dict[str, bool], store_problem: str | None
+) -> dict[str, Any] | None:
+    """Why the next wake would start afresh with lineage there (``reason``, ``moved_from``,
+    ``steps``), or None. The next run sets that lineage aside: ``flower adopt`` takes
+    it back."""
+    mismatch = lineage.mismatch
+    if mismatch is not None:
+        return {"reason": mismatch.reason, "moved_from": mismatch.moved_from, "steps": []}
+    gone = [step for step in recorded if not alive.get(step)]
+    if gone and not store_problem:
+        return {"reason": "gone", "moved_from": None, "steps": gone}
+    return None
 
 
 def _unrecorded_words(lineage: Lineage, settings: Any, run_dir: Any) -> list[str]:

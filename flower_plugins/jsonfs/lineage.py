@@ -14,9 +14,6 @@ import os
 import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
-
-import msgspec
 
 from flower.core.errors import FlowerError
 from flower.core.fileperms import (
@@ -26,12 +23,13 @@ from flower.core.fileperms import (
     private_dir,
     replaced_atomically,
 )
-from flower.core.records import LineageRecord
+from flower.core.lineage import lineage_document, parse_lineage
+from flower.core.records import LineageMismatch, LineageRecord
 
 log = logging.getLogger("flower.jsonfs")
 
 FILENAME = "lineage.json"
-_CORE_FIELDS = ("workspace", "woke", "steps")
+__all__ = ["JsonLineageStore", "parse_lineage", "render_lineage"]
 
 
 class InvalidLineageError(FlowerError, ValueError):
@@ -75,6 +73,19 @@ class JsonLineageStore:
             )
             return None
         return record
+
+    def mismatch(self, workspace: str) -> LineageMismatch | None:
+        """Why :meth:`load` finds nothing for ``workspace`` in a file that is there."""
+        try:
+            raw = self.path.read_bytes()
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            return None
+        record = parse_lineage(raw)
+        if record is None:
+            return LineageMismatch("unreadable", raw)
+        if record.workspace != workspace:
+            return LineageMismatch("moved", raw, moved_from=record.workspace)
+        return None
 
     def save(self, record: LineageRecord) -> None:
         data = render_lineage(record)
@@ -130,35 +141,10 @@ def _move(src: Path, dest: Path) -> None:
         shutil.move(src, dest)
 
 
-def parse_lineage(raw: bytes) -> LineageRecord | None:
-    """A record from lineage.json's bytes, or ``None`` for anything not in its shape."""
-    try:
-        data = msgspec.json.decode(raw)
-    except msgspec.DecodeError:
-        return None
-    if not isinstance(data, dict):
-        return None
-    workspace, woke, steps = data.get("workspace"), data.get("woke", 0), data.get("steps", {})
-    if not isinstance(workspace, str) or not workspace:
-        return None
-    if not isinstance(woke, int) or isinstance(woke, bool) or woke < 0:
-        return None
-    if not isinstance(steps, dict) or not all(isinstance(v, str) for v in steps.values()):
-        return None
-    extra = {k: v for k, v in data.items() if k not in _CORE_FIELDS}
-    return LineageRecord(workspace=workspace, woke=woke, steps=dict(steps), extra=extra)
-
-
 def render_lineage(record: LineageRecord) -> bytes:
     """The seed's shape, unknown fields after the three known ones; readable CJK."""
     check_record(record)
-    data: dict[str, Any] = {
-        "workspace": record.workspace,
-        "woke": record.woke,
-        "steps": dict(record.steps),
-    }
-    data.update({k: v for k, v in record.extra.items() if k not in _CORE_FIELDS})
-    return (json.dumps(data, ensure_ascii=False, indent=2, allow_nan=False) + "\n").encode()
+    return lineage_document(record)
 
 
 def check_record(record: LineageRecord) -> None:

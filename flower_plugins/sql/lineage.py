@@ -21,7 +21,8 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from flower.core.fileperms import private_dir, replaced_atomically
-from flower.core.records import LineageRecord
+from flower.core.lineage import lineage_document
+from flower.core.records import LineageMismatch, LineageRecord
 from flower_plugins.jsonfs.lineage import ArchiveConflictError, check_record
 from flower_plugins.sql.engine import Database
 from flower_plugins.sql.schema import lineage
@@ -74,6 +75,30 @@ class SqlLineageStore:
         self._last_workspace = str(workspace)
         row = self._db.read(lambda conn: self._row(conn, self.workspace_id(workspace)))
         return _record(row, str(workspace))
+
+    def mismatch(self, workspace: str) -> LineageMismatch | None:
+        """Why :meth:`load` finds nothing for ``workspace``: its row is damaged, or (in
+        a SQLite file, which belongs to one run directory) the only row there names
+        another directory: this one was moved or copied. A Postgres server is shared by
+        many workspaces, so another row there is no sign of a move."""
+        workspace_id = self.workspace_id(workspace)
+
+        def rows(conn: Connection) -> list[Any]:
+            own = self._row(conn, workspace_id)
+            if own is not None or self._db.dialect != "sqlite":
+                return [own] if own is not None else []
+            return list(conn.execute(sa.select(lineage).limit(2)).all())
+
+        found = self._db.read(rows)
+        if len(found) != 1:
+            return None
+        row = found[0]
+        record = _record(row, row.workspace)
+        if row.workspace_id == workspace_id:
+            return None if record is not None else LineageMismatch("unreadable", _raw(row))
+        if record is None or not record.steps:
+            return None
+        return LineageMismatch("moved", lineage_document(record), moved_from=row.workspace)
 
     def update(
         self, workspace: str, change: Callable[[LineageRecord | None], LineageRecord]
@@ -176,6 +201,17 @@ class SqlLineageStore:
 
     def close(self) -> None:
         self._db.close()
+
+
+def _raw(row: Any) -> bytes:
+    """A damaged row as text a person can read and mend (its columns as stored)."""
+    document = {
+        "workspace": row.workspace,
+        "woke": row.woke,
+        "steps": row.steps,
+        "extra": row.extra,
+    }
+    return (json.dumps(document, ensure_ascii=False, indent=2) + "\n").encode()
 
 
 def _record(row: Any, workspace: str) -> LineageRecord | None:

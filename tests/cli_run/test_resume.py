@@ -74,7 +74,14 @@ def test_sighup_mid_work_then_resumed_then_sessions_gone(
     lines = done.stdout.splitlines()
     assert lines[0] == f"<- 在 {ws} 接上上次  需求已确认 · 目标 3 条 · 第 3 次唤醒"
     assert lines[1] == "   !! 记录里的会话已不在存储里:确认需求、设定目标、干活 —— 这些步骤从头开始"
-    assert lines[2].startswith("== 干活 ==") and lines[2].endswith("  1/3")
+    # the mapping to the lost sessions is set aside, not overwritten: the way back is named
+    [kept] = (ws / "notes" / "archive").glob("*/lineage.json")
+    folder = kept.parent.relative_to(ws)
+    assert lines[2] == (
+        "   starting fresh: the sessions of 确认需求、设定目标、干活 are gone from the store; "
+        f"old lineage in {folder}/ · `flower adopt {folder}` takes the old place back"
+    )
+    assert lines[3].startswith("== 干活 ==") and lines[3].endswith("  1/3")
 
 
 def test_sigkill_mid_work_then_resumed_then_new_archives_and_leaves_sessions(

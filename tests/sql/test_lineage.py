@@ -171,3 +171,47 @@ def test_processes_sharing_the_lineage_keep_every_step(db_url: str, tmp_path: Pa
         f"p{who}-step{n}": f"session-{who}-{n}" for who in range(processes) for n in range(steps)
     }
     assert found.woke == processes
+
+
+def test_adopt_takes_an_old_paths_lineage_and_sessions_in_both_dialects(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from flower.core.config import load_settings
+    from flower.core.keys import project_key
+    from flower.core.records import SessionKey
+    from flower.stores.open import open_session_store
+    from flower.workflow.adopt import adopt
+
+    old, new = tmp_path / "old", tmp_path / "new"
+    new.mkdir()
+    monkeypatch.chdir(new)
+    for var in ("FLOWER_LINEAGE_WORKSPACE_ID", "FLOWER_SESSIONS_URL"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("FLOWER_LINEAGE_BACKEND", "postgres" if "postgres" in db_url else "sqlite")
+    monkeypatch.setenv("FLOWER_LINEAGE_URL", db_url)
+    entry = {"type": "user", "uuid": "u1", "message": {"role": "user", "content": "hi"}}
+    sessions = open_session_store(f"sqlite:///{new}/runs/sessions.db")
+    try:
+        sessions.append(SessionKey(project_key(old), "s-1"), [entry])
+        lineages = SqlLineageStore(open_database(db_url))
+        try:
+            lineages.save(LineageRecord(workspace=str(old), woke=4, steps={"干活": "s-1"}))
+            # a server holds every workspace's lineage: another row there is no move
+            moved = lineages.mismatch(str(new))
+            assert (moved is None) == ("postgres" in db_url)
+            if moved is not None:
+                assert moved.reason == "moved" and moved.moved_from == str(old)
+        finally:
+            lineages.close()
+        done = adopt(new, str(old), settings=load_settings().settings, store=sessions)
+        assert done.copied == ["s-1"] and done.woke == 4
+        assert sessions.load(SessionKey(project_key(new), "s-1")) == [entry]
+        assert sessions.load(SessionKey(project_key(old), "s-1")) == [entry]  # kept
+    finally:
+        sessions.close()
+    lineages = SqlLineageStore(open_database(db_url))
+    try:
+        assert lineages.load(str(new)) == LineageRecord(str(new), 4, {"干活": "s-1"})
+        assert lineages.load(str(old)) == LineageRecord(str(old), 4, {"干活": "s-1"})
+    finally:
+        lineages.close()

@@ -1,0 +1,69 @@
+"""``flower adopt [PATH|ARCHIVE]``: take an old place back after a move, a copy or a fresh start."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from flower.cli.context import RunDirOption, get_settings, get_state
+
+
+def adopt(
+    ctx: typer.Context,
+    source: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[PATH|ARCHIVE]",
+            help="The directory this one was copied from, an archive folder "
+            "(notes/archive/<stamp>) or a lineage file. Default: lineage here written for "
+            "another directory, else the newest archive.",
+        ),
+    ] = None,
+    run_dir: RunDirOption = None,
+    json_out: Annotated[bool, typer.Option("--json", help="What was adopted, as JSON.")] = False,
+) -> None:
+    """Point this directory's lineage at the sessions of an old one, so `flower` carries on.
+
+    Checks every session it names is in the session store (those kept for the old
+    directory are copied to this one), keeps `woke`, and sets this directory's own
+    lineage aside into notes/archive/ first. Nothing changes if a session is missing.
+    """
+    import msgspec
+
+    from flower.cli.banner import short_path
+    from flower.cli.run import require_writable, run_lock
+    from flower.stores.open import open_session_store
+    from flower.stores.resolve import check_configured_plugins
+    from flower.workflow.adopt import adopt as adopt_lineage
+
+    if run_dir:
+        get_state(ctx).run_dir = run_dir
+    settings = get_settings(ctx)
+    check_configured_plugins(settings)
+    workspace = Path.cwd().resolve()
+    require_writable(settings.run_path, "the run directory")
+    with run_lock(settings.run_path):
+        store = open_session_store(settings=settings)
+        try:
+            done = adopt_lineage(workspace, source, settings=settings, store=store)
+        finally:
+            store.close()
+    if json_out:
+        from flower.cli.output import print_json
+
+        print_json(msgspec.to_builtins(done))
+        return
+    typer.echo(f"adopted the lineage of {done.moved_from} from {done.source}")
+    typer.echo(f"   steps {', '.join(done.steps)} · woken {done.woke} time(s)")
+    if done.copied:
+        typer.echo(f"   copied {len(done.copied)} session(s) to {short_path(workspace)}")
+    if done.set_aside:
+        kept = Path(done.set_aside)
+        shown = kept.relative_to(workspace) if kept.is_relative_to(workspace) else kept
+        typer.echo(f"   this directory's own lineage is in {shown}/")
+    typer.echo("   `flower` here carries on")
+
+
+__all__ = ["adopt"]
