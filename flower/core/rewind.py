@@ -196,6 +196,27 @@ def _tidy(path: Path) -> None:
         stale.unlink(missing_ok=True)
 
 
+def _marker(before: Any, plan: RewindPlan) -> dict[str, Any]:
+    """What the next wake announces: the turns of every rewind since the last wake (a
+    plan carried out twice, after a crash, counts once)."""
+    turns, forks = plan.turns, [plan.new_session]
+    if isinstance(before, dict) and before.get("woke") == plan.woke:
+        earlier = before.get("forks")
+        earlier = [f for f in earlier if isinstance(f, str)] if isinstance(earlier, list) else []
+        counted = before.get("turns")
+        if plan.new_session in earlier:
+            return before
+        if isinstance(counted, int) and not isinstance(counted, bool):
+            turns, forks = counted + plan.turns, [*earlier, plan.new_session]
+    return {
+        "step": plan.step,
+        "turns": turns,
+        "from": plan.old_session,
+        "woke": plan.woke,
+        "forks": forks,
+    }
+
+
 def carry_out(
     plan: RewindPlan,
     store: SessionStoreBase,
@@ -214,12 +235,7 @@ def carry_out(
             _tidy(Path(item.path))
         _put_back(item, snapshots)
     lineage.record.steps[plan.step] = plan.new_session
-    lineage.record.extra["rewound"] = {
-        "step": plan.step,
-        "turns": plan.turns,
-        "from": plan.old_session,
-        "woke": plan.woke,
-    }
+    lineage.record.extra["rewound"] = _marker(lineage.record.extra.get("rewound"), plan)
     if not lineage.save():
         raise RewindError(
             f"could not write the lineage record; the rewind finishes on the next `flower` "

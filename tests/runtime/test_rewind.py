@@ -163,3 +163,26 @@ def test_a_rewind_a_crash_cut_short_is_finished_before_the_next_wake(
     assert not (workspace / ".a.txt.123-abcd.tmp").exists()
     assert not (run_dir / PLAN_FILE).exists()
     assert finish_rewind(rt.settings) is None  # nothing pending any more
+
+
+def test_two_rewinds_before_a_wake_are_announced_together(
+    make_runtime: Callable[..., Runtime], fake_api: FakeMessagesAPI, workspace: Path, in_tmp: Path
+) -> None:
+    fake_api.add(text("one"), text("two"), text("three"))
+    rt = make_runtime()
+    sid = asyncio.run(rt.run(WORKER, "first")).session_id
+    asyncio.run(rt.run(WORKER, "second", resume=sid))
+    asyncio.run(rt.run(WORKER, "third", resume=sid))
+    Lineage.load(workspace, settings=rt.settings).record_session(STEP, sid)
+    _rewind(rt, Lineage.load(workspace, settings=rt.settings), workspace)
+    lineage = Lineage.load(workspace, settings=rt.settings)
+    plan = _rewind(rt, lineage, workspace)
+    again = Lineage.load(workspace, settings=rt.settings)
+    assert rewound_turns(again.record.extra, again.woke) == 2
+    from flower.core.rewind import carry_out
+
+    carry_out(plan, rt.store, again, Path(rt.settings.run_dir))  # done twice: counted once
+    again = Lineage.load(workspace, settings=rt.settings)
+    assert rewound_turns(again.record.extra, again.woke) == 2
+    again.bump_woke()  # the wake that announced it
+    assert rewound_turns(again.record.extra, again.woke) is None
