@@ -204,7 +204,8 @@ def gc(
     """
     from flower.cli.sessions import _store
 
-    with _store(ctx, create=False) as (store, where):
+    # a dry run only reads: it works where nothing may be written
+    with _store(ctx, read_only=dry_run, create=False) as (store, where):
         chosen, kept = _selection(ctx, store, older_than)
         _show(chosen, kept, "delete")
         if dry_run:
@@ -384,7 +385,7 @@ def archive(
         )
     if output.exists():
         raise RetentionUsageError(f"{output} exists; pick a new file (archives never overwrite)")
-    with _store(ctx, create=False) as (store, where):
+    with _store(ctx, read_only=dry_run or keep, create=False) as (store, where):
         chosen, kept = _selection(ctx, store, older_than)
         _show(chosen, kept, "archive")
         if dry_run or not chosen:

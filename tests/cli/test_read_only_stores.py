@@ -133,9 +133,14 @@ def test_a_run_directory_the_user_cannot_write_can_be_read(read_only_run_dir: Pa
     status = flower("status")
     assert f"step        干活: {SID} (in the store" in status.stdout, status.stderr
     assert "unreadable" not in status.stdout
+    looked = [
+        flower("sessions", "gc", "--older-than", "0d", "--dry-run"),
+        flower("sessions", "archive", "--older-than", "0d", "--keep", "-o", "old.jsonl.gz"),
+    ]
+    assert [done.returncode for done in looked] == [0, 0], [d.stderr for d in looked]
     removed = flower("sessions", "rm", "--yes", SID)
     assert removed.returncode == 1 and "is read-only for this user" in removed.stderr
-    for done in (probe, listed, shown, exported, status, removed):
+    for done in (probe, listed, shown, exported, status, *looked, removed):
         assert "Traceback" not in done.stderr
     assert _files(read_only_run_dir) == before  # nothing written: no -wal, no -shm
 
