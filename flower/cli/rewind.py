@@ -115,7 +115,7 @@ def _report(plan: RewindPlan, workspace: Path) -> None:
 def rewind(
     ctx: typer.Context,
     turns: Annotated[
-        int, typer.Argument(metavar="[N]", min=1, help="User turns to undo (default 1).")
+        int, typer.Argument(metavar="N", min=1, help="User turns to undo (default 1).")
     ] = 1,
     list_turns: Annotated[
         bool, typer.Option("--list", help="Show the turns to choose from; change nothing.")
