@@ -523,7 +523,7 @@ def register_pruning_policies(register: Any) -> None:
 
 @hookimpl
 def register_commands(app: Any) -> None:
-    from flower_plugins.prune_command import add_prune_command
+    from flower.cli.prune import add_prune_command  # the CLI, only when commands are built
 
     add_prune_command(app)
 

@@ -8,6 +8,8 @@ effective settings with :func:`get_settings` and the session store with
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -128,6 +130,23 @@ def open_store(
             return existing
         existing.close()
     return open_session_store(url or settings.sessions.url, settings=settings)
+
+
+@contextmanager
+def opened_store(
+    ctx: typer.Context, url: str | None = None, *, read_only: bool = False, create: bool = True
+) -> Iterator[tuple[SessionStoreBase, str]]:
+    """:func:`open_store` and the store's redacted name, closed afterwards; ``read_only``
+    (a command that only reads) and ``create=False`` (one that only deletes) create no
+    store that is not there yet."""
+    from flower.core.redact import redact_text
+
+    where = redact_text(url or store_name(get_settings(ctx)))
+    store = open_store(ctx, url, read_only=read_only, create=create)
+    try:
+        yield store, where
+    finally:
+        store.close()
 
 
 EMPTY_STORE_URL = "sqlite:///:memory:"

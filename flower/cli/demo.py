@@ -1,6 +1,6 @@
 """``flower demo``: the whole story offline, in a temporary directory, in about 10 s.
 
-A fake Messages API (:mod:`flower.testing.fake_api`) plays the model from a script
+A fake Messages API (:mod:`flower.runtime.scripted_api`) plays the model from a script
 (:mod:`flower.cli.demo_script`). The first ``flower "..."`` is a real child process;
 it is killed with SIGKILL once the working step's session exists and a tool has run,
 the way a lost terminal or a reboot would end it. The second ``flower`` in the same
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TextIO
 
 from flower.cli.demo_script import REQUEST, DemoModel
-from flower.testing.fake_api import FakeMessagesAPI
+from flower.runtime.scripted_api import FakeMessagesAPI
 
 CUT_TIMEOUT = 60.0
 RUN_TIMEOUT = 120.0

@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from flower.testing.fake_api import RecordedRequest, Reply, reply, tool_use
+from flower.runtime.scripted_api import RecordedRequest, Reply, reply, tool_use
 from flower.workflow.builtin import WORKER
 from flower.workflow.clarify import CLARIFIER, GOAL_SETTER
 from flower.workflow.goal import JUDGE

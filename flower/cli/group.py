@@ -68,7 +68,7 @@ class FlowerGroup(TyperGroup):
         if self._plugins_loaded:
             return
         self._plugins_loaded = True
-        from flower.core.plugins import _report, get_registry
+        from flower.core.plugins import get_registry, report_problem
 
         registry = get_registry()
         for impl in registry.pm.hook.register_commands.get_hookimpls():
@@ -80,12 +80,12 @@ class FlowerGroup(TyperGroup):
             except (FlowerError, KeyboardInterrupt):
                 raise
             except BaseException as exc:  # sys.exit() too: one broken plugin must not stop the CLI
-                _report(registry.plugins, plugin, f"register_commands failed: {exc!r}")
+                report_problem(registry.plugins, plugin, f"register_commands failed: {exc!r}")
                 continue
             for name, command in added.items():
                 if name in self.commands:
                     owner = self.plugin_commands.get(name, "flower")
-                    _report(
+                    report_problem(
                         registry.plugins,
                         plugin,
                         f"its command {name!r} is ignored: {owner!r} already provides one",

@@ -133,13 +133,12 @@ def select_old(
 
 
 def _show(chosen: list[Candidate], kept: list[Candidate], verb: str) -> None:
-    from flower.cli.output import print_table
-    from flower.cli.sessions import _iso
+    from flower.cli.output import iso_time, print_table
 
     if chosen:
         print_table(
             ["SESSION", "MODIFIED (UTC)", "PROJECT"],
-            [(c.key.session_id, _iso(c.mtime_ms), c.key.project_key) for c in chosen],
+            [(c.key.session_id, iso_time(c.mtime_ms), c.key.project_key) for c in chosen],
         )
     for c in kept:
         typer.echo(f"kept {c.key.session_id}: lineage still points at it", err=True)
@@ -202,10 +201,10 @@ def gc(
     Never a session that lineage still points at; nothing is ever deleted automatically.
     Then the file snapshots kept for rewind that no remaining session names go too.
     """
-    from flower.cli.sessions import _store
+    from flower.cli.context import opened_store
 
     # a dry run only reads: it works where nothing may be written
-    with _store(ctx, read_only=dry_run, create=False) as (store, where):
+    with opened_store(ctx, read_only=dry_run, create=False) as (store, where):
         chosen, kept = _selection(ctx, store, older_than)
         _show(chosen, kept, "delete")
         if dry_run:
@@ -377,7 +376,7 @@ def archive(
 
     Never a session that lineage still points at. `flower sessions import FILE` restores.
     """
-    from flower.cli.sessions import _store
+    from flower.cli.context import opened_store
 
     if not output.name.endswith(".jsonl.gz"):
         raise RetentionUsageError(
@@ -385,7 +384,7 @@ def archive(
         )
     if output.exists():
         raise RetentionUsageError(f"{output} exists; pick a new file (archives never overwrite)")
-    with _store(ctx, read_only=dry_run or keep, create=False) as (store, where):
+    with opened_store(ctx, read_only=dry_run or keep, create=False) as (store, where):
         chosen, kept = _selection(ctx, store, older_than)
         _show(chosen, kept, "archive")
         if dry_run or not chosen:

@@ -22,7 +22,7 @@ def finish_rewind(settings: Settings) -> RewindPlan | None:
 
     if pending(settings.run_path) is None:
         return None
-    from flower.cli.run import run_lock
+    from flower.cli.run_lock import run_lock
     from flower.core.lineage import Lineage
     from flower.core.rewind import finish_pending
     from flower.stores.open import open_session_store
@@ -143,7 +143,7 @@ def rewind(
     if list_turns:
         _show_turns(settings, step, as_json, ctx)
         return
-    from flower.cli.run import run_lock
+    from flower.cli.run_lock import run_lock
     from flower.core.keys import project_key
     from flower.core.lineage import Lineage
     from flower.core.rewind import pending, step_key

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TextIO
 import typer
 
 from flower.cli.context import RunDirOption, get_settings, get_state, store_name
+from flower.cli.run_lock import run_lock
 from flower.core.errors import FlowerError
 
 if TYPE_CHECKING:
@@ -60,37 +61,6 @@ def hangup_interrupts() -> Iterator[None]:
     finally:
         for sig, handler in before.items():
             signal.signal(sig, handler)
-
-
-class BusyError(FlowerError):
-    """Another ``flower`` is running the built-in workflow in this run directory."""
-
-
-@contextlib.contextmanager
-def run_lock(run_path: Path) -> Iterator[None]:
-    """Hold ``<run_dir>/flower.lock`` while the built-in workflow runs: two of them in
-    one directory would resume the same sessions and fork their transcripts. The kernel
-    lets go of it when the process ends, however it ends (SIGKILL included)."""
-    import fcntl
-
-    from flower.core.fileperms import open_private, private_dir
-
-    private_dir(run_path)
-    fd = open_private(run_path / "flower.lock", os.O_RDWR | os.O_CREAT)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "?"
-            raise BusyError(
-                f"another flower (pid {holder}) is running here, in {run_path}: wait for it "
-                "to end, or give this one its own run directory (-r DIR)"
-            ) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode("ascii"), 0)
-        yield
-    finally:
-        os.close(fd)  # closing the descriptor releases the lock
 
 
 def interrupted_exit(exc: KeyboardInterrupt) -> int:

@@ -75,11 +75,11 @@ def scan(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """Report where secrets (API keys, tokens, private keys, URL passwords) appear."""
+    from flower.cli.context import opened_store
     from flower.cli.output import counted, print_json, print_table
     from flower.cli.session_ids import find_key
-    from flower.cli.sessions import _store
 
-    with _store(ctx, read_only=True) as (store, where):
+    with opened_store(ctx, read_only=True) as (store, where):
         keys = [find_key(store, session_id, where)] if session_id else list(_all_sessions(store))
         findings = [f for key in keys for f in scan_session(store, key)]
     if as_json:

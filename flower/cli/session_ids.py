@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -18,6 +18,14 @@ from flower.core.errors import FlowerError, UnknownSessionError
 if TYPE_CHECKING:
     from flower.core.protocols import SessionStoreBase
     from flower.core.records import SessionKey
+
+ProjectOption = Annotated[
+    str | None,
+    typer.Option(
+        "--project", metavar="KEY", help="The session's project key, when its id is in several."
+    ),
+]
+"""``--project KEY`` of every command that takes a session id."""
 
 MIN_PREFIX = 4
 """The shortest prefix that stands for a whole session id (git's minimum too)."""

@@ -10,15 +10,14 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from flower.cli.context import get_settings, open_store, store_name
-from flower.cli.output import counted, is_tty, print_json, print_table
-from flower.cli.session_ids import UsageFlowerError, find_key
+from flower.cli.context import get_settings, opened_store
+from flower.cli.output import counted, is_tty, iso_time, print_json, print_table
+from flower.cli.session_ids import ProjectOption, UsageFlowerError, find_key
 from flower.core.errors import FlowerError, InvalidEntryError
 from flower.core.redact import redact_text
 
@@ -39,39 +38,12 @@ IMPORT_BATCH = 500
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
 
 
-@contextmanager
-def _store(
-    ctx: typer.Context, url: str | None = None, *, read_only: bool = False, create: bool = True
-) -> Iterator[tuple[SessionStoreBase, str]]:
-    """The store and its redacted name, closed afterwards; ``read_only`` (a command
-    that only reads) and ``create=False`` (one that only deletes) create no store that
-    is not there yet (see :func:`flower.cli.context.open_store`)."""
-    where = redact_text(url or store_name(get_settings(ctx)))
-    store = open_store(ctx, url, read_only=read_only, create=create)
-    try:
-        yield store, where
-    finally:
-        store.close()
-
-
 def _is_gzip(path: Path) -> bool:
     try:
         with path.open("rb") as handle:
             return handle.read(2) == b"\x1f\x8b"
     except OSError:  # unreadable or missing: the plain import says why
         return False
-
-
-ProjectOption = Annotated[
-    str | None,
-    typer.Option(
-        "--project", metavar="KEY", help="The session's project key, when its id is in several."
-    ),
-]
-
-
-def _iso(mtime_ms: int) -> str:
-    return datetime.fromtimestamp(mtime_ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
 
 
 @app.command("list")
@@ -86,7 +58,7 @@ def list_sessions(
     from flower.core.keys import project_key
     from flower.core.records import check_name
 
-    with _store(ctx, read_only=True) as (store, where):
+    with opened_store(ctx, read_only=True) as (store, where):
         if project is not None:
             projects = [check_name("project key", project)]
         else:
@@ -115,7 +87,7 @@ def list_sessions(
                     "project_key": p,
                     "session_id": s,
                     "mtime_ms": m,
-                    "modified": _iso(m),
+                    "modified": iso_time(m),
                     "forked_from": None
                     if o is None
                     else {"session_id": o.session_id, "message_uuid": o.message_uuid},
@@ -129,7 +101,7 @@ def list_sessions(
         return
     print_table(
         ["SESSION", "MODIFIED (UTC)", "PROJECT", "FORKED FROM"],
-        [(s, _iso(m), p, o.session_id if o else "") for p, s, m, o in rows],
+        [(s, iso_time(m), p, o.session_id if o else "") for p, s, m, o in rows],
     )
 
 
@@ -201,7 +173,7 @@ def show(
     from flower.core.entries import encode_entry
 
     cutoff = session_view.parse_since(since) if since is not None else None
-    with _store(ctx, read_only=True) as (store, where):
+    with opened_store(ctx, read_only=True) as (store, where):
         key = find_key(store, session_id, where, project)
         if follow:
             printer = session_view.EntryPrinter(raw)
@@ -257,7 +229,7 @@ def fork(
     from flower.core.fork import turns_back_point
     from flower.core.transcript import active_chain
 
-    with _store(ctx) as (store, where):
+    with opened_store(ctx) as (store, where):
         key = find_key(store, session_id, where, project)
         chain = active_chain(store.load(key) or [])
         if turns_back is not None:
@@ -360,7 +332,7 @@ def _show_pruning_stats(
     """``sessions show ID --pruned --stats``: the report ``flower prune ID`` prints."""
     if not pruned or any(others):
         raise UsageFlowerError("--stats goes with --pruned (and --json), nothing else")
-    from flower_plugins.prune_command import prune_report, render_report
+    from flower.cli.prune import prune_report, render_report
 
     report = prune_report(session_id, project=project, settings=get_settings(ctx))
     if as_json:
@@ -383,7 +355,7 @@ def export(
     from flower.core.entries import encode_entry
     from flower.core.fileperms import replaced_atomically
 
-    with _store(ctx, read_only=True) as (store, where):
+    with opened_store(ctx, read_only=True) as (store, where):
         key = find_key(store, session_id, where, project)
         if output is None:
             out = sys.stdout.buffer
@@ -517,13 +489,13 @@ def import_(
         folder = (file or default_dir()).expanduser()
         if not folder.is_dir():  # said before the target store is opened (and created)
             raise FlowerError(f"no Claude Code projects folder at {folder.resolve()}")
-        with _store(ctx, to) as (store, where):
+        with opened_store(ctx, to) as (store, where):
             run_claude_import(folder, store, where, _progress_bar)
         return
     if file is not None and _is_gzip(file):  # an archive, whatever its name
         from flower.cli.retention import import_archive
 
-        with _store(ctx, to) as (store, where):
+        with opened_store(ctx, to) as (store, where):
             lines, transcripts = import_archive(store, file)
         typer.echo(
             f"imported {file}: {counted(lines, 'entry', 'entries')} into "
@@ -542,7 +514,7 @@ def import_(
     key = SessionKey(project_key, session_id, subpath)
     from flower.stores.copy import new_anonymous
 
-    with _store(ctx, to) as (store, where):
+    with opened_store(ctx, to) as (store, where):
         # uuid-less lines imported before are not again; one read of what is there
         is_new, before = new_anonymous(store, key)
         batch: list[Entry] = []
@@ -571,7 +543,7 @@ def remove(
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
 ) -> None:
     """Delete a session and its subagent transcripts."""
-    with _store(ctx, create=False) as (store, where):
+    with opened_store(ctx, create=False) as (store, where):
         key = find_key(store, session_id, where, project, only_one=True)
         if not yes:
             if not is_tty(sys.stdin):
@@ -706,8 +678,8 @@ def copy(
     source_name, target_name = redact_text(source_url), redact_text(target_url)
     # the source is only read: one that is not there is an error, never created
     with (
-        _store(ctx, source_url, read_only=True) as (source, _),
-        _store(ctx, target_url) as (target, _),
+        opened_store(ctx, source_url, read_only=True) as (source, _),
+        opened_store(ctx, target_url) as (target, _),
     ):
         try:
             if session is not None:  # found as every command finds an id (a prefix too)
@@ -742,7 +714,7 @@ def stats(
     from flower.stores.copy import select_sessions
     from flower.stores.prune import PruningSessionStore
 
-    with _store(ctx, read_only=True) as (store, where):
+    with opened_store(ctx, read_only=True) as (store, where):
         if session_id is not None:
             keys = [find_key(store, session_id, where)]
             title = f"session {keys[0].session_id} ({keys[0].project_key})"

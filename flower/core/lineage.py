@@ -74,7 +74,8 @@ class FreshStart(msgspec.Struct, frozen=True):
     archived: str | None = None
 
 
-def _settings_for(settings: Any, run_dir: str | os.PathLike[str] | None) -> Any:
+def settings_for(settings: Any, run_dir: str | os.PathLike[str] | None) -> Any:
+    """``settings`` (loaded when None) with ``run_dir`` in place of its own, if given."""
     from flower.core.config import Settings, load_settings
 
     if settings is None:
@@ -132,7 +133,7 @@ class Lineage:
         from flower.stores.open import open_lineage_store
 
         try:
-            return open_lineage_store(settings=_settings_for(settings, run_dir))
+            return open_lineage_store(settings=settings_for(settings, run_dir))
         except ConfigError:
             raise
         except Exception as exc:  # continuity is an extra: never block the work
@@ -151,7 +152,7 @@ class Lineage:
         """The record for ``workspace``, or a fresh one. Raises only a
         :class:`~flower.core.errors.ConfigError` (the lineage store's configuration)."""
         try:
-            settings = _settings_for(settings, run_dir)
+            settings = settings_for(settings, run_dir)
         except Exception as exc:
             log.warning("settings unavailable for lineage: %s", exc)
             settings = None
@@ -288,7 +289,7 @@ class Lineage:
         from flower.core.keys import project_key
         from flower.core.rewind import rewind
 
-        settings = _settings_for(settings, run_dir)
+        settings = settings_for(settings, run_dir)
         own = store is None
         if own:
             from flower.stores.open import open_session_store

@@ -121,7 +121,7 @@ class Registry:
             ) -> None:
                 clash = self._clash(kind, name, tuple(schemes))
                 if clash is not None:
-                    _report(self.plugins, _plugin, clash, skipped=False)
+                    report_problem(self.plugins, _plugin, clash, skipped=False)
                     return
                 self._items[kind][name] = Registration(
                     kind, name, factory, _plugin, tuple(schemes), options
@@ -135,7 +135,7 @@ class Registry:
             except BaseException as exc:  # a broken hook, even one calling sys.exit()
                 for name in added:  # all of a failed hook is left out, not half of it
                     del self._items[kind][name]
-                _report(self.plugins, plugin_name, f"register_{kind} failed: {exc!r}")
+                report_problem(self.plugins, plugin_name, f"register_{kind} failed: {exc!r}")
 
     def _clash(self, kind: str, name: str, schemes: tuple[str, ...]) -> str | None:
         """Why registering ``name`` (handling ``schemes``) is refused, if it is."""
@@ -182,7 +182,7 @@ class Registry:
         )
 
 
-def _report(infos: list[PluginInfo], name: str, error: str, *, skipped: bool = True) -> None:
+def report_problem(infos: list[PluginInfo], name: str, error: str, *, skipped: bool = True) -> None:
     """Record ``error`` on the plugin (the latest one of that name: a refused entry point
     is recorded after the one holding its name) and warn, or raise when strict."""
     for info in reversed(infos):
@@ -274,13 +274,15 @@ def build_plugin_manager(
             infos.append(
                 PluginInfo(ep.name, ep.value, dist, version, error=f"{type(exc).__name__}: {exc}")
             )
-            _report(infos, ep.name, f"failed to import {ep.value}: {type(exc).__name__}: {exc}")
+            report_problem(
+                infos, ep.name, f"failed to import {ep.value}: {type(exc).__name__}: {exc}"
+            )
             continue
         try:
             _register_module(pm, infos, ep.name, module, dist, version)
         except Exception as exc:
             infos.append(PluginInfo(ep.name, ep.value, dist, version, error=str(exc)))
-            _report(infos, ep.name, f"invalid plugin: {exc}")
+            report_problem(infos, ep.name, f"invalid plugin: {exc}")
     # Running from a source tree without installed metadata: register built-ins directly.
     for name, modname in BUILTIN_MODULES.items():
         if pm.get_plugin(name) is None and not any(i.name == name for i in infos):

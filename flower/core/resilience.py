@@ -28,7 +28,7 @@ from datetime import datetime, timedelta
 from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
-from flower.core.config import ResilienceConfig
+from flower.core.config import ResilienceConfig, Settings
 from flower.core.errors import ConfigError, FlowerError, PluginError
 from flower.core.protocols import Prober
 from flower.core.telemetry import Tracing, default_tracing
@@ -459,10 +459,8 @@ class Resilience:
         self.config = config or ResilienceConfig()
         self.tracing = tracing if tracing is not None else default_tracing()
         _check_config(self.config)
-        if prober is None:
-            from flower_plugins.probes import TcpProber
-
-            prober = TcpProber()
+        if prober is None:  # the default strategy (tcp), through the plugin registry
+            prober = make_prober(Settings())
         self.prober = prober
         self.host, self.port = endpoint(base_url)
         self.clock = clock

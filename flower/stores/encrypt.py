@@ -410,16 +410,6 @@ def encrypt_store(inner: SessionStoreBase, settings: Any) -> EncryptedSessionSto
     return EncryptedSessionStore(inner, load_keyring(settings))
 
 
-def open_encrypted_url(url: str, key: str) -> EncryptedSessionStore:
-    """Open the store at ``url`` encrypted under ``key`` (text form); picklable for tests."""
-    from flower.core.config import Settings
-    from flower.stores.keyring import parse_keys
-    from flower.stores.open import open_session_store
-
-    keyring = parse_keys(key, "the key argument")
-    return EncryptedSessionStore(open_session_store(url, settings=Settings()), keyring)
-
-
 __all__ = [
     "CLEAR_FIELDS",
     "Codec",
@@ -429,6 +419,5 @@ __all__ = [
     "EncryptionKeyError",
     "encrypt_store",
     "key_id",
-    "open_encrypted_url",
     "verify_key",
 ]

@@ -7,7 +7,7 @@ or, with no URL, the store ``[tool.flower.sessions]`` configures.
 from __future__ import annotations
 
 import inspect
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from flower.core.config import Settings, default_store_url, load_settings, sqlite_file
@@ -15,6 +15,9 @@ from flower.core.errors import StoreUnavailableError
 from flower.core.plugins import Registration, get_registry
 from flower.core.protocols import LineageStore, SessionStoreBase
 from flower.stores.resolve import by_name, by_scheme, decode_options
+
+if TYPE_CHECKING:
+    from flower.stores.encrypt import EncryptedSessionStore
 
 
 def normalised_url(url: str) -> str:
@@ -107,3 +110,12 @@ def open_lineage_store(
         reg = by_scheme(registry, "lineage_stores", url, "lineage", configured=url == conf.url)
     options = decode_options(reg, conf.options, "tool.flower.lineage.options")
     return _create(reg, url, options, settings, read_only)
+
+
+def open_encrypted_url(url: str, key: str) -> EncryptedSessionStore:
+    """Open the store at ``url`` encrypted under ``key`` (text form); picklable for tests."""
+    from flower.stores.encrypt import EncryptedSessionStore
+    from flower.stores.keyring import parse_keys
+
+    keyring = parse_keys(key, "the key argument")
+    return EncryptedSessionStore(open_session_store(url, settings=Settings()), keyring)

@@ -412,12 +412,12 @@ def wake_state(
     next run passes it on), ``rewound`` (the user turns a ``flower rewind`` since the
     last wake undid, or None).
     """
-    from flower.core.lineage import _settings_for
+    from flower.core.lineage import settings_for
     from flower.core.rewind import rewound_turns
-    from flower.workflow.clarify import brief_is_complete, read_goals, workflow_names
+    from flower.workflow.documents import brief_is_complete, read_goals, workflow_names
 
     try:
-        settings = _settings_for(settings, run_dir)
+        settings = settings_for(settings, run_dir)
     except Exception as exc:
         log.warning("settings unavailable: %s", exc)
         settings = None

@@ -11,9 +11,9 @@ import pytest
 
 from flower.core.config import SessionsConfig, Settings
 from flower.core.protocols import SessionStoreBase
-from flower.stores.encrypt import EncryptedSessionStore, open_encrypted_url
+from flower.stores.encrypt import EncryptedSessionStore
 from flower.stores.keyring import generate_key, parse_keys
-from flower.stores.open import open_session_store
+from flower.stores.open import open_encrypted_url, open_session_store
 from flower.testing.contract import SESSION_CASES, Case, run_in_pytest
 
 BACKENDS = ["jsonfs", "sqlite", "postgres"]

@@ -9,9 +9,9 @@ import json
 import warnings
 from typing import Any
 
-import typer  # (loaded only with the plugin commands: flower prune is one)
+import typer
 
-from flower.cli.sessions import ProjectOption
+from flower.cli.session_ids import ProjectOption
 from flower.core.errors import UnknownSessionError
 
 

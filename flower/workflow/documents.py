@@ -1,0 +1,130 @@
+"""The built-in workflow's documents, the brief and the goals, and its file and step names.
+
+Read by the clarify and goal steps and by the wake check, which cannot import the steps
+(they build on :mod:`flower.workflow.base`, where the wake check lives).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+BRIEF_SECTIONS = ("背景", "要做什么", "不做什么", "怎样算完成")
+"""The four sections of a complete brief, as ``## <name>`` headings."""
+ADDENDUM_SECTION = "补充"
+"""Where what the user says on later wakes is appended to the brief."""
+
+
+@dataclass(frozen=True)
+class WorkflowNames:
+    brief_file: str = "需求.md"
+    goals_file: str = "目标.md"
+    clarify_step: str = "确认需求"
+    goals_step: str = "设定目标"
+    work_step: str = "干活"
+
+
+def workflow_names(settings: Any = None) -> WorkflowNames:
+    """File and step names from ``settings.workflow``, the seed's names by default."""
+    conf = getattr(settings, "workflow", None)
+    if conf is None:
+        return WorkflowNames()
+    defaults = WorkflowNames()
+    return WorkflowNames(
+        **{f: getattr(conf, f, getattr(defaults, f)) for f in WorkflowNames.__dataclass_fields__}
+    )
+
+
+# -- the brief -----------------------------------------------------------------------
+
+_HEADING = re.compile(r"^##\s+(.+?)\s*#*\s*$", re.MULTILINE)
+
+
+def brief_sections(text: str) -> dict[str, str]:
+    """``{heading: body}`` for every ``## heading`` in ``text``."""
+    sections: dict[str, str] = {}
+    matches = list(_HEADING.finditer(text))
+    for i, match in enumerate(matches):
+        end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
+        sections.setdefault(match.group(1).strip(), text[match.end() : end].strip())
+    return sections
+
+
+def is_complete_brief(text: str) -> bool:
+    sections = brief_sections(text)
+    return all(sections.get(name, "").strip() for name in BRIEF_SECTIONS)
+
+
+def extract_brief(reply: str) -> str | None:
+    """The complete brief inside an agent's reply (from its first section on), or None."""
+    first = re.search(rf"^##\s+{re.escape(BRIEF_SECTIONS[0])}", reply, re.MULTILINE)
+    if first is None:
+        return None
+    text = reply[first.start() :]
+    text = re.sub(r"\n```\s*$", "", text.rstrip()).rstrip()
+    return text + "\n" if is_complete_brief(text) else None
+
+
+def read_text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def brief_is_complete(path: Path) -> bool:
+    text = read_text(path)
+    return text is not None and is_complete_brief(text)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Replace the brief or the goals. A document the user reads and edits too, so not
+    owner-only: a new one is ``0644`` (``0600`` under a umask of ``077``), and a rewrite
+    keeps the file's own mode; never writable by group or others, whatever the umask."""
+    from flower.core.fileperms import DOCUMENT_MODE, document_mode, replaced_atomically
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        kept: int | None = document_mode(path.stat().st_mode)
+    except FileNotFoundError:
+        kept = None
+    with replaced_atomically(path, durable=False, mode=DOCUMENT_MODE) as out:
+        if kept is not None:
+            os.fchmod(out.fileno(), kept)  # exactly its mode, not narrowed by the umask
+        out.write(text.encode("utf-8"))
+
+
+def append_to_brief(path: Path, said: str, when: str) -> None:
+    """Append what the user said on a wake under ``## 补充`` (created once)."""
+    text = read_text(path) or ""
+    if f"## {ADDENDUM_SECTION}" not in text:
+        text = text.rstrip() + f"\n\n## {ADDENDUM_SECTION}\n"
+    text = text.rstrip() + f"\n\n- {when}: {said.strip()}\n"
+    write_atomic(path, text)
+
+
+# -- the goals -----------------------------------------------------------------------
+
+_GOAL = re.compile(r"^\s*(\d+)(?:[.)]\s+|、\s*)(\S.*?)\s*$")
+
+
+def parse_goals(text: str) -> list[str]:
+    """The numbered goals (``1. ...``) in ``text``, in order."""
+    return [m.group(2) for m in map(_GOAL.match, text.splitlines()) if m]
+
+
+def read_goals(path: Path) -> list[str] | None:
+    """The goals in ``path``; ``None`` when missing, ``[]`` when it lists none."""
+    text = read_text(path)
+    return None if text is None else parse_goals(text)
+
+
+def render_goals(goals: list[str]) -> str:
+    return "# 目标\n\n" + "".join(f"{i}. {goal}\n" for i, goal in enumerate(goals, 1))
+
+
+class MalformedGoalsWarning(UserWarning):
+    """The goals file lists no numbered goal; it is re-derived."""
