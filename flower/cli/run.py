@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TextIO
 import typer
 
 from flower.cli.context import RunDirOption, get_settings, get_state, store_name
-from flower.cli.run_lock import run_lock
+from flower.cli.run_lock import RunDirError, require_writable, run_lock
 from flower.core.errors import FlowerError
 
 if TYPE_CHECKING:
@@ -79,12 +79,6 @@ class NoAPIKeyError(FlowerError):
     exit_code = 1
 
 
-class RunDirError(FlowerError):
-    """The run directory (or the workspace) cannot be written."""
-
-    exit_code = 1
-
-
 class NothingToDoError(FlowerError):
     """A fresh directory, nothing said, and no terminal to ask on."""
 
@@ -121,24 +115,6 @@ def require_api_key() -> None:
         from flower.runtime.engine import NO_API_KEY
 
         raise NoAPIKeyError(NO_API_KEY)
-
-
-def require_writable(path: Path, what: str) -> None:
-    """``path`` exists as a writable directory, or can be created as one."""
-    probe = path
-    while not probe.exists() and probe != probe.parent:
-        probe = probe.parent
-    if not probe.is_dir():
-        raise RunDirError(
-            f"{what} {str(path)!r} cannot be created: {str(probe)!r} is not a directory"
-        )
-    if not os.access(probe, os.W_OK | os.X_OK):
-        why = (
-            f"{str(probe)!r} is on a read-only filesystem"
-            if os.statvfs(probe).f_flag & os.ST_RDONLY
-            else f"no write permission on {str(probe)!r}"
-        )
-        raise RunDirError(f"{what} {str(path)!r} is not writable ({why})")
 
 
 def _settings(ctx: typer.Context, run_dir: str | None, model: str | None) -> Settings:

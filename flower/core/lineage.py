@@ -85,7 +85,7 @@ def settings_for(settings: Any, run_dir: str | os.PathLike[str] | None) -> Any:
     return settings
 
 
-class _NoStore:
+class NoLineageStore:
     """Stand-in when the configured lineage store cannot be opened: remembers nothing."""
 
     def load(self, workspace: str) -> LineageRecord | None:
@@ -138,7 +138,7 @@ class Lineage:
             raise
         except Exception as exc:  # continuity is an extra: never block the work
             log.warning("lineage store unavailable, continuing without continuity: %s", exc)
-            return _NoStore()
+            return NoLineageStore()
 
     @classmethod
     def load(
@@ -213,7 +213,7 @@ class Lineage:
     @property
     def durable(self) -> bool:
         """Whether saving reaches a store (not the stand-in for one that can't be opened)."""
-        return not isinstance(self.store, _NoStore)
+        return not isinstance(self.store, NoLineageStore)
 
     def save(self) -> bool:
         """Persist the record; ``False`` when the write failed (never raises OSError).
@@ -359,7 +359,7 @@ class Lineage:
             folder = self.set_aside(set_aside_dir(workspace), only=only)
         except Exception as exc:  # continuity is an extra: go on, but overwrite nothing
             log.warning("lineage could not be set aside, not written this run: %s", exc)
-            self.store = _NoStore()
+            self.store = NoLineageStore()
             return fresh
         return msgspec.structs.replace(fresh, archived=str(folder))
 

@@ -479,7 +479,7 @@ def _read_only_lineage_store(settings: Any) -> Any:
     is not there, or cannot be opened, holds no lineage, as :meth:`Lineage.open_store`
     has it."""
     from flower.core.errors import ConfigError, StoreNotFoundError
-    from flower.core.lineage import _NoStore
+    from flower.core.lineage import NoLineageStore
     from flower.stores.open import open_lineage_store
 
     try:
@@ -487,10 +487,10 @@ def _read_only_lineage_store(settings: Any) -> Any:
     except ConfigError:
         raise
     except StoreNotFoundError:
-        return _NoStore()
+        return NoLineageStore()
     except Exception as exc:
         log.warning("lineage store unavailable: %s", exc)
-        return _NoStore()
+        return NoLineageStore()
 
 
 def _pending_request(lineage: Lineage) -> str | None:
