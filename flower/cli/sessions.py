@@ -66,7 +66,7 @@ def list_sessions(
                 projects = store.list_projects()
             except NotImplementedError:
                 projects = [project_key(Path.cwd())]
-        from flower.cli.fork_view import origin_of
+        from flower.core.fork import origin_of
         from flower.core.records import SessionKey
 
         rows = []

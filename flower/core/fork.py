@@ -23,7 +23,7 @@ from typing import Any
 import msgspec
 
 from flower.core.errors import FlowerError, UnknownSessionError
-from flower.core.protocols import SessionStore
+from flower.core.protocols import SessionStore, SessionStoreBase
 from flower.core.records import Entry, SessionKey
 from flower.core.transcript import active_chain, is_conversation, prompt_texts
 
@@ -271,15 +271,48 @@ def fork(
     return target
 
 
+def origin_of(store: SessionStoreBase, key: SessionKey) -> ForkOrigin | None:
+    """Where ``key`` was forked from: the session, and the entry the fork ends at (its
+    last copied entry). Only a fork is read past its first entry."""
+    for entry in store.iter_entries(key):
+        if entry.get("type") in ("user", "assistant", "system", "attachment"):
+            if forked_from([entry]) is None:
+                return None
+            break
+    else:
+        return None
+    stamped = [e for e in store.load(key) or [] if isinstance(e.get("forkedFrom"), dict)]
+    return forked_from(stamped[-1:])
+
+
+def fork_points(store: SessionStoreBase, key: SessionKey) -> dict[str, list[str]]:
+    """``{entry uuid: [session ids forked there]}`` over the sessions of ``key``'s project."""
+    points: dict[str, list[str]] = {}
+    try:
+        infos = store.list_sessions(key.project_key)
+    except NotImplementedError:
+        return points
+    for info in infos:
+        other = SessionKey(key.project_key, info.session_id)
+        if other == key:
+            continue
+        origin = origin_of(store, other)
+        if origin is not None and origin.session_id == key.session_id:
+            points.setdefault(origin.message_uuid, []).append(info.session_id)
+    return points
+
+
 __all__ = [
     "ForkError",
     "ForkOrigin",
     "UserTurn",
     "fork",
     "fork_entries",
+    "fork_points",
     "fork_uuid",
     "forked_from",
     "is_prompt",
+    "origin_of",
     "turns_back_point",
     "user_turns",
 ]

@@ -152,7 +152,7 @@ def build_app(viewer: Viewer, *, token: str | None = None) -> ASGIApp:
     def session_page(request: Request) -> HTMLResponse:
         key = _key(request)
         pruned = request.query_params.get("view") == "pruned"
-        from flower.cli.fork_view import fork_points
+        from flower.core.fork import fork_points
 
         look_for_forks = request.query_params.get("forks") == "all"
         with viewer.lock:
