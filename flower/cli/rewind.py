@@ -22,13 +22,11 @@ def finish_rewind(settings: Settings) -> RewindPlan | None:
 
     if pending(settings.run_path) is None:
         return None
-    from flower.cli.run_lock import run_lock
-    from flower.core.lineage import Lineage
-    from flower.core.rewind import finish_pending
     from flower.stores.open import open_session_store
+    from flower.workflow.rewind import finish_rewind as finish
 
-    with run_lock(settings.run_path), open_session_store(settings=settings) as store:
-        plan = finish_pending(Lineage.load(Path.cwd(), settings=settings), store, settings.run_path)
+    with open_session_store(settings=settings) as store:
+        plan = finish(Path.cwd(), store, settings=settings, run_dir=settings.run_path)
     if plan is not None:
         typer.echo(
             f"flower: finished the rewind of {plan.step} a crash cut short "
@@ -143,10 +141,10 @@ def rewind(
     if list_turns:
         _show_turns(settings, step, as_json, ctx)
         return
-    from flower.cli.run_lock import run_lock
     from flower.core.keys import project_key
     from flower.core.lineage import Lineage
     from flower.core.rewind import pending, step_key
+    from flower.core.run_lock import run_lock
 
     workspace = Path.cwd().resolve()
     if pending(settings.run_path) is None:  # say what is missing before taking the lock

@@ -284,8 +284,9 @@ class Lineage:
         """Fork ``step``'s session ``turns`` user turns back, put back the files flower's
         Write and Edit changed since (unless ``keep_files``; a file changed by someone
         else is left unless ``force``) and point ``step`` at the fork. The old session
-        stays in the store. Returns the :class:`~flower.core.rewind.RewindPlan` done;
-        see docs/fork-and-rewind.md."""
+        stays in the store. It holds the run directory's lock, as ``flower rewind``
+        does (:class:`~flower.core.run_lock.BusyError` while another flower works there).
+        Returns the :class:`~flower.core.rewind.RewindPlan` done; see docs/fork-and-rewind.md."""
         from flower.core.keys import project_key
         from flower.core.rewind import rewind
 

@@ -19,23 +19,40 @@ import uuid as uuid_module
 from collections.abc import Sequence
 from glob import escape as glob_escape
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 
 from flower.core.errors import FlowerError
 from flower.core.fileperms import private_dir, replaced_atomically
 from flower.core.fork import ForkError, UserTurn, fork, turns_back_point, user_turns
-from flower.core.records import Entry, SessionKey
+from flower.core.records import Entry, LineageRecord, SessionKey
+from flower.core.run_lock import run_lock
 from flower.core.snapshots import Snapshots, digest, file_changes
 from flower.core.transcript import active_chain, tool_uses
 
 if TYPE_CHECKING:
-    from flower.core.lineage import Lineage
     from flower.core.protocols import SessionStoreBase
 
 PLAN_FILE = "rewind.json"
 """The plan of a rewind under way, in the run directory."""
+
+
+class RewoundLineage(Protocol):
+    """What a rewind reads and sets of a workspace's lineage
+    (:class:`flower.core.lineage.Lineage`; named by shape, as lineage calls rewind)."""
+
+    record: LineageRecord
+    found: bool
+    workspace: str
+
+    @property
+    def steps(self) -> dict[str, str]: ...
+
+    @property
+    def woke(self) -> int: ...
+
+    def save(self) -> bool: ...
 
 
 class RewindError(FlowerError):
@@ -220,7 +237,7 @@ def _marker(before: Any, plan: RewindPlan) -> dict[str, Any]:
 def carry_out(
     plan: RewindPlan,
     store: SessionStoreBase,
-    lineage: Lineage,
+    lineage: RewoundLineage,
     run_dir: Path,
     *,
     recovering: bool = False,
@@ -245,7 +262,7 @@ def carry_out(
 
 
 def rewind(
-    lineage: Lineage,
+    lineage: RewoundLineage,
     step: str,
     turns: int,
     *,
@@ -255,28 +272,30 @@ def rewind(
     keep_files: bool = False,
     force: bool = False,
 ) -> RewindPlan:
-    """Rewind ``step`` ``turns`` user turns back; returns what was done."""
+    """Rewind ``step`` ``turns`` user turns back, holding the run directory's lock;
+    returns what was done."""
     run_path = Path(run_dir)
-    finish_pending(lineage, store, run_path)
-    key = step_key(lineage, step, project_key, run_path)
-    plan = plan_rewind(
-        store,
-        key,
-        step,
-        turns,
-        woke=lineage.woke,
-        snapshots=Snapshots.of_run_dir(run_path),
-        keep_files=keep_files,
-        force=force,
-    )
-    private_dir(run_path)
-    with replaced_atomically(_plan_path(run_path)) as f:  # from here on, it happens
-        f.write(msgspec.json.encode(plan))
-    carry_out(plan, store, lineage, run_path)
+    with run_lock(run_path):
+        finish_pending(lineage, store, run_path)
+        key = step_key(lineage, step, project_key, run_path)
+        plan = plan_rewind(
+            store,
+            key,
+            step,
+            turns,
+            woke=lineage.woke,
+            snapshots=Snapshots.of_run_dir(run_path),
+            keep_files=keep_files,
+            force=force,
+        )
+        private_dir(run_path)
+        with replaced_atomically(_plan_path(run_path)) as f:  # from here on, it happens
+            f.write(msgspec.json.encode(plan))
+        carry_out(plan, store, lineage, run_path)
     return plan
 
 
-def step_key(lineage: Lineage, step: str, project_key: str, run_dir: Path) -> SessionKey:
+def step_key(lineage: RewoundLineage, step: str, project_key: str, run_dir: Path) -> SessionKey:
     """The session key of ``step``; a clear error naming what lineage holds otherwise."""
     if not lineage.found:
         raise RewindError(
@@ -309,11 +328,17 @@ def pending(run_dir: Path) -> RewindPlan | None:
         ) from None
 
 
-def finish_pending(lineage: Lineage, store: SessionStoreBase, run_dir: Path) -> RewindPlan | None:
-    """Carry out the rewind a crash cut short in ``run_dir``; returns its plan, or None."""
-    plan = pending(run_dir)
-    if plan is not None:
-        carry_out(plan, store, lineage, run_dir, recovering=True)
+def finish_pending(
+    lineage: RewoundLineage, store: SessionStoreBase, run_dir: Path
+) -> RewindPlan | None:
+    """Carry out the rewind a crash cut short in ``run_dir``, holding the run
+    directory's lock; returns its plan, or None."""
+    if pending(run_dir) is None:
+        return None
+    with run_lock(run_dir):
+        plan = pending(run_dir)  # another flower may have finished it meanwhile
+        if plan is not None:
+            carry_out(plan, store, lineage, run_dir, recovering=True)
     return plan
 
 
@@ -334,6 +359,7 @@ __all__ = [
     "LeftFile",
     "RewindError",
     "RewindPlan",
+    "RewoundLineage",
     "bash_commands",
     "carry_out",
     "finish_pending",

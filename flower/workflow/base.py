@@ -304,6 +304,10 @@ class Workflow:
         lineage: Lineage | None = None
         known: dict[str, str] = {}
         if self.continuous:
+            from flower.workflow.rewind import finish_rewind
+
+            # a rewind a crash cut short points lineage at its fork first
+            finish_rewind(workspace, rt.store, settings=settings, run_dir=run_dir)
             lineage = Lineage.load(workspace, settings=settings, run_dir=run_dir)
             # before the wake is counted: a store that cannot be read stops the run here
             known = lineage.live_steps(rt.has_session)

@@ -186,3 +186,51 @@ def test_two_rewinds_before_a_wake_are_announced_together(
     assert rewound_turns(again.record.extra, again.woke) == 2
     again.bump_woke()  # the wake that announced it
     assert rewound_turns(again.record.extra, again.woke) is None
+
+
+def test_workflow_run_finishes_a_pending_rewind_before_it_loads_lineage(
+    worked: tuple[Runtime, Lineage, str], workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
+    """``flower once`` and a Python ``Workflow.run`` resume the fork a crashed rewind chose."""
+    import msgspec
+
+    from flower.core.rewind import plan_rewind
+    from flower.core.snapshots import Snapshots
+    from flower.workflow.base import Step, Workflow
+
+    rt, lineage, old = worked
+    run_dir = Path(rt.settings.run_dir)
+    plan = plan_rewind(
+        rt.store, rt.key(old), STEP, 1, woke=lineage.woke, snapshots=Snapshots.of_run_dir(run_dir)
+    )
+    (run_dir / PLAN_FILE).write_bytes(msgspec.json.encode(plan))  # then killed
+    fake_api.add(text("carried on"))
+    ctx = asyncio.run(Workflow([Step(STEP, WORKER, "go on", resume_prompt="go on")]).run(rt))
+    assert ctx["_sessions"][STEP] == plan.new_session and ctx["_resumed"] == {STEP: True}
+    assert (workspace / "a.txt").read_text() == "v1\n" and not (workspace / "b.txt").exists()
+    assert not (run_dir / PLAN_FILE).exists()
+
+
+def test_lineage_rewind_from_python_takes_the_run_lock(
+    worked: tuple[Runtime, Lineage, str], workspace: Path
+) -> None:
+    """While another flower holds the run directory, a Python rewind changes nothing."""
+    import fcntl
+    import os
+
+    from flower.core.run_lock import BusyError
+
+    rt, lineage, old = worked
+    run_dir = Path(rt.settings.run_dir)
+    before = rt.store.list_sessions(rt.project_key)
+    other = os.open(run_dir / "flower.lock", os.O_RDWR | os.O_CREAT)  # its own open file
+    try:
+        fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with pytest.raises(BusyError, match="another flower"):
+            _rewind(rt, lineage, workspace)
+    finally:
+        os.close(other)
+    assert rt.store.list_sessions(rt.project_key) == before
+    assert Lineage.load(workspace, settings=rt.settings).steps[STEP] == old
+    assert (workspace / "a.txt").read_text() == "v2\n" and not (run_dir / PLAN_FILE).exists()
+    assert _rewind(rt, lineage, workspace).old_session == old  # once it is free

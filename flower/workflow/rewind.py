@@ -1,0 +1,30 @@
+"""Finish a rewind a crash cut short, before a workflow loads its lineage."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from flower.core.lineage import Lineage
+from flower.core.rewind import finish_pending, pending
+
+if TYPE_CHECKING:
+    from flower.core.protocols import SessionStoreBase
+    from flower.core.rewind import RewindPlan
+
+
+def finish_rewind(
+    workspace: str | os.PathLike[str],
+    store: SessionStoreBase,
+    *,
+    settings: Any,
+    run_dir: str | os.PathLike[str],
+) -> RewindPlan | None:
+    """Carry out the plan of a rewind ``run_dir`` still holds (under its lock), so a
+    wake resumes the fork the rewind chose; returns that plan, or None."""
+    run_path = Path(run_dir)
+    if pending(run_path) is None:
+        return None
+    lineage = Lineage.load(workspace, settings=settings, run_dir=run_path)
+    return finish_pending(lineage, store, run_path)
