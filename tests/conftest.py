@@ -25,6 +25,22 @@ def private_cache_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Non
         yield
 
 
+TEST_LANGUAGE = "zh_CN"
+"""The language the suite's exact-text tests were written in (the seed page's); the
+English ones ask for ``en`` themselves (tests/i18n), whatever LANG the suite runs under."""
+
+
+@pytest.fixture(scope="session", autouse=True)
+def seed_language() -> Iterator[None]:
+    """Speak the seed page's Chinese here and in every flower a test starts."""
+    from flower.core.i18n import set_language
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("FLOWER_LANG", TEST_LANGUAGE)
+        set_language(TEST_LANGUAGE)
+        yield
+
+
 @pytest.fixture
 def pg_url() -> Iterator[str]:
     """A SQLAlchemy URL to a fresh, private schema on the test PostgreSQL server."""
@@ -42,6 +58,10 @@ def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Run the test with the working directory in a fresh temporary folder."""
     monkeypatch.chdir(tmp_path)
     for var in list(os.environ):
-        if var.startswith("FLOWER_") and var not in ("FLOWER_REQUIRE_POSTGRES", "FLOWER_TEST_PG"):
+        if var.startswith("FLOWER_") and var not in (
+            "FLOWER_REQUIRE_POSTGRES",
+            "FLOWER_TEST_PG",
+            "FLOWER_LANG",
+        ):
             monkeypatch.delenv(var)
     return tmp_path

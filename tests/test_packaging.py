@@ -99,3 +99,9 @@ def test_wheel_declares_the_ui_extra(wheel: Path) -> None:
             line.startswith(f"Requires-Dist: {package}") and "extra == 'ui'" in line
             for line in text.splitlines()
         ), package
+
+
+def test_wheel_ships_the_message_catalogs(wheel: Path) -> None:
+    """A plain ``pip install`` speaks Chinese without Babel: the compiled .mo is inside."""
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "flower/locale/zh_CN/LC_MESSAGES/flower.mo" in names

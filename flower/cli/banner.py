@@ -1,20 +1,38 @@
 """The wake line and the step headers: the proof, at a glance, that flower remembered.
 
-The strings are the product's own (the seed page): a user who sees
-``<- 在 ~/proj 接上上次  需求已确认 · 目标 15 条 · 干活上下文 80.2K · 第 3 次唤醒``
-knows which conversation continues and how big its context has grown.
+The strings are the product's own (the seed page), in the user's language: a user who
+sees ``<- 在 ~/proj 接上上次  需求已确认 · 目标 15 条 · 干活上下文 80.2K · 第 3 次唤醒``
+(in English ``<- carrying on in ~/proj  brief confirmed · 15 goals · work context
+80.2K · wake 3``) knows which conversation continues and how big its context has grown.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
-WAKE_PROMPT = "接着上次? 直接回车 = 接着做;也可以说点新的;/new = 重开一件事(Ctrl-C 退出)"
-NEW_TASK_PROMPT = "要做什么? 一句话就够,回车开始(Ctrl-C 退出)"
-REWOUND_PART = "退回 {turns} 轮"
-"""In the wake line after ``flower rewind N``: "rewound N turns"."""
+from flower.core.i18n import _, ngettext, shown_step
+
 HEADER_WIDTH = 40
+
+
+def wake_prompt_text() -> str:
+    """What a bare ``flower`` asks in a used directory."""
+    return _(
+        "Carry on? Enter = carry on; or say something new; /new = start something else"
+        " (Ctrl-C quits)"
+    )
+
+
+def new_task_prompt_text() -> str:
+    """What ``/new`` and a first run on a terminal ask."""
+    return _("What should I do? One sentence is enough, Enter starts (Ctrl-C quits)")
+
+
+def rewound_part(turns: int) -> str:
+    """In the wake line after ``flower rewind N``."""
+    return ngettext("rewound {turns} turn", "rewound {turns} turns", turns).format(turns=turns)
 
 
 def human_tokens(tokens: int) -> str:
@@ -53,20 +71,33 @@ def wake_banner(
     """
     parts: list[str] = []
     if brief_confirmed:
-        parts.append("需求已确认")
+        parts.append(_("brief confirmed"))
     if goals > 0:
-        parts.append(f"目标 {goals} 条")
+        parts.append(ngettext("{count} goal", "{count} goals", goals).format(count=goals))
     if work_step and context_tokens is not None:
-        parts.append(f"{work_step}上下文 {human_tokens(context_tokens)}")
+        parts.append(
+            _("{step} context {tokens}").format(
+                step=shown_step(work_step), tokens=human_tokens(context_tokens)
+            )
+        )
     if rewound:
-        parts.append(REWOUND_PART.format(turns=rewound))
-    parts.append(f"第 {woke} 次唤醒")
-    return f"<- 在 {short_path(workspace, home)} 接上上次  " + " · ".join(parts)
+        parts.append(rewound_part(rewound))
+    parts.append(_("wake {count}").format(count=woke))
+    head = _("<- carrying on in {where}").format(where=short_path(workspace, home))
+    return f"{head}  " + " · ".join(parts)
 
 
 def fresh_banner(workspace: str | os.PathLike[str], home: str | None = None) -> str:
     """The first line of a run that has nothing to resume."""
-    return f"-> 在 {short_path(workspace, home)} 开始新的一件事"
+    return _("-> starting something new in {where}").format(where=short_path(workspace, home))
+
+
+def brief_from_request_line(brief_file: str) -> str:
+    """Under the banner when the request itself became the brief (a first run that
+    could not confirm one and was told to go on)."""
+    return _("   -> the request itself is the brief ({file}); on to the goals and the work").format(
+        file=brief_file
+    )
 
 
 def lost_sessions_line(steps: list[str]) -> str:
@@ -75,7 +106,10 @@ def lost_sessions_line(steps: list[str]) -> str:
     Those steps start a new conversation (the seed's silent fresh start); saying so
     keeps "did it remember?" visible.
     """
-    return f"   !! 记录里的会话已不在存储里:{'、'.join(steps)} —— 这些步骤从头开始"
+    names = _(", ").join(shown_step(step) for step in steps)
+    return _(
+        "   !! sessions in the record are no longer in the store: {steps} —— these steps start over"
+    ).format(steps=names)
 
 
 def unrecorded_line(texts: list[str], width: int = 60) -> str:
@@ -84,18 +118,39 @@ def unrecorded_line(texts: list[str], width: int = 60) -> str:
     said = " / ".join(" ".join(text.split()) for text in texts)
     if len(said) > width:
         said = said[: width - 1] + "…"
-    return f"   !! 上次运行在记下你的话之前被打断,这次接着传下去:{said}"
+    return _(
+        "   !! the last run was cut short before it recorded what you said; passing it on"
+        " now: {said}"
+    ).format(said=said)
 
 
 def step_header(step: str, round_no: int, rounds: int, *, resumed: bool, woke: int | None) -> str:
     """``== 干活 =====...  3/3  <- 接上次 · 第 3 次唤醒`` (the tail only when resumed;
     ``woke=None``, as for ``flower once``, which has no wakes: ``<- 接上次`` alone)."""
-    head = f"== {step} "
+    head = f"== {shown_label(step)} "
     head += "=" * max(3, HEADER_WIDTH - _display_width(head))
     line = f"{head}  {round_no}/{rounds}"
     if resumed:
-        line += "  <- 接上次" if woke is None else f"  <- 接上次 · 第 {woke} 次唤醒"
+        line += "  " + (
+            _("<- carrying on")
+            if woke is None
+            else _("<- carrying on · wake {count}").format(count=woke)
+        )
     return line
+
+
+_SUFFIX = re.compile(r"^(?P<step>.*?)(?P<judge>·判定)?(?P<tail>#(?:retry|round)?\d+)?$")
+
+
+def shown_label(label: str) -> str:
+    """A run label as the user reads it: ``干活·判定#1`` -> ``work·judge#1`` in English.
+    Labels are data (manifest, lineage keys) and stay as written; only this changes."""
+    match = _SUFFIX.match(label)
+    assert match is not None  # the pattern matches any string
+    step = shown_step(match.group("step"))
+    if match.group("judge"):
+        step = _("{step}·judge").format(step=step)
+    return step + (match.group("tail") or "")
 
 
 def _display_width(text: str) -> int:

@@ -59,7 +59,10 @@ def get_loaded_settings(ctx: typer.Context) -> LoadedSettings:
     global _loaded_last
     state = get_state(ctx)
     if state._loaded is None:
+        from flower.core.i18n import set_language
+
         state._loaded = _loaded_last = load_settings(overrides=state.overrides())
+        set_language(state._loaded.language)  # one language for all this command says
     return state._loaded
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TextIO
 
 from flower.cli.demo_script import REQUEST, DemoModel
+from flower.core.i18n import _, current_language, shown_step
 from flower.runtime.scripted_api import FakeMessagesAPI
 
 CUT_TIMEOUT = 60.0
@@ -37,6 +38,7 @@ def child_env(api: FakeMessagesAPI) -> dict[str, str]:
     """This environment without flower/Anthropic settings, pointed at the fake."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("FLOWER_", "ANTHROPIC_"))}
     env.update(api.env())
+    env["FLOWER_LANG"] = current_language()  # the runs speak what the demo speaks
     env["FLOWER_PROBE_STRATEGY"] = "none"
     env["PYTHONUNBUFFERED"] = "1"
     return env
@@ -123,7 +125,8 @@ def _play(workdir: Path, out: TextIO) -> None:
             raise
         first.kill()
         model.release()
-        say(f"\n2. Killed it (SIGKILL, pid {first.proc.pid}) in the middle of 干活.")
+        work = shown_step("干活")
+        say(f"\n2. Killed it (SIGKILL, pid {first.proc.pid}) in the middle of {work}.")
         say("   No finally ran. What is on disk:")
         say(f"   runs/lineage.json  干活 -> {session}")
         for name in ("需求.md", "目标.md"):
@@ -135,13 +138,15 @@ def _play(workdir: Path, out: TextIO) -> None:
         banner = second.lines[0] if second.lines else ""
         if code != 0:
             raise DemoFailed(f"the second run failed (exit {code})")
-        if "接上上次" not in banner or "干活上下文" not in banner:
+        context = _("{step} context {tokens}").format(step=shown_step("干活"), tokens="")
+        if not banner.startswith("<- ") or context.strip() not in banner:
             raise DemoFailed(f"the second run did not resume: {banner!r}")
         html = workdir / "sample.html"
         if not (workdir / "md2html.py").is_file() or not html.is_file():
             raise DemoFailed("md2html.py or sample.html is missing after the second run")
-        say("\n4. It remembered: the banner says 接上上次 (carried on) and how big 干活's")
-        say("   context is; the step header says <- 接上次. The judge, a fresh session,")
+        carried_on, work = _("<- carrying on"), shown_step("干活")
+        say(f"\n4. It remembered: the banner says {carried_on} and how big {work}'s")
+        say(f"   context is; the step header says {carried_on}. The judge, a fresh session,")
         say("   ran md2html.py itself and found every goal met.")
         first_line = html.read_text(encoding="utf-8").splitlines()[2]
         say(f"   Result: {html.name} starts with {first_line!r}")
@@ -150,7 +155,9 @@ def _play(workdir: Path, out: TextIO) -> None:
 def run_demo(*, keep: bool = False, out: TextIO | None = None) -> int:
     """Play the demo; 0 when it went as scripted. ``keep`` leaves the directory."""
     from flower.cli.output import OutputMayClose
+    from flower.core.i18n import choose_language, set_language
 
+    set_language(choose_language(None, None, os.environ)[0])
     stream: TextIO = OutputMayClose(out if out is not None else sys.stdout)
     workdir = Path(tempfile.mkdtemp(prefix="flower-demo-")).resolve()
     try:

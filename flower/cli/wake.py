@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, TextIO
 
-from flower.cli.banner import NEW_TASK_PROMPT, WAKE_PROMPT
+from flower.cli.banner import new_task_prompt_text, wake_prompt_text
 
 NEW_COMMAND = "/new"
 
@@ -54,9 +54,9 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def ask_new_task(read: Reader, out: TextIO) -> str | None:
-    """``NEW_TASK_PROMPT`` until something is said; ``None`` at end of input (Ctrl-C
+    """The new-task prompt until something is said; ``None`` at end of input (Ctrl-C
     raises ``KeyboardInterrupt`` for the caller to report)."""
-    out.write(NEW_TASK_PROMPT + "\n")
+    out.write(new_task_prompt_text() + "\n")
     out.flush()
     try:
         while True:
@@ -68,9 +68,9 @@ def ask_new_task(read: Reader, out: TextIO) -> str | None:
 
 
 def wake_prompt(read: Reader, out: TextIO) -> WakeChoice:
-    """Ask ``WAKE_PROMPT`` once and say what the user chose."""
+    """Ask the wake prompt once and say what the user chose."""
     try:  # Ctrl-C may land while the prompt is still being written
-        out.write(WAKE_PROMPT + "\n")
+        out.write(wake_prompt_text() + "\n")
         out.flush()
         said = read().strip()
     except EOFError:

@@ -20,6 +20,7 @@ from typing import Annotated, Any, Literal, TypeVar
 import msgspec
 
 from flower.core.errors import ConfigError
+from flower.core.i18n import choose_language
 
 
 class _Section(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -162,6 +163,8 @@ class TelemetryConfig(_Section):
 class Settings(_Section):
     run_dir: str = "runs"
     """Relative to the current working directory, not to the workspace (seed)."""
+    language: str | None = None
+    """What flower speaks: ``en`` or ``zh_CN``; unset: ``FLOWER_LANG``, then the locale."""
     sessions: SessionsConfig = msgspec.field(default_factory=SessionsConfig)
     lineage: LineageConfig = msgspec.field(default_factory=LineageConfig)
     pruning: PruningConfig = msgspec.field(default_factory=PruningConfig)
@@ -213,6 +216,9 @@ class LoadedSettings:
     settings: Settings
     sources: dict[str, str] = field(default_factory=dict)
     pyproject: Path | None = None
+    language: str = "en"
+    """The language in effect (see :func:`flower.core.i18n.choose_language`)."""
+    language_source: str = "default"
 
 
 def find_pyproject(start: Path | None = None) -> tuple[Path, dict[str, Any]] | None:
@@ -411,15 +417,23 @@ def load_settings(
         sources[dotted] = "command line"
 
     settings = decode_section(merged, Settings, "configuration")
-    return LoadedSettings(settings=settings, sources=sources, pyproject=pyproject)
+    language, language_source = choose_language(settings.language, sources.get("language"), environ)
+    return LoadedSettings(
+        settings=settings,
+        sources=sources,
+        pyproject=pyproject,
+        language=language,
+        language_source=language_source,
+    )
 
 
 def effective_items(loaded: LoadedSettings) -> list[tuple[str, Any, str]]:
     """Every dotted key with its effective value and source (``default`` if unset)."""
     flat = _flatten(msgspec.to_builtins(loaded.settings))
     rows = []
+    flat["language"] = loaded.language
     for dotted, value in flat.items():
-        source = loaded.sources.get(dotted)
+        source = loaded.language_source if dotted == "language" else loaded.sources.get(dotted)
         if source is None:
             source = next(
                 (s for k, s in loaded.sources.items() if k.startswith(dotted + ".")), "default"

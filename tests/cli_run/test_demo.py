@@ -6,11 +6,22 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
 from cli_run_helpers import FLOWER
 
+BANNER = {
+    "zh_CN": ("接上上次  需求已确认 · 目标 3 条 · 干活上下文 ", "<- 接上次 · 第 2 次唤醒"),
+    "en": ("  brief confirmed · 3 goals · work context ", "<- carrying on · wake 2"),
+}
 
-def test_demo_runs_offline_without_a_key(in_tmp: Path) -> None:
+
+@pytest.mark.parametrize("lang", sorted(BANNER))
+def test_demo_runs_offline_without_a_key(in_tmp: Path, lang: str) -> None:
+    """The demo plays in the language of the locale (here LANG, as a user's shell has it)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "FLOWER_"))}
+    env.pop("LC_ALL", None)
+    env.pop("LC_MESSAGES", None)
+    env["LANG"] = f"{lang}.UTF-8"
     done = subprocess.run(
         [*FLOWER, "demo"], cwd=in_tmp, env=env, capture_output=True, text=True, timeout=180
     )
@@ -18,8 +29,9 @@ def test_demo_runs_offline_without_a_key(in_tmp: Path) -> None:
     out = done.stdout
     assert "2. Killed it (SIGKILL" in out
     second = out[out.index("3. Second run") :]
-    assert "接上上次  需求已确认 · 目标 3 条 · 干活上下文 " in second
-    assert "<- 接上次 · 第 2 次唤醒" in second
+    banner, header = BANNER[lang]
+    assert banner in second
+    assert header in second
     assert "3. 达成" in second and "Result: sample.html starts with '<h1>笔记</h1>'" in out
     assert list(in_tmp.iterdir()) == []  # everything happened in its own temporary directory
 

@@ -6,8 +6,9 @@ import io
 from collections.abc import Iterator
 
 import pytest
+from seed_strings import NEW_TASK_PROMPT, WAKE_PROMPT
 
-from flower.cli.banner import NEW_TASK_PROMPT, WAKE_PROMPT, lost_sessions_line, step_header
+from flower.cli.banner import lost_sessions_line, step_header
 from flower.cli.live import (
     Live,
     describe_call,

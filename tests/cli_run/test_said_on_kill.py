@@ -122,8 +122,7 @@ def test_words_typed_at_the_wake_prompt_survive_a_kill_and_are_not_asked_for_aga
     flower: Flower, model: ScriptedModel, ws: Path
 ) -> None:
     import pexpect
-
-    from flower.cli.banner import WAKE_PROMPT
+    from seed_strings import WAKE_PROMPT
 
     assert flower(REQUEST).returncode == 0
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pexpect
 import pytest
 from cli_run_helpers import FLOWER, REQUEST, Flower, ScriptedModel, lineage
+from seed_strings import NEW_TASK_PROMPT, WAKE_PROMPT
 
-from flower.cli.banner import NEW_TASK_PROMPT, WAKE_PROMPT
 from flower.cli.demo_script import BRIEF
 from flower.testing.fake_api import RecordedRequest, Reply, reply
 from flower.workflow.clarify import CLARIFIER, CLARIFY_RESUME, GOAL_SETTER, NO_ANSWER

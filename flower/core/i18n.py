@@ -1,0 +1,149 @@
+"""Messages in the user's language: stdlib gettext over the catalogs in flower/locale.
+
+English is the source language (the msgids); ``zh_CN`` carries the seed page's
+strings byte for byte. One language is active per process (one per wake): the CLI
+picks it once from the settings and the environment, see :func:`choose_language`.
+"""
+
+from __future__ import annotations
+
+import gettext
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+
+from flower.core.errors import ConfigError
+
+DOMAIN = "flower"
+SOURCE_LANGUAGE = "en"
+LOCALE_DIR = Path(__file__).resolve().parent.parent / "locale"
+LOCALE_VARIABLES = ("LC_ALL", "LC_MESSAGES", "LANG")
+"""Read in this order, as gettext does; the first one set decides."""
+
+
+def available_languages() -> list[str]:
+    """``en`` plus every language with a compiled catalog under flower/locale."""
+    found = sorted(p.parent.parent.name for p in LOCALE_DIR.glob(f"*/LC_MESSAGES/{DOMAIN}.mo"))
+    return [SOURCE_LANGUAGE, *(lang for lang in found if lang != SOURCE_LANGUAGE)]
+
+
+def normalize_language(code: str) -> str | None:
+    """``zh_CN.UTF-8``, ``zh-cn``, ``zh`` -> ``zh_CN``; ``en_US`` -> ``en``; ``None``
+    when flower has no catalog for it (``C`` and ``POSIX`` are English)."""
+    bare = code.split(".", 1)[0].split("@", 1)[0].replace("-", "_").strip()
+    if not bare:
+        return None
+    if bare in ("C", "POSIX"):
+        return SOURCE_LANGUAGE
+    languages = available_languages()
+    by_lower = {lang.lower(): lang for lang in languages}
+    if bare.lower() in by_lower:
+        return by_lower[bare.lower()]
+    base = bare.split("_", 1)[0].lower()
+    same_base = [lang for lang in languages if lang.split("_", 1)[0].lower() == base]
+    return same_base[0] if len(same_base) == 1 else None
+
+
+def checked_language(code: str, where: str) -> str:
+    """``code`` as a supported language, or a :class:`ConfigError` naming ``where``
+    and the languages there are."""
+    language = normalize_language(code)
+    if language is None:
+        available = ", ".join(available_languages())
+        raise ConfigError(f"{where}: unknown language {code!r} (available: {available})")
+    return language
+
+
+def choose_language(
+    configured: str | None, configured_source: str | None, environ: Mapping[str, str]
+) -> tuple[str, str]:
+    """The language and where it came from: ``[tool.flower] language`` > ``FLOWER_LANG``
+    > ``LC_ALL`` / ``LC_MESSAGES`` / ``LANG`` > ``en``.
+
+    A language flower has no catalog for is an error when flower's own settings name
+    it, and English when only the locale does (as every gettext program falls back).
+    """
+    if configured:
+        source = configured_source or "[tool.flower] language"
+        return checked_language(configured, source), source
+    if environ.get("FLOWER_LANG"):
+        return checked_language(environ["FLOWER_LANG"], "env FLOWER_LANG"), "env FLOWER_LANG"
+    for var in LOCALE_VARIABLES:
+        value = environ.get(var)
+        if value:
+            return normalize_language(value) or SOURCE_LANGUAGE, f"env {var}"
+    return SOURCE_LANGUAGE, "default"
+
+
+def translations(language: str) -> gettext.NullTranslations:
+    """The catalog of ``language`` (English, the msgids themselves, for ``en``)."""
+    if language == SOURCE_LANGUAGE:
+        return gettext.NullTranslations()
+    return gettext.translation(DOMAIN, LOCALE_DIR, languages=[language])
+
+
+_language = SOURCE_LANGUAGE
+_active: gettext.NullTranslations = gettext.NullTranslations()
+
+
+def set_language(language: str) -> None:
+    """Make ``language`` the one every message of this process is shown in."""
+    global _language, _active
+    _active = translations(language)
+    _language = language
+
+
+def current_language() -> str:
+    return _language
+
+
+@contextmanager
+def language(code: str) -> Iterator[None]:
+    """Speak ``code`` inside the block, then the language before it again."""
+    before = _language
+    set_language(code)
+    try:
+        yield
+    finally:
+        set_language(before)
+
+
+def _(message: str) -> str:
+    """``message`` (an English msgid) in the active language."""
+    return _active.gettext(message)
+
+
+def N_(message: str) -> str:
+    """Mark ``message`` for extraction only; translate it where it is shown."""
+    return message
+
+
+def ngettext(singular: str, plural: str, count: int) -> str:
+    return _active.ngettext(singular, plural, count)
+
+
+__all__ = [
+    "N_",
+    "_",
+    "available_languages",
+    "checked_language",
+    "choose_language",
+    "current_language",
+    "language",
+    "ngettext",
+    "normalize_language",
+    "set_language",
+    "shown_step",
+    "translations",
+]
+
+
+STEP_NAMES = {"确认需求": N_("confirm the brief"), "设定目标": N_("set goals"), "干活": N_("work")}
+"""The built-in steps' keys (stable data: lineage and manifest keys, so a lineage written
+in either language resumes in the other) and the English names they are shown by."""
+
+
+def shown_step(name: str) -> str:
+    """A step's name as shown: a built-in step in the active language, any other as is."""
+    message = STEP_NAMES.get(name)
+    return _(message) if message is not None else name
