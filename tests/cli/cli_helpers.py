@@ -88,6 +88,7 @@ def run_flower(
 ) -> subprocess.CompletedProcess[str]:
     """The real console entry point in a subprocess (exit codes, start-up, plugins)."""
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("FLOWER_")}
+    full_env["FLOWER_LANG"] = os.environ.get("FLOWER_LANG", "zh_CN")  # see tests/conftest.py
     full_env.update(env or {})
     return subprocess.run(
         [sys.executable, "-m", "flower.cli.main", *args],

@@ -24,6 +24,7 @@ REQUEST = "写个 md 转 html 的脚本"
 
 def flower_env(api: FakeMessagesAPI, home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("FLOWER_", "ANTHROPIC_"))}
+    env["FLOWER_LANG"] = os.environ.get("FLOWER_LANG", "zh_CN")  # see tests/conftest.py
     env.update(api.env())
     env.update(
         FLOWER_PROBE_STRATEGY="none",
