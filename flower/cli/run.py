@@ -216,6 +216,7 @@ def _run_builtin(
     from flower.cli.live import Live
     from flower.cli.wake import read_line, wake_prompt
     from flower.core.lineage import workspace_identity
+    from flower.workflow import wake
     from flower.workflow.base import wake_state
     from flower.workflow.clarify import workflow_names
     from flower.workflow.said_journal import SaidJournal
@@ -249,18 +250,15 @@ def _run_builtin(
                 said_now = journal.add(said, said_in)  # from here a kill loses nothing said
                 _archive(settings, workspace, live, keep=said_now)
                 _banner(live, workspace, None, names.work_step)
-            else:
+            else:  # what this wake does is decided in flower.workflow.wake
                 from flower.cli.rewind import finish_rewind
 
                 finish_rewind(settings)  # a rewind a crash cut short ends before the wake
                 state = wake_state(workspace, settings.run_dir, settings=settings)
-                if state["checks"].get("store"):  # before any banner: nothing is gone, nothing runs
-                    from flower.core.errors import StoreUnavailableError
-
-                    raise StoreUnavailableError(state["checks"]["store"])
-                state = builtin_view(state, settings)
-                used = _is_used(state)
-                if said is None and not used and not interactive:
+                wake.check_store(state)  # before any banner: nothing is gone, nothing runs
+                state = wake.builtin_view(state, settings)
+                used = wake.is_used(state)
+                if wake.needs_words(state, said, interactive=interactive):
                     raise NothingToDoError(
                         f"nothing to carry on in {workspace} (no work recorded in "
                         f"{lineage_name(settings)}) "
@@ -277,21 +275,16 @@ def _run_builtin(
                 held.enter_context(run_lock(settings.run_path))
                 if said is not None:
                     journal.add(said, said_in)  # from here a kill loses nothing said
-                fresh = _set_aside(settings, workspace, state)
+                fresh = wake.start_fresh(settings, workspace, state)
                 _banner(live, workspace, state, names.work_step)
                 if fresh is not None:
                     live.line(_fresh_line(fresh, workspace, settings), "dim")
-                unrecorded = state["checks"].get("unrecorded") or []
-                # passed on now, before anything said this time; but on a first run what
-                # is said now replaces a request no step took up (as in lineage)
-                replaced = said is not None and not (
-                    state["checks"]["brief"] or names.clarify_step in state["steps"]
-                )
-                if unrecorded and not replaced:
+                passed_on = wake.words_to_pass_on(state, said, settings)
+                if passed_on:
                     from flower.cli.banner import unrecorded_line
 
-                    live.line(unrecorded_line(unrecorded), "yellow")
-                if said is None and interactive and not unrecorded:
+                    live.line(unrecorded_line(passed_on), "yellow")
+                if said is None and interactive and not state["checks"].get("unrecorded"):
                     choice = wake_prompt(read, out)
                     if choice.action == "leave":
                         return 0
@@ -328,54 +321,11 @@ def _one_line(text: str, width: int = 60) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-def _is_used(state: dict[str, Any]) -> bool:
-    """Whether the built-in workflow has been here (see :func:`builtin_view`)."""
-    checks = state["checks"]
-    return bool(
-        state["waking"]
-        or checks["brief"]
-        or checks["recorded"]
-        or checks.get("request")
-        or checks.get("unrecorded")
-    )
-
-
-def builtin_view(state: dict[str, Any], settings: Settings) -> dict[str, Any]:
-    """``wake_state`` narrowed to the built-in workflow's steps, the ones `flower` runs:
-    a workspace a Python ``Workflow`` of other steps used is no wake for it."""
-    from flower.workflow.clarify import workflow_names
-
-    names = workflow_names(settings)
-    ours = {names.clarify_step, names.goals_step, names.work_step}
-    checks = dict(state["checks"])
-    for field in ("recorded", "alive", "context"):
-        checks[field] = {k: v for k, v in checks[field].items() if k in ours}
-    fresh = checks.get("fresh")
-    if fresh and fresh["reason"] == "gone":
-        gone = [step for step in fresh["steps"] if step in ours]
-        checks["fresh"] = {**fresh, "steps": gone} if gone else None
-    steps = {k: v for k, v in state["steps"].items() if k in ours}
-    return {**state, "checks": checks, "steps": steps, "waking": bool(steps)}
-
-
-def _set_aside(settings: Settings, workspace: Path, state: dict[str, Any]) -> FreshStart | None:
-    """When lineage is there but this wake cannot use it (``checks["fresh"]``), move it
-    into notes/archive/ before anything overwrites it; what was done, for the banner."""
-    fresh = state["checks"].get("fresh")
-    if not fresh:
-        return None
-    from flower.core.lineage import Lineage
-
-    lineage = Lineage.load(workspace, settings=settings, run_dir=settings.run_dir)
-    return lineage.start_fresh(workspace, fresh["steps"] if fresh["reason"] == "gone" else ())
-
-
 def _fresh_line(fresh: FreshStart, workspace: Path, settings: Settings) -> str:
     from flower.cli.banner import fresh_start_line
+    from flower.workflow.wake import relative
 
-    archived = fresh.archived
-    if archived is not None and Path(archived).is_relative_to(workspace):
-        archived = str(Path(archived).relative_to(workspace))
+    archived = None if fresh.archived is None else relative(fresh.archived, workspace)
     return fresh_start_line(
         fresh.reason,
         moved_from=fresh.moved_from,
@@ -415,24 +365,13 @@ def _banner(live: Live, workspace: Path, state: dict[str, Any] | None, work_step
 
 
 def _archive(settings: Settings, workspace: Path, live: Live, *, keep: str | None = None) -> None:
-    """Move lineage, brief, goals and unrecorded words (but those of token ``keep``, the
-    new task's) into notes/archive/<stamp>/; sessions stay."""
-    from flower.core.lineage import Lineage, archive_dir, workspace_identity
-    from flower.workflow.clarify import workflow_names
-    from flower.workflow.said_journal import SaidJournal
+    """``--new``: the last conversation into notes/archive/<stamp>/ (see
+    :func:`flower.workflow.wake.archive_conversation`), said in one dim line."""
+    from flower.workflow.wake import archive_conversation, relative
 
-    names = workflow_names(settings)
-    lineage = Lineage.load(workspace, settings=settings, run_dir=settings.run_dir)
-    kept = (workspace / names.brief_file, workspace / names.goals_file)
-    frozen = [p for p in kept if p.exists()]
-    if not lineage.found and not frozen:
-        return  # a fresh directory: nothing to archive, no empty folder
-    into = archive_dir(workspace)
-    lineage.archive(into, extra=frozen)
-    # words a killed run left unrecorded belong to the conversation archived with them
-    journal = SaidJournal(settings.run_path)
-    journal.move_to(into, workspace_identity(workspace, settings), keep=keep)
-    live.line(f"   archived the last conversation into {into.relative_to(workspace)}/", "dim")
+    into = archive_conversation(settings, workspace, keep=keep)
+    if into is not None:
+        live.line(f"   archived the last conversation into {relative(into, workspace)}/", "dim")
 
 
 def _asker(read: Any, out: TextIO) -> Any:
@@ -634,15 +573,17 @@ STATUS_STOPS = 3
 
 def status_code(state: dict[str, Any], settings: Settings) -> int:
     """How ``flower status`` exits for ``state``: whether a bare ``flower`` would wake."""
-    if state["checks"].get("store"):
-        return STATUS_STOPS
-    return STATUS_WAKES if _is_used(builtin_view(state, settings)) else STATUS_NOTHING
+    from flower.workflow.wake import verdict
+
+    codes = {"wakes": STATUS_WAKES, "nothing": STATUS_NOTHING, "stops": STATUS_STOPS}
+    return codes[verdict(state, settings)]
 
 
 def describe_state(state: dict[str, Any], workspace: Path, settings: Settings) -> list[str]:
     """wake_state in words, one fact a line."""
     from flower.cli.banner import human_tokens, short_path
     from flower.workflow.clarify import workflow_names
+    from flower.workflow.wake import builtin_view
 
     names = workflow_names(settings)
     checks = state["checks"]

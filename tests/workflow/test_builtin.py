@@ -347,9 +347,11 @@ def test_status_says_a_run_starts_over_when_the_recorded_sessions_are_gone(
 ) -> None:
     """The store lost the sessions lineage names: `flower` with nothing said starts over
     (looking at the workspace), and status says so rather than "nothing to resume"."""
-    from flower.cli.run import _is_used, builtin_view, describe_state
+    from flower.cli.run import describe_state
     from flower.core.config import load_settings
     from flower.workflow.base import wake_state
+    from flower.workflow.wake import builtin_view
+    from flower.workflow.wake import is_used as _is_used
 
     settings = load_settings().settings
     runs = in_tmp / "runs"
@@ -443,9 +445,10 @@ def test_a_message_stored_before_a_cut_is_not_sent_again(
 def test_a_first_run_killed_before_its_clarifier_started_keeps_the_request(
     in_tmp: Path, fake: FakeMessagesAPI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from flower.cli.run import _is_used, describe_state
+    from flower.cli.run import describe_state
     from flower.core.config import load_settings
     from flower.workflow.base import StepRun, wake_state
+    from flower.workflow.wake import is_used as _is_used
 
     async def killed(*args: Any, **kwargs: Any) -> Any:
         raise KeyboardInterrupt  # before any session existed

@@ -1,0 +1,134 @@
+"""What a wake of the built-in workflow does, decided in one place.
+
+``flower`` (cli/run.py) reads what the user says and prints; this module decides:
+whether the directory has something to carry on (:func:`is_used`), whether a bare
+``flower`` would wake (:func:`verdict`), whether to stop before anything runs
+(:func:`check_store`, :func:`needs_words`), which words a killed run left to pass on first
+(:func:`words_to_pass_on`), how a fresh start keeps the old lineage
+(:func:`start_fresh`), and what ``--new`` moves into the archive
+(:func:`archive_conversation`). See docs/continuity.md.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from flower.core.lineage import FreshStart, Lineage, archive_dir, workspace_identity
+from flower.workflow.clarify import workflow_names
+
+Verdict = Literal["wakes", "nothing", "stops"]
+"""What a bare ``flower`` would do here: wake, find nothing to carry on, or stop."""
+
+
+def builtin_view(state: dict[str, Any], settings: Any) -> dict[str, Any]:
+    """``wake_state`` narrowed to the built-in workflow's steps, the ones `flower` runs:
+    a workspace a Python ``Workflow`` of other steps used is no wake for it."""
+    names = workflow_names(settings)
+    ours = {names.clarify_step, names.goals_step, names.work_step}
+    checks = dict(state["checks"])
+    for field in ("recorded", "alive", "context"):
+        checks[field] = {k: v for k, v in checks[field].items() if k in ours}
+    fresh = checks.get("fresh")
+    if fresh and fresh["reason"] == "gone":
+        gone = [step for step in fresh["steps"] if step in ours]
+        checks["fresh"] = {**fresh, "steps": gone} if gone else None
+    steps = {k: v for k, v in state["steps"].items() if k in ours}
+    return {**state, "checks": checks, "steps": steps, "waking": bool(steps)}
+
+
+def is_used(state: dict[str, Any]) -> bool:
+    """Whether the built-in workflow has been here (``state`` is a :func:`builtin_view`)."""
+    checks = state["checks"]
+    return bool(
+        state["waking"]
+        or checks["brief"]
+        or checks["recorded"]
+        or checks.get("request")
+        or checks.get("unrecorded")
+    )
+
+
+def verdict(state: dict[str, Any], settings: Any) -> Verdict:
+    """What a bare ``flower`` would do with ``state`` (a whole ``wake_state``)."""
+    if state["checks"].get("store"):
+        return "stops"
+    return "wakes" if is_used(builtin_view(state, settings)) else "nothing"
+
+
+def check_store(state: dict[str, Any]) -> None:
+    """Stop before any banner or write when the session store cannot be read: its
+    sessions are not gone, and a run could not write its own either."""
+    if state["checks"].get("store"):
+        from flower.core.errors import StoreUnavailableError
+
+        raise StoreUnavailableError(state["checks"]["store"])
+
+
+def needs_words(state: dict[str, Any], said: str | None, *, interactive: bool) -> bool:
+    """Nothing to carry on (``state`` a :func:`builtin_view`), nothing said, and no
+    terminal to ask on: the run cannot start."""
+    return said is None and not is_used(state) and not interactive
+
+
+def words_to_pass_on(state: dict[str, Any], said: str | None, settings: Any) -> list[str]:
+    """What runs killed before recording it were told, to pass on before anything said
+    now; on a first run what is said now replaces a request no step took up (as lineage
+    has it), so then nothing."""
+    unrecorded = list(state["checks"].get("unrecorded") or [])
+    names = workflow_names(settings)
+    replaced = said is not None and not (
+        state["checks"]["brief"] or names.clarify_step in state["steps"]
+    )
+    return [] if replaced else unrecorded
+
+
+def start_fresh(settings: Any, workspace: Path, state: dict[str, Any]) -> FreshStart | None:
+    """When lineage is there but this wake cannot use it (``checks["fresh"]``), move it
+    into notes/archive/ before anything overwrites it; what was done, for the banner."""
+    fresh = state["checks"].get("fresh")
+    if not fresh:
+        return None
+    lineage = Lineage.load(workspace, settings=settings, run_dir=settings.run_dir)
+    return lineage.start_fresh(workspace, fresh["steps"] if fresh["reason"] == "gone" else ())
+
+
+def archive_conversation(settings: Any, workspace: Path, *, keep: str | None = None) -> Path | None:
+    """``--new``: move lineage, brief, goals and unrecorded words (but those of token
+    ``keep``, the new task's) into notes/archive/<stamp>/; sessions stay. ``None`` in a
+    fresh directory (nothing to archive, no empty folder)."""
+    from flower.workflow.said_journal import SaidJournal
+
+    names = workflow_names(settings)
+    lineage = Lineage.load(workspace, settings=settings, run_dir=settings.run_dir)
+    kept = (workspace / names.brief_file, workspace / names.goals_file)
+    frozen = [p for p in kept if p.exists()]
+    if not lineage.found and not frozen:
+        return None
+    into = archive_dir(workspace)
+    lineage.archive(into, extra=frozen)
+    # words a killed run left unrecorded belong to the conversation archived with them
+    journal = SaidJournal(Path(settings.run_path))
+    journal.move_to(into, workspace_identity(workspace, settings), keep=keep)
+    return into
+
+
+def relative(path: str | os.PathLike[str], workspace: Path) -> str:
+    """``path`` as the banner shows it: relative to the workspace when inside it."""
+    target = Path(path)
+    return str(target.relative_to(workspace) if target.is_relative_to(workspace) else target)
+
+
+__all__ = [
+    "Verdict",
+    "archive_conversation",
+    "builtin_view",
+    "check_store",
+    "is_used",
+    "needs_words",
+    "relative",
+    "start_fresh",
+    "verdict",
+    "words_to_pass_on",
+]
