@@ -37,7 +37,7 @@ from flower.core.records import (
     check_subpath,
     newest_first,
 )
-from flower_plugins.jsonfs._fs import iter_lines, read_range, resolve_under, write_all
+from flower_plugins.jsonfs._fs import iter_lines, resolve_under, write_all
 
 log = logging.getLogger("flower.jsonfs")
 
@@ -279,21 +279,17 @@ class JsonfsSessionStore(SessionStoreBase):
         return fd, size, str(path)
 
     def load(self, key: SessionKey) -> list[Entry] | None:
+        """The transcript, each line decoded as it is read (in chunks: no copy of the
+        whole file is held beside the entries)."""
         opened = self._open_snapshot(key)
         if opened is None:
             return None
         fd, size, path = opened
+        problems: list[LoadProblem] = []
         try:
-            data = read_range(fd, 0, size)
+            entries = list(_committed(path, iter_lines(fd, 0, size), problems))
         finally:
             os.close(fd)
-        pieces = data.split(b"\n")
-        fast = _decode_clean(pieces)
-        if fast is not None:
-            self._record_problems(path, [])
-            return fast
-        problems: list[LoadProblem] = []
-        entries = list(_committed(path, _with_offsets(pieces), problems))
         self._record_problems(path, problems)
         return entries
 
@@ -446,24 +442,6 @@ class JsonfsSessionStore(SessionStoreBase):
         self._problems.clear()
 
 
-def _decode_clean(pieces: list[bytes]) -> list[Entry] | None:
-    """Every line decoded in one tight loop, or ``None`` if any needs a closer look."""
-    if pieces[-1]:
-        return None  # a torn tail
-    if (len(pieces) > 1 and pieces[-2].endswith(_MORE)) or _has_empty_line(pieces):
-        # a batch with no last line at the end, or an empty line (which may close one
-        # a crash cut short): the careful path tells (a substring scan for the marker
-        # costs ten times this list search, newlines being everywhere)
-        return None
-    try:
-        decoded = [_decode(line) for line in pieces[:-1] if line]
-    except msgspec.DecodeError:
-        return None
-    if not all(type(entry) is dict for entry in decoded):
-        return None
-    return decoded
-
-
 _BOM = b"\xef\xbb\xbf"
 
 
@@ -471,23 +449,6 @@ def _without_bom(first_line: bytes) -> bytes:
     """A file's first line without the UTF-8 byte order mark an editor may have put
     there (Windows Notepad does); the entry after it is no less an entry."""
     return first_line[len(_BOM) :] if first_line.startswith(_BOM) else first_line
-
-
-def _has_empty_line(pieces: list[bytes]) -> bool:
-    try:
-        pieces.index(b"", 0, len(pieces) - 1)
-    except ValueError:
-        return False
-    return True
-
-
-def _with_offsets(pieces: list[bytes]) -> Iterator[tuple[int, bytes, bool]]:
-    """``(offset, line, complete)`` for the pieces of a split file, like ``iter_lines``."""
-    offset = 0
-    last = len(pieces) - 1
-    for i, line in enumerate(pieces):
-        yield offset, line, i < last
-        offset += len(line) + 1
 
 
 def _committed(

@@ -313,21 +313,23 @@ class SqlSessionStore(SessionStoreBase):
             "subpath": key.subpath or MAIN_SUBPATH,
         }
 
-        def work(cursor: Any) -> list[Any] | None:
+        def work(cursor: Any) -> list[Entry] | None:
             cursor.execute(self._sql_select_pk, params)
             row = cursor.fetchone()
             if row is None:
                 return None
             cursor.execute(self._sql_select_payloads, self._payload_params(row[0]))
-            return cursor.fetchall()
+            # each row decoded as the cursor yields it: no list of every payload first
+            entries: list[Entry] = []
+            append = entries.append
+            for (payload,) in cursor:
+                try:
+                    append(_decode(payload))
+                except msgspec.DecodeError:  # a lone surrogate escape: the lenient decoder
+                    append(decode_entry(payload))
+            return entries
 
-        rows = self._db.raw_read(work)
-        if rows is None:
-            return None
-        try:
-            return [_decode(payload) for (payload,) in rows]
-        except msgspec.DecodeError:  # a lone surrogate escape: the lenient decoder reads it
-            return [decode_entry(payload) for (payload,) in rows]
+        return self._db.raw_read(work)
 
     def iter_entries(self, key: SessionKey) -> Iterator[Entry]:
         """Stream a transcript in chunks: memory stays bounded for any length."""
