@@ -112,7 +112,7 @@ class Round:
 
 
 def _tokens(entries: list[Entry]) -> int:
-    from flower.core.transcript import to_messages
+    from flower.core.transcript.messages import to_messages
 
     return SYSTEM_TOKENS + round(len(_encode(to_messages(entries))) / 4)
 

@@ -19,20 +19,22 @@ from flower.core.entries import is_synthetic_error
 from flower.core.hookspecs import hookimpl
 from flower.core.protocols import PruneContext
 from flower.core.records import Entry
-from flower.core.transcript import (
-    INTERRUPTED_NOTE,
+from flower.core.transcript.blocks import (
     content_blocks,
-    drop_entries,
-    insert_chains,
     iter_blocks,
     message_of,
-    replace_blocks,
-    replace_result_body,
     result_text,
-    synthetic_tool_result,
     tool_results,
     tool_uses,
 )
+from flower.core.transcript.editing import (
+    drop_entries,
+    insert_chains,
+    replace_blocks,
+    replace_result_body,
+    synthetic_tool_result,
+)
+from flower.core.transcript.repair import INTERRUPTED_NOTE
 
 if TYPE_CHECKING:
     from flower.core.config import Settings

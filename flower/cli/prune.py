@@ -31,7 +31,9 @@ def prune_report(
     from flower.cli.session_ids import find_key
     from flower.core.config import load_settings
     from flower.core.redact import redact_text
-    from flower.core.transcript import active_chain, context_tokens, to_messages
+    from flower.core.transcript.chain import active_chain
+    from flower.core.transcript.messages import to_messages
+    from flower.core.transcript.usage import context_tokens
     from flower.stores.prune import (
         PruningSessionStore,
         PruningWarning,
@@ -150,8 +152,9 @@ def add_prune_command(app: Any) -> None:
         project: ProjectOption = None,
         no_trim: bool = typer.Option(False, "--no-trim", help="Leave the trim policy out."),
     ) -> None:
-        """Show what each pruning policy removes or changes in a session, and the bytes
-        and estimated tokens it saves. Storage is not modified."""
+        """Show what each pruning policy removes or changes in a session's active chain
+        (what the model is sent), and the bytes and estimated tokens it saves. Storage
+        is not modified."""
         from flower.cli.context import get_settings
         from flower.cli.errors import report_error
         from flower.core.errors import FlowerError

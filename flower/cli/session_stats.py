@@ -125,7 +125,8 @@ def collect(store: Any, keys: list[SessionKey], view: Any) -> Stats:
     ``view`` is a :class:`~flower.stores.prune.PruningSessionStore` over ``store`` in
     dry-run mode: pruning is computed, nothing is written.
     """
-    from flower.core.transcript import active_chain, context_tokens
+    from flower.core.transcript.chain import active_chain
+    from flower.core.transcript.usage import context_tokens
 
     stats = Stats()
     for main in keys:

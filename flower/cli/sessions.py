@@ -130,7 +130,7 @@ def show(
     project: ProjectOption = None,
     raw: Annotated[bool, typer.Option("--raw", help="The stored entries as JSON lines.")] = False,
     pruned: Annotated[
-        bool, typer.Option("--pruned", help="What the model sees: through the pruning policies.")
+        bool, typer.Option("--pruned", help="What the model is sent: the active chain, pruned.")
     ] = False,
     as_json: JsonOption = False,
     follow: Annotated[
@@ -227,7 +227,7 @@ def fork(
         raise UsageFlowerError("--at and --turns-back both say where to fork: pick one")
     from flower.core.fork import fork as fork_session
     from flower.core.fork import turns_back_point
-    from flower.core.transcript import active_chain
+    from flower.core.transcript.chain import active_chain
 
     with opened_store(ctx) as (store, where):
         key = find_key(store, session_id, where, project)
@@ -252,7 +252,7 @@ def _note_unsent(stored: list[Entry]) -> None:
     """Say how many stored messages the model is not sent, and why: it is sent the
     active chain only, not the history before the compaction the chain starts at, nor
     an abandoned branch, nor a message without a uuid (which no chain holds)."""
-    from flower.core.transcript import active_chain
+    from flower.core.transcript.chain import active_chain
 
     chain = active_chain(stored)
     sent = {id(entry) for entry in chain}

@@ -25,7 +25,8 @@ import msgspec
 from flower.core.errors import FlowerError, UnknownSessionError
 from flower.core.protocols import SessionStore, SessionStoreBase
 from flower.core.records import Entry, SessionKey
-from flower.core.transcript import active_chain, is_conversation, prompt_texts
+from flower.core.transcript.blocks import is_conversation, prompt_texts
+from flower.core.transcript.chain import active_chain
 
 FORK_NAMESPACE = uuid_module.UUID("b6d3f0c2-1f4e-4c59-9e7a-6a2f6f0c4b21")
 """Namespace of the uuids a fork derives from its session id and the source uuids."""
@@ -94,7 +95,7 @@ def is_prompt(entry: Mapping[str, Any]) -> bool:
 def user_turns(chain: Sequence[Entry]) -> list[UserTurn]:
     """The prompts of an active chain, oldest first, with the context before each."""
     from flower.core.entries import reported_usage
-    from flower.core.transcript import context_tokens
+    from flower.core.transcript.usage import context_tokens
 
     turns: list[UserTurn] = []
     context: int | None = None

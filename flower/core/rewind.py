@@ -29,7 +29,8 @@ from flower.core.fork import ForkError, UserTurn, fork, turns_back_point, user_t
 from flower.core.records import Entry, LineageRecord, SessionKey
 from flower.core.run_lock import run_lock
 from flower.core.snapshots import Snapshots, digest, file_changes
-from flower.core.transcript import active_chain, tool_uses
+from flower.core.transcript.blocks import tool_uses
+from flower.core.transcript.chain import active_chain
 
 if TYPE_CHECKING:
     from flower.core.protocols import SessionStoreBase

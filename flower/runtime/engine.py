@@ -196,7 +196,7 @@ class Runtime:
 
     def context_size(self, session_id: str) -> int | None:
         """Tokens of the last round's context in ``session_id`` (``None``: no usage yet)."""
-        from flower.core.transcript import context_tokens
+        from flower.core.transcript.usage import context_tokens
 
         try:
             usage = self.store.last_usage(self.key(session_id))
@@ -459,13 +459,14 @@ class Runtime:
         )
         result.text = tally.last_text
         if tally.last_usage:
-            from flower.core.transcript import context_tokens
+            from flower.core.transcript.usage import context_tokens
 
             result.context = context_tokens(tally.last_usage)
 
     def _continue(self, session: _Session, text: str, resuming: bool) -> list[dict[str, Any]]:
         """Load the session through the pruning view, append ``text``, return the messages."""
-        from flower.core.transcript import leaf_uuid, to_messages
+        from flower.core.transcript.chain import leaf_uuid
+        from flower.core.transcript.messages import to_messages
 
         assert session.session_id is not None
         key = self.key(session.session_id)

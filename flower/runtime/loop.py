@@ -375,7 +375,7 @@ async def _request(conv: Conversation) -> Response:
 
 
 def _account(conv: Conversation, response: Response) -> None:
-    from flower.core.transcript import context_tokens
+    from flower.core.transcript.usage import context_tokens
 
     usage = response.message.get("usage") or {}
     cost = cost_of(usage, conv.price)

@@ -25,7 +25,8 @@ from flower.core.entries import json_bytes
 from flower.core.errors import ConfigError, did_you_mean
 from flower.core.protocols import PruneContext, PruningPolicy, SessionStoreBase
 from flower.core.records import Entry, SessionInfo, SessionKey
-from flower.core.transcript import active_chain, model_chain
+from flower.core.transcript.chain import active_chain
+from flower.core.transcript.repair import model_chain
 
 if TYPE_CHECKING:
     from flower.core.config import Settings

@@ -16,7 +16,7 @@ import msgspec
 
 from flower.core.entries import reported_usage
 from flower.core.records import Entry
-from flower.core.transcript import context_tokens
+from flower.core.transcript.usage import context_tokens
 
 WINDOW_TOKENS = 1_000_000
 WIDTH, HEIGHT = 760, 280

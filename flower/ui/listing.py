@@ -20,7 +20,7 @@ from flower.core.entries import json_bytes, reported_usage
 from flower.core.fork import ForkOrigin, forked_from
 from flower.core.protocols import SessionStoreBase
 from flower.core.records import Entry, SessionKey
-from flower.core.transcript import context_tokens
+from flower.core.transcript.usage import context_tokens
 from flower.runtime.pricing import cost_of, price_for
 from flower.ui.conversation import title_of
 

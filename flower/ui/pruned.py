@@ -18,7 +18,7 @@ from typing import Any
 import msgspec
 
 from flower.core.records import Entry, SessionKey
-from flower.core.transcript import active_chain
+from flower.core.transcript.chain import active_chain
 from flower.stores.prune import REPAIR_STEP, TRIM_POLICY, PruningSessionStore, run_policies
 
 

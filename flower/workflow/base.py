@@ -523,7 +523,7 @@ def _probe_sessions(
     from flower.core.errors import StoreNotFoundError
     from flower.core.keys import project_key
     from flower.core.records import SessionKey
-    from flower.core.transcript import context_tokens
+    from flower.core.transcript.usage import context_tokens
     from flower.stores.open import open_session_store
 
     try:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from flower.core.lineage import Lineage
-from flower.core.transcript import prompt_texts
+from flower.core.transcript.blocks import prompt_texts
 from flower.runtime.spec import AgentSpec, StepResult
 from flower.workflow.base import Context, Step, StepRun, Workflow, one_turn, replace_step
 from flower.workflow.clarify import (

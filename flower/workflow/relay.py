@@ -132,7 +132,7 @@ def left_in(entries: list[dict[str, Any]]) -> LeftHandoff:
     """
     from flower.core.entries import is_synthetic_error
     from flower.core.resilience import RESUME_PROMPT
-    from flower.core.transcript import message_texts, prompt_texts, tool_uses
+    from flower.core.transcript.blocks import message_texts, prompt_texts, tool_uses
 
     asked = None
     for i in range(len(entries) - 1, -1, -1):
@@ -178,7 +178,7 @@ async def resume_relayed(run: Any, successor: str, prompt: str, *, label: str) -
     """Go on in ``successor``, the new session of a relay a killed run left unnamed in
     lineage: its seed (the handoff and the message) waits there and is sent as it is,
     not a second new session."""
-    from flower.core.transcript import waiting_user_texts
+    from flower.core.transcript.blocks import waiting_user_texts
 
     old = run.session_id
     try:

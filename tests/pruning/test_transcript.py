@@ -375,3 +375,38 @@ def test_a_prompt_given_again_after_a_pruned_turn_is_sent_once() -> None:
     assert first["role"] == "user"
     assert [block.get("text") for block in first["content"]] == ["Do the task."]
     assert conversation_problems(messages) == []
+
+
+# --------------------------------------------------------------------------- the package
+
+
+def test_the_transcript_modules_import_one_way_and_the_package_has_every_name() -> None:
+    """Each module of flower.core.transcript imports only the ones before it (no circle),
+    none imports a plugin or a store, and the package re-exports every public name."""
+    import ast
+    import importlib
+    from pathlib import Path
+
+    import flower.core.transcript as package
+
+    order = ["blocks", "chain", "editing", "messages", "usage", "repair"]
+    folder = Path(package.__file__).parent
+    assert sorted(p.stem for p in folder.glob("*.py")) == sorted([*order, "__init__"])
+    for at, name in enumerate(order):
+        tree = ast.parse((folder / f"{name}.py").read_text())
+        imported = {
+            node.module
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.module
+        }
+        siblings = {m.rsplit(".", 1)[1] for m in imported if m.startswith(package.__name__ + ".")}
+        assert siblings <= set(order[:at]), name
+        assert not any(m.startswith(("flower_plugins", "flower.stores")) for m in imported)
+        module = importlib.import_module(f"{package.__name__}.{name}")
+        for public in (
+            n
+            for n, v in vars(module).items()
+            if getattr(v, "__module__", None) == module.__name__ and not n.startswith("_")
+        ):
+            assert getattr(package, public) is getattr(module, public), public
+            assert public in package.__all__

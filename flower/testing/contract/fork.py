@@ -7,7 +7,7 @@ from typing import Any
 
 from flower.core.fork import ForkError, fork
 from flower.core.records import Entry, SessionKey
-from flower.core.transcript import active_chain
+from flower.core.transcript.chain import active_chain
 from flower.testing.contract.runner import Case, CaseContext
 from flower.testing.contract.sessions import KEY, PROJECT, expect_equal, expect_raises
 

@@ -1,0 +1,135 @@
+"""A chain as the Messages API ``messages`` list, and the rules the API holds it to."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from flower.core.errors import FlowerError
+from flower.core.records import Entry
+from flower.core.transcript.blocks import content_blocks, is_conversation
+from flower.core.transcript.chain import active_chain
+
+
+class InvalidConversationError(FlowerError, ValueError):
+    """A messages list the Messages API would reject; ``problems`` says why."""
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        self.problems = list(problems)
+        super().__init__("invalid conversation: " + "; ".join(self.problems))
+
+
+def to_messages(chain: Iterable[Entry]) -> list[dict[str, Any]]:
+    """The Messages API ``messages`` for a chain (see :func:`active_chain`).
+
+    Only main-thread user/assistant entries count. Consecutive entries of one role are
+    merged into one message (the API wants roles to alternate), and in a user message
+    tool_result blocks come before any other block, as the API requires. Messages with
+    no content are left out. Block dicts are shared with the entries, not copied.
+    """
+    messages: list[dict[str, Any]] = []
+    for entry in chain:
+        if not is_conversation(entry):
+            continue
+        role = entry["type"]  # what the entry is, whatever its message.role says
+        blocks = content_blocks(entry)
+        if not blocks:
+            continue
+        if messages and messages[-1]["role"] == role:
+            merged = messages[-1]["content"]
+            if role == "user" and _repeats_the_last_words(merged, blocks):
+                continue
+            merged.extend(blocks)
+        else:
+            messages.append({"role": role, "content": list(blocks)})
+    for message in messages:
+        if message["role"] == "user":
+            content = message["content"]
+            results = [b for b in content if _is_block(b, "tool_result")]
+            if results and len(results) != len(content):
+                message["content"] = results + [
+                    b for b in content if not _is_block(b, "tool_result")
+                ]
+    return messages
+
+
+def _repeats_the_last_words(merged: list[Any], blocks: list[Any]) -> bool:
+    """Whether a user entry only says again the text its merged message ends with: the
+    same prompt given twice with the turn between them pruned away (an old denial) is
+    sent once, not twice in a row."""
+    return (
+        len(blocks) == 1
+        and _is_block(blocks[0], "text")
+        and bool(merged)
+        and _is_block(merged[-1], "text")
+        and merged[-1].get("text") == blocks[0].get("text")
+    )
+
+
+def _is_block(block: Any, kind: str) -> bool:
+    return isinstance(block, dict) and block.get("type") == kind
+
+
+def conversation_problems(messages: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Why the Messages API would reject ``messages`` (empty list: it would not)."""
+    problems: list[str] = []
+    if messages and messages[0].get("role") != "user":
+        problems.append("the first message is not from the user")
+    pending: list[str] = []
+    for i, message in enumerate(messages):
+        role = message.get("role")
+        content = message.get("content")
+        blocks = content if isinstance(content, list) else []
+        if role not in ("user", "assistant"):
+            problems.append(f"message {i} has role {role!r}")
+            continue
+        if i and messages[i - 1].get("role") == role:
+            problems.append(f"messages {i - 1} and {i} are both {role}")
+        if not content:
+            problems.append(f"message {i} is empty")
+        answered = [b.get("tool_use_id") for b in blocks if _is_block(b, "tool_result")]
+        if role == "user":
+            expected = set(pending)
+            for tid in answered:
+                if tid not in expected:
+                    problems.append(f"message {i} answers tool_use {tid!r} that was not asked")
+            seen: set[str] = set()
+            for tid in answered:
+                if tid in seen:
+                    problems.append(f"message {i} answers tool_use {tid!r} twice")
+                seen.add(tid)
+            for tid in pending:
+                if tid not in seen:
+                    problems.append(f"tool_use {tid!r} is not answered in message {i}")
+            if answered and not all(_is_block(b, "tool_result") for b in blocks[: len(answered)]):
+                problems.append(f"message {i} has text before its tool results")
+            pending = []
+        else:
+            for tid in pending:
+                problems.append(f"tool_use {tid!r} is not answered before message {i}")
+            if answered:
+                problems.append(f"assistant message {i} holds tool results")
+            pending = [b.get("id") for b in blocks if _is_block(b, "tool_use")]
+            if not all(is_tool_id(tid) for tid in pending):
+                problems.append(f"message {i} has a tool_use without an id")
+    for tid in pending:
+        problems.append(f"tool_use {tid!r} is never answered")
+    return problems
+
+
+def check_conversation(messages: Sequence[Mapping[str, Any]]) -> None:
+    """Raise :class:`InvalidConversationError` unless the API would accept ``messages``
+    as a conversation to continue: an empty list passes, since a resume always adds
+    the next prompt."""
+    problems = conversation_problems(messages)
+    if problems:
+        raise InvalidConversationError(problems)
+
+
+def conversation(entries: Sequence[Entry]) -> list[dict[str, Any]]:
+    """The messages to send when resuming ``entries``: ``to_messages(active_chain(...))``."""
+    return to_messages(active_chain(entries))
+
+
+def is_tool_id(value: Any) -> bool:
+    return isinstance(value, str) and bool(value)
