@@ -306,24 +306,27 @@ def main(argv: list[str] | None = None) -> None:
             print(f"{name:>32} {ms:>8.1f} ms")
         return
     rows: list[tuple[str, dict[str, float]]] = []
+    print(
+        f"{'shape':>9} {'entries':>8} {'chain':>7} {'baseline ms':>12} {'load ms':>8}"
+        f" {'view ms':>8} {'view+trim':>10} {'view/base':>10} {'trim/base':>10}"
+        f" {'us/entry':>9}",
+        flush=True,
+    )
     with tempfile.TemporaryDirectory(prefix="flower-prune-bench-") as tmp:
         for size in args.sizes:
             for compaction in (True, False):
                 shape = "compacted" if compaction else "whole"
-                rows.append((shape, measure(size, args.runs, Path(tmp), compaction=compaction)))
+                r = measure(size, args.runs, Path(tmp), compaction=compaction)
+                rows.append((shape, r))
+                print(
+                    f"{shape:>9} {int(r['entries']):>8} {int(r['chain']):>7}"
+                    f" {r['baseline'] * 1e3:>12.1f} {r['load'] * 1e3:>8.1f}"
+                    f" {r['view'] * 1e3:>8.1f} {r['view_trim'] * 1e3:>10.1f}"
+                    f" {r['view/baseline']:>10.2f} {r['view_trim/baseline']:>10.2f}"
+                    f" {r['view'] / r['entries'] * 1e6:>9.2f}",
+                    flush=True,
+                )
         rss = measure_rss(args.rss_size, Path(tmp)) if args.rss_size else None
-    print(
-        f"{'shape':>9} {'entries':>8} {'chain':>7} {'baseline ms':>12} {'load ms':>8}"
-        f" {'view ms':>8} {'view+trim':>10} {'view/base':>10} {'trim/base':>10}"
-        f" {'us/entry':>9}"
-    )
-    for shape, r in rows:
-        print(
-            f"{shape:>9} {int(r['entries']):>8} {int(r['chain']):>7}"
-            f" {r['baseline'] * 1e3:>12.1f} {r['load'] * 1e3:>8.1f} {r['view'] * 1e3:>8.1f}"
-            f" {r['view_trim'] * 1e3:>10.1f} {r['view/baseline']:>10.2f}"
-            f" {r['view_trim/baseline']:>10.2f} {r['view'] / r['entries'] * 1e6:>9.2f}"
-        )
     by_shape: dict[str, list[dict[str, float]]] = {}
     for shape, r in rows:
         by_shape.setdefault(shape, []).append(r)
