@@ -210,17 +210,37 @@ class JsonfsSessionStore(SessionStoreBase):
         path = self._path(key)
         with _writing(path):
             private_dir(path.parent, durable=self.fsync)
-            created = not path.exists()
+            if not path.exists() and self._create(path, entries, lines):
+                return
             fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        if not created:
-            check_private(path, fd=fd)
+        check_private(path, fd=fd)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             self._append_locked(fd, str(path), entries, lines)
         finally:
             os.close(fd)  # also releases the lock
-        if created and self.fsync:
+
+    def _create(self, path: Path, entries: Sequence[Entry], lines: list[bytes]) -> bool:
+        """Write a new session's first batch to a temporary file, then link it in place:
+        a crash leaves no transcript or the whole batch, never an empty or half one.
+        False when another writer created ``path`` first (append to it instead)."""
+        tmp = path.with_name(f".{path.name}.{os.getpid()}-{os.urandom(4).hex()}.tmp")
+        fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        try:
+            try:
+                self._append_locked(fd, str(tmp), entries, lines)
+            finally:
+                os.close(fd)
+                self._indexes.pop(str(tmp), None)
+            try:
+                os.link(tmp, path)  # unlike rename, never replaces what is there
+            except FileExistsError:
+                return False
+        finally:
+            tmp.unlink(missing_ok=True)
+        if self.fsync:
             fsync_dir(path.parent)
+        return True
 
     def _append_locked(
         self, fd: int, path: str, entries: Sequence[Entry], lines: list[bytes]

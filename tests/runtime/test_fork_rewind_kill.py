@@ -111,9 +111,12 @@ def test_kill_9_mid_fork_leaves_no_fork_or_the_whole_fork(in_tmp: Path, backend:
         _child(forking(target.session_id), _moment(trial, longest, rng))
         with open_session_store(url) as store:
             got = store.load(target)
-            if not got:  # jsonfs may have created the file when the kill came: still empty
+            listed = {i.session_id for i in store.list_sessions(key.project_key)}
+            if got is None:  # no fork at all: not even an empty transcript is listed
+                assert target.session_id not in listed
                 outcomes.add("none")
                 continue
+            assert target.session_id in listed
             assert len(got) == expected, f"half a fork: {len(got)} of {expected} entries"
             assert len(active_chain(got)) == len(entries)
             assert fork(store, key, session_id=target.session_id) == target  # idempotent

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -335,6 +336,34 @@ def test_a_batch_cut_short_by_sigkill_is_not_half_visible(tmp_path: Path) -> Non
     assert [p.kind for p in reader.problems(KEY)] == ["incomplete-batch", "torn-tail"]
     reader.append(KEY, [user(2)])
     assert reader.load(KEY) == [user(1), user(2)]
+
+
+def test_a_first_append_cut_short_by_sigkill_leaves_no_transcript(tmp_path: Path) -> None:
+    # A new session's first batch (a fork's single write) is all or nothing: killed while
+    # it writes, there is no transcript to list or load, not an empty or half one.
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    folder = tmp_path / PROJECT
+    writer = subprocess.Popen(
+        [sys.executable, "-c", KILLED_WRITER, str(tmp_path), PROJECT, SID], env=env
+    )
+
+    def grown() -> bool:  # the write has begun once a file grows (the transcript or its tmp)
+        for path in folder.glob(f"*{SID}.jsonl*"):
+            with contextlib.suppress(FileNotFoundError):
+                if path.stat().st_size:
+                    return True
+        return False
+
+    while writer.poll() is None and not grown():
+        pass
+    writer.kill()
+    assert writer.wait(30) == -signal.SIGKILL
+    reader = JsonfsSessionStore(tmp_path)
+    assert not (folder / f"{SID}.jsonl").exists()
+    assert reader.list_sessions(PROJECT) == [] and reader.load(KEY) is None
+    reader.append(KEY, [user(1)])  # a retry creates it whole
+    assert reader.load(KEY) == [user(1)]
+    assert [i.session_id for i in reader.list_sessions(PROJECT)] == [SID]
 
 
 def test_last_usage_skips_an_unfinished_batch(store: JsonfsSessionStore) -> None:
