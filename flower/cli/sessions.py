@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -53,6 +53,12 @@ def list_sessions(
         str | None, typer.Option("--project", metavar="KEY", help="Only this project key.")
     ] = None,
     as_json: JsonOption = False,
+    forks: Annotated[
+        bool,
+        typer.Option(
+            "--forks", help="Add FORKED FROM (reads the first entry of every session: slower)."
+        ),
+    ] = False,
 ) -> None:
     """List sessions, newest first: of one project, or of every project the store has."""
     from flower.core.keys import project_key
@@ -76,33 +82,45 @@ def list_sessions(
             except NotImplementedError:
                 raise FlowerError(f"{where} cannot list its sessions") from None
             rows.extend(
-                (proj, i.session_id, i.mtime_ms, origin_of(store, SessionKey(proj, i.session_id)))
+                (
+                    proj,
+                    i.session_id,
+                    i.mtime_ms,
+                    origin_of(store, SessionKey(proj, i.session_id)) if forks else None,
+                )
                 for i in infos
             )
     rows.sort(key=lambda row: row[2], reverse=True)
     if as_json:
-        print_json(
-            [
-                {
-                    "project_key": p,
-                    "session_id": s,
-                    "mtime_ms": m,
-                    "modified": iso_time(m),
-                    "forked_from": None
+        listed: list[dict[str, Any]] = []
+        for p, s, m, o in rows:
+            row: dict[str, Any] = {
+                "project_key": p,
+                "session_id": s,
+                "mtime_ms": m,
+                "modified": iso_time(m),
+            }
+            if forks:
+                row["forked_from"] = (
+                    None
                     if o is None
-                    else {"session_id": o.session_id, "message_uuid": o.message_uuid},
-                }
-                for p, s, m, o in rows
-            ]
-        )
+                    else {"session_id": o.session_id, "message_uuid": o.message_uuid}
+                )
+            listed.append(row)
+        print_json(listed)
         return
     if not rows:
         typer.echo(f"no sessions in {where}", err=True)
         return
-    print_table(
-        ["SESSION", "MODIFIED (UTC)", "PROJECT", "FORKED FROM"],
-        [(s, iso_time(m), p, o.session_id if o else "") for p, s, m, o in rows],
-    )
+    if forks:
+        print_table(
+            ["SESSION", "MODIFIED (UTC)", "PROJECT", "FORKED FROM"],
+            [(s, iso_time(m), p, o.session_id if o else "") for p, s, m, o in rows],
+        )
+    else:
+        print_table(
+            ["SESSION", "MODIFIED (UTC)", "PROJECT"], [(s, iso_time(m), p) for p, s, m, _ in rows]
+        )
 
 
 def _pruned_entries(

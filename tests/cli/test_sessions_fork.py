@@ -60,12 +60,16 @@ def test_fork_bad_input_is_a_usage_error_writing_nothing(
 
 def test_list_and_show_say_where_forks_are(cli: Cli, seeded: dict[str, SessionKey]) -> None:
     new_id = cli("sessions", "fork", "s3", "--at", "s3a0").stdout.strip()
-    rows = {r["session_id"]: r for r in json.loads(cli("sessions", "list", "--json").stdout)}
+    listed = json.loads(cli("sessions", "list", "--forks", "--json").stdout)
+    rows = {r["session_id"]: r for r in listed}
     assert rows[new_id]["forked_from"] == {"session_id": "s3", "message_uuid": "s3a0"}
     assert rows["s3"]["forked_from"] is None
-    table = cli("sessions", "list").stdout
+    table = cli("sessions", "list", "--forks").stdout
     assert "FORKED FROM" in table
     assert any(new_id in line and "s3" in line.replace(new_id, "") for line in table.splitlines())
+    plain = cli("sessions", "list")  # reads no transcript: no FORKED FROM
+    assert "FORKED FROM" not in plain.stdout and new_id in plain.stdout
+    assert all("forked_from" not in r for r in json.loads(cli("sessions", "list", "--json").stdout))
     shown = cli("sessions", "show", "s3").stdout.splitlines()
     mark = shown.index(f"fork: session {new_id} was forked here")
     assert shown[mark - 2 : mark] == [

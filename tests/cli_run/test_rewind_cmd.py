@@ -46,7 +46,7 @@ def test_rewind_lists_forks_and_the_next_wake_says_so(flower: Flower, ws: Path) 
     assert new != old and _sessions(ws) >= {old, new}
     assert _load(ws, old) == before
 
-    shown = flower("sessions", "list")
+    shown = flower("sessions", "list", "--forks")
     assert any(new in line and old in line for line in shown.stdout.splitlines())
     woke = flower()
     assert woke.returncode == 0, woke.stderr
