@@ -101,8 +101,8 @@ def _encode_if_exact(entry: Any) -> bytes | None:
     try:
         raw = _encoder.encode(entry)
     except UnicodeEncodeError:  # a lone surrogate: kept as its JSON escape
-        raw = _escaped(entry)
-        return raw if raw is not None and decode_entry(raw) == entry else None
+        escaped = _escaped(entry)
+        return escaped if escaped is not None and decode_entry(escaped) == entry else None
     except Exception:
         return None
     try:

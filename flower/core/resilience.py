@@ -31,7 +31,7 @@ from urllib.parse import urlsplit
 from flower.core.config import ResilienceConfig, Settings
 from flower.core.errors import ConfigError, FlowerError, PluginError
 from flower.core.protocols import Prober
-from flower.core.telemetry import Tracing, default_tracing
+from flower.core.telemetry import Attributes, Tracing, default_tracing
 
 Kind = Literal["transient", "fatal", "unknown"]
 T = TypeVar("T")
@@ -196,7 +196,7 @@ def _classify_structured(error: BaseException) -> Kind:
     """Classify one exception by its fields and class, fatal conditions first."""
     declared = getattr(error, "resilience_kind", None)
     if declared in ("transient", "fatal", "unknown"):
-        return declared  # type: ignore[no-any-return]
+        return declared
     status, err_type, code, message = _error_fields(error)
     names = {cls.__name__ for cls in type(error).__mro__}
     if code and code.endswith("spend_limit_reached"):
@@ -596,7 +596,7 @@ class Resilience:
             f"offline since {since:%H:%M:%S}, probing {self.host}:{self.port} "
             f"every {conf.probe_interval:g} s"
         )
-        where = {"server.address": self.host, "server.port": self.port}
+        where: Attributes = {"server.address": self.host, "server.port": self.port}
         with self.tracing.span("flower.offline_wait", where) as span:
             await self._probe_until_back(errors, cause, started)
             span.set({"flower.offline.waited_s": self.clock() - started})

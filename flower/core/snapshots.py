@@ -117,7 +117,9 @@ def file_changes(entries: Sequence[Mapping[str, Any]]) -> list[FileChange]:
             if not isinstance(snap, dict) or not isinstance(path, str):
                 continue
             before, after = snap.get("before"), snap.get("after")
-            if (before is None or is_digest(before)) and is_digest(after):
+            if not isinstance(after, str) or not is_digest(after):
+                continue
+            if before is None or is_digest(before):
                 uid = entry.get("uuid")
                 changes.append(
                     FileChange(path, before, after, uid if isinstance(uid, str) else None)

@@ -36,10 +36,6 @@ class IncompleteResponseError(FlowerError, ConnectionError):
     """The response stream ended before ``message_stop`` (connection closed midway)."""
 
 
-class EngineError(FlowerError):
-    """A run cannot go on for a reason no retry fixes (the message says which)."""
-
-
 # --------------------------------------------------------------------------- stream
 
 

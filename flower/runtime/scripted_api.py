@@ -519,7 +519,7 @@ class FakeMessagesAPI:
 
     def _connection(self, conn: socket.socket, addr: Any) -> None:
         try:
-            self._connection_class(conn, addr, None)  # type: ignore[arg-type]
+            self._connection_class(conn, addr, None)
         except (_Dropped, OSError):
             pass
         finally:

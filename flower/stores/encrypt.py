@@ -127,7 +127,7 @@ class Codec:
 
         kid = enc.get("kid")
         aead = self._open.get(kid) if isinstance(kid, str) else None
-        if aead is None:
+        if aead is None or not isinstance(kid, str):
             raise EncryptionKeyError(
                 f"entry {stored.get('uuid')} was encrypted with key id {kid}, which "
                 f"{self.keyring.source} does not hold (it holds {', '.join(self._open)}); "
@@ -158,7 +158,8 @@ class Codec:
     def opens_check(self, stored: Entry) -> bool:
         """True when ``stored`` is this keyring's check record and decrypts correctly."""
         enc = stored.get(ENC) or {}
-        aead = self._open.get(enc.get("kid"))
+        kid = enc.get("kid")
+        aead = self._open.get(kid) if isinstance(kid, str) else None
         if aead is None:
             return False
         try:

@@ -99,7 +99,8 @@ def glob(args: GlobInput, ctx: ToolContext) -> ToolOutcome:
 
 def _fitting(paths: list[str], budget: int) -> list[str]:
     """The leading paths whose lines fit in ``budget`` characters (at least one)."""
-    kept, used = [], 0
+    kept: list[str] = []
+    used = 0
     for path in paths:
         used += len(path) + 1
         if used > budget and kept:

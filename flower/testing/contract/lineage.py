@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import tempfile
 import threading
+from functools import partial
 from pathlib import Path
 
 from flower.core.errors import FlowerError
@@ -78,7 +79,7 @@ def invalid_record_rejected(ctx: Ctx) -> None:
         ("an unencodable extra", LineageRecord(workspace=WORKSPACE, extra={"x": object()})),
     ]
     for what, bad in bad_records:
-        expect_raises(FlowerError, lambda bad=bad: store.save(bad), f"save with {what}")
+        expect_raises(FlowerError, partial(store.save, bad), f"save with {what}")
         expect_equal(store.load(WORKSPACE), good, f"record after rejecting {what}")
 
 

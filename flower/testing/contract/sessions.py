@@ -6,6 +6,7 @@ import math
 import time
 import traceback
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import msgspec
@@ -451,7 +452,7 @@ def concurrent_processes(ctx: Ctx) -> None:
     uuids = [e.get("uuid") for e in loaded]
     dupes = {u for u in uuids if uuids.count(u) > 1}
     if dupes:
-        raise AssertionError(f"{len(dupes)} uuids stored twice, e.g. {sorted(dupes)[:3]}")
+        raise AssertionError(f"{len(dupes)} uuids stored twice, e.g. {sorted(dupes, key=str)[:3]}")
     expected_count = WRITERS * BATCHES * PER_BATCH + BATCHES
     expect_equal(len(loaded), expected_count, "entries after two processes appended")
     for writer in range(WRITERS):
@@ -485,7 +486,7 @@ def deep_nesting(ctx: Ctx) -> None:
     for levels in (900, 1000, 5000):
         expect_raises(
             FlowerError,
-            lambda n=levels: store.append(KEY, [entry(2), entry(3, payload=_nested(n))]),
+            partial(store.append, KEY, [entry(2), entry(3, payload=_nested(levels))]),
             f"{levels} levels of nesting",
         )
     expect_equal(store.load(KEY), [deep], "the transcript after refusing deep entries")
@@ -510,12 +511,12 @@ def rejects_non_json_safe(ctx: Ctx) -> None:
     store.append(OTHER_KEY, entries(0, 2))
     for what, bad in _bad_entries():
         expect_raises(
-            FlowerError, lambda bad=bad: store.append(KEY, [entry(1), bad]), f"a batch with {what}"
+            FlowerError, partial(store.append, KEY, [entry(1), bad]), f"a batch with {what}"
         )
         expect_equal(store.load(KEY), None, f"new session after rejecting {what}")
         expect_raises(
             FlowerError,
-            lambda bad=bad: store.append(OTHER_KEY, [entry(5), bad]),
+            partial(store.append, OTHER_KEY, [entry(5), bad]),
             f"an append of {what} to an existing session",
         )
         expect_equal(store.load(OTHER_KEY), entries(0, 2), f"existing session after {what}")
@@ -531,13 +532,11 @@ HOSTILE_SUBPATHS = [
 def hostile_keys_rejected(ctx: Ctx) -> None:
     store = ctx.store()
     for bad in HOSTILE_NAMES:
-        expect_raises(InvalidKeyError, lambda b=bad: SessionKey(PROJECT, b), f"session id {bad!r}")
-        expect_raises(InvalidKeyError, lambda b=bad: SessionKey(b, "s"), f"project key {bad!r}")
-        expect_raises(
-            InvalidKeyError, lambda b=bad: store.list_sessions(b), f"list_sessions({bad!r})"
-        )
+        expect_raises(InvalidKeyError, partial(SessionKey, PROJECT, bad), f"session id {bad!r}")
+        expect_raises(InvalidKeyError, partial(SessionKey, bad, "s"), f"project key {bad!r}")
+        expect_raises(InvalidKeyError, partial(store.list_sessions, bad), f"list_sessions({bad!r})")
     for bad in HOSTILE_SUBPATHS:
-        expect_raises(InvalidKeyError, lambda b=bad: KEY.child(b), f"subpath {bad!r}")
+        expect_raises(InvalidKeyError, partial(KEY.child, bad), f"subpath {bad!r}")
     expect_equal(store.list_sessions(PROJECT), [], "sessions after hostile keys")
 
 
@@ -555,8 +554,8 @@ def forged_keys_rejected(ctx: Ctx) -> None:
             msgspec.structs.force_setattr(key, field_name, bad)
             forged.append(key)
     for key in forged:
-        expect_raises(InvalidKeyError, lambda k=key: store.append(k, [entry(1)]), f"append {key}")
-        expect_raises(InvalidKeyError, lambda k=key: store.load(k), f"load {key}")
+        expect_raises(InvalidKeyError, partial(store.append, key, [entry(1)]), f"append {key}")
+        expect_raises(InvalidKeyError, partial(store.load, key), f"load {key}")
     expect_equal(store.list_sessions(PROJECT), [], "sessions after forged keys")
 
 
