@@ -41,13 +41,6 @@ if TYPE_CHECKING:
 
 STALE_NOTE = "[stale: this output is from an earlier session; re-run the command if you need it]"
 TRIM_MARK = "[trimmed: "
-DENIAL_TEXTS = (
-    "Permission denied:",  # flower's own permission layer (docs/entries.md)
-    "Permission to use ",  # Claude Code: "Permission to use Bash with command ... has been denied."
-    "The user doesn't want to proceed with this tool use",
-    "The user doesn't want to take this action right now",
-    "Claude requested permissions to use",  # Claude Code: "... to use X, but you haven't ..."
-)
 # A denial is said at the start of the result; the same words later in an error (a
 # command's own "Permission denied: /usr/lib/...") are that command's output.
 _DENIAL_START = re.compile(
@@ -156,7 +149,7 @@ class Denials:
         self.keep = max(0, keep)
 
     def prune(self, entries: list[Entry], ctx: PruneContext) -> list[Entry]:
-        denied: dict[str, None] = {}  # ordered set, oldest first
+        denied: dict[Any, None] = {}  # ordered set of tool_use ids as stored, oldest first
         for _, entry, block in iter_blocks(entries, "user", "tool_result"):
             if block.get("is_error") and not entry.get("isSidechain") and is_denial(entry, block):
                 denied[block.get("tool_use_id")] = None
@@ -191,7 +184,7 @@ class Interrupted:
             return block
 
         out = list(entries)
-        answered: set[str] = set()
+        answered: set[Any] = set()  # tool_use ids as stored
         for i, _, block in iter_blocks(entries, "user", "tool_result"):
             answered.add(block.get("tool_use_id"))
             if is_interruption_residue(block):
@@ -205,7 +198,7 @@ class Interrupted:
     def _missing_results(entries: list[Entry], answered: set[str]) -> dict[str, list[Entry]]:
         # a reply's results go after its last block entry, or after its last result entry
         anchor_of_reply: dict[str, Entry] = {}
-        reply_of_tool: dict[str, str] = {}
+        reply_of_tool: dict[Any, str] = {}
         unanswered: list[tuple[str, str]] = []
         for entry in entries:
             if entry.get("type") == "assistant" and entry.get("uuid"):
@@ -290,7 +283,7 @@ class Ephemeral:
         return self._verdicts[command]
 
     def prune(self, entries: list[Entry], ctx: PruneContext) -> list[Entry]:
-        stale: set[str] = set()
+        stale: set[Any] = set()
         for _, _, block in iter_blocks(entries, "assistant", "tool_use"):
             tool_input = block.get("input")
             command = tool_input.get("command") if isinstance(tool_input, dict) else None
@@ -310,7 +303,7 @@ class Ephemeral:
         return out
 
     @staticmethod
-    def _marker(stale: set[str]) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    def _marker(stale: set[Any]) -> Callable[[dict[str, Any]], dict[str, Any]]:
         def mark(block: dict[str, Any]) -> dict[str, Any]:
             if (
                 block.get("type") != "tool_result"
@@ -419,7 +412,7 @@ class Trim:
 
     def _cutoff(self, entries: list[Entry]) -> int:
         """Index of the first entry of the oldest turn that is kept whole."""
-        seen: set[str] = set()
+        seen: set[Any] = set()
         for i in range(len(entries) - 1, -1, -1):
             entry = entries[i]
             if entry.get("type") != "assistant" or entry.get("isSidechain"):

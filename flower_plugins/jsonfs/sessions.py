@@ -576,7 +576,8 @@ def _committed_backwards(fd: int, size: int) -> Iterator[bytes]:
             ends, finished = None, False
         elif line.endswith(_MORE):
             if ends is not None:
-                ends, finished = None, _is_object(ends)
+                finished = _is_object(ends)
+                ends = None
             if finished:
                 yield line
         else:

@@ -189,7 +189,9 @@ class Database:
         For ``executemany`` on the hot path: tuples bind faster than dicts.
         """
         paramstyle = "qmark" if self.dialect == "sqlite" else "format"
-        compiled = statement.compile(dialect=type(self.engine.dialect)(paramstyle=paramstyle))
+        # every concrete dialect takes paramstyle=; the stubs of the base Dialect do not say so
+        dialect = type(self.engine.dialect)(paramstyle=paramstyle)  # type: ignore[call-arg]
+        compiled = statement.compile(dialect=dialect)
         return str(compiled), tuple(compiled.positiontup or ())
 
     @property

@@ -46,6 +46,7 @@ class SqlLineageStore:
         self._workspace_id = workspace_id
         self._clock = clock
         self._last_workspace: str | None = None
+        dialect_insert: Callable[..., Any]  # the two dialects' insert, one signature
         if db.dialect == "sqlite":  # only the dialect in use is imported
             from sqlalchemy.dialects.sqlite import insert as dialect_insert
         else:

@@ -156,6 +156,7 @@ def _run_migration(db: Database, work: Callable[[Connection], T]) -> T:
     try:
         with db.engine.connect() as conn:
             raw = conn.connection.driver_connection
+            assert raw is not None  # a live sqlite3 connection
             raw.execute("PRAGMA foreign_keys=OFF")
             try:
                 with conn.execution_options(flower_write=True).begin():

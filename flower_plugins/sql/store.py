@@ -104,6 +104,7 @@ class SqlSessionStore(SessionStoreBase):
         self._clock = clock
         self._pks: dict[SessionKey, int] = {}
         self._clustered = db.dialect == "sqlite"
+        dialect_insert: Callable[..., Any]  # the two dialects' insert, one signature
         if db.dialect == "sqlite":  # only the dialect in use is imported
             from sqlalchemy.dialects.sqlite import insert as dialect_insert
         else:
@@ -219,7 +220,7 @@ class SqlSessionStore(SessionStoreBase):
     def _append_tx(
         self,
         key: SessionKey,
-        rows: list[tuple[str | None, str, str]],
+        rows: list[tuple[str | None, str | None, str]],
         usages: UsageCandidates,
         now: int,
         pk: int | None,
