@@ -20,7 +20,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import TextIO
+from typing import TextIO, cast
 
 from flower.cli.demo_script import REQUEST, DemoModel
 from flower.core.i18n import _, current_language, shown_step
@@ -158,7 +158,7 @@ def run_demo(*, keep: bool = False, out: TextIO | None = None) -> int:
     from flower.core.i18n import choose_language, set_language
 
     set_language(choose_language(None, None, os.environ)[0])
-    stream: TextIO = OutputMayClose(out if out is not None else sys.stdout)
+    stream = cast(TextIO, OutputMayClose(out if out is not None else sys.stdout))
     workdir = Path(tempfile.mkdtemp(prefix="flower-demo-")).resolve()
     try:
         _play(workdir, stream)

@@ -29,6 +29,10 @@ from typer.core import TyperGroup
 from flower.cli.errors import report_error
 from flower.core.errors import FlowerError
 
+ClickContext = Any
+"""click's ``Context``, which the overridden methods receive: typer's own copy of click
+(typer >= 0.26) or click itself (older typer), so it has no one public name to use."""
+
 RUN_COMMAND = "run"
 _COMMAND_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]*\Z")
 
@@ -95,14 +99,14 @@ class FlowerGroup(TyperGroup):
                 self.commands[name] = command
                 self.plugin_commands[name] = plugin
 
-    def get_command(self, ctx: typer.Context, cmd_name: str) -> Any:
+    def get_command(self, ctx: ClickContext, cmd_name: str) -> Any:
         command = self.commands.get(cmd_name)
         if command is None and not self._plugins_loaded:
             self.load_plugin_commands()
             command = self.commands.get(cmd_name)
         return command
 
-    def list_commands(self, ctx: typer.Context) -> list[str]:
+    def list_commands(self, ctx: ClickContext) -> list[str]:
         self.load_plugin_commands()
         return super().list_commands(ctx)
 
@@ -172,7 +176,7 @@ class FlowerGroup(TyperGroup):
             return [*args[:index], RUN_COMMAND, *args[index:]]
         return args
 
-    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
+    def parse_args(self, ctx: ClickContext, args: list[str]) -> list[str]:
         if strict_plugins():
             self.load_plugin_commands()
         if not ctx.resilient_parsing:

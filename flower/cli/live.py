@@ -13,7 +13,7 @@ import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 from flower.cli.banner import step_header
 from flower.cli.output import OutputMayClose, compact_json, counted, is_tty
@@ -137,7 +137,7 @@ class Live:
         rounds: int = 3,
         work_step: str = "干活",
     ) -> None:
-        self.stream: TextIO = OutputMayClose(stream if stream is not None else sys.stdout)
+        self.stream = cast(TextIO, OutputMayClose(stream if stream is not None else sys.stdout))
         self.rich = is_tty(self.stream) if rich is None else rich
         self.rounds = rounds
         self.work_step = work_step

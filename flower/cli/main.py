@@ -170,4 +170,4 @@ def main(argv: list[str] | None = None) -> None:
 app = build_app()
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -143,7 +143,7 @@ def render_report(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def add_prune_command(app: Any) -> None:
+def add_prune_command(app: typer.Typer) -> None:
     @app.command("prune")
     def prune_command(
         ctx: typer.Context,

@@ -102,8 +102,8 @@ def _report(plan: RewindPlan, workspace: Path) -> None:
     for item in plan.restore:
         verb = "removed (flower created it after that point)" if item.before is None else "put back"
         typer.echo(f"  file {shown(item.path)}: {verb}")
-    for item in plan.left:
-        typer.echo(f"  file {shown(item.path)}: left as it is, {item.reason}")
+    for left in plan.left:
+        typer.echo(f"  file {shown(left.path)}: left as it is, {left.reason}")
     if plan.bash:
         typer.echo("  not undone: these commands ran through Bash after that point:")
         for command in plan.bash:
@@ -134,7 +134,7 @@ def rewind(
     """Undo the last N user turns of the work step: its session is forked N turns back
     (the old one stays, listed), the lineage points at the fork, and the files flower's
     Write and Edit changed since are put back."""
-    from flower.workflow.clarify import workflow_names
+    from flower.workflow.documents import workflow_names
 
     settings = get_settings(ctx)
     step = step or workflow_names(settings).work_step

@@ -218,7 +218,7 @@ def _run_builtin(
     from flower.core.lineage import workspace_identity
     from flower.workflow import wake
     from flower.workflow.base import wake_state
-    from flower.workflow.clarify import workflow_names
+    from flower.workflow.documents import workflow_names
     from flower.workflow.said_journal import SaidJournal
 
     out: TextIO = sys.stderr if json_out else sys.stdout
@@ -247,7 +247,7 @@ def _run_builtin(
                     if said is None:
                         return 0
                 held.enter_context(run_lock(settings.run_path))
-                said_now = journal.add(said, said_in)  # from here a kill loses nothing said
+                said_now: str | None = journal.add(said, said_in)  # a kill loses nothing now
                 _archive(settings, workspace, live, keep=said_now)
                 _banner(live, workspace, None, names.work_step)
             else:  # what this wake does is decided in flower.workflow.wake
@@ -582,7 +582,7 @@ def status_code(state: dict[str, Any], settings: Settings) -> int:
 def describe_state(state: dict[str, Any], workspace: Path, settings: Settings) -> list[str]:
     """wake_state in words, one fact a line."""
     from flower.cli.banner import human_tokens, short_path
-    from flower.workflow.clarify import workflow_names
+    from flower.workflow.documents import workflow_names
     from flower.workflow.wake import builtin_view
 
     names = workflow_names(settings)

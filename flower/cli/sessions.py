@@ -75,7 +75,7 @@ def list_sessions(
         from flower.core.fork import origin_of
         from flower.core.records import SessionKey
 
-        rows = []
+        rows: list[tuple[str, str, int, Any]] = []
         for proj in projects:
             try:
                 infos = store.list_sessions(proj)
@@ -603,7 +603,7 @@ def _progress_bar(total: int) -> Iterator[Callable[[CopyReport], None] | None]:
 
 
 def _print_report(report: CopyReport, source: str, target: str, as_json: bool) -> None:
-    conflicts = [
+    conflicts: list[dict[str, Any]] = [
         {
             "project_key": c.key.project_key,
             "session_id": c.key.session_id,

@@ -11,7 +11,7 @@ import asyncio
 import hmac
 import json
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, MutableMapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote
@@ -289,7 +289,7 @@ class TokenGate:
             await response(scope, receive, send)
             return
 
-        async def send_with_cookie(message: dict[str, Any]) -> None:
+        async def send_with_cookie(message: MutableMapping[str, Any]) -> None:
             if from_query and message["type"] == "http.response.start":
                 headers = list(message.get("headers", []))
                 value = f"{TOKEN_COOKIE}={self.token}; Path=/; HttpOnly; SameSite=Strict"

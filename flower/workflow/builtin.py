@@ -24,12 +24,10 @@ from flower.core.lineage import Lineage
 from flower.core.transcript.blocks import prompt_texts
 from flower.runtime.spec import AgentSpec, StepResult
 from flower.workflow.base import Context, Step, StepRun, Workflow, one_turn, replace_step
-from flower.workflow.clarify import (
-    Ask,
+from flower.workflow.clarify import Ask, clarify_step, goals_step
+from flower.workflow.documents import (
     append_to_brief,
     brief_is_complete,
-    clarify_step,
-    goals_step,
     read_text,
     workflow_names,
 )
@@ -79,7 +77,7 @@ class WakeMemo:
         self.extra: dict[str, Any] = lineage.record.extra if lineage is not None else {}
         unheard = self.extra.get(self.UNHEARD)
         valid = isinstance(unheard, list) and all(isinstance(t, str) for t in unheard)
-        self.unheard: list[str] = list(unheard) if valid else []
+        self.unheard: list[str] = list(unheard) if valid and unheard else []
         self.goals_stale = self.extra.get(self.GOALS_STALE) is True
         sent = self.extra.get(self.SENT_AFTER)
         self.sent_after: dict[str, Any] | None = sent if isinstance(sent, dict) else None
@@ -273,11 +271,11 @@ def builtin_workflow(
             if names.clarify_step in ctx.get("_known", {}):
                 _forget_request(lineage)  # its session holds the request
                 # what is said now is kept until the clarifier's transcript holds it
-                memo = ctx["_clarify_memo"] = ClarifyMemo(lineage)
+                clarify_memo = ctx["_clarify_memo"] = ClarifyMemo(lineage)
                 if texts:
-                    mark_recorded(memo.extra, journal_words)  # saved with the words
-                    memo.said(*texts)
-                ctx["_said"] = "\n\n".join(memo.unheard) or None
+                    mark_recorded(clarify_memo.extra, journal_words)  # saved with the words
+                    clarify_memo.said(*texts)
+                ctx["_said"] = "\n\n".join(clarify_memo.unheard) or None
                 return
             request = _remember_request(lineage, texts[-1] if texts else None, journal_words)
             ctx["_said"] = ctx["_request"] = request

@@ -17,7 +17,7 @@ from typing import Any
 
 from flower.runtime.spec import AgentSpec, StepResult
 from flower.workflow.base import Step, StepRun, one_turn, replace_step
-from flower.workflow.clarify import read_goals, workflow_names
+from flower.workflow.documents import read_goals, workflow_names
 
 JUDGE = AgentSpec(
     name="judge",
