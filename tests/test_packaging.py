@@ -39,6 +39,11 @@ def test_wheel_contains_migrations_under_the_flower_package(wheel: Path) -> None
     assert any(n.startswith("flower/_migrations/versions/") and n.endswith(".py") for n in names)
 
 
+def test_wheel_marks_both_packages_typed(wheel: Path) -> None:
+    names = zipfile.ZipFile(wheel).namelist()
+    assert {"flower/py.typed", "flower_plugins/py.typed"} <= set(names)
+
+
 def test_wheel_has_no_importable_alembic_package(wheel: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     assert not [n for n in names if n.startswith("alembic/")]
@@ -50,7 +55,7 @@ def test_wheel_declares_console_script_and_plugin_entry_points(wheel: Path) -> N
     (ep,) = [n for n in zf.namelist() if n.endswith("entry_points.txt")]
     text = zf.read(ep).decode()
     assert "flower = flower.cli.main:main" in text
-    for builtin in ("sql", "jsonfs", "pruning", "probes"):
+    for builtin in ("sql", "jsonfs", "pruning", "probes", "redact"):
         assert f"{builtin} = flower_plugins.{builtin}" in text
 
 
