@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from flower.core.lineage import FreshStart, Lineage, archive_dir, workspace_identity
-from flower.workflow.clarify import workflow_names
+from flower.workflow.documents import workflow_names
 
 Verdict = Literal["wakes", "nothing", "stops"]
 """What a bare ``flower`` would do here: wake, find nothing to carry on, or stop."""

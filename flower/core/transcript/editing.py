@@ -49,9 +49,9 @@ def drop_entries(entries: Sequence[Entry], uuids_to_drop: Collection[str]) -> li
             append(entry)
             continue
         changes: dict[str, Any] = {}
-        if parent_dropped:
+        if parent_dropped and isinstance(parent, str):
             changes["parentUuid"] = survivor(parent)
-        if logical_dropped:
+        if logical_dropped and isinstance(logical, str):
             changes["logicalParentUuid"] = survivor(logical)
         append({**entry, **changes})
     return kept
@@ -105,8 +105,9 @@ def insert_chains(entries: Sequence[Entry], inserts: Mapping[str, Sequence[Entry
     out: list[Entry] = []
     for i, entry in enumerate(entries):
         parent = entry.get("parentUuid")
-        relinked = parent.__class__ is str and parent in relink  # (damaged links: left alone)
-        out.append({**entry, "parentUuid": relink[parent]} if relinked else entry)
+        if isinstance(parent, str) and parent in relink:  # (damaged links: left alone)
+            entry = {**entry, "parentUuid": relink[parent]}
+        out.append(entry)
         uid = entry.get("uuid")
         if uid.__class__ is str and uid in inserts and anchor_at[uid] == i:
             previous = uid

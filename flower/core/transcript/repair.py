@@ -126,7 +126,7 @@ def _repair_once(entries: list[Entry], chain: list[Entry]) -> tuple[list[Entry],
     # (the entries of the assistant message that asked, a tool_use id nothing answers);
     # the note's anchor is picked once all fixes are known: an entry the pass keeps
     missing: list[tuple[list[Entry], str]] = []
-    asked: list[str] = []
+    asked: list[Any] = []  # the ids as stored: a damaged one is no str
     for index, (role, group) in enumerate(groups):
         if role == "assistant":
             for tid in asked:  # the previous assistant message got no user reply at all
@@ -165,7 +165,10 @@ def _repair_once(entries: list[Entry], chain: list[Entry]) -> tuple[list[Entry],
         missing.extend((groups[-1][1], tid) for tid in asked)
 
     emptied = [uid for uid, new in replacements.items() if new is None]
-    out = [replacements.get(e.get("uuid"), e) or e for e in entries]
+    out = [
+        (replacements.get(uid, e) if isinstance(uid := e.get("uuid"), str) else e) or e
+        for e in entries
+    ]
     out = drop_entries(out, emptied)
     out = _answer_interrupted(out, missing, replacements, fixes)
     first = _first_kept(groups, replacements)
