@@ -30,3 +30,34 @@ def imported_modules(args: list[str], cwd: Path, env: dict[str, str] | None = No
         env={**os.environ, **(env or {})},
     )
     return set(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+TYPER_RUN = """
+import json, sys
+import typer
+
+app = typer.Typer()
+
+
+@app.command()
+def command(name: str = "x", count: int = 1, flag: bool = False) -> None:
+    pass
+
+
+try:
+    app(["--name", "y", "--count", "2", "--flag"])
+except SystemExit:
+    pass
+sys.__stdout__.write("\\n" + json.dumps(sorted(sys.modules)))
+"""
+
+
+def typer_own_modules() -> set[str]:
+    """What typer itself imports to run a command with options (pydantic, for typer >= 0.28).
+
+    That is typer's cost, not flower's: start-up tests count only what flower adds to it.
+    """
+    done = subprocess.run(
+        [sys.executable, "-c", TYPER_RUN], capture_output=True, text=True, check=True, timeout=60
+    )
+    return set(json.loads(done.stdout.strip().splitlines()[-1]))

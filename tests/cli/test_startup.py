@@ -12,7 +12,7 @@ import pytest
 from flower.core.entry_points import scan
 from flower.core.errors import PluginError
 from flower.core.plugins import Registration
-from tests.cli.import_probe import imported_modules
+from tests.cli.import_probe import imported_modules, typer_own_modules
 
 # What flower itself imports only inside the commands that need them. What typer loads
 # on its own is typer's cost, not flower's: rich with typer < 0.17 on ``import typer``,
@@ -43,15 +43,7 @@ def loaded(modules: set[str], names: tuple[str, ...]) -> list[str]:
 
 @pytest.mark.parametrize("args", [["--help"], ["--version"], ["config"], ["sessions", "--help"]])
 def test_no_heavy_imports(args: list[str], in_tmp: Path) -> None:
-    typer_alone = {
-        *subprocess.run(
-            [sys.executable, "-c", "import sys, typer; print(*sys.modules)"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.split()
-    }
-    assert loaded(imported_modules(args, in_tmp) - typer_alone, HEAVY) == []
+    assert loaded(imported_modules(args, in_tmp) - typer_own_modules(), HEAVY) == []
 
 
 def test_help_loads_every_plugin_but_none_of_their_implementations(in_tmp: Path) -> None:
