@@ -319,7 +319,7 @@ def pending(run_dir: Path) -> RewindPlan | None:
     """The plan of a rewind a crash cut short, if any (an unreadable plan is an error)."""
     try:
         raw = _plan_path(run_dir).read_bytes()
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # no run directory, so no plan in it
         return None
     try:
         return msgspec.json.decode(raw, type=RewindPlan)
