@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from flower.core.config import Settings
     from flower.core.lineage import FreshStart
     from flower.workflow.said_journal import SaidJournal
+    from flower.workflow.state import WakeState
 
 KEY_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 INTERRUPTED_EXIT = 130
@@ -284,7 +285,7 @@ def _run_builtin(
                     from flower.cli.banner import unrecorded_line
 
                     live.line(unrecorded_line(passed_on), "yellow")
-                if said is None and interactive and not state["checks"].get("unrecorded"):
+                if said is None and interactive and not state.checks.unrecorded:
                     choice = wake_prompt(read, out)
                     if choice.action == "leave":
                         return 0
@@ -335,7 +336,7 @@ def _fresh_line(fresh: FreshStart, workspace: Path, settings: Settings) -> str:
     )
 
 
-def _banner(live: Live, workspace: Path, state: dict[str, Any] | None, work_step: str) -> None:
+def _banner(live: Live, workspace: Path, state: WakeState | None, work_step: str) -> None:
     """The first line: fresh, or what this wake resumes (with lost sessions named)."""
     from flower.cli.banner import fresh_banner, lost_sessions_line, wake_banner
 
@@ -343,19 +344,19 @@ def _banner(live: Live, workspace: Path, state: dict[str, Any] | None, work_step
         live.woke = 1
         live.line(fresh_banner(workspace), "bold green")
         return
-    checks = state["checks"]
-    live.woke = state["woke"] + 1
-    lost = [name for name, alive in checks["alive"].items() if not alive]
+    checks = state.checks
+    live.woke = state.woke + 1
+    lost = [name for name, alive in checks.alive.items() if not alive]
     # the first wake has no "last time" to pick up from, even beside a confirmed brief
-    if live.woke > 1 and (state["waking"] or checks["brief"]):
+    if live.woke > 1 and (state.waking or checks.brief):
         line = wake_banner(
             workspace,
             woke=live.woke,
-            brief_confirmed=checks["brief"],
-            goals=checks["goals"],
+            brief_confirmed=checks.brief,
+            goals=checks.goals,
             work_step=work_step,
-            context_tokens=checks["context"].get(work_step),
-            rewound=checks.get("rewound"),
+            context_tokens=checks.context.get(work_step),
+            rewound=checks.rewound,
         )
     else:
         line = fresh_banner(workspace)
@@ -571,7 +572,7 @@ STATUS_STOPS = 3
 """``flower`` here would stop before its banner: the session store cannot be read."""
 
 
-def status_code(state: dict[str, Any], settings: Settings) -> int:
+def status_code(state: WakeState, settings: Settings) -> int:
     """How ``flower status`` exits for ``state``: whether a bare ``flower`` would wake."""
     from flower.workflow.wake import verdict
 
@@ -579,85 +580,83 @@ def status_code(state: dict[str, Any], settings: Settings) -> int:
     return codes[verdict(state, settings)]
 
 
-def describe_state(state: dict[str, Any], workspace: Path, settings: Settings) -> list[str]:
+def describe_state(state: WakeState, workspace: Path, settings: Settings) -> list[str]:
     """wake_state in words, one fact a line."""
     from flower.cli.banner import human_tokens, short_path
     from flower.workflow.documents import workflow_names
     from flower.workflow.wake import builtin_view
 
     names = workflow_names(settings)
-    checks = state["checks"]
+    checks = state.checks
     lines = [f"workspace   {short_path(workspace)}"]
     where = lineage_name(settings)
-    if checks["lineage"] == "ok":
-        lines.append(f"lineage     {where}, woken {state['woke']} time(s)")
+    if checks.lineage == "ok":
+        lines.append(f"lineage     {where}, woken {state.woke} time(s)")
     else:
         lines.append(f"lineage     none in {where} (missing, unreadable or another workspace)")
-    fresh = checks.get("fresh")
-    if fresh and fresh["reason"] == "moved":
+    fresh = checks.fresh
+    if fresh and fresh.reason == "moved":
         lines.append(
-            f"fresh       the lineage here was written for {fresh['moved_from']} (moved or "
+            f"fresh       the lineage here was written for {fresh.moved_from} (moved or "
             "copied): the next run starts fresh and sets it aside; `flower adopt` takes the "
             "old place back"
         )
-    elif fresh and fresh["reason"] == "unreadable":
+    elif fresh and fresh.reason == "unreadable":
         lines.append(
             f"fresh       {where} cannot be read: the next run starts fresh and sets it "
             "aside into notes/archive/"
         )
     elif fresh:
         lines.append(
-            f"fresh       the sessions of {', '.join(fresh['steps'])} are gone from the store: "
+            f"fresh       the sessions of {', '.join(fresh.steps)} are gone from the store: "
             "the next run sets lineage aside into notes/archive/ (`flower adopt` takes it "
             "back once they are restored)"
         )
     lines.append(
-        f"brief       {names.brief_file} " + ("confirmed" if checks["brief"] else "not confirmed")
+        f"brief       {names.brief_file} " + ("confirmed" if checks.brief else "not confirmed")
     )
-    if checks["goals"] or (workspace / names.goals_file).exists():
-        lines.append(f"goals       {checks['goals']} in {names.goals_file}")
+    if checks.goals or (workspace / names.goals_file).exists():
+        lines.append(f"goals       {checks.goals} in {names.goals_file}")
     else:
         lines.append(f"goals       none yet ({names.goals_file} does not exist)")
-    if checks.get("store"):
-        lines.append(f"store       unreadable: {checks['store']}")
-    for text in checks.get("unrecorded") or []:
+    if checks.store:
+        lines.append(f"store       unreadable: {checks.store}")
+    for text in checks.unrecorded:
         lines.append(f"said        {_one_line(text)} (a run cut short before recording it)")
-    for step, sid in checks["recorded"].items():
-        if checks["alive"].get(step):
-            size = checks["context"].get(step)
+    for step, sid in checks.recorded.items():
+        if checks.alive.get(step):
+            size = checks.context.get(step)
             tail = f", context {human_tokens(size)}" if size is not None else ""
             lines.append(f"step        {step}: {sid} (in the store{tail})")
-        elif checks.get("store"):
+        elif checks.store:
             lines.append(f"step        {step}: {sid} (not checked: the store is unreadable)")
         else:
             lines.append(f"step        {step}: {sid} (gone from the store: starts fresh)")
     ours = builtin_view(state, settings)
-    others = [step for step in checks["recorded"] if step not in ours["checks"]["recorded"]]
+    others = [step for step in checks.recorded if step not in ours.checks.recorded]
     if others:
         lines.append(
             f"other       {', '.join(others)}: another workflow's steps (its Python code "
             "resumes them; `flower` runs the built-in workflow)"
         )
-    if checks.get("store"):
+    if checks.store:
         lines.append("next        `flower` stops until the session store can be read")
-    elif ours["waking"]:
+    elif ours.waking:
         # a confirmed brief and a goals file are kept as they are: those steps are skipped,
         # unless a wake cut short left the goals to derive again (or words for them)
-        done = {names.clarify_step} if checks["brief"] else set()
-        if checks["goals"] and not (checks.get("goals_stale") or checks.get("unrecorded")):
+        done = {names.clarify_step} if checks.brief else set()
+        if checks.goals and not (checks.goals_stale or checks.unrecorded):
             done.add(names.goals_step)
-        resumed = [step for step in ours["steps"] if step not in done] or list(ours["steps"])
-        lines.append(
-            f"next        `flower` resumes {', '.join(resumed)} (wake {state['woke'] + 1})"
-        )
-    elif checks["brief"]:
+        resumed = [step for step in ours.steps if step not in done] or list(ours.steps)
+        lines.append(f"next        `flower` resumes {', '.join(resumed)} (wake {state.woke + 1})")
+    elif checks.brief:
         lines.append("next        `flower` goes on from the confirmed brief in new sessions")
-    elif checks.get("request") or checks.get("unrecorded"):
-        request = (checks.get("unrecorded") or [checks["request"]])[-1]
+    elif checks.request or checks.unrecorded:
+        request = (checks.unrecorded or [checks.request])[-1]
         lines.append(
             f"next        `flower` starts on the request a killed run left: {_one_line(request)}"
         )
-    elif ours["checks"]["recorded"]:
+    elif ours.checks.recorded:
         lines.append(
             "next        `flower` starts over in new sessions (the recorded ones are gone); "
             "with nothing said, it first looks at the workspace"

@@ -20,6 +20,7 @@ from flower.core.lineage import Lineage
 from flower.core.manifest import Manifest
 from flower.core.telemetry import tracing_of
 from flower.runtime.spec import STOP_CONTEXT_LIMIT, AgentSpec, StepResult
+from flower.workflow.state import WakeChecks, WakeFresh, WakeState
 
 log = logging.getLogger(__name__)
 
@@ -395,26 +396,26 @@ def wake_state(
     *,
     settings: Any = None,
     read_only: bool = False,
-) -> dict[str, Any]:
+) -> WakeState:
     """What the next run would resume, without starting anything (``read_only``: the
     session store is opened read-only, so this works where nothing may be written).
 
-    ``{"waking": bool, "checks": {...}, "woke": int, "steps": {step: session id}}``:
-    ``waking`` is True when at least one step would resume; ``woke`` is how many
-    times this workspace has woken so far (the next run is ``woke + 1``); ``steps``
-    holds only sessions still in the store. ``checks`` explains: ``lineage``
-    (``"ok"`` or ``"none"``: missing, corrupt or another workspace), ``fresh`` (why the
-    next wake starts afresh although lineage is there: ``{"reason": "moved" |
-    "unreadable" | "gone", "moved_from", "steps"}``, or None), ``recorded``
-    (every step lineage names), ``alive`` ({step: bool}), ``context`` ({step: tokens
-    of the last round or None}), ``brief`` (the brief file is complete), ``goals``
-    (number of goals in the goals file, 0 when missing or malformed), ``store`` (why
-    the session store could not be read, or None), ``request`` (a first request a run
-    killed before its first step took it up left behind, or None), ``goals_stale`` (a
-    wake cut short left the goals to derive again: the next run does it first),
-    ``unrecorded`` (what runs killed before recording it were told, oldest first: the
-    next run passes it on), ``rewound`` (the user turns a ``flower rewind`` since the
-    last wake undid, or None).
+    A :class:`~flower.workflow.state.WakeState` (``st["waking"]`` and the like read its
+    fields): ``waking`` (bool), ``checks`` (a ``WakeChecks``), ``woke`` (int), ``steps``
+    ({step: session id}): ``waking`` is True when at least one step would resume; ``woke``
+    is how many times this workspace has woken so far (the next run is ``woke + 1``);
+    ``steps`` holds only sessions still in the store. ``checks`` explains: ``lineage``
+    (``"ok"`` or ``"none"``: missing, corrupt or another workspace), ``fresh`` (why the next
+    wake starts afresh although lineage is there: a ``WakeFresh`` of ``reason``
+    (``"moved"``, ``"unreadable"`` or ``"gone"``), ``moved_from`` and ``steps``, or None),
+    ``recorded`` (every step lineage names), ``alive`` ({step: bool}), ``context`` ({step:
+    tokens of the last round or None}), ``brief`` (the brief file is complete), ``goals``
+    (number of goals in the goals file, 0 when missing or malformed), ``store`` (why the
+    session store could not be read, or None), ``request`` (a first request a run killed
+    before its first step took it up left behind, or None), ``goals_stale`` (a wake cut
+    short left the goals to derive again: the next run does it first), ``unrecorded`` (what
+    runs killed before recording it were told, oldest first: the next run passes it on),
+    ``rewound`` (the user turns a ``flower rewind`` since the last wake undid, or None).
     """
     from flower.core.lineage import settings_for
     from flower.core.rewind import rewound_turns
@@ -432,36 +433,36 @@ def wake_state(
     names = workflow_names(settings)
     ws = Path(workspace)
     goals = read_goals(ws / names.goals_file)
-    checks = {
-        "lineage": "ok" if lineage.found else "none",
-        "fresh": _fresh_start(lineage, recorded, alive, store_problem),
-        "recorded": recorded,
-        "alive": alive,
-        "context": context,
-        "brief": brief_is_complete(ws / names.brief_file),
-        "goals": len(goals or []),
-        "store": store_problem,
-        "request": _pending_request(lineage),
-        "goals_stale": lineage.record.extra.get("goals_stale") is True,
-        "unrecorded": _unrecorded_words(lineage, settings, run_dir),
-        "rewound": rewound_turns(lineage.record.extra, lineage.woke),
-    }
+    checks = WakeChecks(
+        lineage="ok" if lineage.found else "none",
+        fresh=_fresh_start(lineage, recorded, alive, store_problem),
+        recorded=recorded,
+        alive=alive,
+        context=context,
+        brief=brief_is_complete(ws / names.brief_file),
+        goals=len(goals or []),
+        store=store_problem,
+        request=_pending_request(lineage),
+        goals_stale=lineage.record.extra.get("goals_stale") is True,
+        unrecorded=_unrecorded_words(lineage, settings, run_dir),
+        rewound=rewound_turns(lineage.record.extra, lineage.woke),
+    )
     steps = {name: sid for name, sid in recorded.items() if alive.get(name)}
-    return {"waking": bool(steps), "checks": checks, "woke": lineage.woke, "steps": steps}
+    return WakeState(waking=bool(steps), checks=checks, woke=lineage.woke, steps=steps)
 
 
 def _fresh_start(
     lineage: Lineage, recorded: dict[str, str], alive: dict[str, bool], store_problem: str | None
-) -> dict[str, Any] | None:
+) -> WakeFresh | None:
     """Why the next wake would start afresh with lineage there (``reason``, ``moved_from``,
     ``steps``), or None. The next run sets that lineage aside: ``flower adopt`` takes
     it back."""
     mismatch = lineage.mismatch
     if mismatch is not None:
-        return {"reason": mismatch.reason, "moved_from": mismatch.moved_from, "steps": []}
+        return WakeFresh(mismatch.reason, moved_from=mismatch.moved_from)
     gone = [step for step in recorded if not alive.get(step)]
     if gone and not store_problem:
-        return {"reason": "gone", "moved_from": None, "steps": gone}
+        return WakeFresh("gone", steps=gone)
     return None
 
 

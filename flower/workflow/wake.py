@@ -15,83 +15,85 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
+import msgspec
+
 from flower.core.lineage import FreshStart, Lineage, archive_dir, workspace_identity
 from flower.workflow.documents import workflow_names
+from flower.workflow.state import WakeState
 
 Verdict = Literal["wakes", "nothing", "stops"]
 """What a bare ``flower`` would do here: wake, find nothing to carry on, or stop."""
 
 
-def builtin_view(state: dict[str, Any], settings: Any) -> dict[str, Any]:
+def builtin_view(state: WakeState, settings: Any) -> WakeState:
     """``wake_state`` narrowed to the built-in workflow's steps, the ones `flower` runs:
     a workspace a Python ``Workflow`` of other steps used is no wake for it."""
     names = workflow_names(settings)
     ours = {names.clarify_step, names.goals_step, names.work_step}
-    checks = dict(state["checks"])
-    for field in ("recorded", "alive", "context"):
-        checks[field] = {k: v for k, v in checks[field].items() if k in ours}
-    fresh = checks.get("fresh")
-    if fresh and fresh["reason"] == "gone":
-        gone = [step for step in fresh["steps"] if step in ours]
-        checks["fresh"] = {**fresh, "steps": gone} if gone else None
-    steps = {k: v for k, v in state["steps"].items() if k in ours}
-    return {**state, "checks": checks, "steps": steps, "waking": bool(steps)}
+    checks = state.checks
+    fresh = checks.fresh
+    if fresh is not None and fresh.reason == "gone":
+        gone = [step for step in fresh.steps if step in ours]
+        fresh = msgspec.structs.replace(fresh, steps=gone) if gone else None
+    checks = msgspec.structs.replace(
+        checks,
+        recorded={k: v for k, v in checks.recorded.items() if k in ours},
+        alive={k: v for k, v in checks.alive.items() if k in ours},
+        context={k: v for k, v in checks.context.items() if k in ours},
+        fresh=fresh,
+    )
+    steps = {k: v for k, v in state.steps.items() if k in ours}
+    return msgspec.structs.replace(state, checks=checks, steps=steps, waking=bool(steps))
 
 
-def is_used(state: dict[str, Any]) -> bool:
+def is_used(state: WakeState) -> bool:
     """Whether the built-in workflow has been here (``state`` is a :func:`builtin_view`)."""
-    checks = state["checks"]
+    checks = state.checks
     return bool(
-        state["waking"]
-        or checks["brief"]
-        or checks["recorded"]
-        or checks.get("request")
-        or checks.get("unrecorded")
+        state.waking or checks.brief or checks.recorded or checks.request or checks.unrecorded
     )
 
 
-def verdict(state: dict[str, Any], settings: Any) -> Verdict:
+def verdict(state: WakeState, settings: Any) -> Verdict:
     """What a bare ``flower`` would do with ``state`` (a whole ``wake_state``)."""
-    if state["checks"].get("store"):
+    if state.checks.store:
         return "stops"
     return "wakes" if is_used(builtin_view(state, settings)) else "nothing"
 
 
-def check_store(state: dict[str, Any]) -> None:
+def check_store(state: WakeState) -> None:
     """Stop before any banner or write when the session store cannot be read: its
     sessions are not gone, and a run could not write its own either."""
-    if state["checks"].get("store"):
+    if state.checks.store:
         from flower.core.errors import StoreUnavailableError
 
-        raise StoreUnavailableError(state["checks"]["store"])
+        raise StoreUnavailableError(state.checks.store)
 
 
-def needs_words(state: dict[str, Any], said: str | None, *, interactive: bool) -> bool:
+def needs_words(state: WakeState, said: str | None, *, interactive: bool) -> bool:
     """Nothing to carry on (``state`` a :func:`builtin_view`), nothing said, and no
     terminal to ask on: the run cannot start."""
     return said is None and not is_used(state) and not interactive
 
 
-def words_to_pass_on(state: dict[str, Any], said: str | None, settings: Any) -> list[str]:
+def words_to_pass_on(state: WakeState, said: str | None, settings: Any) -> list[str]:
     """What runs killed before recording it were told, to pass on before anything said
     now; on a first run what is said now replaces a request no step took up (as lineage
     has it), so then nothing."""
-    unrecorded = list(state["checks"].get("unrecorded") or [])
+    unrecorded = list(state.checks.unrecorded)
     names = workflow_names(settings)
-    replaced = said is not None and not (
-        state["checks"]["brief"] or names.clarify_step in state["steps"]
-    )
+    replaced = said is not None and not (state.checks.brief or names.clarify_step in state.steps)
     return [] if replaced else unrecorded
 
 
-def start_fresh(settings: Any, workspace: Path, state: dict[str, Any]) -> FreshStart | None:
+def start_fresh(settings: Any, workspace: Path, state: WakeState) -> FreshStart | None:
     """When lineage is there but this wake cannot use it (``checks["fresh"]``), move it
     into notes/archive/ before anything overwrites it; what was done, for the banner."""
-    fresh = state["checks"].get("fresh")
-    if not fresh:
+    fresh = state.checks.fresh
+    if fresh is None:
         return None
     lineage = Lineage.load(workspace, settings=settings, run_dir=settings.run_dir)
-    return lineage.start_fresh(workspace, fresh["steps"] if fresh["reason"] == "gone" else ())
+    return lineage.start_fresh(workspace, fresh.steps if fresh.reason == "gone" else ())
 
 
 def archive_conversation(settings: Any, workspace: Path, *, keep: str | None = None) -> Path | None:

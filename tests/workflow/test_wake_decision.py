@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from flower.core.config import Settings
+from flower.workflow.state import WakeState
 from flower.workflow.wake import builtin_view, is_used, needs_words, verdict, words_to_pass_on
 
 SETTINGS = Settings()
 
 
-def state(**checks: Any) -> dict[str, Any]:
+def state(**checks: Any) -> WakeState:
     base: dict[str, Any] = {
         "lineage": "none",
         "fresh": None,
@@ -22,10 +25,13 @@ def state(**checks: Any) -> dict[str, Any]:
         "store": None,
         "request": None,
         "unrecorded": [],
+        "goals_stale": False,
+        "rewound": None,
     }
     base.update(checks)
     steps = {k: v for k, v in base["recorded"].items() if base["alive"].get(k)}
-    return {"waking": bool(steps), "checks": base, "woke": 1, "steps": steps}
+    whole = {"waking": bool(steps), "checks": base, "woke": 1, "steps": steps}
+    return msgspec.convert(whole, WakeState)
 
 
 def test_verdict_wakes_only_with_something_to_carry_on() -> None:
@@ -62,3 +68,18 @@ def test_the_builtin_view_keeps_only_its_own_gone_steps() -> None:
     assert view["checks"]["fresh"]["steps"] == ["干活"]
     only_other = {**gone, "steps": ["取词"]}
     assert builtin_view(state(fresh=only_other), SETTINGS)["checks"]["fresh"] is None
+
+
+def test_wake_state_reads_by_the_seed_pages_keys_and_no_others() -> None:
+    st = state(recorded={"取词": "s-1"}, alive={"取词": True}, goals=2)
+    # the product page's example: print(st["waking"], st["checks"], st["woke"], st["steps"])
+    assert (st["waking"], st["woke"], st["steps"]) == (True, 1, {"取词": "s-1"})
+    assert st["checks"] is st.checks and st["checks"]["goals"] == 2
+    for unknown in ("_woke", "get", "__class__", "missing"):
+        try:
+            st[unknown]
+        except KeyError:
+            continue
+        raise AssertionError(f"{unknown!r} read as a key")
+    # flower status --json prints the same shape the dict had
+    assert set(msgspec.to_builtins(st)) == {"waking", "checks", "woke", "steps"}
