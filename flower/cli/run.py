@@ -652,7 +652,7 @@ def describe_state(state: WakeState, workspace: Path, settings: Settings) -> lis
     elif checks.brief:
         lines.append("next        `flower` goes on from the confirmed brief in new sessions")
     elif checks.request or checks.unrecorded:
-        request = (checks.unrecorded or [checks.request])[-1]
+        request = checks.unrecorded[-1] if checks.unrecorded else checks.request or ""
         lines.append(
             f"next        `flower` starts on the request a killed run left: {_one_line(request)}"
         )
