@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from flower.core.i18n import set_language
 from flower.testing.postgres import PostgresUnavailable, require_postgres, temporary_schema
 from flower.testing.signals import let_children_hear_ctrl_c
 
@@ -28,13 +29,15 @@ def private_cache_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Non
 TEST_LANGUAGE = "zh_CN"
 """The language the suite's exact-text tests were written in (the seed page's); the
 English ones ask for ``en`` themselves (tests/i18n), whatever LANG the suite runs under."""
+# before any test module is imported: the prompts they import (CLARIFY_RESUME...) are read
+# in the language active then
+os.environ["FLOWER_LANG"] = TEST_LANGUAGE
+set_language(TEST_LANGUAGE)
 
 
 @pytest.fixture(scope="session", autouse=True)
 def seed_language() -> Iterator[None]:
     """Speak the seed page's Chinese here and in every flower a test starts."""
-    from flower.core.i18n import set_language
-
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("FLOWER_LANG", TEST_LANGUAGE)
         set_language(TEST_LANGUAGE)

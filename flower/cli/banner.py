@@ -92,6 +92,19 @@ def fresh_banner(workspace: str | os.PathLike[str], home: str | None = None) -> 
     return _("-> starting something new in {where}").format(where=short_path(workspace, home))
 
 
+def answer_hint() -> str:
+    """Under the clarifier's questions on a terminal."""
+    return _("(answer, then Enter; Enter alone = let it write the brief on its best assumptions)")
+
+
+def request_as_brief_question() -> str:
+    """Asked once on a terminal when the clarifier's exchanges ran out without a brief."""
+    return _(
+        "The brief is still not confirmed. Go on with your request itself as the brief?"
+        " Enter = yes, n = stop here"
+    )
+
+
 def brief_from_request_line(brief_file: str) -> str:
     """Under the banner when the request itself became the brief (a first run that
     could not confirm one and was told to go on)."""

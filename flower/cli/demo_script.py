@@ -18,9 +18,9 @@ from collections.abc import Callable
 from typing import Any
 
 from flower.runtime.scripted_api import RecordedRequest, Reply, reply, tool_use
-from flower.workflow.builtin import WORKER
-from flower.workflow.clarify import CLARIFIER, GOAL_SETTER
-from flower.workflow.goal import JUDGE
+from flower.workflow.builtin import worker_agent
+from flower.workflow.clarify import clarifier, goal_setter
+from flower.workflow.goal import judge_agent
 
 REQUEST = "写个 md 转 html 的脚本"
 
@@ -165,10 +165,10 @@ class DemoModel:
         """Set when the worker's request is being held (a tool has run: kill now)."""
         self._released = threading.Event()
         self._agents: dict[str, Callable[[RecordedRequest], Reply]] = {
-            CLARIFIER.instructions: lambda req: reply("好的,需求如下:\n\n" + BRIEF),
-            GOAL_SETTER.instructions: lambda req: reply(GOALS),
-            WORKER.instructions: self._worker,
-            JUDGE.instructions: self._judge,
+            clarifier().instructions: lambda req: reply("好的,需求如下:\n\n" + BRIEF),
+            goal_setter().instructions: lambda req: reply(GOALS),
+            worker_agent().instructions: self._worker,
+            judge_agent().instructions: self._judge,
         }
 
     def release(self) -> None:

@@ -300,8 +300,17 @@ def _run_builtin(
             out.write("\n")
             return INTERRUPTED_EXIT
         ask = _asker(read, out) if interactive else None
+        go_on = _request_as_brief(live, settings, read if interactive else None, out)
         return _execute(
-            settings, live, said, journal, ask=ask, trim=trim, rounds=rounds, json_out=json_out
+            settings,
+            live,
+            said,
+            journal,
+            ask=ask,
+            request_as_brief=go_on,
+            trim=trim,
+            rounds=rounds,
+            json_out=json_out,
         )
 
 
@@ -381,7 +390,9 @@ def _asker(read: Any, out: TextIO) -> Any:
     def ask(questions: str) -> str | None:
         import signal
 
-        out.write("\n(回答后回车;直接回车 = 让它按最合理的假设写需求)\n")
+        from flower.cli.banner import answer_hint
+
+        out.write("\n" + answer_hint() + "\n")
         # asyncio.run's own SIGINT handler only cancels the task, which a blocking read
         # never notices: while waiting for the answer, Ctrl-C must interrupt at once.
         previous = signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -395,6 +406,39 @@ def _asker(read: Any, out: TextIO) -> Any:
     return ask
 
 
+_YES = ("", "y", "yes", "是", "好")
+
+
+def _request_as_brief(live: Live, settings: Settings, read: Any, out: TextIO) -> Any:
+    """The clarify step's ``request_as_brief``: with no one to ask (``--yes``, no
+    terminal) the request itself becomes the brief and one line says so; on a terminal
+    the user is asked once (Enter or y: go on)."""
+
+    def decide(request: str) -> bool:
+        import signal
+
+        from flower.cli.banner import brief_from_request_line, request_as_brief_question
+
+        if read is not None:
+            out.write("\n" + request_as_brief_question() + "\n")
+            out.flush()
+            previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+            try:
+                answer = read().strip().lower()
+            except EOFError:
+                answer = "n"
+            finally:
+                signal.signal(signal.SIGINT, previous)
+            if answer not in _YES:
+                return False
+        from flower.workflow.clarify import workflow_names
+
+        live.line(brief_from_request_line(workflow_names(settings).brief_file), "green")
+        return True
+
+    return decide
+
+
 def _execute(
     settings: Settings,
     live: Live,
@@ -402,6 +446,7 @@ def _execute(
     journal: SaidJournal,
     *,
     ask: Any,
+    request_as_brief: Any = None,
     trim: bool,
     rounds: int | None,
     json_out: bool,
@@ -414,7 +459,14 @@ def _execute(
 
     started = time.monotonic()
     rt = LiveRuntime(live, workspace=".", run_dir=settings.run_dir, trim=trim, settings=settings)
-    workflow = builtin_workflow(said, settings=rt.settings, ask=ask, rounds=rounds, journal=journal)
+    workflow = builtin_workflow(
+        said,
+        settings=rt.settings,
+        ask=ask,
+        rounds=rounds,
+        journal=journal,
+        request_as_brief=request_as_brief,
+    )
     try:
         with hangup_interrupts():
             ctx = asyncio.run(workflow.run(rt))
@@ -501,7 +553,7 @@ def _run_once(
 
     from flower.cli.live import Live, LiveRuntime
     from flower.core.keys import project_key
-    from flower.workflow.builtin import WORKER
+    from flower.workflow.builtin import worker_agent
 
     out: TextIO = sys.stderr if json_out else sys.stdout
     live = Live(out, rounds=1, work_step="once")
@@ -517,7 +569,7 @@ def _run_once(
             key = resume_key(rt.store, resume, where, project, rt.workspace)
             rt.project_key, resume = key.project_key, key.session_id
         with hangup_interrupts():
-            result = asyncio.run(rt.run(WORKER, said, resume, step="once"))
+            result = asyncio.run(rt.run(worker_agent(), said, resume, step="once"))
     except KeyboardInterrupt as exc:
         _say_interrupted(live, "the transcript is saved")
         return interrupted_exit(exc)

@@ -129,6 +129,7 @@ __all__ = [
     "checked_language",
     "choose_language",
     "current_language",
+    "every_translation",
     "language",
     "ngettext",
     "normalize_language",
@@ -147,3 +148,9 @@ def shown_step(name: str) -> str:
     """A step's name as shown: a built-in step in the active language, any other as is."""
     message = STEP_NAMES.get(name)
     return _(message) if message is not None else name
+
+
+def every_translation(message: str) -> set[str]:
+    """``message`` in every language flower speaks: to recognise, in a transcript written
+    on an earlier wake, a prompt flower sent in whichever language that wake spoke."""
+    return {translations(lang).gettext(message) for lang in available_languages()}

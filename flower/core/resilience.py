@@ -30,6 +30,7 @@ from urllib.parse import urlsplit
 
 from flower.core.config import ResilienceConfig, Settings
 from flower.core.errors import ConfigError, FlowerError, PluginError
+from flower.core.i18n import N_, _
 from flower.core.protocols import Prober
 from flower.core.telemetry import Attributes, Tracing, default_tracing
 
@@ -38,7 +39,7 @@ T = TypeVar("T")
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 
-RESUME_PROMPT = (
+RESUME_PROMPT = N_(
     "The previous round was interrupted midway and did not finish. Look at what is "
     "already written in the workbench, continue from where it stopped, and do not "
     "start over."
@@ -441,7 +442,10 @@ class Resilience:
     hours of outage in milliseconds; ``now`` gives the wall time shown to the user.
     """
 
-    resume_prompt: str = RESUME_PROMPT
+    @property
+    def resume_prompt(self) -> str:
+        """:data:`RESUME_PROMPT` in the language of this wake."""
+        return _(RESUME_PROMPT)
 
     def __init__(
         self,

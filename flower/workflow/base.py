@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from flower.core.i18n import _
 from flower.core.lineage import Lineage
 from flower.core.manifest import Manifest
 from flower.core.telemetry import tracing_of
@@ -33,10 +34,23 @@ Context = dict[str, Any]
 PromptLike = str | Callable[[Context], str]
 StepBody = Callable[["StepRun"], Awaitable[StepResult]]
 
-RETRY_PROMPT = (
-    "上一轮中途被打断了,没有做完。先看看工作台上已经写下的东西,从断的地方接着做,不要从头开始。"
-)
-"""Sent when a failed step is retried in a session that already exists."""
+
+def __getattr__(name: str) -> Any:
+    """``RETRY_PROMPT``: sent when a failed step is retried in a session that already
+    exists (the resume prompt after an interruption), in the active language."""
+    if name == "RETRY_PROMPT":
+        from flower.core.resilience import RESUME_PROMPT
+
+        return _(RESUME_PROMPT)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def resume_prompt() -> str:
+    """The English msgid of the resume prompt after an interruption (one text for the
+    engine's retries and the workflow's)."""
+    from flower.core.resilience import RESUME_PROMPT
+
+    return RESUME_PROMPT
 
 
 def render(prompt: PromptLike, ctx: Context) -> str:
@@ -206,7 +220,7 @@ class StepRun:
         ):
             retries += 1
             self.record(result)
-            again = RETRY_PROMPT if self.session_id else prompt
+            again = _(resume_prompt()) if self.session_id else prompt
             retry_label = f"{self.name}#retry{retries}"
             result = await self.raw_turn(again, resume=self.session_id, label=retry_label)
             result = await relay_while_full(self, result, prompt, label=retry_label)
@@ -551,7 +565,6 @@ def _probe_sessions(
 
 
 __all__ = [
-    "RETRY_PROMPT",
     "Context",
     "Step",
     "StepRun",

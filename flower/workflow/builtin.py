@@ -20,44 +20,61 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from flower.core.i18n import N_, _
 from flower.core.lineage import Lineage
 from flower.core.transcript.blocks import prompt_texts
 from flower.runtime.spec import AgentSpec, StepResult
 from flower.workflow.base import Context, Step, StepRun, Workflow, one_turn, replace_step
-from flower.workflow.clarify import Ask, clarify_step, goals_step
+from flower.workflow.clarify import Ask, RequestAsBrief, clarify_step, goals_step
 from flower.workflow.documents import (
     append_to_brief,
     brief_is_complete,
     read_text,
     workflow_names,
 )
-from flower.workflow.goal import JUDGE, with_goal
+from flower.workflow.goal import judge_agent, with_goal
 from flower.workflow.said_journal import Said, SaidJournal, mark_recorded
 
-WORKER = AgentSpec(
-    name="worker",
-    instructions=(
-        "你是执行者。按需求把事情真正做完:写代码、跑起来、验证。"
-        "决定和结论写进工作区,不要只留在对话里。"
+_MESSAGES = {
+    "WORK_PROMPT": N_(
+        "Get this done as confirmed in {brief_file}; {goals_file} holds the acceptance goals,"
+        " and someone will check them one by one when you are done.\n"
+        "Read these two files and the state of the workspace first, then start.\n"
     ),
-    allowed_tools=["Read", "Write", "Edit", "Glob", "Grep", "Bash"],
-    max_turns=200,
+    "WORK_RESUME": N_("Carry on from where the work stopped last time."),
+    "WORK_SAID": N_(
+        "The user says more:\n"
+        "\n"
+        "{said}\n"
+        "\n"
+        "(This has been appended to {brief_file}, and {goals_file} was derived again from"
+        " it.) Carry on.\n"
+    ),
+}
+_WORKER_INSTRUCTIONS = N_(
+    "You are the one who does the work. Really get it done as the brief says: write the"
+    " code, run it, verify it. Decisions and conclusions go into the workspace, not only"
+    " into the conversation."
 )
 
-WORK_PROMPT = """\
-按 {brief_file} 里确认过的需求把这件事做完;{goals_file} 是验收目标,做完会有人逐条核对。
-先读这两个文件和工作区的现状,再动手。
-"""
 
-WORK_RESUME = "接着上次的进度继续做。"
+def worker_agent() -> AgentSpec:
+    """The worker, its instructions in the language of this wake."""
+    return AgentSpec(
+        name="worker",
+        instructions=_(_WORKER_INSTRUCTIONS),
+        allowed_tools=["Read", "Write", "Edit", "Glob", "Grep", "Bash"],
+        max_turns=200,
+    )
 
-WORK_SAID = """\
-用户又说:
 
-{said}
-
-(这句话已经追加进 {brief_file},{goals_file} 也据此重新推导过了。)接着做。
-"""
+def __getattr__(name: str) -> Any:
+    """``WORKER``, ``WORK_PROMPT``...: read in the active language."""
+    if name in _MESSAGES:
+        return _(_MESSAGES[name])
+    if name == "WORKER":
+        return worker_agent()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class WakeMemo:
@@ -221,11 +238,12 @@ def builtin_workflow(
     settings: Any = None,
     ask: Ask | None = None,
     rounds: int | None = None,
-    worker: AgentSpec = WORKER,
-    judge: AgentSpec = JUDGE,
+    worker: AgentSpec | None = None,
+    judge: AgentSpec | None = None,
     continuous: bool = True,
     retries: int = 1,
     journal: SaidJournal | None = None,
+    request_as_brief: RequestAsBrief | None = None,
 ) -> Workflow:
     """The workflow behind ``flower "..."``.
 
@@ -235,6 +253,7 @@ def builtin_workflow(
     wake) defaults to ``[tool.flower.workflow] rounds``. ``journal`` is where the
     caller kept ``said`` before anything could cut the run short: its words (a killed
     run's first) are recorded in lineage on start, then it is emptied.
+    ``request_as_brief``: see :func:`~flower.workflow.clarify.clarify_step`.
     """
     names = workflow_names(settings)
     said = (said or "").strip() or None
@@ -295,7 +314,7 @@ def builtin_workflow(
         if result.session_id:  # the clarifier's transcript holds the request now
             _forget_request(ctx.get("_lineage"))
 
-    clarify = clarify_step(said, ask=ask, settings=settings)
+    clarify = clarify_step(said, ask=ask, settings=settings, request_as_brief=request_as_brief)
     clarify_inner = clarify.body
     assert clarify_inner is not None
 
@@ -311,21 +330,31 @@ def builtin_workflow(
     work_body = _hearing("_wake_memo", one_turn)
 
     def work_prompt(ctx: Context) -> str:
-        return WORK_PROMPT.format(brief_file=names.brief_file, goals_file=names.goals_file)
+        return _(_MESSAGES["WORK_PROMPT"]).format(
+            brief_file=names.brief_file, goals_file=names.goals_file
+        )
 
     def work_resume(ctx: Context) -> str:
         if ctx.get("_said"):
-            return WORK_SAID.format(
+            return _(_MESSAGES["WORK_SAID"]).format(
                 said=ctx["_said"], brief_file=names.brief_file, goals_file=names.goals_file
             )
-        return WORK_RESUME
+        return _(_MESSAGES["WORK_RESUME"])
 
-    work = Step(names.work_step, worker, work_prompt, resume_prompt=work_resume, body=work_body)
+    work = Step(
+        names.work_step,
+        worker or worker_agent(),
+        work_prompt,
+        resume_prompt=work_resume,
+        body=work_body,
+    )
     return Workflow(
         [
             replace_step(clarify, body=clarify_body, after=clarify_after),
             replace_step(goals_step(settings=settings), after=goals_after),
-            with_goal(work, judge=judge, rounds=rounds, goals_file=names.goals_file),
+            with_goal(
+                work, judge=judge or judge_agent(), rounds=rounds, goals_file=names.goals_file
+            ),
         ],
         continuous=continuous,
         retries=retries,
@@ -333,4 +362,4 @@ def builtin_workflow(
     )
 
 
-__all__ = ["WORKER", "WORK_PROMPT", "WORK_RESUME", "WORK_SAID", "WakeMemo", "builtin_workflow"]
+__all__ = ["WakeMemo", "builtin_workflow", "worker_agent"]

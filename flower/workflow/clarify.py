@@ -17,6 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from flower.core.i18n import N_, _
 from flower.runtime.spec import AgentSpec, StepResult
 from flower.workflow.base import Context, Step, StepRun
 from flower.workflow.documents import (
@@ -25,6 +26,7 @@ from flower.workflow.documents import (
     MalformedGoalsWarning,
     WorkflowNames,
     append_to_brief,
+    brief_headings,
     brief_is_complete,
     extract_brief,
     is_complete_brief,
@@ -38,52 +40,110 @@ from flower.workflow.documents import (
 
 log = logging.getLogger(__name__)
 
-CLARIFY_RESUME = (
-    "接着上次没做完的需求确认继续——不要从头开始。已经问过、已经答过的不要再问;"
-    "还缺什么就接着问,齐了就写出完整的需求。"
-)
-"""Sent to a clarifier whose session died mid-confirmation (the seed's resume prompt)."""
+_MESSAGES = {
+    "CLARIFY_RESUME": N_(
+        "Carry on with the brief confirmation that was not finished; do not start over."
+        " Do not ask again what was asked and answered already; ask what is still missing,"
+        " and once everything is there, write the complete brief."
+    ),
+    # Sent to a clarifier whose session died mid-confirmation (the seed's resume prompt).
+    "CLARIFY_PROMPT": N_(
+        "What the user wants done:\n"
+        "\n"
+        "{request}\n"
+        "\n"
+        "First read the workspace and understand the task. If information is missing, ask"
+        " (all at once, few and precise questions);\n"
+        "once it is enough, write the brief with exactly these four second-level headings,"
+        " each with content:\n"
+        "\n"
+        "## Background\n"
+        "## What to do\n"
+        "## What not to do\n"
+        "## When it is done\n"
+    ),
+    "NO_ANSWER": N_(
+        "No one can answer questions now. On your most reasonable assumptions, write the"
+        " complete brief directly (four second-level headings, each with content)."
+    ),
+    "GOALS_PROMPT": N_(
+        "Below is the confirmed brief. Turn it into a list of goals that can be checked one"
+        ' by one: one per line, numbered like "1. ",\n'
+        "each one verifiable by reading files or running commands. Reply with the list"
+        " only.\n"
+        "\n"
+        "{brief}\n"
+    ),
+    "GOALS_RETRY": N_(
+        "I see no numbered list. Reply with the list only, one per line, starting with a"
+        ' number like "1. ".'
+    ),
+    "NOT_SAID": N_("(not said)"),
+    "DONE_WHEN": N_("What was asked is done and can be seen in the workspace: {request}"),
+    "NO_REQUEST": N_("(the user did not say; look at the workspace first)"),
+    "USER_ADDS": N_("The user adds: {said}"),
+}
+_INSTRUCTIONS = {
+    "clarifier": N_(
+        "You make the brief clear, by asking and writing, before anything is done. You"
+        " write no code."
+    ),
+    "goal-setter": N_(
+        "You turn the brief into acceptance goals that can be checked one by one. You list"
+        " goals only and implement nothing."
+    ),
+}
 
-CLARIFY_PROMPT = """\
-用户想做的事:
 
-{request}
+def message(name: str) -> str:
+    """One of this module's prompts, in the language of this wake."""
+    return _(_MESSAGES[name])
 
-先读一读工作区,弄清楚这件事。信息不够就提问(一次问清,问题要少而准);
-信息够了就写出需求,严格用下面四个二级标题,每节都要有内容:
 
-## 背景
-## 要做什么
-## 不做什么
-## 怎样算完成
-"""
+def clarifier() -> AgentSpec:
+    """The clarifier, its instructions in the language of this wake."""
+    return AgentSpec(
+        name="clarifier",
+        instructions=_(_INSTRUCTIONS["clarifier"]),
+        allowed_tools=["Read", "Glob", "Grep"],
+        max_turns=12,
+    )
 
-NO_ANSWER = "现在没人能回答问题。按你最合理的假设,直接写出完整的需求(四个二级标题,每节都要有内容)。"
 
-GOALS_PROMPT = """\
-下面是已经确认的需求。把它变成一份可以逐条验收的目标清单:每条一行,用 "1. " 这样的编号,
-每条都要能通过读文件或运行命令来核实。只回清单。
+def goal_setter() -> AgentSpec:
+    return AgentSpec(
+        name="goal-setter",
+        instructions=_(_INSTRUCTIONS["goal-setter"]),
+        allowed_tools=["Read", "Glob", "Grep"],
+        max_turns=8,
+    )
 
-{brief}
-"""
 
-GOALS_RETRY = '没有看到编号清单。只回清单,每条一行,以 "1. " 这样的编号开头。'
+def __getattr__(name: str) -> Any:
+    """``CLARIFY_RESUME``, ``NO_ANSWER``, ``CLARIFIER``...: read in the active language."""
+    if name in _MESSAGES:
+        return message(name)
+    if name == "CLARIFIER":
+        return clarifier()
+    if name == "GOAL_SETTER":
+        return goal_setter()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-CLARIFIER = AgentSpec(
-    name="clarifier",
-    instructions="你负责在动手之前把需求问清楚、写清楚。不写代码。",
-    allowed_tools=["Read", "Glob", "Grep"],
-    max_turns=12,
-)
-GOAL_SETTER = AgentSpec(
-    name="goal-setter",
-    instructions="你把需求变成可以逐条核实的验收目标。只列目标,不做实现。",
-    allowed_tools=["Read", "Glob", "Grep"],
-    max_turns=8,
-)
 
 Ask = Callable[[str], "str | Awaitable[str | None] | None"]
 """Shows the clarifier's questions to the user and returns the answer (None: no one)."""
+RequestAsBrief = Callable[[str], "bool | Awaitable[bool]"]
+"""Asked with the request once the exchanges ran out without a brief: True makes the
+request itself the brief, so the run goes on (a first run gets to work)."""
+
+
+def brief_from_request(request: str) -> str:
+    """A complete brief (the four sections) that is the request itself."""
+    text = request.strip()
+    bodies = (text, text, message("NOT_SAID"), message("DONE_WHEN").format(request=text))
+    return "".join(
+        f"## {title}\n\n{body}\n\n" for title, body in zip(brief_headings(), bodies, strict=True)
+    )
 
 
 # -- the steps -----------------------------------------------------------------------
@@ -100,16 +160,20 @@ def clarify_step(
     request: str | None,
     *,
     ask: Ask | None = None,
-    agent: AgentSpec = CLARIFIER,
+    agent: AgentSpec | None = None,
     settings: Any = None,
     max_exchanges: int = 6,
+    request_as_brief: RequestAsBrief | None = None,
 ) -> Step:
     """Confirm the brief with the user and freeze it into the brief file.
 
     ``ask(questions) -> answer`` talks to the user; without it (or when it returns
-    nothing) the clarifier writes the brief on its own assumptions.
+    nothing) the clarifier writes the brief on its own assumptions. When
+    ``max_exchanges`` pass without a brief, ``request_as_brief(request)`` decides
+    whether the request itself becomes the brief (without it, the step fails).
     """
     names = workflow_names(settings)
+    agent = agent or clarifier()
 
     def brief_path(ctx: Context) -> Path:
         return Path(ctx["_workspace"]) / names.brief_file
@@ -121,19 +185,23 @@ def clarify_step(
         ctx["_brief"] = ctx[names.clarify_step] = text
         return True
 
+    def asked(ctx: Context) -> str:
+        return (ctx.get("_request") or request or "").strip()  # _request: the builtin's memo
+
     def first(ctx: Context) -> str:
-        asked = (ctx.get("_request") or request or "").strip()  # _request: the builtin's memo
-        return CLARIFY_PROMPT.format(request=asked or "(用户没有说,先看看工作区)")
+        asked_for = asked(ctx)
+        return message("CLARIFY_PROMPT").format(request=asked_for or message("NO_REQUEST"))
 
     def resume(ctx: Context) -> str:
         said = ctx.get("_said")
-        return f"{CLARIFY_RESUME}\n\n用户补充:{said}" if said else CLARIFY_RESUME
+        resume = message("CLARIFY_RESUME")
+        return f"{resume}\n\n" + message("USER_ADDS").format(said=said) if said else resume
 
     async def body(run: StepRun) -> StepResult:
         prompt = run.first_prompt()
         result: StepResult | None = None
         gave_up_asking = ask is None
-        for _ in range(max_exchanges):
+        for _exchange in range(max_exchanges):
             result = await run.turn(prompt)
             if not result.ok:
                 return result
@@ -147,8 +215,19 @@ def clarify_step(
             answer = None if gave_up_asking or ask is None else await _ask(ask, result.text)
             if answer is None:
                 gave_up_asking = True
-            prompt = answer or NO_ANSWER
+            prompt = answer or message("NO_ANSWER")
         assert result is not None
+        wanted = asked(run.ctx)
+        if wanted and request_as_brief is not None:
+            decided = request_as_brief(wanted)
+            if inspect.isawaitable(decided):
+                decided = await decided
+            if decided:
+                brief = brief_from_request(wanted)
+                write_atomic(brief_path(run.ctx), brief)
+                run.ctx["_brief"] = brief
+                run.ctx["_brief_from_request"] = True
+                return result
         # the step fails though its last run ended well: recorded as such, in the manifest too
         verdict = replace(
             result, ok=False, error=f"the brief was not confirmed after {max_exchanges} exchanges"
@@ -161,7 +240,7 @@ def clarify_step(
 
 def goals_step(
     *,
-    agent: AgentSpec = GOAL_SETTER,
+    agent: AgentSpec | None = None,
     settings: Any = None,
 ) -> Step:
     """Derive the goals file from the brief; skipped while the goals file is complete.
@@ -170,6 +249,7 @@ def goals_step(
     new pass; the full brief is sent again on resume, which is what re-deriving needs.
     """
     names = workflow_names(settings)
+    agent = agent or goal_setter()
 
     def goals_path(ctx: Context) -> Path:
         return Path(ctx["_workspace"]) / names.goals_file
@@ -190,7 +270,7 @@ def goals_step(
 
     def prompt(ctx: Context) -> str:
         brief = ctx.get("_brief") or read_text(Path(ctx["_workspace"]) / names.brief_file) or ""
-        return GOALS_PROMPT.format(brief=brief.strip())
+        return message("GOALS_PROMPT").format(brief=brief.strip())
 
     async def body(run: StepRun) -> StepResult:
         result = await run.turn(run.first_prompt())
@@ -203,7 +283,7 @@ def goals_step(
                 run.ctx["_goals"] = goals
                 return result
             if attempt < 2:
-                result = await run.turn(GOALS_RETRY)
+                result = await run.turn(message("GOALS_RETRY"))
         result.ok = False
         result.error = "the goal-setting step gave no numbered goals"
         return result
@@ -214,15 +294,16 @@ def goals_step(
 __all__ = [
     "ADDENDUM_SECTION",
     "BRIEF_SECTIONS",
-    "CLARIFIER",
-    "CLARIFY_RESUME",
-    "GOAL_SETTER",
     "MalformedGoalsWarning",
+    "RequestAsBrief",
     "WorkflowNames",
     "append_to_brief",
+    "brief_from_request",
     "brief_is_complete",
+    "clarifier",
     "clarify_step",
     "extract_brief",
+    "goal_setter",
     "goals_step",
     "is_complete_brief",
     "parse_goals",

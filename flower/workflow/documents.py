@@ -12,10 +12,32 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from flower.core.i18n import N_, _, available_languages, every_translation, translations
+
 BRIEF_SECTIONS = ("背景", "要做什么", "不做什么", "怎样算完成")
-"""The four sections of a complete brief, as ``## <name>`` headings."""
+"""The four sections of a complete brief, as ``## <name>`` headings (in Chinese; see
+:func:`brief_headings` for the active language's, and any language's are recognised)."""
+_SECTION_MESSAGES = (
+    N_("Background"),
+    N_("What to do"),
+    N_("What not to do"),
+    N_("When it is done"),
+)
 ADDENDUM_SECTION = "补充"
 """Where what the user says on later wakes is appended to the brief."""
+_ADDENDUM_MESSAGE = N_("Added later")
+
+
+def brief_headings() -> tuple[str, ...]:
+    """The four section names in the language of this wake."""
+    return tuple(_(name) for name in _SECTION_MESSAGES)
+
+
+def _headings_of_every_language() -> list[tuple[str, ...]]:
+    return [
+        tuple(translations(lang).gettext(name) for name in _SECTION_MESSAGES)
+        for lang in available_languages()
+    ]
 
 
 @dataclass(frozen=True)
@@ -54,13 +76,19 @@ def brief_sections(text: str) -> dict[str, str]:
 
 
 def is_complete_brief(text: str) -> bool:
+    """All four sections have text, under the headings of any one language flower speaks
+    (a brief written in Chinese stays complete when the user switches to English)."""
     sections = brief_sections(text)
-    return all(sections.get(name, "").strip() for name in BRIEF_SECTIONS)
+    return any(
+        all(sections.get(name, "").strip() for name in names)
+        for names in _headings_of_every_language()
+    )
 
 
 def extract_brief(reply: str) -> str | None:
     """The complete brief inside an agent's reply (from its first section on), or None."""
-    first = re.search(rf"^##\s+{re.escape(BRIEF_SECTIONS[0])}", reply, re.MULTILINE)
+    firsts = "|".join(re.escape(names[0]) for names in _headings_of_every_language())
+    first = re.search(rf"^##\s+(?:{firsts})", reply, re.MULTILINE)
     if first is None:
         return None
     text = reply[first.start() :]
@@ -100,8 +128,9 @@ def write_atomic(path: Path, text: str) -> None:
 def append_to_brief(path: Path, said: str, when: str) -> None:
     """Append what the user said on a wake under ``## 补充`` (created once)."""
     text = read_text(path) or ""
-    if f"## {ADDENDUM_SECTION}" not in text:
-        text = text.rstrip() + f"\n\n## {ADDENDUM_SECTION}\n"
+    known = {ADDENDUM_SECTION} | every_translation(_ADDENDUM_MESSAGE)
+    if not any(f"## {name}" in text for name in known):
+        text = text.rstrip() + f"\n\n## {_(_ADDENDUM_MESSAGE)}\n"
     text = text.rstrip() + f"\n\n- {when}: {said.strip()}\n"
     write_atomic(path, text)
 

@@ -15,38 +15,57 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from flower.core.i18n import N_, _
 from flower.runtime.spec import AgentSpec, StepResult
 from flower.workflow.base import Step, StepRun, one_turn, replace_step
 from flower.workflow.documents import read_goals, workflow_names
 
-JUDGE = AgentSpec(
-    name="judge",
-    instructions=(
-        "你是验收人。你只相信工作区里能看到、能跑出来的东西,不相信任何说法。"
-        "逐条核对目标,不替执行者找理由。"
-    ),
-    allowed_tools=["Read", "Glob", "Grep", "Bash"],
-    max_turns=30,
+_JUDGE_INSTRUCTIONS = N_(
+    "You are the one who accepts the work. You believe only what can be seen in the"
+    " workspace and run there, never what anyone says. Check the goals one by one; do not"
+    " make excuses for the one who did the work."
 )
+_MESSAGES = {
+    "JUDGE_PROMPT": N_(
+        "Check one by one whether the goals in {goals_file} are met in the workspace. Read"
+        " the files and run the commands yourself to verify.\n"
+        "\n"
+        "Goals:\n"
+        "{goals}\n"
+        "\n"
+        "Finally give your verdict in this format, one line per goal, leaving none out:\n"
+        "1. met — the evidence\n"
+        "2. not met — what is missing, and where\n"
+    ),
+    "SEND_BACK": N_(
+        "The acceptance check did not pass. These goals are not met yet:\n"
+        "\n"
+        "{findings}\n"
+        "\n"
+        "Carry on and get them done. Do not tear down what is done already.\n"
+    ),
+    "NO_VERDICT": N_("the judge gave no verdict"),
+}
 
-JUDGE_PROMPT = """\
-逐条核对 {goals_file} 里的目标是否已在工作区里达成。自己去读文件、跑命令核实。
 
-目标:
-{goals}
+def judge_agent() -> AgentSpec:
+    """The judge, its instructions in the language of this wake."""
+    return AgentSpec(
+        name="judge",
+        instructions=_(_JUDGE_INSTRUCTIONS),
+        allowed_tools=["Read", "Glob", "Grep", "Bash"],
+        max_turns=30,
+    )
 
-最后按这个格式给出结论,每条目标一行,一条不漏:
-1. 达成 — 依据
-2. 未达成 — 缺什么、在哪里
-"""
 
-SEND_BACK = """\
-验收没有通过。下面这些目标还没达成:
+def __getattr__(name: str) -> Any:
+    """``JUDGE``, ``JUDGE_PROMPT``, ``SEND_BACK``: read in the active language."""
+    if name in _MESSAGES:
+        return _(_MESSAGES[name])
+    if name == "JUDGE":
+        return judge_agent()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-{findings}
-
-接着干,把它们做完。做完的不要推倒重来。
-"""
 
 _MET = ("未达成", "未完成", "unmet", "not met", "fail", "❌", "[ ]", "no")
 _OK = ("达成", "已达成", "完成", "met", "pass", "✅", "[x]", "yes")
@@ -105,7 +124,7 @@ def parse_verdict(reply: str, goals: list[str]) -> Verdict:
             found[number] = (status, note)
     verdict = Verdict(goals=list(goals))
     for n in range(1, len(goals) + 1):
-        status, note = found.get(n, (False, "验收人没有给出结论"))
+        status, note = found.get(n, (False, _(_MESSAGES["NO_VERDICT"])))
         verdict.met.append(status)
         verdict.notes.append(note)
     return verdict
@@ -115,7 +134,7 @@ def with_goal(
     step: Step,
     *,
     goals_file: str | None = None,
-    judge: AgentSpec = JUDGE,
+    judge: AgentSpec | None = None,
     rounds: int | None = None,
 ) -> Step:
     """``step`` followed by the judge gate (see the module docstring).
@@ -128,6 +147,7 @@ def with_goal(
     if rounds is not None and rounds < 1:
         raise ValueError(f"rounds must be >= 1, got {rounds}")
     inner = step.body or one_turn
+    judge = judge or judge_agent()
 
     async def gated(run: StepRun) -> StepResult:
         names = workflow_names(run.settings)
@@ -151,7 +171,8 @@ def with_goal(
             if verdict.all_met or n == limit:
                 return result
             result = await run.turn(
-                SEND_BACK.format(findings=verdict.findings()), label=f"{step.name}#round{n + 1}"
+                _(_MESSAGES["SEND_BACK"]).format(findings=verdict.findings()),
+                label=f"{step.name}#round{n + 1}",
             )
         return result
 
@@ -160,7 +181,7 @@ def with_goal(
 
 def _judge_prompt(path: Path, goals: list[str]) -> str:
     listed = "\n".join(f"{i}. {g}" for i, g in enumerate(goals, 1))
-    return JUDGE_PROMPT.format(goals_file=path.name, goals=listed)
+    return _(_MESSAGES["JUDGE_PROMPT"]).format(goals_file=path.name, goals=listed)
 
 
 def _set(run: StepRun, name: str, verdict: Verdict | None, met: bool | None) -> None:
@@ -169,4 +190,4 @@ def _set(run: StepRun, name: str, verdict: Verdict | None, met: bool | None) -> 
     run.ctx["_goal_met"] = met
 
 
-__all__ = ["JUDGE", "Verdict", "parse_verdict", "with_goal"]
+__all__ = ["Verdict", "judge_agent", "parse_verdict", "with_goal"]

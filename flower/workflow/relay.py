@@ -27,42 +27,61 @@ import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from flower.core.i18n import N_, _, every_translation
 from flower.core.telemetry import tracing_of
 from flower.runtime.spec import STOP_CONTEXT_LIMIT, StepResult
 
 log = logging.getLogger(__name__)
 
-HANDOFF_PROMPT = """\
-这段对话的上下文快满了,接下来会换一个全新的会话接着干,它看不到这里的任何内容。
-写一份交接文档给它:要做的事和验收目标在哪里、已经做完了什么、现在做到哪一步、
-试过但走不通的路和原因、接下来的几步、要注意的坑。只写交接文档本身,用 Markdown。
-"""
+_MESSAGES = {
+    "HANDOFF_PROMPT": N_(
+        "The context of this conversation is nearly full; a brand-new session will carry on"
+        " next, and it sees nothing of what is here.\n"
+        "Write it a handoff document: where the task and the acceptance goals are, what is"
+        " done, how far the work has got,\n"
+        "the paths tried that did not work and why, the next few steps, the pitfalls to"
+        " watch for. Write only the handoff document itself, in Markdown.\n"
+    ),
+    "RELAY_SEED": N_(
+        "You take over a task that is half done. The previous session's handoff document is"
+        " at {path}; it says:\n"
+        "\n"
+        "{doc}\n"
+        "\n"
+        "---\n"
+        "\n"
+    ),
+    "FALLBACK_DOC": N_(
+        "(The previous session could not write a handoff document.)\n"
+        "The task and the acceptance goals are in the brief and goals files in the"
+        " workspace; look at the state of the workspace first, then carry on.\n"
+        "What the previous session said last:\n"
+        "\n"
+        "{last}\n"
+    ),
+    "RELAY_CONTINUE": N_(
+        "The previous session got this task half done and stopped only because its context"
+        " was nearly full; it hands it to you. The words it was given:\n"
+        "\n"
+        "{prompt}\n"
+        "\n"
+        'Carry on with the "next steps" of the handoff document; do not redo what is done.\n'
+    ),
+    "NOTHING_SAID": N_("(nothing)"),
+}
 
-RELAY_SEED = """\
-你接手一件做到一半的事。上一个会话的交接文档在 {path},内容如下:
 
-{doc}
-
----
-
-"""
-
-FALLBACK_DOC = """\
-(上一个会话没能写出交接文档。)
-要做的事和验收目标见工作区里的需求与目标文件;先看工作区的现状再接着做。
-上一个会话最后说的是:
-
-{last}
-"""
+def message(name: str) -> str:
+    """One of the relay's prompts, in the language of this wake."""
+    return _(_MESSAGES[name])
 
 
-RELAY_CONTINUE = """\
-上一个会话做这件事做到一半,上下文快满了才停下,交给你接着做。它收到的原话是:
+def __getattr__(name: str) -> Any:
+    """``HANDOFF_PROMPT``, ``RELAY_SEED``...: read in the active language."""
+    if name in _MESSAGES:
+        return message(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-{prompt}
-
-从交接文档里"接下来"的那几步接着做,已经做完的不要重做。
-"""
 
 MAX_RELAYS_PER_TURN = 8
 """Relays one turn of a step may go through before it is reported as failed."""
@@ -137,8 +156,8 @@ def left_in(entries: list[dict[str, Any]]) -> LeftHandoff:
     asked = None
     for i in range(len(entries) - 1, -1, -1):
         words = "".join(prompt_texts(entries[i]))
-        if words and words != RESUME_PROMPT:
-            asked = i if words == HANDOFF_PROMPT else None
+        if words and words not in every_translation(RESUME_PROMPT):
+            asked = i if words in every_translation(_MESSAGES["HANDOFF_PROMPT"]) else None
             break
     if asked is None:
         return NOTHING_LEFT
@@ -148,9 +167,9 @@ def left_in(entries: list[dict[str, Any]]) -> LeftHandoff:
         if e.get("type") == "assistant" and not is_synthetic_error(e)
     ]
     if not replies:  # the request still waits as it was sent
-        return LeftHandoff(asking=HANDOFF_PROMPT, answered=None)
+        return LeftHandoff(asking=message("HANDOFF_PROMPT"), answered=None)
     if tool_uses(replies[-1]):  # a round of the answer was cut
-        return LeftHandoff(asking=RESUME_PROMPT, answered=None)
+        return LeftHandoff(asking=_(RESUME_PROMPT), answered=None)
     doc = "".join(message_texts(replies[-1]))
     return LeftHandoff(asking=None, answered=doc) if doc.strip() else NOTHING_LEFT
 
@@ -251,11 +270,12 @@ async def relay(
     *,
     label: str,
     answered: str | None = None,
-    asking: str = HANDOFF_PROMPT,
+    asking: str | None = None,
 ) -> StepResult:
     """:func:`_relay` inside a ``flower.relay`` span."""
     where = {"flower.step.name": run.name, "flower.relay.from_session": run.session_id}
     with tracing_of(run.runtime).span("flower.relay", where) as span:
+        asking = asking or message("HANDOFF_PROMPT")
         result = await _relay(run, prompt, label=label, answered=answered, asking=asking)
         span.set({"flower.relay.to_session": result.session_id})
     return result
@@ -285,7 +305,8 @@ async def _relay(
         handoff = await run.raw_turn(asking, resume=old, label=label, limited=False)
     body = handoff.text if handoff.ok and handoff.text.strip() else ""
     if not body:
-        body = FALLBACK_DOC.format(last=handoff.text.strip() or "(无)")
+        last = handoff.text.strip() or message("NOTHING_SAID")
+        body = message("FALLBACK_DOC").format(last=last)
     # a killed run may have written it already (and you may have edited it since)
     path = written_handoff(run.workspace, run.name, old) if answered is not None else None
     if path is None:
@@ -296,7 +317,7 @@ async def _relay(
         shown = path.relative_to(run.workspace)
     except ValueError:
         shown = path
-    seeded = RELAY_SEED.format(path=shown, doc=doc.strip()) + prompt
+    seeded = message("RELAY_SEED").format(path=shown, doc=doc.strip()) + prompt
     run.session_id = None
     result: StepResult = await run.raw_turn(seeded, resume=None, label=label, relay_from=old)
     fresh_turns = result.num_turns
@@ -340,7 +361,9 @@ async def relay_while_full(run: Any, result: StepResult, prompt: str, *, label: 
             )
             return result
         earlier = result
-        result = await relay(run, RELAY_CONTINUE.format(prompt=prompt.strip()), label=label)
+        result = await relay(
+            run, message("RELAY_CONTINUE").format(prompt=prompt.strip()), label=label
+        )
         absorb(result, earlier)
         relays += 1
     return result
@@ -360,10 +383,7 @@ def absorb(result: StepResult, earlier: StepResult) -> None:
 
 
 __all__ = [
-    "HANDOFF_PROMPT",
     "NOTHING_LEFT",
-    "RELAY_CONTINUE",
-    "RELAY_SEED",
     "LeftHandoff",
     "absorb",
     "expected_growth",

@@ -23,7 +23,7 @@ from resilience_helpers import FakeClock
 
 from flower.core.config import ResilienceConfig, SessionsConfig, Settings
 from flower.core.records import SessionKey
-from flower.core.resilience import RESUME_PROMPT, Resilience
+from flower.core.resilience import Resilience
 from flower.runtime.engine import Runtime
 from flower.runtime.spec import AgentSpec, StepResult
 from flower.testing.fake_api import (
@@ -34,6 +34,7 @@ from flower.testing.fake_api import (
     text,
     unauthorized,
 )
+from flower.workflow.base import RETRY_PROMPT as RESUME_PROMPT  # in this wake's language
 from flower_plugins.probes import TcpProber
 
 AGENT = AgentSpec(name="worker", instructions="Answer in one line.", max_turns=2)

@@ -9,6 +9,7 @@ import pytest
 
 from flower.core.config import ResilienceConfig, load_settings
 from flower.core.errors import ConfigError
+from flower.core.i18n import language
 from flower.core.resilience import (
     RESUME_PROMPT,
     Resilience,
@@ -103,7 +104,10 @@ def test_defaults_are_the_seeds() -> None:
         conf.max_offline_wait,
         conf.retry_unknown,
     ) == (6, 4.0, 120.0, 5.0, 15.0, 3600.0, True)
-    assert Resilience.resume_prompt == RESUME_PROMPT
+    zh = "上一轮中途被打断了,没有做完。先看看工作台上已经写下的东西,从断的地方接着做,"
+    assert Resilience().resume_prompt == zh + "不要从头开始。"
+    with language("en"):  # one language per wake: the prompt follows it
+        assert Resilience().resume_prompt == RESUME_PROMPT
     assert "interrupted" in RESUME_PROMPT and "do not start over" in RESUME_PROMPT
 
 

@@ -15,7 +15,12 @@ from flower.core.config import Settings, WorkflowConfig
 from flower.core.manifest import read_manifest
 from flower.testing.fake_api import FakeMessagesAPI, RecordedRequest, text
 from flower.workflow.builtin import WORK_RESUME, builtin_workflow
-from flower.workflow.clarify import CLARIFY_RESUME, MalformedGoalsWarning, read_goals
+from flower.workflow.clarify import (
+    CLARIFY_RESUME,
+    MalformedGoalsWarning,
+    is_complete_brief,
+    read_goals,
+)
 
 BRIEF = """\
 好的,需求如下:
@@ -494,22 +499,52 @@ def test_a_request_the_brief_holds_is_forgotten_when_a_kill_came_between(
     assert "request" not in json.loads(path.read_text(encoding="utf-8"))
 
 
-def test_a_brief_never_confirmed_is_a_failure_the_manifest_and_the_cli_show(
+def test_a_brief_never_confirmed_is_a_failure_the_manifest_shows(
     in_tmp: Path, fake: FakeMessagesAPI
 ) -> None:
+    """Told not to go on with the request (a user who said n), the step fails as before."""
+    asked: list[str] = []
+
+    def decline(request: str) -> bool:
+        asked.append(request)
+        return False
+
+    fake.set_script(Model(clarifier="输出格式要单文件还是目录?"))  # never a brief
+    ctx = asyncio.run(wake("写个脚本", request_as_brief=decline))
+    assert not ctx["_ok"] and ctx["_failed"] == "确认需求"
+    assert asked == ["写个脚本"]  # asked once, with the request
+    records = read_manifest("runs")
+    assert records[-1]["step"] == "确认需求" and records[-1]["ok"] is False
+    assert "the brief was not confirmed after 6 exchanges" in records[-1]["error"]
+    assert not (in_tmp / "需求.md").exists()
+
+
+def test_a_first_run_with_yes_goes_on_with_the_request_as_the_brief(
+    in_tmp: Path, fake: FakeMessagesAPI
+) -> None:
+    """Issue 23 item 7: a model that never writes a brief no longer stops a --yes run."""
     from typer.testing import CliRunner
 
     from flower.cli.main import build_app
 
-    fake.set_script(Model(clarifier="输出格式要单文件还是目录?"))  # never a brief
-    result = CliRunner().invoke(build_app(), ["run", "--yes", "写个脚本"])
-    assert result.exit_code == 1
-    assert "!! 确认需求 failed: the brief was not confirmed after 6 exchanges" in result.output
-    assert result.output.count("!! 确认需求 failed") == 1
-    records = read_manifest("runs")
-    assert records[-1]["step"] == "确认需求" and records[-1]["ok"] is False
-    assert "not confirmed" in records[-1]["error"]
-    assert "== 7 runs" in result.output  # six exchanges and the verdict on them
+    model = Model(
+        clarifier="输出格式要单文件还是目录?",  # never a brief
+        **{"goal-setter": "1. 有 md2html.py"},
+        worker="做完了",
+        judge="1. 达成",
+    )
+    fake.set_script(model)
+    result = CliRunner().invoke(build_app(), ["run", "--yes", "写个 md 转 html 的脚本"])
+    assert result.exit_code == 0, result.output
+    assert result.output.count("   -> 这句话本身就是需求(需求.md),接着设定目标、干活") == 1
+    assert len(model.seen["clarifier"]) == 6  # the exchanges, then no seventh request
+    brief = (in_tmp / "需求.md").read_text(encoding="utf-8")
+    assert brief.count("写个 md 转 html 的脚本") == 3
+    assert is_complete_brief(brief)  # frozen: the next wake skips confirming it
+    assert "写个 md 转 html 的脚本" in last_user_text(model.seen["goal-setter"][0])
+    assert steps_in_manifest() == ["确认需求"] * 6 + ["设定目标", "干活", "干活·判定#1"]
+    again = CliRunner().invoke(build_app(), ["run", "--yes"])
+    assert again.exit_code == 0 and len(model.seen["clarifier"]) == 6
 
 
 def test_the_same_sentence_said_on_a_later_wake_reaches_the_worker_again(

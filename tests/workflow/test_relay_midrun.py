@@ -328,7 +328,7 @@ def test_a_handoff_answered_after_a_retry_is_not_asked_again(
     """The handoff's reply was cut, the engine's retry said "go on" (its resume prompt)
     and the document came in answer to that; the run was killed before the new
     session existed. The handoff is still the request that reply answers."""
-    from flower.core.resilience import RESUME_PROMPT
+    from flower.workflow.base import RETRY_PROMPT as RESUME_PROMPT  # in this wake's language
 
     doc = "## 进度\n读了三遍,接着读"
     old = worked_a_while(in_tmp, fake)
@@ -353,7 +353,7 @@ def test_a_handoff_cut_in_the_middle_of_its_own_tool_calls_is_finished_not_asked
 ) -> None:
     """Killed while the old session, writing its handoff, waited for a tool: the next
     run finishes that request (the engine's resume prompt) instead of asking again."""
-    from flower.core.resilience import RESUME_PROMPT
+    from flower.workflow.base import RETRY_PROMPT as RESUME_PROMPT  # in this wake's language
 
     old = worked_a_while(in_tmp, fake)
     looked = {

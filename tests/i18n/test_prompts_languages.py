@@ -1,0 +1,88 @@
+"""What the model reads follows the wake's language: one language per wake, never mixed."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from flower.core.i18n import language
+from flower.testing.fake_api import FakeMessagesAPI, RecordedRequest, text
+from flower.workflow.builtin import builtin_workflow
+from flower.workflow.clarify import is_complete_brief
+
+CJK = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
+LATIN_WORD = re.compile(r"\b(?:the|and|brief|goals?|you|workspace)\b", re.IGNORECASE)
+BRIEF = {
+    "en": "## Background\nnotes\n\n## What to do\na script\n\n## What not to do\nno GUI\n\n"
+    "## When it is done\nit runs\n",
+    "zh_CN": "## 背景\n笔记\n\n## 要做什么\n脚本\n\n## 不做什么\n不做界面\n\n## 怎样算完成\n能跑\n",
+}
+REQUEST = {"en": "write a script", "zh_CN": "写个脚本"}
+
+
+@pytest.fixture
+def fake(in_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeMessagesAPI]:
+    with FakeMessagesAPI() as api:
+        monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+        monkeypatch.setenv("FLOWER_RESILIENCE_MAX_ATTEMPTS", "1")
+        for name, value in api.env().items():
+            monkeypatch.setenv(name, value)
+        yield api
+
+
+def _words(req: RecordedRequest) -> str:
+    """Everything flower wrote into the request: the system prompt and the user turns."""
+    system = req.body.get("system")
+    parts = [system if isinstance(system, str) else json.dumps(system, ensure_ascii=False)]
+    for message in req.messages:
+        if message["role"] == "user":
+            parts.append(json.dumps(message["content"], ensure_ascii=False))
+    return "\n".join(parts)
+
+
+def _model(lang: str, seen: list[RecordedRequest]) -> Any:
+    def answer(req: RecordedRequest) -> Any:
+        seen.append(req)
+        system = _words(req).split("\n", 1)[0]
+        n = len(seen)
+        if n == 1:
+            return text(BRIEF[lang])  # the clarifier
+        if n == 2:
+            return text("1. it runs")  # the goal setter
+        if "1. " in system or n == 4:
+            return text("1. met")  # the judge
+        return text("done")
+
+    return answer
+
+
+@pytest.mark.parametrize("lang", ["en", "zh_CN"])
+def test_a_wake_sends_the_model_one_language(
+    in_tmp: Path, fake: FakeMessagesAPI, lang: str
+) -> None:
+    from flower.runtime.engine import Runtime
+
+    seen: list[RecordedRequest] = []
+    fake.set_script(_model(lang, seen))
+    with language(lang):
+        rt = Runtime(workspace=".", run_dir="runs")
+        try:
+            ctx = asyncio.run(builtin_workflow(REQUEST[lang], settings=rt.settings).run(rt))
+        finally:
+            rt.close()
+    assert ctx["_ok"], ctx.get("_failed")
+    assert len(seen) == 4  # clarifier, goal setter, worker, judge
+    assert is_complete_brief((in_tmp / "需求.md").read_text(encoding="utf-8"))
+    for req in seen:
+        # the brief and goals files keep the seed's names in either language for now
+        words = _words(req).replace("需求.md", "").replace("目标.md", "")
+        if lang == "en":
+            assert not CJK.search(words), words
+        else:
+            assert CJK.search(words) and not LATIN_WORD.search(words), words
