@@ -13,6 +13,7 @@ from typing import Any
 
 from flower.cli.output import compact_json, counted, is_tty
 from flower.core.records import Entry
+from flower.core.transcript.blocks import content_words
 
 MAX_TEXT = 2000
 MAX_ARGS = 200
@@ -30,17 +31,8 @@ def shorten(text: str, limit: int) -> str:
 
 
 def _result_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for block in content:
-            if isinstance(block, dict) and block.get("type") == "text":
-                parts.append(str(block.get("text", "")))
-            elif isinstance(block, dict):
-                parts.append(f"[{block.get('type', 'block')}]")
-        return "\n".join(parts)
-    return compact_json(content)
+    words = content_words(content)
+    return compact_json(content) if words is None else words
 
 
 def _user_lines(message: dict[str, Any]) -> Iterator[Line]:

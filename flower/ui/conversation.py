@@ -16,6 +16,7 @@ import msgspec
 
 from flower.core.entries import is_synthetic_error
 from flower.core.records import Entry
+from flower.core.transcript.blocks import content_words
 
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 """Media types an image block may be shown as (a data: URL of any other is not made)."""
@@ -70,17 +71,10 @@ class Item(msgspec.Struct):
 
 
 def text_of(content: Any) -> str:
-    """The words of a message or tool result ``content`` (string or blocks)."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for block in content:
-            if isinstance(block, dict) and block.get("type") == "text":
-                parts.append(str(block.get("text", "")))
-            elif isinstance(block, dict) and block.get("type") != "image":
-                parts.append(f"[{block.get('type', 'block')}]")
-        return "\n".join(parts)
+    """The words of a message or tool result ``content`` (images are shown on their own)."""
+    words = content_words(content, skip=("image",))
+    if words is not None:
+        return words
     return "" if content is None else json.dumps(content, ensure_ascii=False)
 
 

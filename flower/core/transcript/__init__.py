@@ -27,6 +27,7 @@ from __future__ import annotations
 from flower.core.transcript.blocks import (
     CONVERSATION_TYPES,
     content_blocks,
+    content_words,
     is_conversation,
     iter_blocks,
     message_of,
@@ -82,6 +83,7 @@ __all__ = [
     "active_chain",
     "check_conversation",
     "content_blocks",
+    "content_words",
     "context_tokens",
     "conversation",
     "conversation_problems",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Any
 
 from flower.core.records import Entry
@@ -85,6 +85,25 @@ def result_text(block: Mapping[str, Any]) -> str:
             if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
         )
     return ""
+
+
+def content_words(content: Any, *, skip: Collection[str] = ()) -> str | None:
+    """The words of a message or tool result ``content`` for a reader: its text blocks,
+    ``[type]`` standing for each other block (but the kinds in ``skip``); None when
+    ``content`` is neither a string nor a list of blocks."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return None
+    parts = []
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "text":
+            parts.append(str(block.get("text", "")))
+        elif block.get("type") not in skip:
+            parts.append(f"[{block.get('type', 'block')}]")
+    return "\n".join(parts)
 
 
 def prompt_texts(entry: Mapping[str, Any]) -> list[str]:
