@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from flower.core.i18n import set_language
+from flower.core.i18n import language, set_language
 from flower.testing.postgres import PostgresUnavailable, require_postgres, temporary_schema
 from flower.testing.signals import let_children_hear_ctrl_c
 
@@ -41,6 +41,16 @@ def seed_language() -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("FLOWER_LANG", TEST_LANGUAGE)
         set_language(TEST_LANGUAGE)
+        yield
+
+
+@pytest.fixture
+def english(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Speak English in the test and in every flower it starts: for the tests whose
+    expected text is flower's English output (``pytestmark = pytest.mark.usefixtures(
+    "english")``); the seed page's Chinese stays pinned everywhere else."""
+    monkeypatch.setenv("FLOWER_LANG", "en")
+    with language("en"):
         yield
 
 
