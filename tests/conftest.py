@@ -44,6 +44,22 @@ def seed_language() -> Iterator[None]:
         yield
 
 
+@pytest.fixture(autouse=True)
+def seed_language_again() -> None:
+    """Each test starts in the seed page's language, whichever one a test before it left
+    active (a command run in-process speaks the language its settings choose)."""
+    set_language(TEST_LANGUAGE)
+
+
+@pytest.fixture
+def english(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """This test, and every flower it starts, speaks English: for tests of the messages
+    that are not the seed page's (``pytestmark = pytest.mark.usefixtures("english")``)."""
+    monkeypatch.setenv("FLOWER_LANG", "en")
+    with language("en"):
+        yield
+
+
 @pytest.fixture
 def english(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Speak English in the test and in every flower it starts: for the tests whose
