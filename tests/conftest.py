@@ -53,15 +53,6 @@ def seed_language_again() -> None:
 
 @pytest.fixture
 def english(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """This test, and every flower it starts, speaks English: for tests of the messages
-    that are not the seed page's (``pytestmark = pytest.mark.usefixtures("english")``)."""
-    monkeypatch.setenv("FLOWER_LANG", "en")
-    with language("en"):
-        yield
-
-
-@pytest.fixture
-def english(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Speak English in the test and in every flower it starts: for the tests whose
     expected text is flower's English output (``pytestmark = pytest.mark.usefixtures(
     "english")``); the seed page's Chinese stays pinned everywhere else."""
