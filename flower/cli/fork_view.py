@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from flower.core.i18n import _
+
 if TYPE_CHECKING:
     from flower.core.protocols import SessionStoreBase
     from flower.core.records import SessionKey
@@ -15,9 +17,15 @@ def fork_marks(store: SessionStoreBase, key: SessionKey) -> tuple[str, dict[str,
     from flower.core.fork import fork_points, origin_of
 
     origin = origin_of(store, key)
-    suffix = "" if origin is None else f", forked from {origin.session_id} at {origin.message_uuid}"
+    suffix = (
+        ""
+        if origin is None
+        else _(", forked from {session} at {uuid}").format(
+            session=origin.session_id, uuid=origin.message_uuid
+        )
+    )
     notes = {
-        uuid: [f"session {sid} was forked here" for sid in sids]
+        uuid: [_("session {session} was forked here").format(session=sid) for sid in sids]
         for uuid, sids in fork_points(store, key).items()
     }
     return suffix, notes

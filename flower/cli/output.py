@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Any, TextIO
 
+from flower.core.i18n import ngettext
+
 
 @cache
 def _encoder() -> Any:
@@ -55,15 +57,44 @@ def _escaped_json(value: Any, **options: Any) -> str:
 def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
     """Columns aligned with spaces, one row a line, so the output stays greppable."""
     cells = [[str(h) for h in headers]] + [["" if c is None else str(c) for c in r] for r in rows]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    widths = [max(shown_width(row[i]) for row in cells) for i in range(len(headers))]
     for row in cells:
-        line = "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row))
+        line = "  ".join(pad(cell, widths[i]) for i, cell in enumerate(row))
         sys.stdout.write(line.rstrip() + "\n")
+
+
+def shown_width(text: str) -> int:
+    """How many terminal columns ``text`` takes: a wide character (Chinese) two."""
+    import unicodedata
+
+    if text.isascii():
+        return len(text)
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def pad(text: str, width: int, *, right: bool = False) -> str:
+    """``text`` padded with spaces to ``width`` columns (:func:`shown_width`), on the
+    right (left-aligned), or on the left with ``right``."""
+    fill = " " * max(0, width - shown_width(text))
+    return fill + text if right else text + fill
 
 
 def is_tty(stream: Any) -> bool:
     isatty = getattr(stream, "isatty", None)
     return bool(isatty and isatty())
+
+
+def n_sessions(count: int) -> str:
+    """``1 session``, ``2 sessions``, in the active language."""
+    return ngettext("{count} session", "{count} sessions", count).format(count=count)
+
+
+def n_transcripts(count: int) -> str:
+    return ngettext("{count} transcript", "{count} transcripts", count).format(count=count)
+
+
+def n_entries(count: int) -> str:
+    return ngettext("{count} entry", "{count} entries", count).format(count=count)
 
 
 def counted(n: int, noun: str, plural: str | None = None) -> str:

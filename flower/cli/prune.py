@@ -13,6 +13,7 @@ import typer
 
 from flower.cli.session_ids import ProjectOption
 from flower.core.errors import UnknownSessionError
+from flower.core.i18n import _, ngettext
 
 
 def prune_report(
@@ -55,7 +56,9 @@ def prune_report(
             key = find_key(store, session_id, where, project)
             raw = store.load(key)
             if raw is None:  # removed since it was found
-                raise UnknownSessionError(f"no session {key.session_id} in {where}")
+                raise UnknownSessionError(
+                    _("no session {session} in {store}").format(session=key.session_id, store=where)
+                )
             chain = active_chain(raw)  # what the model would be sent, before any policy
             pruned, stats, off_chain = view.prune_loaded_in_detail(key, raw)
         finally:
@@ -101,11 +104,15 @@ def _last_usage(entries: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 
 def render_report(report: dict[str, Any]) -> str:
-    rows = [("policy", "removed", "changed", "added", "bytes saved", "~tokens saved")]
+    from flower.cli.output import pad, shown_width
+
+    rows = [
+        (_("policy"), _("removed"), _("changed"), _("added"), _("bytes saved"), _("~tokens saved"))
+    ]
     for p in report["policies"]:
         rows.append(
             (
-                p["policy"] + (" (FAILED)" if p["error"] else ""),
+                _("{policy} (FAILED)").format(policy=p["policy"]) if p["error"] else p["policy"],
                 str(p["removed"]),
                 str(p["changed"]),
                 str(p["added"]),
@@ -113,33 +120,51 @@ def render_report(report: dict[str, Any]) -> str:
                 str(p["tokens_saved"]),
             )
         )
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = [f"session {report['session_id']} ({report['project_key']})"]
+    widths = [max(shown_width(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = [
+        _("session {session} ({project})").format(
+            session=report["session_id"], project=report["project_key"]
+        )
+    ]
     for row in rows:
-        cells = [row[0].ljust(widths[0])] + [
-            c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True)
+        cells = [pad(row[0], widths[0])] + [
+            pad(c, w, right=True) for c, w in zip(row[1:], widths[1:], strict=True)
         ]
         lines.append("  ".join(cells).rstrip())
     chain = report["chain_bytes"]
     entries = report["entries"]
+    summary = _(
+        "entries {stored} stored, {chain} on the active chain -> {pruned}, messages "
+        "{messages} -> {messages_pruned}; conversation {bytes} -> {bytes_pruned} bytes ({saved})"
+    )
     lines.append(
-        f"entries {entries['raw']} stored, {entries['chain']} on the active chain -> "
-        f"{entries['pruned']}, "
-        f"messages {report['messages']['raw']} -> {report['messages']['pruned']}; "
-        f"conversation {chain['raw']} -> {chain['pruned']} bytes "
-        f"({_saved(chain['saved'], report['tokens_saved'])})"
+        summary.format(
+            stored=entries["raw"],
+            chain=entries["chain"],
+            pruned=entries["pruned"],
+            messages=report["messages"]["raw"],
+            messages_pruned=report["messages"]["pruned"],
+            bytes=chain["raw"],
+            bytes_pruned=chain["pruned"],
+            saved=_saved(chain["saved"], report["tokens_saved"]),
+        )
     )
     if entries["off_chain"]:
-        lines.append(
-            f"the {entries['off_chain']} stored entries off the active chain (before the last "
-            "compaction, older branches, subagents) are not sent to the model: not pruned"
+        off_chain = ngettext(
+            "the {count} stored entry off the active chain (before the last compaction, "
+            "older branches, subagents) is not sent to the model: not pruned",
+            "the {count} stored entries off the active chain (before the last compaction, "
+            "older branches, subagents) are not sent to the model: not pruned",
+            entries["off_chain"],
         )
+        lines.append(off_chain.format(count=entries["off_chain"]))
+    warning = _("warning: {message}")
     for p in report["policies"]:
         if p["error"]:
-            lines.append(f"warning: {p['error']}")
+            lines.append(warning.format(message=p["error"]))
         for note in p["notes"]:
             lines.append(f"{p['policy']}: {note}")
-    lines.extend(f"warning: {notice}" for notice in report["warnings"])
+    lines.extend(warning.format(message=notice) for notice in report["warnings"])
     return "\n".join(lines)
 
 
@@ -177,5 +202,5 @@ def _saved(n_bytes: int, tokens: int) -> str:
     """``saved N bytes, ~T tokens``; a view that grew (a note longer than what it
     replaced) says so instead of saving a negative amount."""
     if n_bytes < 0:
-        return f"grew by {-n_bytes} bytes, ~{-tokens} tokens"
-    return f"saved {n_bytes} bytes, ~{tokens} tokens"
+        return _("grew by {bytes} bytes, ~{tokens} tokens").format(bytes=-n_bytes, tokens=-tokens)
+    return _("saved {bytes} bytes, ~{tokens} tokens").format(bytes=n_bytes, tokens=tokens)

@@ -11,7 +11,8 @@ import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from flower.cli.output import compact_json, counted, is_tty
+from flower.cli.output import compact_json, is_tty, n_entries
+from flower.core.i18n import _, ngettext
 from flower.core.records import Entry
 from flower.core.transcript.blocks import content_words
 
@@ -27,7 +28,10 @@ def shorten(text: str, limit: int) -> str:
     text = text.strip()
     if len(text) <= limit:
         return text
-    return f"{text[:limit]}… ({len(text) - limit} more characters)"
+    more = len(text) - limit
+    return text[:limit] + ngettext(
+        "… ({count} more character)", "… ({count} more characters)", more
+    ).format(count=more)
 
 
 def _result_text(content: Any) -> str:
@@ -38,39 +42,39 @@ def _result_text(content: Any) -> str:
 def _user_lines(message: dict[str, Any]) -> Iterator[Line]:
     content = message.get("content")
     if isinstance(content, str):
-        yield ("bold green", "user", shorten(content, MAX_TEXT))
+        yield ("bold green", _("user"), shorten(content, MAX_TEXT))
         return
     for block in content or []:
         if not isinstance(block, dict):
             continue
         kind = block.get("type")
         if kind == "tool_result":
-            label = "tool error" if block.get("is_error") else "tool result"
+            label = _("tool error") if block.get("is_error") else _("tool result")
             text = shorten(_result_text(block.get("content")), MAX_RESULT)
             yield ("red" if block.get("is_error") else "cyan", label, text)
         elif kind == "text":
-            yield ("bold green", "user", shorten(str(block.get("text", "")), MAX_TEXT))
+            yield ("bold green", _("user"), shorten(str(block.get("text", "")), MAX_TEXT))
         else:
-            yield ("dim", "user", f"[{kind}]")
+            yield ("dim", _("user"), f"[{kind}]")
 
 
 def _assistant_lines(entry: Entry, message: dict[str, Any]) -> Iterator[Line]:
     if entry.get("isApiErrorMessage"):
-        yield ("red", "api error", shorten(_result_text(message.get("content")), MAX_TEXT))
+        yield ("red", _("api error"), shorten(_result_text(message.get("content")), MAX_TEXT))
         return
     for block in message.get("content") or []:
         if not isinstance(block, dict):
             continue
         kind = block.get("type")
         if kind == "text":
-            yield ("bold blue", "assistant", shorten(str(block.get("text", "")), MAX_TEXT))
+            yield ("bold blue", _("assistant"), shorten(str(block.get("text", "")), MAX_TEXT))
         elif kind == "tool_use":
             args = shorten(compact_json(block.get("input", {})), MAX_ARGS)
-            yield ("yellow", "tool call", f"{block.get('name', '?')} {args}")
+            yield ("yellow", _("tool call"), f"{block.get('name', '?')} {args}")
         elif kind in ("thinking", "redacted_thinking"):
-            yield ("dim", "thinking", shorten(str(block.get("thinking", "")), 200))
+            yield ("dim", _("thinking"), shorten(str(block.get("thinking", "")), 200))
         else:
-            yield ("dim", "assistant", f"[{kind}]")
+            yield ("dim", _("assistant"), f"[{kind}]")
 
 
 def entry_lines(entry: Entry) -> Iterator[Line]:
@@ -83,10 +87,10 @@ def entry_lines(entry: Entry) -> Iterator[Line]:
         yield from _assistant_lines(entry, message)
     elif kind == "system":
         detail = entry.get("subtype") or entry.get("content") or ""
-        yield ("magenta", "system", shorten(str(detail), MAX_RESULT))
+        yield ("magenta", _("system"), shorten(str(detail), MAX_RESULT))
     elif kind == "summary" and isinstance(entry.get("summary"), str):
         # Claude Code's session title line
-        yield ("dim", "summary", shorten(entry["summary"], MAX_RESULT))
+        yield ("dim", _("summary"), shorten(entry["summary"], MAX_RESULT))
     else:
         yield ("dim", str(kind), "")
 
@@ -117,13 +121,13 @@ def print_transcript(
             chunk.append(label, style=style)
             chunk.append(f": {_indent(text)}\n" if text else "\n")
         for note in notes.get(entry.get("uuid"), ()):  # type: ignore[arg-type]
-            chunk.append("fork", style="bold magenta")
+            chunk.append(_("fork"), style="bold magenta")
             chunk.append(f": {note}\n")
         if count % 500 == 0:
             console.print(chunk, end="")
             chunk = Text()
     console.print(chunk, end="")
-    console.rule(counted(count, "entry", "entries"))
+    console.rule(n_entries(count))
     return count
 
 
@@ -148,9 +152,9 @@ def _print_plain(
     count = 0
     for entry in entries:
         count += 1
-        for _, label, text in entry_lines(entry):
+        for _style, label, text in entry_lines(entry):
             out.write(f"{label}: {_indent(text)}\n" if text else f"{label}\n")
         for note in (notes or {}).get(entry.get("uuid"), ()):  # type: ignore[arg-type]
-            out.write(f"fork: {note}\n")
-    out.write(f"== {counted(count, 'entry', 'entries')} ==\n")
+            out.write(f"{_('fork')}: {note}\n")
+    out.write(f"== {n_entries(count)} ==\n")
     return count

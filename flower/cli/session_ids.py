@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from flower.core.errors import FlowerError, UnknownSessionError
+from flower.core.i18n import _
 
 if TYPE_CHECKING:
     from flower.core.protocols import SessionStoreBase
@@ -62,12 +63,28 @@ def find_key(
     projects = ", ".join([found.project_key, *others])
     if only_one:
         raise UsageFlowerError(
-            f"session {full_id} is in {len(keys)} projects of {where} ({projects}): "
-            "pick one with --project"
+            _(
+                "session {session} is in {count} projects of {store} ({projects}): "
+                "pick one with {option}"
+            ).format(
+                session=full_id,
+                count=len(keys),
+                store=where,
+                projects=projects,
+                option="--project",
+            )
         )
+    note = _(
+        "flower: note: session {session} is also in project {others}; this is the newest, "
+        "in {project} ({option} picks another)"
+    )
     typer.echo(
-        f"flower: note: session {full_id} is also in project {', '.join(others)}; "
-        f"this is the newest, in {found.project_key} (--project picks another)",
+        note.format(
+            session=full_id,
+            others=", ".join(others),
+            project=found.project_key,
+            option="--project",
+        ),
         err=True,
     )
     return found
@@ -83,25 +100,37 @@ def session_keys(
 
     if not session_id.strip() or not session_id.isprintable():
         raise UsageFlowerError(
-            f"session id {session_id!r}: give a session's id, one line (flower sessions list)"
+            _("session id {id}: give a session's id, one line ({command})").format(
+                id=repr(session_id), command="flower sessions list"
+            )
         )
     check_name("session id", session_id)
     if project is not None:
         if not project.strip() or not project.isprintable():
-            raise UsageFlowerError(f"--project {project!r}: give a project key, one line")
+            raise UsageFlowerError(
+                _("{option} {value}: give a project key, one line").format(
+                    option="--project", value=repr(project)
+                )
+            )
         key = SessionKey(check_name("project key", project), session_id)
         if store.exists(key):
             return [key]
         keys = _by_prefix(store, session_id, where, [project])
         if not keys:
-            raise UnknownSessionError(f"no session {session_id} in project {project} of {where}")
+            raise UnknownSessionError(
+                _("no session {session} in project {project} of {store}").format(
+                    session=session_id, project=project, store=where
+                )
+            )
         return keys
     exact = _exact(store, session_id)
     if exact:
         return exact
     keys = _by_prefix(store, session_id, where, None)
     if not keys:
-        raise UnknownSessionError(f"no session {session_id} in {where}")
+        raise UnknownSessionError(
+            _("no session {session} in {store}").format(session=session_id, store=where)
+        )
     return keys
 
 
@@ -156,14 +185,19 @@ def _ambiguity(prefix: str, where: str, matches: dict[str, list[tuple[str, int]]
         reverse=True,
     )
     lines = [
-        f"session id prefix {prefix} is ambiguous in {where}: it starts {len(matches)} "
-        "session ids; give more of the id. The candidates, newest first:"
+        _(
+            "session id prefix {prefix} is ambiguous in {store}: it starts {count} session "
+            "ids; give more of the id. The candidates, newest first:"
+        ).format(prefix=prefix, store=where, count=len(matches))
     ]
     for mtime, sid, project in rows[:SHOWN_CANDIDATES]:
         stamp = datetime.fromtimestamp(mtime / 1000, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
         lines.append(f"  {sid}  {stamp}  {project}")
     if len(rows) > SHOWN_CANDIDATES:
-        lines.append(f"  ... and {len(rows) - SHOWN_CANDIDATES} more (flower sessions list)")
+        more = _("  ... and {count} more ({command})")
+        lines.append(
+            more.format(count=len(rows) - SHOWN_CANDIDATES, command="flower sessions list")
+        )
     return "\n".join(lines)
 
 
@@ -214,12 +248,25 @@ def resume_key(
         elsewhere = []
     if not elsewhere:
         raise UnknownSessionError(
-            f"no session {session_id!r} for {workspace} in {where}; "
-            "`flower sessions list` shows the ones there are"
+            _(
+                "no session {id} for {workspace} in {store}; {command} shows the ones there are"
+            ).format(
+                id=repr(session_id),
+                workspace=workspace,
+                store=where,
+                command="`flower sessions list`",
+            )
         )
-    found, _ = _newest(store, elsewhere)
+    found, _others = _newest(store, elsewhere)
     raise UnknownSessionError(
-        f"no session {session_id!r} for {workspace} in {where}: it is in project "
-        f"{found.project_key}; `flower once --resume {found.session_id} --project "
-        f"{found.project_key} ...` continues it here"
+        _(
+            "no session {id} for {workspace} in {store}: it is in project {project}; "
+            "{command} continues it here"
+        ).format(
+            id=repr(session_id),
+            workspace=workspace,
+            store=where,
+            project=found.project_key,
+            command=f"`flower once --resume {found.session_id} --project {found.project_key} ...`",
+        )
     )

@@ -15,10 +15,21 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from flower.cli.output import pad, shown_width
 from flower.core.entries import encode_entry
+from flower.core.i18n import N_, _
 from flower.core.records import Entry, SessionKey
 
 KINDS_ORDER = ("user", "assistant", "tool result", "api error", "system")
+KIND_NAMES = {
+    "user": N_("user"),
+    "assistant": N_("assistant"),
+    "tool result": N_("tool result"),
+    "api error": N_("api error"),
+    "system": N_("system"),
+}
+"""How the table shows a kind (``--json`` keeps the kinds themselves); other entry
+types by their ``type``."""
 
 
 def kind_of(entry: Entry) -> str:
@@ -149,43 +160,53 @@ def collect(store: Any, keys: list[SessionKey], view: Any) -> Stats:
 def render(stats: Stats, title: str) -> str:
     """The human table: one row per kind, then usage, then what pruning would remove."""
     data = stats.as_dict()
-    rows = [("kind", "entries", "bytes", "~tokens")]
+    rows = [(_("kind"), _("entries"), _("bytes"), _("~tokens"))]
     for name, row in data["by_kind"].items():
-        rows.append((name, str(row["entries"]), str(row["bytes"]), str(row["est_tokens"])))
+        shown = _(KIND_NAMES[name]) if name in KIND_NAMES else name
+        rows.append((shown, str(row["entries"]), str(row["bytes"]), str(row["est_tokens"])))
     rows.append(
         (
-            "total",
+            _("total"),
             str(data["entries"]),
             str(data["bytes"]),
             str(sum(r["est_tokens"] for r in data["by_kind"].values())),
         )
     )
-    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    widths = [max(shown_width(r[i]) for r in rows) for i in range(4)]
     lines = [title]
     for row in rows:
         cells = [
-            row[0].ljust(widths[0]),
-            *(c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True)),
+            pad(row[0], widths[0]),
+            *(pad(c, w, right=True) for c, w in zip(row[1:], widths[1:], strict=True)),
         ]
         lines.append("  " + "  ".join(cells))
-    lines.append("  (~tokens: an estimate, 4 bytes of message JSON per token)")
+    lines.append(_("  (~tokens: an estimate, 4 bytes of message JSON per token)"))
     usage = data["usage"]
     context = usage["last_context_tokens"]
-    lines.append(
-        f"usage (from the API): {usage['output_tokens']} output tokens"
-        + (f", last context {context} tokens" if context is not None else "")
-    )
+    if context is None:
+        line = _("usage (from the API): {output} output tokens")
+    else:
+        line = _("usage (from the API): {output} output tokens, last context {context} tokens")
+    lines.append(line.format(output=usage["output_tokens"], context=context))
     removed = data["pruning"]["would_remove"]
     if removed:
-        parts = ", ".join(f"{n} {k}" for k, n in sorted(removed.items()))
+        parts = ", ".join(
+            f"{n} {_(KIND_NAMES[k]) if k in KIND_NAMES else k}" for k, n in sorted(removed.items())
+        )
         saved = sum(p["tokens_saved"] for p in data["pruning"]["policies"].values())
-        lines.append(f"pruning would remove: {parts} (~{saved} tokens saved)")
+        would = _("pruning would remove: {parts} (~{saved} tokens saved)")
+        lines.append(would.format(parts=parts, saved=saved))
     else:
-        lines.append("pruning would remove: nothing")
+        lines.append(_("pruning would remove: nothing"))
     for name, row in data["pruning"]["policies"].items():
         if row["removed"] or row["changed"]:
+            policy = _("  {policy}: {removed} removed, {changed} changed, ~{tokens} tokens")
             lines.append(
-                f"  {name}: {row['removed']} removed, {row['changed']} changed, "
-                f"~{row['tokens_saved']} tokens"
+                policy.format(
+                    policy=name,
+                    removed=row["removed"],
+                    changed=row["changed"],
+                    tokens=row["tokens_saved"],
+                )
             )
     return "\n".join(lines)

@@ -15,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 from typing import IO, Any
 
 from flower.core.errors import FlowerError
+from flower.core.i18n import _
 from flower.core.protocols import SessionStoreBase
 from flower.core.records import Entry, SessionKey
 
@@ -40,8 +41,10 @@ def parse_since(text: str, now: datetime | None = None) -> datetime:
         moment = datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
     except ValueError:
         raise BadSinceError(
-            f"--since {text!r}: expected a duration like 30s, 10m, 2h, 1d, 1w "
-            "or an ISO time like 2026-01-31T09:00:00Z"
+            _(
+                "{option} {value}: expected a duration like 30s, 10m, 2h, 1d, 1w or an ISO "
+                "time like 2026-01-31T09:00:00Z"
+            ).format(option="--since", value=repr(text))
         ) from None
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 

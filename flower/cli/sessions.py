@@ -16,9 +16,18 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from flower.cli.context import get_settings, opened_store
-from flower.cli.output import counted, is_tty, iso_time, print_json, print_table
+from flower.cli.output import (
+    is_tty,
+    iso_time,
+    n_entries,
+    n_sessions,
+    n_transcripts,
+    print_json,
+    print_table,
+)
 from flower.cli.session_ids import ProjectOption, UsageFlowerError, find_key
 from flower.core.errors import FlowerError, InvalidEntryError
+from flower.core.i18n import _, ngettext
 from flower.core.redact import redact_text
 
 if TYPE_CHECKING:
@@ -80,7 +89,9 @@ def list_sessions(
             try:
                 infos = store.list_sessions(proj)
             except NotImplementedError:
-                raise FlowerError(f"{where} cannot list its sessions") from None
+                raise FlowerError(
+                    _("{store} cannot list its sessions").format(store=where)
+                ) from None
             rows.extend(
                 (
                     proj,
@@ -110,17 +121,16 @@ def list_sessions(
         print_json(listed)
         return
     if not rows:
-        typer.echo(f"no sessions in {where}", err=True)
+        typer.echo(_("no sessions in {store}").format(store=where), err=True)
         return
+    headers = [_("SESSION"), _("MODIFIED (UTC)"), _("PROJECT")]
     if forks:
         print_table(
-            ["SESSION", "MODIFIED (UTC)", "PROJECT", "FORKED FROM"],
+            [*headers, _("FORKED FROM")],
             [(s, iso_time(m), p, o.session_id if o else "") for p, s, m, o in rows],
         )
     else:
-        print_table(
-            ["SESSION", "MODIFIED (UTC)", "PROJECT"], [(s, iso_time(m), p) for p, s, m, _ in rows]
-        )
+        print_table(headers, [(s, iso_time(m), p) for p, s, m, _o in rows])
 
 
 def _pruned_entries(
@@ -132,7 +142,11 @@ def _pruned_entries(
     try:
         from flower.stores.prune import PruningSessionStore
     except ImportError:
-        raise FlowerError("--pruned needs flower.stores.prune, which is not installed") from None
+        raise FlowerError(
+            _("{option} needs {module}, which is not installed").format(
+                option="--pruned", module="flower.stores.prune"
+            )
+        ) from None
     view = PruningSessionStore.from_settings(store, get_settings(ctx))
     view.options["dry_run"] = True
     raw = store.load(key) or []
@@ -182,11 +196,13 @@ def show(
         )
         return
     if raw and as_json:
-        raise UsageFlowerError("--raw and --json do not go together: pick one")
+        raise UsageFlowerError(_("--raw and --json do not go together: pick one"))
     if follow and (pruned or as_json):
-        raise UsageFlowerError("--follow shows stored entries as they come: no --pruned or --json")
+        raise UsageFlowerError(
+            _("--follow shows stored entries as they come: no --pruned or --json")
+        )
     if interval is not None and not follow:
-        raise UsageFlowerError("--interval is how often --follow polls: it needs --follow")
+        raise UsageFlowerError(_("--interval is how often --follow polls: it needs --follow"))
     from flower.cli import session_view
     from flower.core.entries import encode_entry
 
@@ -219,7 +235,9 @@ def show(
             from flower.cli.fork_view import fork_marks
             from flower.cli.render import print_transcript
 
-            title = f"{key.session_id}  ({key.project_key}{', pruned' if pruned else ''})"
+            title = (
+                _("{session}  ({project}, pruned)") if pruned else _("{session}  ({project})")
+            ).format(session=key.session_id, project=key.project_key)
             origin, notes = fork_marks(store, key)
             print_transcript(entries, title + origin, notes)
 
@@ -242,7 +260,7 @@ def fork(
     """Fork a session into a new one (up to its leaf, an entry, or N turns back); prints
     the new id. The old session is left as it is."""
     if at is not None and turns_back is not None:
-        raise UsageFlowerError("--at and --turns-back both say where to fork: pick one")
+        raise UsageFlowerError(_("--at and --turns-back both say where to fork: pick one"))
     from flower.core.fork import fork as fork_session
     from flower.core.fork import turns_back_point
     from flower.core.transcript.chain import active_chain
@@ -292,25 +310,34 @@ def _note_unsent(stored: list[Entry]) -> None:
             history += 1
         else:
             branch += 1
-    reasons = (
-        (no_uuid, "{has} no uuid, so {it} {has} no place in the chain"),
-        (history, "{is} from before the last compaction, which its summary stands for"),
-        (
+    notes = (
+        ngettext(
+            "flower: note: {count} message of this session has no uuid, so it has no place "
+            "in the chain: the model is not sent it",
+            "flower: note: {count} messages of this session have no uuid, so they have no "
+            "place in the chain: the model is not sent them",
+            no_uuid,
+        ),
+        ngettext(
+            "flower: note: {count} message of this session is from before the last "
+            "compaction, which its summary stands for: the model is not sent it",
+            "flower: note: {count} messages of this session are from before the last "
+            "compaction, which its summary stands for: the model is not sent them",
+            history,
+        ),
+        ngettext(
+            "flower: note: {count} message of this session is off the active chain, on an "
+            "older branch (a rewind, or a resume from an earlier point): the model is not "
+            "sent it",
+            "flower: note: {count} messages of this session are off the active chain, on an "
+            "older branch (a rewind, or a resume from an earlier point): the model is not "
+            "sent them",
             branch,
-            "{is} off the active chain, on an older branch (a rewind, or a resume from an "
-            "earlier point)",
         ),
     )
-    for count, why in reasons:
+    for count, note in zip((no_uuid, history, branch), notes, strict=True):
         if count:
-            one = count == 1
-            words = {"is": "is" if one else "are", "has": "has" if one else "have"}
-            words["it"] = "it" if one else "they"
-            typer.echo(
-                f"flower: note: {counted(count, 'message')} of this session {why.format(**words)}: "
-                f"the model is not sent {'it' if one else 'them'}",
-                err=True,
-            )
+            typer.echo(note.format(count=count), err=True)
 
 
 def _compaction_start(view: list[Entry], chain: list[Entry]) -> Entry | None:
@@ -349,7 +376,7 @@ def _show_pruning_stats(
 ) -> None:
     """``sessions show ID --pruned --stats``: the report ``flower prune ID`` prints."""
     if not pruned or any(others):
-        raise UsageFlowerError("--stats goes with --pruned (and --json), nothing else")
+        raise UsageFlowerError(_("--stats goes with --pruned (and --json), nothing else"))
     from flower.cli.prune import prune_report, render_report
 
     report = prune_report(session_id, project=project, settings=get_settings(ctx))
@@ -389,10 +416,15 @@ def export(
                     handle.write(encode_entry(entry) + b"\n")
                     count += 1
         except OSError as exc:
-            raise FlowerError(f"cannot write {output}: {exc.strerror or exc}") from None
-    typer.echo(
-        f"exported {counted(count, 'entry', 'entries')} of {key.session_id} to {output}", err=True
+            raise FlowerError(
+                _("cannot write {path}: {reason}").format(path=output, reason=exc.strerror or exc)
+            ) from None
+    exported = ngettext(
+        "exported {count} entry of {session} to {path}",
+        "exported {count} entries of {session} to {path}",
+        count,
     )
+    typer.echo(exported.format(count=count, session=key.session_id, path=output), err=True)
 
 
 def _read_jsonl(path: Path, skipped: list[str] | None = None) -> Iterator[tuple[int, Entry]]:
@@ -404,7 +436,9 @@ def _read_jsonl(path: Path, skipped: list[str] | None = None) -> Iterator[tuple[
     try:
         handle = path.open("rb")
     except OSError as exc:
-        raise FlowerError(f"cannot read {path}: {exc.strerror or exc}") from None
+        raise FlowerError(
+            _("cannot read {path}: {reason}").format(path=path, reason=exc.strerror or exc)
+        ) from None
     with handle:
         for number, line in enumerate(handle, start=1):
             if number == 1 and line.startswith(b"\xef\xbb\xbf"):
@@ -416,9 +450,14 @@ def _read_jsonl(path: Path, skipped: list[str] | None = None) -> Iterator[tuple[
             except Exception as exc:
                 if not line.endswith(b"\n"):  # only the last line can lack one
                     if skipped is not None:
-                        skipped.append(f"{path}:{number}: torn last line ({len(line)} bytes)")
+                        torn = _("torn last line ({size} bytes)").format(size=len(line))
+                        skipped.append(f"{path}:{number}: {torn}")
                     return
-                raise InvalidEntryError(f"{path}:{number}: not valid JSON ({exc})") from None
+                raise InvalidEntryError(
+                    _("{where}: not valid JSON ({reason})").format(
+                        where=f"{path}:{number}", reason=exc
+                    )
+                ) from None
             try:
                 check_entry(entry, number)
             except InvalidEntryError as exc:
@@ -440,7 +479,7 @@ def _import_target(
     session_ids: set[str] = set()
     cwd: str | None = None
     count = 0
-    for _, entry in _read_jsonl(path, skipped):
+    for _number, entry in _read_jsonl(path, skipped):
         count += 1
         if isinstance(entry.get("sessionId"), str):
             session_ids.add(entry["sessionId"])
@@ -449,8 +488,10 @@ def _import_target(
     if session is None:
         if len(session_ids) > 1 and path.stem not in session_ids:
             raise UsageFlowerError(
-                f"{path} holds entries of {len(session_ids)} sessions and its name is none "
-                "of them; pass --session ID"
+                _(
+                    "{path} holds entries of {count} sessions and its name is none of them; "
+                    "pass {option}"
+                ).format(path=path, count=len(session_ids), option="--session ID")
             )
         if len(session_ids) > 1:
             session = path.stem
@@ -500,13 +541,15 @@ def import_(
     if claude_code:
         if project is not None or session is not None:
             raise UsageFlowerError(
-                "--claude-code takes the keys from the folders: no --project/--session"
+                _("--claude-code takes the keys from the folders: no --project/--session")
             )
         from flower.cli.claude_import import default_dir, run_claude_import
 
         folder = (file or default_dir()).expanduser()
         if not folder.is_dir():  # said before the target store is opened (and created)
-            raise FlowerError(f"no Claude Code projects folder at {folder.resolve()}")
+            raise FlowerError(
+                _("no Claude Code projects folder at {path}").format(path=folder.resolve())
+            )
         with opened_store(ctx, to) as (store, where):
             run_claude_import(folder, store, where, _progress_bar)
         return
@@ -515,17 +558,23 @@ def import_(
 
         with opened_store(ctx, to) as (store, where):
             lines, transcripts = import_archive(store, file)
+        imported = ngettext(
+            "imported {file}: {count} entry into {transcripts} in {store}",
+            "imported {file}: {count} entries into {transcripts} in {store}",
+            lines,
+        )
         typer.echo(
-            f"imported {file}: {counted(lines, 'entry', 'entries')} into "
-            f"{counted(transcripts, 'transcript')} in {where}"
+            imported.format(
+                file=file, count=lines, transcripts=n_transcripts(transcripts), store=where
+            )
         )
         return
     if file is None:
-        raise UsageFlowerError("give a FILE to import, or --claude-code [DIR]")
+        raise UsageFlowerError(_("give a FILE to import, or --claude-code [DIR]"))
     skipped: list[str] = []
     project_key, session_id, count = _import_target(file, project, session, skipped)
     for line in skipped:
-        typer.echo(f"skipped {line}", err=True)
+        typer.echo(_("skipped {line}").format(line=line), err=True)
     # Claude Code keeps a subagent's transcript at <session>/subagents/agent-x.jsonl: it
     # is that session's subkey, never part of its main transcript
     subpath = f"subagents/{file.stem}" if file.parent.name == "subagents" else None
@@ -536,7 +585,7 @@ def import_(
         # uuid-less lines imported before are not again; one read of what is there
         is_new, before = new_anonymous(store, key)
         batch: list[Entry] = []
-        for _, entry in _read_jsonl(file):
+        for _number, entry in _read_jsonl(file):
             if not is_new(entry):
                 continue
             batch.append(entry)
@@ -545,12 +594,27 @@ def import_(
                 batch = []
         store.append(key, batch)
         after = sum(1 for _ in store.iter_entries(key))
-    into = f"subagent transcript {subpath} of session" if subpath else "session"
-    tail = f", {counted(len(skipped), 'line')} skipped" if skipped else ""
-    typer.echo(
-        f"imported {file}: {counted(count, 'entry', 'entries')} read, {after - before} new, "
-        f"into {into} {session_id} of project {project_key} in {where}{tail}"
+    if subpath:
+        into = _("into subagent transcript {subpath} of session {session}")
+    else:
+        into = _("into session {session}")
+    read = ngettext(
+        "imported {file}: {count} entry read, {new} new, {into} of project {project} in {store}",
+        "imported {file}: {count} entries read, {new} new, {into} of project {project} in {store}",
+        count,
     )
+    line = read.format(
+        file=file,
+        count=count,
+        new=after - before,
+        into=into.format(subpath=subpath, session=session_id),
+        project=project_key,
+        store=where,
+    )
+    if skipped:
+        tail = ngettext(", {count} line skipped", ", {count} lines skipped", len(skipped))
+        line += tail.format(count=len(skipped))
+    typer.echo(line)
 
 
 @app.command("rm")
@@ -565,15 +629,21 @@ def remove(
         key = find_key(store, session_id, where, project, only_one=True)
         if not yes:
             if not is_tty(sys.stdin):
-                raise UsageFlowerError(f"not deleting {key.session_id} without --yes (no terminal)")
-            if not typer.confirm(f"Delete session {key.session_id} from {where}?"):
-                typer.echo("nothing deleted")
+                raise UsageFlowerError(
+                    _("not deleting {session} without {option} (no terminal)").format(
+                        session=key.session_id, option="--yes"
+                    )
+                )
+            question = _("Delete session {session} from {store}?")
+            if not typer.confirm(question.format(session=key.session_id, store=where)):
+                typer.echo(_("nothing deleted"))
                 raise typer.Exit(1)
         try:
             store.delete(key)
         except NotImplementedError:
-            raise FlowerError(f"{where} cannot delete sessions") from None
-    typer.echo(f"deleted session {key.session_id} (project {key.project_key}) from {where}")
+            raise FlowerError(_("{store} cannot delete sessions").format(store=where)) from None
+    deleted = _("deleted session {session} (project {project}) from {store}")
+    typer.echo(deleted.format(session=key.session_id, project=key.project_key, store=where))
 
 
 @contextmanager
@@ -586,10 +656,10 @@ def _progress_bar(total: int) -> Iterator[Callable[[CopyReport], None] | None]:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     progress = Progress(
-        TextColumn("sessions"),
+        TextColumn(_("sessions")),
         BarColumn(),
         MofNCompleteColumn(),
-        TextColumn("{task.fields[entries]} entries"),
+        TextColumn(_("{entries} entries").format(entries="{task.fields[entries]}")),
         console=Console(file=sys.stderr),
         transient=True,
     )
@@ -640,27 +710,45 @@ def _print_report(report: CopyReport, source: str, target: str, as_json: bool) -
             }
         )
     else:
+        copied = ngettext(
+            "copied {sessions} ({transcripts}) from {source} to {target}: {entries} read, "
+            "{written} written, {present} already there, {count} conflict",
+            "copied {sessions} ({transcripts}) from {source} to {target}: {entries} read, "
+            "{written} written, {present} already there, {count} conflicts",
+            len(report.conflicts),
+        )
         typer.echo(
-            f"copied {counted(report.sessions, 'session')} "
-            f"({counted(report.transcripts, 'transcript')}) from {source} to {target}: "
-            f"{counted(report.entries_read, 'entry', 'entries')} read, "
-            f"{report.entries_written} written, {report.entries_present} already there, "
-            f"{counted(len(report.conflicts), 'conflict')}"
+            copied.format(
+                sessions=n_sessions(report.sessions),
+                transcripts=n_transcripts(report.transcripts),
+                source=source,
+                target=target,
+                entries=n_entries(report.entries_read),
+                written=report.entries_written,
+                present=report.entries_present,
+                count=len(report.conflicts),
+            )
         )
         for c in conflicts[:20]:
             where = c["session_id"] + (f"/{c['subpath']}" if c["subpath"] else "")
-            typer.echo(
-                f"conflict: {where} already holds a different entry {c['uuid']} (kept)", err=True
-            )
+            conflict = _("conflict: {transcript} already holds a different entry {uuid} (kept)")
+            typer.echo(conflict.format(transcript=where, uuid=c["uuid"]), err=True)
         if mismatches is not None:
+            differ = ngettext(
+                "verify: {count} transcript differs",
+                "verify: {count} transcripts differ",
+                len(mismatches),
+            )
             typer.echo(
-                "verify: both sides equal"
+                _("verify: both sides equal")
                 if not mismatches
-                else f"verify: {counted(len(mismatches), 'transcript')} differ"
+                else differ.format(count=len(mismatches))
             )
             for m in mismatches[:20]:
+                differs = _("differs: {session} at entry {index}: {reason}")
                 typer.echo(
-                    f"differs: {m['session_id']} at entry {m['index']}: {m['reason']}", err=True
+                    differs.format(session=m["session_id"], index=m["index"], reason=m["reason"]),
+                    err=True,
                 )
 
 
@@ -696,8 +784,8 @@ def copy(
     source_name, target_name = redact_text(source_url), redact_text(target_url)
     # the source is only read: one that is not there is an error, never created
     with (
-        opened_store(ctx, source_url, read_only=True) as (source, _),
-        opened_store(ctx, target_url) as (target, _),
+        opened_store(ctx, source_url, read_only=True) as (source, _where),
+        opened_store(ctx, target_url) as (target, _target_where),
     ):
         try:
             if session is not None:  # found as every command finds an id (a prefix too)
@@ -705,7 +793,11 @@ def copy(
             else:
                 keys = select_sessions(source, project=project)
         except NotImplementedError:
-            raise FlowerError(f"{source_name} cannot list its sessions; pass --session") from None
+            raise FlowerError(
+                _("{store} cannot list its sessions; pass {option}").format(
+                    store=source_name, option="--session"
+                )
+            ) from None
         with _progress_bar(len(keys)) as on_progress:
             report = copy_sessions(
                 source, target, keys, batch_size=batch_size, progress=on_progress, verify=verify
@@ -735,13 +827,17 @@ def stats(
     with opened_store(ctx, read_only=True) as (store, where):
         if session_id is not None:
             keys = [find_key(store, session_id, where)]
-            title = f"session {keys[0].session_id} ({keys[0].project_key})"
+            title = _("session {session} ({project})").format(
+                session=keys[0].session_id, project=keys[0].project_key
+            )
         else:
             try:
                 keys = select_sessions(store)
             except NotImplementedError:
-                raise FlowerError(f"{where} cannot list its sessions; pass an ID") from None
-            title = f"{counted(len(keys), 'session')} in {where}"
+                raise FlowerError(
+                    _("{store} cannot list its sessions; pass an ID").format(store=where)
+                ) from None
+            title = _("{sessions} in {store}").format(sessions=n_sessions(len(keys)), store=where)
         view = PruningSessionStore.from_settings(store, get_settings(ctx))
         view.options["dry_run"] = True
         result = collect(store, keys, view)

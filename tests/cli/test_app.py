@@ -71,12 +71,14 @@ def test_unknown_option_is_usage_error(in_tmp: Path) -> None:
     assert "--jsn" in done.stderr
 
 
+@pytest.mark.usefixtures("english")  # the expected text is flower's English output
 def test_flower_error_is_one_line_and_exit_1(in_tmp: Path) -> None:
     done = run_flower("sessions", "show", "nope", cwd=in_tmp)
     assert done.returncode == 1
     assert done.stderr.strip() == "flower: error: no session nope in sqlite:///runs/sessions.db"
 
 
+@pytest.mark.usefixtures("english")  # the expected text is flower's English output
 def test_flower_debug_shows_the_traceback(in_tmp: Path) -> None:
     done = run_flower("sessions", "show", "nope", cwd=in_tmp, env={"FLOWER_DEBUG": "1"})
     assert done.returncode == 1
@@ -315,6 +317,7 @@ def test_a_bad_pruning_chain_names_where_it_was_set(in_tmp: Path) -> None:
     assert done.stderr.rstrip().endswith("(set by env FLOWER_PRUNING_POLICIES)")
 
 
+@pytest.mark.usefixtures("english")  # the expected text is flower's English output
 def test_reading_commands_create_no_store_file(in_tmp: Path) -> None:
     app = build_app()
     shown = runner.invoke(app, ["sessions", "show", "nope"])
@@ -367,6 +370,7 @@ def test_a_url_no_backend_handles_is_a_configuration_error(in_tmp: Path) -> None
     assert "no backend handles URLs of scheme 'foo'" in result.stderr
 
 
+@pytest.mark.usefixtures("english")  # the expected text is flower's English output
 def test_a_transcript_view_counts_its_entries_in_words(capsys) -> None:  # type: ignore[no-untyped-def]
     from flower.cli.render import _print_plain
 

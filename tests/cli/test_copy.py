@@ -17,6 +17,9 @@ from flower.core.records import Entry, SessionInfo, SessionKey
 from flower.stores.copy import copy_sessions, select_sessions
 from flower.stores.open import open_session_store
 
+# the expected text below is flower's English output (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("english")
+
 
 def seed(url: str, keys: Sequence[SessionKey], turns: int = 3) -> None:
     with open_session_store(url) as store:

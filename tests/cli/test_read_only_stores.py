@@ -32,6 +32,7 @@ def test_copy_from_a_store_that_is_not_there_creates_nothing(in_tmp: Path) -> No
     assert sorted(p.name for p in in_tmp.iterdir()) == []  # not the source, not the target
 
 
+@pytest.mark.usefixtures("english")  # the expected text is flower's English output
 def test_reading_an_empty_postgres_schema_migrates_nothing(pg_url: str, in_tmp: Path) -> None:
     (in_tmp / "pyproject.toml").write_text(
         "[tool.flower.sessions]\nauto_migrate = true\n", encoding="utf-8"

@@ -12,6 +12,9 @@ from cli_helpers import Cli, transcript
 from flower.core.records import SessionKey
 from flower.stores.open import open_session_store
 
+# the expected text below is flower's English output (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("english")
+
 FIRST = SessionKey("-work-alpha", "71a21bd9-0d7e-4c6b-9b1e-2f0c1e1f3a10")
 SECOND = SessionKey("-work-beta", "71a2ffff-1111-4c6b-9b1e-2f0c1e1f3a10")
 OTHER = SessionKey("-work-alpha", "8d0f6d8e-2222-4c6b-9b1e-2f0c1e1f3a10")

@@ -11,6 +11,9 @@ from cli_helpers import Cli, run_flower, transcript
 from flower.core.records import SessionKey
 from flower.stores.open import open_session_store
 
+# the expected text below is flower's English output (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("english")
+
 
 def load(url: str, key: SessionKey) -> list[dict] | None:
     with open_session_store(url) as store:

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from cli_helpers import Cli
 
 from flower.core.records import SessionKey
 from flower.stores.open import open_session_store
+
+# the expected text below is flower's English output (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("english")
 
 
 def _load(url: str, key: SessionKey) -> list[dict] | None:

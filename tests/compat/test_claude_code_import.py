@@ -22,6 +22,9 @@ from flower.cli.main import build_app
 from flower.core.records import SessionKey
 from flower.stores.open import open_session_store
 
+# the expected text below is flower's English output (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("english")
+
 
 def flower(*args: str) -> Result:
     return CliRunner().invoke(build_app(), list(args))

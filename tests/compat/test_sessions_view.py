@@ -20,6 +20,9 @@ from typer.testing import CliRunner, Result
 from flower.cli.main import build_app
 from flower.cli.session_view import BadSinceError, parse_since
 
+# the expected text below is flower's English output (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("english")
+
 NOW = datetime(2026, 1, 1, 10, 10, tzinfo=UTC)
 
 

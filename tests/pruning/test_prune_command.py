@@ -18,6 +18,9 @@ from flower.core.records import SessionKey
 from flower.stores.prune import PruningWarning
 from flower_plugins import pruning
 
+# the expected text below is flower's English output (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("english")
+
 KEY = SessionKey("-home-user-proj", "sess-cli")
 
 

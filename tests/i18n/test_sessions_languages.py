@@ -1,0 +1,134 @@
+"""``flower sessions ...`` and ``flower prune`` speak the chosen language; ``--json`` never does."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from flower.core.i18n import language
+from flower.core.records import SessionKey
+from flower.stores.open import open_session_store
+from tests.cli.cli_helpers import Cli, transcript
+
+KEY = SessionKey("-work-alpha", "s1")
+
+EXPECTED = {
+    "en": {
+        "header": ["SESSION", "MODIFIED (UTC)", "PROJECT"],
+        "show": [
+            "== s1  (-work-alpha) ==",
+            "user: question 0 你好",
+            "tool call: Bash",
+            "== 6 entries ==",
+        ],
+        "fork": "fork: session {new} was forked here",
+        "unknown": "flower: error: no session nope in ",
+        "since": "--since 'soon': expected a duration like 30s",
+        "stats": [
+            "session s1 (-work-alpha)",
+            "  kind ",
+            "  total ",
+            "pruning would remove: nothing",
+        ],
+        "prune": ["policy", "removed", "entries 6 stored, 6 on the active chain -> 6"],
+        "export": "exported 6 entries of s1 to ",
+        "rm_no": "not deleting s1 without --yes (no terminal)",
+        "empty": "no sessions in ",
+    },
+    "zh_CN": {
+        "header": ["会话", "修改时间 (UTC)", "项目"],
+        "show": [
+            "== s1  (-work-alpha) ==",
+            "用户: question 0 你好",
+            "工具调用: Bash",
+            "== 6 条条目 ==",
+        ],
+        "fork": "分叉: 会话 {new} 从这里分叉",
+        "unknown": "flower: error: ",
+        "since": "--since 'soon':应为时长(如 30s、10m、2h、1d、1w)",
+        "stats": ["会话 s1(-work-alpha)", "  类别 ", "  合计 ", "修剪会去掉:无"],
+        "prune": ["策略", "去掉", "条目:存储 6 条,活动链上 6 条 -> 6 条"],
+        "export": "已把 s1 的 6 条条目导出到 ",
+        "rm_no": "没有 --yes 就不删除 s1(没有终端)",
+        "empty": "里没有会话",
+    },
+}
+
+
+@pytest.fixture(params=sorted(EXPECTED))
+def lang(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """The language every flower of the test speaks (in-process: from FLOWER_LANG)."""
+    monkeypatch.setenv("FLOWER_LANG", request.param)
+    with language(request.param):
+        yield request.param
+
+
+@pytest.fixture
+def cli(in_tmp: Path) -> Cli:
+    url = f"jsonfs:///{in_tmp / 'transcripts'}"
+    with open_session_store(url) as store:
+        store.append(KEY, transcript("s1", "/work/alpha", prefix="s1"))
+    return Cli(url)
+
+
+def test_list_headers_and_json(cli: Cli, lang: str) -> None:
+    listed = cli("sessions", "list")
+    assert listed.exit_code == 0, listed.output
+    header = listed.stdout.splitlines()[0].split("  ")
+    assert [cell.strip() for cell in header if cell.strip()] == EXPECTED[lang]["header"]
+    rows = json.loads(cli("sessions", "list", "--json").stdout)
+    assert sorted(rows[0]) == ["modified", "mtime_ms", "project_key", "session_id"]
+
+
+def test_json_is_the_same_in_every_language(cli: Cli, lang: str) -> None:
+    """Scripts parse --json: keys and values are never translated."""
+    for args in (("sessions", "show", "s1", "--json"), ("sessions", "stats", "--json")):
+        out = cli(*args)
+        assert out.exit_code == 0, out.output
+        with language("en"):
+            english = cli(*args).stdout
+        assert out.stdout == english
+    stats = json.loads(cli("sessions", "stats", "s1", "--json").stdout)
+    assert set(stats["by_kind"]) == {"user", "assistant", "tool result"}
+
+
+def test_show_labels_and_fork_notes(cli: Cli, lang: str) -> None:
+    shown = cli("sessions", "show", "s1")
+    assert shown.exit_code == 0, shown.output
+    for line in EXPECTED[lang]["show"]:
+        assert line in shown.stdout
+    new = cli("sessions", "fork", "s1", "--at", "s1a0").stdout.strip()
+    assert EXPECTED[lang]["fork"].format(new=new) in cli("sessions", "show", "s1").stdout
+
+
+def test_errors_and_confirmations(cli: Cli, lang: str, in_tmp: Path) -> None:
+    unknown = cli("sessions", "show", "nope")
+    assert unknown.exit_code == 1
+    assert unknown.stderr.startswith(EXPECTED[lang]["unknown"]), unknown.stderr
+    assert "nope" in unknown.stderr  # the id itself, untranslated
+    since = cli("sessions", "show", "s1", "--since", "soon")
+    assert since.exit_code == 2 and EXPECTED[lang]["since"] in since.stderr, since.stderr
+    exported = cli("sessions", "export", "s1", "-o", str(in_tmp / "s1.jsonl"))
+    assert exported.exit_code == 0 and EXPECTED[lang]["export"] in exported.stderr
+    refused = cli("sessions", "rm", "s1")  # no terminal to ask on
+    assert refused.exit_code == 2 and EXPECTED[lang]["rm_no"] in refused.stderr, refused.stderr
+
+
+def test_stats_and_prune_report(cli: Cli, lang: str) -> None:
+    stats = cli("sessions", "stats", "s1")
+    assert stats.exit_code == 0, stats.output
+    for line in EXPECTED[lang]["stats"]:
+        assert line in stats.stdout
+    report = cli("sessions", "show", "s1", "--pruned", "--stats")
+    assert report.exit_code == 0, report.output
+    for text in EXPECTED[lang]["prune"]:
+        assert text in report.stdout
+    assert "synthetic-errors" in report.stdout  # policy names stay as they are
+
+
+def test_an_empty_store_says_so(lang: str, in_tmp: Path) -> None:
+    empty = Cli(f"jsonfs:///{in_tmp / 'empty'}")("sessions", "list")
+    assert empty.exit_code == 0 and EXPECTED[lang]["empty"] in empty.stderr, empty.stderr
