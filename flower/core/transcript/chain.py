@@ -21,13 +21,7 @@ def active_chain(entries: Sequence[Entry], leaf_uuid: str | None = None) -> list
     the chain's first one complete it: what was written before a compaction boundary
     never joins the conversation after it.
     """
-    # one indexing pass: uuid -> position, reply id -> block entries, tool id -> results,
-    # and each entry's own tool_use / tool_result ids (so completing replies rescans nothing)
-    position: dict[str, int] = {}
-    reply_entries: dict[str, list[int]] = {}
-    result_entries: dict[Any, list[int]] = {}
-    uses_at: dict[int, list[Any]] = {}
-    results_at: dict[int, list[Any]] = {}
+    position: dict[str, int] = {}  # uuid -> index (the last entry carrying it)
     newest = -1
     for i, entry in enumerate(entries):
         uid = entry.get("uuid")
@@ -35,39 +29,8 @@ def active_chain(entries: Sequence[Entry], leaf_uuid: str | None = None) -> list
             continue
         position[uid] = i
         kind = entry.get("type")
-        if kind != "assistant" and kind != "user":
-            continue
-        message = entry.get("message")
-        content = message.get("content") if message.__class__ is dict else None
-        sidechain = entry.get("isSidechain")
-        if not sidechain:
+        if (kind == "assistant" or kind == "user") and not entry.get("isSidechain"):
             newest = i
-        if message.__class__ is not dict:
-            continue
-        if kind == "assistant":
-            if not sidechain:
-                mid = message.get("id")
-                if isinstance(mid, str):
-                    reply_entries.setdefault(mid, []).append(i)
-            if content.__class__ is list:
-                ids = [
-                    b.get("id")
-                    for b in content
-                    if b.__class__ is dict and b.get("type") == "tool_use"
-                ]
-                if ids:
-                    uses_at[i] = ids
-        elif content.__class__ is list:
-            ids = [
-                b.get("tool_use_id")
-                for b in content
-                if b.__class__ is dict and b.get("type") == "tool_result"
-            ]
-            if ids:
-                results_at[i] = ids
-                if not sidechain:
-                    for tid in ids:
-                        result_entries.setdefault(tid, []).append(i)
     if leaf_uuid is None:
         if newest < 0:
             return []
@@ -85,46 +48,62 @@ def active_chain(entries: Sequence[Entry], leaf_uuid: str | None = None) -> list
         parent = entries[i].get("parentUuid")
         current = parent if isinstance(parent, str) else None
 
-    _complete_replies(entries, on_chain, reply_entries, result_entries, uses_at, results_at)
+    _complete_replies(entries, on_chain)
     return [entries[i] for i in sorted(on_chain)]
 
 
-def _complete_replies(
-    entries: Sequence[Entry],
-    on_chain: set[int],
-    reply_entries: dict[str, list[int]],
-    result_entries: dict[Any, list[int]],
-    uses_at: dict[int, list[Any]],
-    results_at: dict[int, list[Any]],
-) -> None:
+def _complete_replies(entries: Sequence[Entry], on_chain: set[int]) -> None:
     """Add the sibling block entries of replies on the chain, then results on side
     branches (hanging off the chain) for tool_uses the chain leaves unanswered. Only
     entries after the chain's first one are taken: nothing written before the root (a
-    compaction boundary, the first prompt) is part of the conversation it starts."""
+    compaction boundary, the first prompt) is part of the conversation it starts.
+
+    Only main-thread turns the walk did not reach can complete it, so those are found
+    first; a transcript without any (one branch) is done without reading a message."""
     floor = min(on_chain, default=-1)
-    added: list[int] = []
-    for indices in reply_entries.values():
-        if len(indices) > 1 and any(i in on_chain for i in indices):
-            added.extend(i for i in indices if i not in on_chain and i > floor)
-    on_chain.update(added)
+    blocks_of: dict[str, list[int]] = {}  # reply id -> its block entries off the chain
+    results_of: dict[Any, list[int]] = {}  # tool_use id -> result entries off the chain
+    for i in range(floor + 1, len(entries)):
+        if i in on_chain:
+            continue
+        entry = entries[i]
+        if entry.get("isSidechain") or not isinstance(entry.get("uuid"), str):
+            continue
+        kind = entry.get("type")
+        if kind == "assistant":
+            mid = _reply_id(entry)
+            if mid is not None:
+                blocks_of.setdefault(mid, []).append(i)
+        elif kind == "user":
+            for tid in _result_ids(entry):
+                results_of.setdefault(tid, []).append(i)
+    if blocks_of:
+        for j in sorted(on_chain):
+            entry = entries[j]
+            mid = _reply_id(entry) if entry.get("type") == "assistant" else None
+            if mid is not None and not entry.get("isSidechain"):
+                on_chain.update(blocks_of.pop(mid, ()))
+    if not results_of:
+        return
     asked: list[Any] = []
     answered: set[Any] = set()
-    for i in sorted(on_chain & uses_at.keys()):
-        asked.extend(uses_at[i])
-    for i in on_chain & results_at.keys():
-        answered.update(results_at[i])
-    missing = [tid for tid in asked if tid not in answered and tid in result_entries]
+    for j in sorted(on_chain):
+        kind = entries[j].get("type")
+        if kind == "assistant":
+            asked.extend(_use_ids(entries[j]))
+        elif kind == "user":
+            answered.update(_result_ids(entries[j]))
+    missing = [tid for tid in asked if tid not in answered and tid in results_of]
     if not missing:
         return
     chain_uuids = {entries[i].get("uuid") for i in on_chain}
     for tid in missing:
-        for i in result_entries[tid]:
+        for i in results_of[tid]:
             entry = entries[i]
-            ids = set(results_at.get(i, ()))
+            ids = set(_result_ids(entry))
             parent = entry.get("parentUuid")
             if (
-                i > floor
-                and i not in on_chain
+                i not in on_chain
                 and parent.__class__ is str
                 and parent in chain_uuids
                 and not ids & answered
@@ -133,6 +112,30 @@ def _complete_replies(
                 chain_uuids.add(entry.get("uuid"))
                 answered.update(ids)
                 break
+
+
+def _reply_id(entry: Entry) -> str | None:
+    """The ``message.id`` an assistant entry's blocks share (``None``: it has none)."""
+    message = entry.get("message")
+    mid = message.get("id") if message.__class__ is dict else None
+    return mid if isinstance(mid, str) else None
+
+
+def _block_values(entry: Entry, kind: str, field: str) -> list[Any]:
+    """``field`` of each ``kind`` block of the entry's content, as stored."""
+    message = entry.get("message")
+    content = message.get("content") if message.__class__ is dict else None
+    if content.__class__ is not list:
+        return []
+    return [b.get(field) for b in content if b.__class__ is dict and b.get("type") == kind]
+
+
+def _use_ids(entry: Entry) -> list[Any]:
+    return _block_values(entry, "tool_use", "id")
+
+
+def _result_ids(entry: Entry) -> list[Any]:
+    return _block_values(entry, "tool_result", "tool_use_id")
 
 
 def leaf_uuid(entries: Sequence[Entry]) -> str | None:
