@@ -24,8 +24,6 @@ from flower.core.transcript.blocks import (
     iter_blocks,
     message_of,
     result_text,
-    tool_results,
-    tool_uses,
 )
 from flower.core.transcript.editing import (
     drop_entries,
@@ -164,8 +162,13 @@ class Denials:
 def is_interruption_residue(block: dict[str, Any]) -> bool:
     content = block.get("content")
     head = content[:100] if isinstance(content, str) else result_text(block)[:100]
-    head = head.lstrip()
-    return any(head.startswith(t) for t in INTERRUPTION_TEXTS)
+    return head.lstrip().startswith(INTERRUPTION_TEXTS)
+
+
+def _neutral(block: dict[str, Any]) -> dict[str, Any]:
+    if block.get("type") == "tool_result" and is_interruption_residue(block):
+        return replace_result_body(block, INTERRUPTED_NOTE)
+    return block
 
 
 class Interrupted:
@@ -178,49 +181,51 @@ class Interrupted:
         pass
 
     def prune(self, entries: list[Entry], ctx: PruneContext) -> list[Entry]:
-        def neutral(block: dict[str, Any]) -> dict[str, Any]:
-            if block.get("type") == "tool_result" and is_interruption_residue(block):
-                return replace_result_body(block, INTERRUPTED_NOTE)
-            return block
-
+        # One pass: residue results neutralised; every call asked (with the reply that
+        # asked it), every id answered, and where each reply's missing results would go
+        # (after its last block entry, or after its last result entry).
         out = list(entries)
+        asked: list[tuple[str, Any]] = []  # (tool_use id, reply id), oldest first
         answered: set[Any] = set()  # tool_use ids as stored
-        for i, _, block in iter_blocks(entries, "user", "tool_result"):
-            answered.add(block.get("tool_use_id"))
-            if is_interruption_residue(block):
-                out[i] = replace_blocks(out[i], neutral) or out[i]
-        asked = {b.get("id") for _, _, b in iter_blocks(entries, "assistant", "tool_use")}
-        if asked <= answered:
-            return out
-        return insert_chains(out, self._missing_results(out, answered))
-
-    @staticmethod
-    def _missing_results(entries: list[Entry], answered: set[str]) -> dict[str, list[Entry]]:
-        # a reply's results go after its last block entry, or after its last result entry
-        anchor_of_reply: dict[str, Entry] = {}
-        reply_of_tool: dict[Any, str] = {}
-        unanswered: list[tuple[str, str]] = []
-        for entry in entries:
-            if entry.get("type") == "assistant" and entry.get("uuid"):
-                reply = message_of(entry).get("id") or entry["uuid"]
+        reply_of_tool: dict[str, Any] = {}
+        anchor_of_reply: dict[Any, Entry] = {}
+        for i, entry in enumerate(entries):
+            kind = entry.get("type")
+            if kind != "assistant" and kind != "user":
+                continue
+            uid = entry.get("uuid")
+            message = message_of(entry)
+            content = message.get("content")
+            blocks = content if content.__class__ is list else ()
+            if kind == "assistant":
+                if not uid:  # nothing to put a result after: left alone
+                    continue
+                reply = message.get("id") or uid
                 anchor_of_reply[reply] = entry
-                for block in tool_uses(entry):
-                    tid = block.get("id")
-                    if isinstance(tid, str):
-                        reply_of_tool[tid] = reply
-                        if tid not in answered:
-                            unanswered.append((tid, reply))
-            elif entry.get("uuid"):
-                for block in tool_results(entry):
-                    reply = reply_of_tool.get(block.get("tool_use_id"))
-                    if reply is not None:
-                        anchor_of_reply[reply] = entry
+                for block in blocks:
+                    if block.__class__ is dict and block.get("type") == "tool_use":
+                        tid = block.get("id")
+                        if isinstance(tid, str):
+                            reply_of_tool[tid] = reply
+                            asked.append((tid, reply))
+                continue
+            residue = False
+            for block in blocks:
+                if block.__class__ is dict and block.get("type") == "tool_result":
+                    tid = block.get("tool_use_id")
+                    answered.add(tid)
+                    residue = residue or is_interruption_residue(block)
+                    if uid and tid in reply_of_tool:
+                        anchor_of_reply[reply_of_tool[tid]] = entry
+            if residue:
+                out[i] = replace_blocks(entry, _neutral) or entry
         inserts: dict[str, list[Entry]] = {}
-        for tid, reply in unanswered:
-            anchor = anchor_of_reply[reply]
-            note = synthetic_tool_result(tid, INTERRUPTED_NOTE, anchor, marker="interrupted")
-            inserts.setdefault(anchor["uuid"], []).append(note)
-        return inserts
+        for tid, reply in asked:
+            if tid not in answered:
+                anchor = anchor_of_reply[reply]
+                note = synthetic_tool_result(tid, INTERRUPTED_NOTE, anchor, marker="interrupted")
+                inserts.setdefault(anchor["uuid"], []).append(note)
+        return insert_chains(out, inserts) if inserts else out
 
 
 # --------------------------------------------------------------------------- ephemeral
