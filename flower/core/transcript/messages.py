@@ -28,6 +28,7 @@ def to_messages(chain: Iterable[Entry]) -> list[dict[str, Any]]:
     no content are left out. Block dicts are shared with the entries, not copied.
     """
     messages: list[dict[str, Any]] = []
+    merged: list[Any] = []  # the content of the last message
     for entry in chain:
         if not is_conversation(entry):
             continue
@@ -36,12 +37,12 @@ def to_messages(chain: Iterable[Entry]) -> list[dict[str, Any]]:
         if not blocks:
             continue
         if messages and messages[-1]["role"] == role:
-            merged = messages[-1]["content"]
             if role == "user" and _repeats_the_last_words(merged, blocks):
                 continue
             merged.extend(blocks)
         else:
-            messages.append({"role": role, "content": list(blocks)})
+            merged = list(blocks)
+            messages.append({"role": role, "content": merged})
     for message in messages:
         if message["role"] == "user":
             content = message["content"]
@@ -75,45 +76,67 @@ def conversation_problems(messages: Sequence[Mapping[str, Any]]) -> list[str]:
     problems: list[str] = []
     if messages and messages[0].get("role") != "user":
         problems.append("the first message is not from the user")
-    pending: list[str] = []
+    pending: list[Any] = []  # the tool_use ids the last assistant message asked
+    previous_role = None
     for i, message in enumerate(messages):
         role = message.get("role")
         content = message.get("content")
-        blocks = content if isinstance(content, list) else []
         if role not in ("user", "assistant"):
             problems.append(f"message {i} has role {role!r}")
+            previous_role = role
             continue
-        if i and messages[i - 1].get("role") == role:
+        if i and previous_role == role:
             problems.append(f"messages {i - 1} and {i} are both {role}")
+        previous_role = role
         if not content:
             problems.append(f"message {i} is empty")
-        answered = [b.get("tool_use_id") for b in blocks if _is_block(b, "tool_result")]
+        blocks = content if isinstance(content, list) else []
+        answered: list[Any] = []  # tool_result ids, in order
+        asked: list[Any] = []  # tool_use ids, in order
+        for block in blocks:
+            if isinstance(block, dict):
+                kind = block.get("type")
+                if kind == "tool_result":
+                    answered.append(block.get("tool_use_id"))
+                elif kind == "tool_use":
+                    asked.append(block.get("id"))
         if role == "user":
-            expected = set(pending)
-            for tid in answered:
-                if tid not in expected:
-                    problems.append(f"message {i} answers tool_use {tid!r} that was not asked")
-            seen: set[str] = set()
-            for tid in answered:
-                if tid in seen:
-                    problems.append(f"message {i} answers tool_use {tid!r} twice")
-                seen.add(tid)
-            for tid in pending:
-                if tid not in seen:
-                    problems.append(f"tool_use {tid!r} is not answered in message {i}")
-            if answered and not all(_is_block(b, "tool_result") for b in blocks[: len(answered)]):
-                problems.append(f"message {i} has text before its tool results")
+            if answered or pending:
+                problems.extend(_answer_problems(i, blocks, answered, pending))
             pending = []
         else:
             for tid in pending:
                 problems.append(f"tool_use {tid!r} is not answered before message {i}")
             if answered:
                 problems.append(f"assistant message {i} holds tool results")
-            pending = [b.get("id") for b in blocks if _is_block(b, "tool_use")]
+            pending = asked
             if not all(is_tool_id(tid) for tid in pending):
                 problems.append(f"message {i} has a tool_use without an id")
     for tid in pending:
         problems.append(f"tool_use {tid!r} is never answered")
+    return problems
+
+
+def _answer_problems(
+    i: int, blocks: list[Any], answered: list[Any], pending: list[Any]
+) -> list[str]:
+    """Why user message ``i`` does not answer the ``pending`` tool_uses as the API wants:
+    each once, only those, its tool results before anything else."""
+    problems: list[str] = []
+    expected = set(pending)
+    for tid in answered:
+        if tid not in expected:
+            problems.append(f"message {i} answers tool_use {tid!r} that was not asked")
+    seen: set[Any] = set()
+    for tid in answered:
+        if tid in seen:
+            problems.append(f"message {i} answers tool_use {tid!r} twice")
+        seen.add(tid)
+    for tid in pending:
+        if tid not in seen:
+            problems.append(f"tool_use {tid!r} is not answered in message {i}")
+    if answered and not all(_is_block(b, "tool_result") for b in blocks[: len(answered)]):
+        problems.append(f"message {i} has text before its tool results")
     return problems
 
 
