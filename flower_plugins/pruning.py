@@ -107,21 +107,28 @@ def remove_tool_calls(entries: list[Entry], tool_use_ids: set[str]) -> list[Entr
             return None
         return block
 
-    touched = {
-        i
-        for i, _, b in iter_blocks(entries, "assistant", "tool_use")
-        if b.get("id") in tool_use_ids
-    }
-    touched.update(
-        i
-        for i, _, b in iter_blocks(entries, "user", "tool_result")
-        if b.get("tool_use_id") in tool_use_ids
-    )
+    # the entries holding such a call or result, found in one pass, oldest first
     out = list(entries)
     emptied: list[str] = []
     unlinked: set[int] = set()  # emptied entries without a uuid: nothing links to them
-    for i in sorted(touched):
-        entry = entries[i]
+    for i, entry in enumerate(entries):
+        kind = entry.get("type")
+        if kind == "assistant":
+            block_type, id_field = "tool_use", "id"
+        elif kind == "user":
+            block_type, id_field = "tool_result", "tool_use_id"
+        else:
+            continue
+        content = message_of(entry).get("content")
+        for block in content if content.__class__ is list else ():
+            if (
+                block.__class__ is dict
+                and block.get("type") == block_type
+                and block.get(id_field) in tool_use_ids
+            ):
+                break
+        else:
+            continue
         new = replace_blocks(entry, without)
         if new is not None:
             out[i] = new
@@ -288,23 +295,44 @@ class Ephemeral:
         return self._verdicts[command]
 
     def prune(self, entries: list[Entry], ctx: PruneContext) -> list[Entry]:
-        stale: set[Any] = set()
-        for _, _, block in iter_blocks(entries, "assistant", "tool_use"):
-            tool_input = block.get("input")
-            command = tool_input.get("command") if isinstance(tool_input, dict) else None
-            if (
-                isinstance(command, str)
-                and str(block.get("name", "")).lower().startswith("bash")
-                and self.is_ephemeral(command)
-            ):
-                stale.add(block.get("id"))
+        # one pass: the ephemeral calls, and the entries holding results (a result is
+        # marked wherever it sits, also before its call in damaged data)
+        stale: set[Any] = set()  # tool_use ids as stored
+        answering: list[tuple[int, list[Any]]] = []  # (index, the ids its results answer)
+        for i, entry in enumerate(entries):
+            kind = entry.get("type")
+            if kind != "assistant" and kind != "user":
+                continue
+            content = message_of(entry).get("content")
+            if content.__class__ is not list:
+                continue
+            if kind == "user":
+                ids = [
+                    b.get("tool_use_id")
+                    for b in content
+                    if b.__class__ is dict and b.get("type") == "tool_result"
+                ]
+                if ids:
+                    answering.append((i, ids))
+                continue
+            for block in content:
+                if block.__class__ is not dict or block.get("type") != "tool_use":
+                    continue
+                tool_input = block.get("input")
+                command = tool_input.get("command") if isinstance(tool_input, dict) else None
+                if (
+                    isinstance(command, str)
+                    and str(block.get("name", "")).lower().startswith("bash")
+                    and self.is_ephemeral(command)
+                ):
+                    stale.add(block.get("id"))
         if not stale:
             return entries
         mark = self._marker(stale)
         out = list(entries)
-        for i, _, block in iter_blocks(entries, "user", "tool_result"):
-            if block.get("tool_use_id") in stale:
-                out[i] = replace_blocks(out[i], mark) or out[i]
+        for i, ids in answering:
+            if not stale.isdisjoint(ids):
+                out[i] = replace_blocks(entries[i], mark) or entries[i]
         return out
 
     @staticmethod
