@@ -36,6 +36,7 @@ _EXPORTS = {
     "Step": "flower.workflow.base",
     "Workflow": "flower.workflow.base",
     "wake_state": "flower.workflow.base",
+    "WorkflowContext": "flower.workflow.context",
     "with_goal": "flower.workflow.goal",
 }
 

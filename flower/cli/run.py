@@ -475,25 +475,25 @@ def _execute(
         return interrupted_exit(exc)
     finally:
         rt.close()
-    results = ctx["_results"]
-    failed = [r for r in results if not r.ok and r.step == ctx.get("_failed")]
+    results = ctx.results
+    failed = [r for r in results if not r.ok and r.step == ctx.failed]
     if failed:
         live.failure(failed[-1])
-    work_sid = ctx["_sessions"].get(live.work_step) or next(iter(ctx["_sessions"].values()), None)
+    work_sid = ctx.sessions.get(live.work_step) or next(iter(ctx.sessions.values()), None)
     live.summary(results, time.monotonic() - started, _transcript_hint(settings, work_sid))
-    if ctx.get("_goal_met") is False:
+    if ctx.goal_met is False:
         live.line("   the judge found goals not met yet: `flower` here goes on", "yellow")
     if json_out:
         _print_json(
             {
-                "ok": ctx["_ok"],
-                "woke": ctx["_woke"],
-                "goal_met": ctx.get("_goal_met"),
-                "sessions": ctx["_sessions"],
+                "ok": ctx.ok,
+                "woke": ctx.woke,
+                "goal_met": ctx.goal_met,
+                "sessions": ctx.sessions,
                 "results": _results_json(results),
             }
         )
-    return 0 if ctx["_ok"] else 1
+    return 0 if ctx.ok else 1
 
 
 # -- once -----------------------------------------------------------------------------

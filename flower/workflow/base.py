@@ -21,15 +21,18 @@ from flower.core.lineage import Lineage
 from flower.core.manifest import Manifest
 from flower.core.telemetry import tracing_of
 from flower.runtime.spec import STOP_CONTEXT_LIMIT, AgentSpec, StepResult
+from flower.workflow.context import WorkflowContext
 from flower.workflow.state import WakeChecks, WakeFresh, WakeState
 
 log = logging.getLogger(__name__)
 
-Context = dict[str, Any]
-"""What a workflow run produced: each step's final text by step name, plus ``_woke``,
-``_sessions`` ({step: session id}), ``_results`` (every StepResult in order),
-``_fresh`` (a :class:`~flower.core.lineage.FreshStart` when lineage was set aside),
-``_resumed`` ({step: bool}), ``_skipped``, ``_ok`` and, when a step failed, ``_failed``."""
+Context = WorkflowContext
+"""What a workflow run produced (a :class:`~flower.workflow.context.WorkflowContext`):
+each step's final text by step name (``ctx["<step>"]``), plus flower's own fields, read
+as ``ctx.woke`` or ``ctx["_woke"]``: ``_woke``, ``_sessions`` ({step: session id}),
+``_results`` (every StepResult in order), ``_fresh`` (a
+:class:`~flower.core.lineage.FreshStart` when lineage was set aside), ``_resumed``
+({step: bool}), ``_skipped``, ``_ok`` and ``_failed`` (the step that failed, or None)."""
 
 PromptLike = str | Callable[[Context], str]
 StepBody = Callable[["StepRun"], Awaitable[StepResult]]
@@ -136,7 +139,7 @@ class StepRun:
 
     def _on_session(self, sid: str) -> None:
         self.session_id = sid
-        self.ctx["_sessions"][self.name] = sid
+        self.ctx.sessions[self.name] = sid
         if self.lineage is not None:
             self.lineage.record_session(self.name, sid)
 
@@ -241,7 +244,7 @@ class StepRun:
 
     def record(self, result: StepResult) -> None:
         self.results.append(result)
-        self.ctx["_results"].append(result)
+        self.ctx.results.append(result)
         if self.manifest is not None:
             self.manifest.record(result)
 
@@ -257,7 +260,7 @@ class Workflow:
     ``continuous=False`` starts every step fresh in every process and leaves lineage
     alone. ``retries`` re-runs a failed step up to that many times (``<step>#retry<N>``).
     ``on_start(ctx)`` runs after lineage is loaded and before the first step, and
-    before the wake (``ctx["_woke"]``, already set) is written to lineage.
+    before the wake (``ctx.woke``, already set) is written to lineage.
     """
 
     def __init__(
@@ -291,7 +294,9 @@ class Workflow:
             settings = load_settings().settings
         return settings
 
-    async def run(self, rt: Any, resume_from: Mapping[str, Any] | None = None) -> Context:
+    async def run(
+        self, rt: Any, resume_from: Mapping[str, Any] | WorkflowContext | None = None
+    ) -> Context:
         """Run every step; returns the context (see :data:`Context`).
 
         ``resume_from`` ({step: session id}, or a previous context) takes precedence
@@ -300,22 +305,17 @@ class Workflow:
         steps = [step.name for step in self.steps]
         with tracing_of(rt).span("flower.wake", {"flower.workflow.steps": steps}) as span:
             ctx = await self._run(rt, resume_from)
-            span.set({"flower.wake": ctx["_woke"], "flower.ok": ctx["_ok"]})
-            span.set({"flower.failed_step": ctx.get("_failed")})
+            span.set({"flower.wake": ctx.woke, "flower.ok": ctx.ok})
+            span.set({"flower.failed_step": ctx.failed})
         return ctx
 
-    async def _run(self, rt: Any, resume_from: Mapping[str, Any] | None) -> Context:
+    async def _run(
+        self, rt: Any, resume_from: Mapping[str, Any] | WorkflowContext | None
+    ) -> Context:
         workspace = str(getattr(rt, "workspace", ".") or ".")
         run_dir = getattr(rt, "run_dir", None) or "runs"
         settings = self.settings_for(rt)
-        ctx: Context = {
-            "_workspace": os.path.realpath(workspace),
-            "_sessions": {},
-            "_results": [],
-            "_resumed": {},
-            "_skipped": [],
-            "_ok": True,
-        }
+        ctx = WorkflowContext(workspace=os.path.realpath(workspace))
         lineage: Lineage | None = None
         known: dict[str, str] = {}
         if self.continuous:
@@ -326,22 +326,23 @@ class Workflow:
             lineage = Lineage.load(workspace, settings=settings, run_dir=run_dir)
             # before the wake is counted: a store that cannot be read stops the run here
             known = lineage.live_steps(rt.has_session)
-        else:
-            ctx["_woke"] = 1
         if resume_from:
-            explicit = resume_from.get("_sessions", resume_from)
+            explicit = (
+                resume_from.sessions
+                if isinstance(resume_from, WorkflowContext)
+                else resume_from.get("_sessions", resume_from)
+            )
             for name, sid in dict(explicit).items():
                 if isinstance(sid, str) and not name.startswith("_") and rt.has_session(sid):
                     known[name] = sid
-        ctx["_fresh"] = None
         if lineage is not None:
             # an old mapping this wake cannot use is set aside, never overwritten
             recorded = lineage.record.steps
             gone = [s.name for s in self.steps if s.name in recorded and s.name not in known]
-            ctx["_fresh"] = lineage.start_fresh(workspace, gone)
-            ctx["_woke"] = lineage.woke + 1  # written after on_start (see below)
-        ctx["_lineage"] = lineage
-        ctx["_known"] = dict(known)
+            ctx.fresh = lineage.start_fresh(workspace, gone)
+            ctx.woke = lineage.woke + 1  # written after on_start (see below)
+        ctx.lineage = lineage
+        ctx.known = dict(known)
         manifest = Manifest(run_dir) if self.manifest else None
         if self.on_start is not None:
             await _maybe_await(self.on_start(ctx))
@@ -352,21 +353,21 @@ class Workflow:
 
         for step in self.steps:
             if step.skip_if is not None and step.skip_if(ctx):
-                ctx["_skipped"].append(step.name)
+                ctx.skipped.append(step.name)
                 if step.name in known:
-                    ctx["_sessions"][step.name] = known[step.name]
+                    ctx.sessions[step.name] = known[step.name]
                 continue
             run = StepRun(self, step, ctx, rt, lineage, manifest, known.get(step.name))
-            ctx["_resumed"][step.name] = run.resumed
+            ctx.resumed[step.name] = run.resumed
             with tracing_of(rt).span(f"step {step.name}", _step_attributes(run)) as span:
                 result = await (step.body or one_turn)(run)
                 span.set(_step_result_attributes(result))
             if step.after is not None:
                 result = step.after(ctx, result) or result
-            ctx[step.name] = result.text
+            ctx.values[step.name] = result.text
             if not result.ok:
-                ctx["_ok"] = False
-                ctx["_failed"] = step.name
+                ctx.ok = False
+                ctx.failed = step.name
                 break
         return ctx
 
@@ -569,6 +570,7 @@ __all__ = [
     "Step",
     "StepRun",
     "Workflow",
+    "WorkflowContext",
     "one_turn",
     "render",
     "replace_step",

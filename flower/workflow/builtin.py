@@ -171,20 +171,20 @@ def _send_unheard(run: StepRun, memo: WakeMemo) -> None:
         return
     entries = _transcript(run.runtime, run.session_id)
     memo.heard(memo.landed(run.session_id, entries))
-    run.ctx["_said"] = "\n\n".join(memo.unheard) or None
+    run.ctx.said = "\n\n".join(memo.unheard) or None
     if memo.unheard:
         memo.sending(run.session_id, len(entries))
 
 
 def _hearing(
-    memo_key: str, body: Callable[[StepRun], Awaitable[StepResult]]
+    memo_of: Callable[[Context], WakeMemo | None], body: Callable[[StepRun], Awaitable[StepResult]]
 ) -> Callable[[StepRun], Awaitable[StepResult]]:
     """``body``, first telling its session what a cut-short wake left unheard (the memo
-    at ``ctx[memo_key]``), which counts as heard once the step's transcript holds it,
+    ``memo_of(ctx)``), which counts as heard once the step's transcript holds it,
     before a later round (the judge's) can be cut short."""
 
     async def hearing(run: StepRun) -> StepResult:
-        memo: WakeMemo | None = run.ctx.get(memo_key)
+        memo = memo_of(run.ctx)
         if memo is not None:
             _send_unheard(run, memo)
         result = await body(run)
@@ -270,7 +270,7 @@ def builtin_workflow(
         return texts, words
 
     def on_start(ctx: Context) -> None:
-        lineage = ctx.get("_lineage")
+        lineage = ctx.lineage
         texts, journal_words = words_now(lineage)
         record(ctx, lineage, texts, journal_words)
         # cleared only once lineage surely holds them, tokens included (its writes never
@@ -282,52 +282,52 @@ def builtin_workflow(
     def record(
         ctx: Context, lineage: Lineage | None, texts: list[str], journal_words: list[Said]
     ) -> None:
-        brief = Path(ctx["_workspace"]) / names.brief_file
+        brief = Path(ctx.workspace) / names.brief_file
         if not brief_is_complete(brief):
             # a first run: what was said is the request, for the clarifier; kept in
             # lineage until the clarifier's session holds it, so a run killed before
             # that still knows what it was asked
-            if names.clarify_step in ctx.get("_known", {}):
+            if names.clarify_step in ctx.known:
                 _forget_request(lineage)  # its session holds the request
                 # what is said now is kept until the clarifier's transcript holds it
-                clarify_memo = ctx["_clarify_memo"] = ClarifyMemo(lineage)
+                clarify_memo = ctx.clarify_memo = ClarifyMemo(lineage)
                 if texts:
                     mark_recorded(clarify_memo.extra, journal_words)  # saved with the words
                     clarify_memo.said(*texts)
-                ctx["_said"] = "\n\n".join(clarify_memo.unheard) or None
+                ctx.said = "\n\n".join(clarify_memo.unheard) or None
                 return
             request = _remember_request(lineage, texts[-1] if texts else None, journal_words)
-            ctx["_said"] = ctx["_request"] = request
+            ctx.said = ctx.request = request
             return
         _forget_request(lineage)  # the brief holds it (a run killed before it said so)
-        memo = ctx["_wake_memo"] = WakeMemo(lineage)
+        memo = ctx.wake_memo = WakeMemo(lineage)
         if texts:
             mark_recorded(memo.extra, journal_words)  # saved with the words
             memo.said(*texts)  # in lineage before anything else can be cut short
         for text in memo.unheard:  # (a wake cut short may have missed the brief too)
             if text not in (read_text(brief) or ""):
                 append_to_brief(brief, text, time.strftime("%Y-%m-%d %H:%M"))
-        ctx["_said"] = "\n\n".join(memo.unheard) or None
-        ctx["_rederive_goals"] = memo.goals_stale
+        ctx.said = "\n\n".join(memo.unheard) or None
+        ctx.rederive_goals = memo.goals_stale
 
     def clarify_after(ctx: Context, result: StepResult) -> None:
         if result.session_id:  # the clarifier's transcript holds the request now
-            _forget_request(ctx.get("_lineage"))
+            _forget_request(ctx.lineage)
 
     clarify = clarify_step(said, ask=ask, settings=settings, request_as_brief=request_as_brief)
     clarify_inner = clarify.body
     assert clarify_inner is not None
 
-    clarify_body = _hearing("_clarify_memo", clarify_inner)
+    clarify_body = _hearing(lambda ctx: ctx.clarify_memo, clarify_inner)
 
     def goals_after(ctx: Context, result: StepResult) -> None:
-        memo = ctx.get("_wake_memo")
+        memo = ctx.wake_memo
         if memo is not None and result.ok:
             memo.goals_rederived()
 
     # words a cut-short wake stored but never got a reply to are not said twice: the
     # runtime sends a prompt that already waits in the session as it is
-    work_body = _hearing("_wake_memo", one_turn)
+    work_body = _hearing(lambda ctx: ctx.wake_memo, one_turn)
 
     def work_prompt(ctx: Context) -> str:
         return _(_MESSAGES["WORK_PROMPT"]).format(
@@ -335,9 +335,9 @@ def builtin_workflow(
         )
 
     def work_resume(ctx: Context) -> str:
-        if ctx.get("_said"):
+        if ctx.said:
             return _(_MESSAGES["WORK_SAID"]).format(
-                said=ctx["_said"], brief_file=names.brief_file, goals_file=names.goals_file
+                said=ctx.said, brief_file=names.brief_file, goals_file=names.goals_file
             )
         return _(_MESSAGES["WORK_RESUME"])
 

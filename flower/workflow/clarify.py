@@ -176,24 +176,24 @@ def clarify_step(
     agent = agent or clarifier()
 
     def brief_path(ctx: Context) -> Path:
-        return Path(ctx["_workspace"]) / names.brief_file
+        return Path(ctx.workspace) / names.brief_file
 
     def frozen(ctx: Context) -> bool:
         text = read_text(brief_path(ctx))
         if text is None or not is_complete_brief(text):
             return False
-        ctx["_brief"] = ctx[names.clarify_step] = text
+        ctx.brief = ctx.values[names.clarify_step] = text
         return True
 
     def asked(ctx: Context) -> str:
-        return (ctx.get("_request") or request or "").strip()  # _request: the builtin's memo
+        return (ctx.request or request or "").strip()  # ctx.request: the builtin's memo
 
     def first(ctx: Context) -> str:
         asked_for = asked(ctx)
         return message("CLARIFY_PROMPT").format(request=asked_for or message("NO_REQUEST"))
 
     def resume(ctx: Context) -> str:
-        said = ctx.get("_said")
+        said = ctx.said
         resume = message("CLARIFY_RESUME")
         return f"{resume}\n\n" + message("USER_ADDS").format(said=said) if said else resume
 
@@ -210,7 +210,7 @@ def clarify_step(
                 brief = read_text(brief_path(run.ctx))  # the clarifier wrote it itself
             if brief is not None:
                 write_atomic(brief_path(run.ctx), brief)
-                run.ctx["_brief"] = brief
+                run.ctx.brief = brief
                 return result
             answer = None if gave_up_asking or ask is None else await _ask(ask, result.text)
             if answer is None:
@@ -225,8 +225,8 @@ def clarify_step(
             if decided:
                 brief = brief_from_request(wanted)
                 write_atomic(brief_path(run.ctx), brief)
-                run.ctx["_brief"] = brief
-                run.ctx["_brief_from_request"] = True
+                run.ctx.brief = brief
+                run.ctx.brief_from_request = True
                 return result
         # the step fails though its last run ended well: recorded as such, in the manifest too
         verdict = replace(
@@ -245,14 +245,14 @@ def goals_step(
 ) -> Step:
     """Derive the goals file from the brief; skipped while the goals file is complete.
 
-    ``ctx["_rederive_goals"]`` (set when the user added something on wake) forces a
+    ``ctx.rederive_goals`` (set when the user added something on wake) forces a
     new pass; the full brief is sent again on resume, which is what re-deriving needs.
     """
     names = workflow_names(settings)
     agent = agent or goal_setter()
 
     def goals_path(ctx: Context) -> Path:
-        return Path(ctx["_workspace"]) / names.goals_file
+        return Path(ctx.workspace) / names.goals_file
 
     def frozen(ctx: Context) -> bool:
         goals = read_goals(goals_path(ctx))
@@ -263,13 +263,13 @@ def goals_step(
                 stacklevel=2,
             )
             return False
-        if goals is None or ctx.get("_rederive_goals"):
+        if goals is None or ctx.rederive_goals:
             return False
-        ctx["_goals"] = goals
+        ctx.goals = goals
         return True
 
     def prompt(ctx: Context) -> str:
-        brief = ctx.get("_brief") or read_text(Path(ctx["_workspace"]) / names.brief_file) or ""
+        brief = ctx.brief or read_text(Path(ctx.workspace) / names.brief_file) or ""
         return message("GOALS_PROMPT").format(brief=brief.strip())
 
     async def body(run: StepRun) -> StepResult:
@@ -280,7 +280,7 @@ def goals_step(
             goals = parse_goals(result.text)
             if goals:
                 write_atomic(goals_path(run.ctx), render_goals(goals))
-                run.ctx["_goals"] = goals
+                run.ctx.goals = goals
                 return result
             if attempt < 2:
                 result = await run.turn(message("GOALS_RETRY"))

@@ -141,7 +141,7 @@ def with_goal(
 
     ``rounds`` defaults to ``[tool.flower.workflow] rounds``. Without a goals file,
     or with one that lists no goal, there is nothing to judge and the gate is open.
-    ``ctx["_verdicts"][step]`` holds the last :class:`Verdict`; ``ctx["_goal_met"]``
+    ``ctx.verdicts[step]`` holds the last :class:`Verdict`; ``ctx.goal_met``
     is True, False, or None when the judge itself failed.
     """
     if rounds is not None and rounds < 1:
@@ -151,7 +151,7 @@ def with_goal(
 
     async def gated(run: StepRun) -> StepResult:
         names = workflow_names(run.settings)
-        path = Path(run.ctx["_workspace"]) / (goals_file or names.goals_file)
+        path = Path(run.ctx.workspace) / (goals_file or names.goals_file)
         limit = rounds or int(getattr(getattr(run.settings, "workflow", None), "rounds", 3))
         result = await inner(run)
         for n in range(1, limit + 1):
@@ -185,9 +185,8 @@ def _judge_prompt(path: Path, goals: list[str]) -> str:
 
 
 def _set(run: StepRun, name: str, verdict: Verdict | None, met: bool | None) -> None:
-    verdicts: dict[str, Any] = run.ctx.setdefault("_verdicts", {})
-    verdicts[name] = verdict
-    run.ctx["_goal_met"] = met
+    run.ctx.verdicts[name] = verdict
+    run.ctx.goal_met = met
 
 
 __all__ = ["Verdict", "judge_agent", "parse_verdict", "with_goal"]

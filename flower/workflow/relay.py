@@ -30,6 +30,7 @@ from typing import Any, NamedTuple
 from flower.core.i18n import N_, _, every_translation
 from flower.core.telemetry import tracing_of
 from flower.runtime.spec import STOP_CONTEXT_LIMIT, StepResult
+from flower.workflow.context import RelayMove
 
 log = logging.getLogger(__name__)
 
@@ -327,14 +328,14 @@ async def _relay(
     result.num_turns += handoff.num_turns
     if handoff.started_at:
         result.started_at = handoff.started_at
-    run.ctx.setdefault("_relays", []).append(
-        {
-            "step": run.name,
-            "from": old,
-            "to": result.session_id,
-            "doc": str(path),
-            "turns": fresh_turns,
-        }
+    run.ctx.relays.append(
+        RelayMove(
+            step=run.name,
+            from_session=old,
+            to=result.session_id,
+            doc=str(path),
+            turns=fresh_turns,
+        )
     )
     log.info("relayed %s: %s -> %s (%s)", run.name, old, result.session_id, path)
     return result
@@ -354,7 +355,7 @@ async def relay_while_full(run: Any, result: StepResult, prompt: str, *, label: 
         if relays >= MAX_RELAYS_PER_TURN:
             result.error = f"relayed {relays} times in one turn and the context is still full"
             return result
-        if relays and run.ctx["_relays"][-1].get("turns", 0) <= 1:
+        if relays and run.ctx.relays[-1].turns <= 1:
             result.error = (
                 "the relayed session was at the context limit from its first request "
                 "(the handoff document is too big?); not relaying again"
