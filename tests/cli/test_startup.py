@@ -33,6 +33,9 @@ NOT_AT_REGISTRATION = (
     "flower_plugins.jsonfs.sessions",
     "flower_plugins.sql.options",
     "flower_plugins.sql.factory",
+    "flower_plugins.pruning.policies",
+    "flower.core.transcript",
+    "msgspec",
 )
 
 

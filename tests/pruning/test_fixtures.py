@@ -18,7 +18,7 @@ from flower.core.transcript import (
     conversation_problems,
 )
 from flower.stores.prune import PruningSessionStore, PruningWarning, prune_with_stats
-from flower_plugins.pruning import STALE_NOTE
+from flower_plugins.pruning.policies import STALE_NOTE
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -11,7 +11,7 @@ from pruning_builders import CC_INTERRUPTED, TranscriptBuilder
 
 from flower.core.protocols import PruneContext
 from flower.core.transcript import INTERRUPTED_NOTE, check_conversation, conversation
-from flower_plugins.pruning import (
+from flower_plugins.pruning.policies import (
     STALE_NOTE,
     Denials,
     Ephemeral,
@@ -262,7 +262,7 @@ def test_trim_compares_content_not_only_size(tmp_path: Path) -> None:
 
 
 def test_holds_tells_a_missing_file_from_a_different_one(tmp_path: Path) -> None:
-    from flower_plugins.pruning import holds
+    from flower_plugins.pruning.policies import holds
 
     path = tmp_path / "toolu_1.txt"
     assert holds(path, b"abc") is None

@@ -15,7 +15,7 @@ from flower.core.protocols import PruneContext
 from flower.core.records import SessionKey
 from flower.core.transcript import active_chain, conversation, conversation_problems, to_messages
 from flower.stores.prune import PruningWarning, model_bytes, prune, prune_with_stats
-from flower_plugins.pruning import (
+from flower_plugins.pruning.policies import (
     STALE_NOTE,
     TRIM_MARK,
     Denials,

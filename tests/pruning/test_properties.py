@@ -21,7 +21,7 @@ from flower.core.transcript import (
     conversation_problems,
 )
 from flower.stores.prune import PruningWarning, prune
-from flower_plugins.pruning import Denials, Ephemeral, Interrupted, SyntheticErrors, Trim
+from flower_plugins.pruning.policies import Denials, Ephemeral, Interrupted, SyntheticErrors, Trim
 
 COMMANDS = [
     "git status",

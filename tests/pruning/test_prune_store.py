@@ -37,7 +37,7 @@ from flower.stores.prune import (
     prune_in_detail,
     prune_with_stats,
 )
-from flower_plugins.pruning import Denials, Interrupted, SyntheticErrors
+from flower_plugins.pruning.policies import Denials, Interrupted, SyntheticErrors
 
 KEY = SessionKey("-home-user-proj", "sess-1")
 
@@ -626,7 +626,7 @@ def _files(folder: Path) -> dict[str, tuple[int, int]]:
 
 
 def test_trim_writes_files_only_for_results_on_the_chain_once_each(tmp_path: Path) -> None:
-    from flower_plugins.pruning import Trim
+    from flower_plugins.pruning.policies import Trim
 
     big = "x" * 500
     b = TranscriptBuilder(session_id="trim-chain", streamed=False)

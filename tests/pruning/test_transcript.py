@@ -362,7 +362,7 @@ def test_a_prompt_given_again_after_a_pruned_turn_is_sent_once() -> None:
     both sides would reach the model twice in a row."""
     from flower.core.protocols import PruneContext
     from flower.stores.prune import prune
-    from flower_plugins.pruning import Denials
+    from flower_plugins.pruning.policies import Denials
 
     b = TranscriptBuilder()
     b.user("Do the task.")

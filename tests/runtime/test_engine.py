@@ -426,7 +426,7 @@ def test_the_pruning_view_follows_the_configuration_unless_told(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from flower.core.config import load_settings
-    from flower_plugins.pruning import Denials
+    from flower_plugins.pruning.policies import Denials
 
     (tmp_path / "pyproject.toml").write_text(
         "[tool.flower.pruning]\nkeep_denials = 3\nephemeral = false\n"
@@ -469,7 +469,7 @@ def test_a_store_given_to_the_runtime_stays_open_and_in_use_after_close(
 def test_a_retry_in_the_same_run_does_not_call_fresh_output_stale(
     make_runtime: MakeRuntime, fake_api: FakeMessagesAPI
 ) -> None:
-    from flower_plugins.pruning import STALE_NOTE
+    from flower_plugins.pruning.policies import STALE_NOTE
 
     shell = AgentSpec("sh", "Be terse.", allowed_tools=["Bash"], max_turns=6, model=MODEL)
     fake_api.add(reply(tool_use("Bash", {"command": "ls"}, id="toolu_ls")), overloaded(), text("a"))

@@ -21,7 +21,7 @@ from flower.core.records import LineageRecord, SessionKey
 from flower.runtime.spec import StepResult
 from flower.stores.open import open_lineage_store, open_session_store
 from flower.workflow.relay import handoff_path, write_handoff
-from flower_plugins.pruning import save_once
+from flower_plugins.pruning.policies import save_once
 
 KEY = SessionKey("-w", "s1")
 ENTRY = {"type": "user", "uuid": "u1", "message": {"role": "user", "content": "hi"}}

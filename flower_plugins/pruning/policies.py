@@ -1,9 +1,9 @@
-"""The built-in pruning policies and the ``flower prune`` command.
+"""The built-in pruning policies (registered by :mod:`flower_plugins.pruning`).
 
-Registered exactly like a third-party plugin would be. Every policy is a pure function
-of the transcript: it never mutates its input (a changed entry is a copy), removes
-entries only through :func:`flower.core.transcript.drop_entries`, and passes entries of
-unknown types through untouched. See docs/pruning.md.
+Every policy is a pure function of the transcript: it never mutates its input (a
+changed entry is a copy), removes entries only through
+:func:`flower.core.transcript.drop_entries`, and passes entries of unknown types through
+untouched. See docs/pruning.md.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flower.core.entries import is_synthetic_error
-from flower.core.hookspecs import hookimpl
 from flower.core.protocols import PruneContext
 from flower.core.records import Entry
 from flower.core.transcript.blocks import (
@@ -543,28 +542,19 @@ BUILTIN_POLICIES = {
 }
 
 
-@hookimpl
-def register_pruning_policies(register: Any) -> None:
-    for name, factory in BUILTIN_POLICIES.items():
-        register(name, factory)
-
-
-@hookimpl
-def register_commands(app: Any) -> None:
-    from flower.cli.prune import add_prune_command  # the CLI, only when commands are built
-
-    add_prune_command(app)
-
-
 __all__ = [
     "BUILTIN_POLICIES",
+    "STALE_NOTE",
+    "TRIM_MARK",
     "Denials",
     "Ephemeral",
     "Interrupted",
     "SyntheticErrors",
     "Trim",
     "content_blocks",
+    "holds",
     "is_denial",
     "is_synthetic_error",
     "remove_tool_calls",
+    "save_once",
 ]

@@ -1,0 +1,18 @@
+"""The pruning plugin names its policies without importing them, and the names agree."""
+
+from __future__ import annotations
+
+from flower.core.plugins import get_registry
+from flower_plugins.pruning import POLICY_CLASSES
+from flower_plugins.pruning.policies import BUILTIN_POLICIES
+
+
+def test_the_registered_names_are_the_policies_own() -> None:
+    assert {name: cls.__name__ for name, cls in BUILTIN_POLICIES.items()} == POLICY_CLASSES
+
+
+def test_a_registered_factory_makes_the_policy() -> None:
+    registry = get_registry()
+    for name, cls in BUILTIN_POLICIES.items():
+        policy = registry.get("pruning_policies", name).factory(None)
+        assert type(policy) is cls and policy.name == name
