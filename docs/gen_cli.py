@@ -24,8 +24,7 @@ rules behind the commands (free-text routing, exit codes, plugin commands), see
 
 def _commands(group: object, path: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], object]]:
     yield path, group
-    sub = getattr(group, "commands", None)
-    if not sub:
+    if not hasattr(group, "list_commands"):  # a command, not a group
         return
     import typer
 

@@ -6,6 +6,9 @@ not plug in; this ``TyperGroup`` subclass does three things itself:
 - **Routing.** ``flower "do this"`` goes to the ``run`` command, while a mistyped
   subcommand (``flower sesions``) is a usage error with a suggestion, never a prompt.
   Everything after a bare ``--`` is always a prompt (``flower -- sessions``).
+- **Lazy built-ins.** The commands of :attr:`FlowerGroup.lazy_commands` are listed
+  from their summaries and built only when one is invoked or its help is asked, so
+  ``flower --help`` imports none of them (see :mod:`flower.cli.lazy`).
 - **Plugin commands.** The ``register_commands(app)`` hook runs only when a command
   name is not a built-in or when commands are listed (``--help``), so everyday
   commands do not pay for loading every plugin. A plugin whose hook raises is a
@@ -27,6 +30,7 @@ import typer
 from typer.core import TyperGroup
 
 from flower.cli.errors import report_error
+from flower.cli.lazy import LazyCommand
 from flower.core.errors import FlowerError
 
 ClickContext = Any
@@ -59,11 +63,23 @@ def strict_plugins() -> bool:
 class FlowerGroup(TyperGroup):
     """The root group; see the module docstring."""
 
+    lazy_commands: tuple[LazyCommand, ...] = ()
+    """Built-in commands loaded on first use, in the order ``--help`` lists them (a
+    command registered on the app itself under the same name takes their place)."""
+
     def __init__(self, **attrs: Any) -> None:
         super().__init__(**attrs)
+        self.lazy: dict[str, LazyCommand] = {
+            c.name: c for c in self.lazy_commands if c.name not in self.commands
+        }
+        """Name -> the built-in command not loaded yet."""
         self.plugin_commands: dict[str, str] = {}
         """Command name -> plugin that registered it."""
         self._plugins_loaded = False
+
+    def has_command(self, name: str) -> bool:
+        """Whether ``name`` is a command, loaded or not (plugins' only once loaded)."""
+        return name in self.commands or name in self.lazy
 
     # -- plugin commands -------------------------------------------------------
 
@@ -87,7 +103,7 @@ class FlowerGroup(TyperGroup):
                 report_problem(registry.plugins, plugin, f"register_commands failed: {exc!r}")
                 continue
             for name, command in added.items():
-                if name in self.commands:
+                if self.has_command(name):
                     owner = self.plugin_commands.get(name, "flower")
                     report_problem(
                         registry.plugins,
@@ -100,6 +116,9 @@ class FlowerGroup(TyperGroup):
                 self.plugin_commands[name] = plugin
 
     def get_command(self, ctx: ClickContext, cmd_name: str) -> Any:
+        lazy = self.lazy.pop(cmd_name, None)
+        if lazy is not None:
+            self.commands[cmd_name] = lazy.load()
         command = self.commands.get(cmd_name)
         if command is None and not self._plugins_loaded:
             self.load_plugin_commands()
@@ -108,7 +127,22 @@ class FlowerGroup(TyperGroup):
 
     def list_commands(self, ctx: ClickContext) -> list[str]:
         self.load_plugin_commands()
-        return super().list_commands(ctx)
+        builtin = [c.name for c in self.lazy_commands]
+        return [*builtin, *(name for name in super().list_commands(ctx) if name not in builtin)]
+
+    def format_commands(self, ctx: ClickContext, formatter: Any) -> None:
+        """The command list, as click writes it, from each lazy command's summary
+        (listing a command does not load it)."""
+        rows: list[tuple[str, Any]] = []
+        for name in self.list_commands(ctx):
+            lazy = self.lazy.get(name)
+            command = lazy.listed() if lazy is not None else self.commands.get(name)
+            if command is not None and not command.hidden:
+                rows.append((name, command))
+        if rows:
+            limit = formatter.width - 6 - max(len(name) for name, _ in rows)
+            with formatter.section("Commands"):
+                formatter.write_dl([(name, c.get_short_help_str(limit)) for name, c in rows])
 
     # -- routing ---------------------------------------------------------------
 
@@ -126,21 +160,21 @@ class FlowerGroup(TyperGroup):
         """The subcommand name that follows ``run``'s options at ``index``, if any:
         ``flower --no-trim sessions list`` reads as a subcommand with a misplaced
         option, never as the prompt "sessions list"."""
-        run = self.commands.get(RUN_COMMAND)
-        if run is None:
+        if not self.has_command(RUN_COMMAND):
             return None
+        run = self.get_command(ctx, RUN_COMMAND)
         at = _first_positional(run.get_params(ctx), args[index:])
         if at is None:
             return None
         word = args[index + at]
         if word == "--" or not _COMMAND_WORD.match(word):
             return None
-        if word not in self.commands:
+        if not self.has_command(word):
             self.load_plugin_commands()
-        return word if word in self.commands and word != RUN_COMMAND else None
+        return word if self.has_command(word) and word != RUN_COMMAND else None
 
     def _route(self, ctx: typer.Context, args: list[str]) -> list[str]:
-        has_run = RUN_COMMAND in self.commands
+        has_run = self.has_command(RUN_COMMAND)
         index = self._first_positional(ctx, args)
         if index is None:
             if args and _takes_value(self.get_params(ctx), args[-1]):
@@ -161,13 +195,13 @@ class FlowerGroup(TyperGroup):
                     f"flower {token} -- {command} ..."
                 )
             return [*args[:index], RUN_COMMAND, *args[index:]] if has_run else args
-        if token in self.commands:
+        if self.has_command(token):
             return args
         self.load_plugin_commands()
-        if token in self.commands:
+        if self.has_command(token):
             return args
         if _COMMAND_WORD.match(token):
-            close = get_close_matches(token.lower(), list(self.commands), n=3)
+            close = get_close_matches(token.lower(), self.list_commands(ctx), n=3)
             if close:
                 suggestions = ", ".join(repr(name) for name in close)
                 hint = f" To send it as a prompt: {_as_prompt(args, index)}" if has_run else ""

@@ -1,39 +1,81 @@
 """The ``flower`` console script: the typer app and its entry point.
 
 Kept light on purpose: importing this module loads typer and flower's small CLI
-modules only. Stores, plugins, SQLAlchemy, the anthropic SDK and rich are imported
-inside the commands that need them.
-
-Optional command modules are attached when present, so their authors only drop a
-file in: ``flower.cli.run`` (``run`` and friends) and ``flower.cli.doctor``. Each may
-expose ``register(app)``, a ``typer.Typer`` named ``app`` whose commands are added
-to the root, or a function named like its command.
+modules only. Each built-in command is a :class:`~flower.cli.lazy.LazyCommand` of
+:data:`BUILTIN_COMMANDS`: its module is imported, and typer builds it, only when it
+runs or its own ``--help`` is asked (``flower --help`` lists them from their summaries).
+Stores, plugins, SQLAlchemy, the anthropic SDK and rich are imported inside the
+commands that need them.
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib
 import sys
 import warnings
-from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import Annotated, Any
 
 import typer
 
 from flower import __version__
-from flower.cli import config as config_cmd
-from flower.cli import plugins as plugins_cmd
-from flower.cli import rewind as rewind_cmd
-from flower.cli import sessions as sessions_cmd
 from flower.cli.context import CliState, RunDirOption
 from flower.cli.group import FlowerGroup
+from flower.cli.lazy import LazyCommand
 
-OPTIONAL_MODULES = {
-    "flower.cli.run": "run",
-    "flower.cli.doctor": "doctor",
-    "flower.cli.ui": "ui",
-}
+ENGINE_COMMANDS = (
+    LazyCommand(
+        "run", "flower.cli.run:run", 'Run the built-in workflow here (what `flower "..."` does).'
+    ),
+    LazyCommand("once", "flower.cli.run:once", "One agent, no workflow, no lineage."),
+    LazyCommand("status", "flower.cli.run:status", "What the next `flower` here would resume."),
+    LazyCommand("demo", "flower.cli.run:demo", "See it work offline, no API key needed."),
+    LazyCommand(
+        "adopt",
+        "flower.cli.adopt:adopt",
+        "Point this directory's lineage at the sessions of an old one, so `flower` carries on.",
+    ),
+)
+"""The commands that run the workflow or read its state."""
+BUILTIN_COMMANDS = (
+    *ENGINE_COMMANDS,
+    LazyCommand(
+        "rewind",
+        "flower.cli.rewind:rewind",
+        "Undo the last N user turns of the work step: its session is forked N turns back "
+        "(the old one stays, listed), the lineage points at the fork, and the files "
+        "flower's Write and Edit changed since are put back.",
+    ),
+    LazyCommand(
+        "sessions",
+        "flower.cli.sessions:app",
+        "List, show, export, import, remove and copy session transcripts.",
+    ),
+    LazyCommand(
+        "config",
+        "flower.cli.config:config",
+        "Show the effective configuration and the source of every value.",
+    ),
+    LazyCommand(
+        "plugins",
+        "flower.cli.plugins:plugins",
+        "List loaded plugins: distribution, version, hooks, what each registered, errors.",
+    ),
+    LazyCommand(
+        "doctor",
+        "flower.cli.doctor:doctor",
+        "Check configuration, session store, pruning chain, API endpoint and API key; "
+        "exit 1 if any fails.",
+    ),
+    LazyCommand(
+        "ui",
+        "flower.cli.ui:ui",
+        "Serve a read-only web viewer of the sessions, pruned views and runs (local).",
+    ),
+)
+"""Every built-in command, in the order ``flower --help`` lists them (plugins' follow)."""
+CORE_COMMANDS = tuple(c for c in BUILTIN_COMMANDS if c not in ENGINE_COMMANDS)
+"""The bare core (tests): every built-in but the workflow's commands."""
 HELP = """Long-running Claude agent workflows that never lose their place.
 
 Run `flower COMMAND --help` for the options of a command."""
@@ -62,30 +104,17 @@ def _root(
     ] = False,
 ) -> None:
     ctx.obj = CliState(run_dir=run_dir, sessions_url=sessions_url)
+    _log_warnings_as_lines()  # a command runs (--help and --version end before this)
 
 
-def _attach_optional(app: typer.Typer, module_name: str, command: str) -> None:
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name == module_name:
-            return
-        raise
-    register = getattr(module, "register", None)
-    sub_app = getattr(module, "app", None)
-    if callable(register):
-        register(app)
-    elif isinstance(sub_app, typer.Typer):
-        app.registered_commands.extend(sub_app.registered_commands)
-        app.registered_groups.extend(sub_app.registered_groups)
-    elif callable(getattr(module, command, None)):
-        app.command(name=command)(getattr(module, command))
+def build_app(*, commands: Sequence[LazyCommand] = BUILTIN_COMMANDS) -> typer.Typer:
+    """A fresh ``flower`` app; tests pass ``commands=CORE_COMMANDS`` for the bare core."""
 
+    class RootGroup(FlowerGroup):
+        lazy_commands = tuple(commands)
 
-def build_app(*, optional_modules: Mapping[str, str] = OPTIONAL_MODULES) -> typer.Typer:
-    """A fresh ``flower`` app; tests pass ``optional_modules={}`` for the bare core."""
     app = typer.Typer(
-        cls=FlowerGroup,
+        cls=RootGroup,
         name="flower",
         help=HELP,
         rich_markup_mode=None,
@@ -94,12 +123,6 @@ def build_app(*, optional_modules: Mapping[str, str] = OPTIONAL_MODULES) -> type
         context_settings={"help_option_names": ["-h", "--help"]},
     )
     app.callback()(_root)
-    app.add_typer(sessions_cmd.app, name="sessions")
-    app.command(name="plugins")(plugins_cmd.plugins)
-    app.command(name="config")(config_cmd.config)
-    app.command(name="rewind")(rewind_cmd.rewind)
-    for module_name, command in optional_modules.items():
-        _attach_optional(app, module_name, command)
     return app
 
 
@@ -124,18 +147,27 @@ def _show_flower_warning(
 _default_showwarning = warnings.showwarning
 
 
+WARNING_LINES = "flower-warning-lines"
+"""The name of the logging handler that writes flower's warnings as lines."""
+
+
 def _log_warnings_as_lines() -> None:
     """flower's log records of WARNING and above as ``flower: warning:`` lines, instead
-    of logging's bare last resort (imported here: help rendering never needs it)."""
+    of logging's bare last resort. Installed once per process, by the first command
+    that runs: ``--help`` and ``--version`` never import logging."""
     import logging
 
     from flower.cli.errors import warn
+
+    if any(h.get_name() == WARNING_LINES for h in logging.getLogger("flower").handlers):
+        return
 
     class WarningLines(logging.Handler):
         def emit(self, record: logging.LogRecord) -> None:
             warn(record.getMessage())
 
     lines = WarningLines(logging.WARNING)
+    lines.set_name(WARNING_LINES)
     for name in ("flower", "flower_plugins"):
         logging.getLogger(name).addHandler(lines)
     logging.getLogger("asyncio").addFilter(_child_watcher_noise)
@@ -162,7 +194,6 @@ def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
     _escape_what_utf8_cannot_carry()
     warnings.showwarning = _show_flower_warning
-    _log_warnings_as_lines()
     command = typer.main.get_command(app)
     command.main(args=argv, prog_name="flower")
 

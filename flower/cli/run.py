@@ -6,8 +6,9 @@ directory what you say is the next sentence of the same conversation; ``flower``
 alone carries on (on a terminal it shows the wake prompt first); ``--new`` archives
 and starts over. See docs/everyday.md.
 
-This module is imported whenever the app is built, so it imports nothing heavy at
-module level: the engine, the stores and rich load inside the commands.
+Imported when one of these commands runs (see flower.cli.main), and it still imports
+nothing heavy at module level: the engine, the stores and rich load inside the command
+that needs them.
 """
 
 from __future__ import annotations
@@ -735,23 +736,11 @@ def demo(
     raise typer.Exit(run_demo(keep=keep))
 
 
-def register(app: typer.Typer) -> None:
-    """Attach ``run``, ``once``, ``status``, ``demo`` and ``adopt`` to the root app."""
-    app.command(name="run")(run)
-    app.command(name="once")(once)
-    app.command(name="status")(status)
-    app.command(name="demo")(demo)
-    from flower.cli.adopt import adopt
-
-    app.command(name="adopt")(adopt)
-
-
 __all__ = [
     "NoAPIKeyError",
     "NothingToDoError",
     "RunDirError",
     "describe_state",
-    "register",
     "require_api_key",
     "require_writable",
 ]

@@ -14,7 +14,7 @@ from cli_helpers import run_flower
 from typer.testing import CliRunner
 
 from flower import __version__, hookimpl
-from flower.cli.main import build_app
+from flower.cli.main import CORE_COMMANDS, build_app
 from flower.core.errors import UnknownSessionError
 from flower.core.plugins import PluginWarning, reset_registry
 
@@ -28,9 +28,10 @@ def fresh_registry() -> Iterator[None]:
 
 
 def app_with_fake_run() -> tuple[typer.Typer, list[list[str]]]:
-    """The core app (without flower.cli.run) plus a tiny ``run`` that records its input."""
+    """The core app (without the engine's commands) plus a tiny ``run`` that records its
+    input."""
     calls: list[list[str]] = []
-    app = build_app(optional_modules={})
+    app = build_app(commands=CORE_COMMANDS)
 
     @app.command("run")
     def run(
@@ -90,7 +91,7 @@ def test_flower_debug_shows_the_traceback(in_tmp: Path) -> None:
 
 
 def test_no_arguments_without_run_shows_help(in_tmp: Path) -> None:
-    result = runner.invoke(build_app(optional_modules={}), [])
+    result = runner.invoke(build_app(commands=CORE_COMMANDS), [])
     assert result.exit_code == 0
     assert "Commands" in result.stdout
 
@@ -164,7 +165,7 @@ def test_subcommands_still_win_over_run(in_tmp: Path) -> None:
 
 
 def test_free_text_without_run_is_a_usage_error(in_tmp: Path) -> None:
-    result = runner.invoke(build_app(optional_modules={}), ["--", "do this"])
+    result = runner.invoke(build_app(commands=CORE_COMMANDS), ["--", "do this"])
     assert result.exit_code == 2
     assert "run" in result.stderr
 
@@ -248,36 +249,6 @@ def test_error_from_a_command_is_reported_not_raised(in_tmp: Path) -> None:
     result = runner.invoke(app, ["fail"])
     assert result.exit_code == 1
     assert result.stderr == "flower: error: no session x in somewhere\n"
-
-
-@pytest.mark.parametrize("shape", ["register", "app", "function"])
-def test_optional_command_modules_attach_in_every_shape(in_tmp: Path, shape: str) -> None:
-    module = types.ModuleType(f"optional_{shape}")
-
-    def greet() -> None:
-        typer.echo(f"greeted via {shape}")
-
-    if shape == "register":
-        module.register = lambda app: app.command("greet")(greet)  # type: ignore[attr-defined]
-    elif shape == "app":
-        sub = typer.Typer()
-        sub.command("greet")(greet)
-        module.app = sub  # type: ignore[attr-defined]
-    else:
-        module.greet = greet  # type: ignore[attr-defined]
-    sys.modules[module.__name__] = module
-    try:
-        app = build_app(optional_modules={module.__name__: "greet"})
-        result = runner.invoke(app, ["greet"])
-    finally:
-        del sys.modules[module.__name__]
-    assert result.exit_code == 0, result.output
-    assert result.stdout == f"greeted via {shape}\n"
-
-
-def test_missing_optional_module_is_skipped(in_tmp: Path) -> None:
-    app = build_app(optional_modules={"flower.cli.not_there": "nothing"})
-    assert runner.invoke(app, ["--help"]).exit_code == 0
 
 
 def test_product_attaches_the_run_family_and_doctor(in_tmp: Path) -> None:
