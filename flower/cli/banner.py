@@ -113,6 +113,14 @@ def brief_from_request_line(brief_file: str) -> str:
     )
 
 
+def not_used_line(used: list[str], not_used: list[str]) -> str:
+    """Under the banner when the brief or the goals are there under two languages' names:
+    the one named in this run's language is used, the other left alone."""
+    return _(
+        "   !! also here under another language's name, not used: {files} (this run uses {used})"
+    ).format(files=", ".join(not_used), used=", ".join(used))
+
+
 def lost_sessions_line(steps: list[str]) -> str:
     """Under the banner when lineage names sessions the store no longer holds.
 

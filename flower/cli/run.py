@@ -279,6 +279,7 @@ def _run_builtin(
                     journal.add(said, said_in)  # from here a kill loses nothing said
                 fresh = wake.start_fresh(settings, workspace, state)
                 _banner(live, workspace, state, names.work_step)
+                _not_used_line(live, workspace, settings)
                 if fresh is not None:
                     live.line(_fresh_line(fresh, workspace, settings), "dim")
                 passed_on = wake.words_to_pass_on(state, said, settings)
@@ -344,6 +345,17 @@ def _fresh_line(fresh: FreshStart, workspace: Path, settings: Settings) -> str:
         archived=archived,
         lineage_name=lineage_name(settings),
     )
+
+
+def _not_used_line(live: Live, workspace: Path, settings: Settings) -> None:
+    """Says which brief and goals files this run uses when another language's are there too."""
+    from flower.cli.banner import not_used_line
+    from flower.workflow.documents import documents
+
+    files = documents(workspace, settings)
+    if files.not_used:
+        used = [files.brief.name, files.goals.name]
+        live.line(not_used_line(used, [p.name for p in files.not_used]), "yellow")
 
 
 def _banner(live: Live, workspace: Path, state: WakeState | None, work_step: str) -> None:
@@ -432,9 +444,10 @@ def _request_as_brief(live: Live, settings: Settings, read: Any, out: TextIO) ->
                 signal.signal(signal.SIGINT, previous)
             if answer not in _YES:
                 return False
-        from flower.workflow.clarify import workflow_names
+        from flower.workflow.documents import documents
 
-        live.line(brief_from_request_line(workflow_names(settings).brief_file), "green")
+        brief = documents(Path.cwd().resolve(), settings).brief
+        live.line(brief_from_request_line(brief.name), "green")
         return True
 
     return decide
@@ -636,7 +649,7 @@ def status_code(state: WakeState, settings: Settings) -> int:
 def describe_state(state: WakeState, workspace: Path, settings: Settings) -> list[str]:
     """wake_state in words, one fact a line."""
     from flower.cli.banner import human_tokens, short_path
-    from flower.workflow.documents import workflow_names
+    from flower.workflow.documents import documents, workflow_names
     from flower.workflow.wake import builtin_view
 
     names = workflow_names(settings)
@@ -665,13 +678,16 @@ def describe_state(state: WakeState, workspace: Path, settings: Settings) -> lis
             "the next run sets lineage aside into notes/archive/ (`flower adopt` takes it "
             "back once they are restored)"
         )
+    files = documents(workspace, settings)
     lines.append(
-        f"brief       {names.brief_file} " + ("confirmed" if checks.brief else "not confirmed")
+        f"brief       {files.brief.name} " + ("confirmed" if checks.brief else "not confirmed")
     )
-    if checks.goals or (workspace / names.goals_file).exists():
-        lines.append(f"goals       {checks.goals} in {names.goals_file}")
+    if checks.goals or files.goals.exists():
+        lines.append(f"goals       {checks.goals} in {files.goals.name}")
     else:
-        lines.append(f"goals       none yet ({names.goals_file} does not exist)")
+        lines.append(f"goals       none yet ({files.goals.name} does not exist)")
+    for path in files.not_used:
+        lines.append(f"not used    {path.name} (another language's name; this run's is used)")
     if checks.store:
         lines.append(f"store       unreadable: {checks.store}")
     for text in checks.unrecorded:

@@ -143,8 +143,11 @@ class EngineConfig(_Section):
 
 
 class WorkflowConfig(_Section):
-    brief_file: str = "需求.md"
-    goals_file: str = "目标.md"
+    brief_file: str | None = None
+    """The confirmed brief, in the workspace; unset: an existing ``brief.md`` or ``需求.md``,
+    else the one named in the language of the run."""
+    goals_file: str | None = None
+    """The goals list, in the workspace; unset: ``goals.md`` or ``目标.md``, likewise."""
     rounds: Positive = 3
     """Work rounds per wake (the judge may send a step back this many times)."""
     clarify_step: str = "确认需求"

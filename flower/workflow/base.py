@@ -434,7 +434,7 @@ def wake_state(
     """
     from flower.core.lineage import settings_for
     from flower.core.rewind import rewound_turns
-    from flower.workflow.documents import brief_is_complete, read_goals, workflow_names
+    from flower.workflow.documents import brief_is_complete, documents, read_goals
 
     try:
         settings = settings_for(settings, run_dir)
@@ -445,16 +445,15 @@ def wake_state(
     lineage = Lineage.load(workspace, settings=settings, run_dir=run_dir, store=store)
     recorded = lineage.steps
     alive, context, store_problem = _probe_sessions(workspace, recorded, settings, read_only)
-    names = workflow_names(settings)
-    ws = Path(workspace)
-    goals = read_goals(ws / names.goals_file)
+    files = documents(workspace, settings)
+    goals = read_goals(files.goals)
     checks = WakeChecks(
         lineage="ok" if lineage.found else "none",
         fresh=_fresh_start(lineage, recorded, alive, store_problem),
         recorded=recorded,
         alive=alive,
         context=context,
-        brief=brief_is_complete(ws / names.brief_file),
+        brief=brief_is_complete(files.brief),
         goals=len(goals or []),
         store=store_problem,
         request=_pending_request(lineage),

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
 from flower.core.i18n import N_, _
@@ -29,6 +28,7 @@ from flower.workflow.clarify import Ask, RequestAsBrief, clarify_step, goals_ste
 from flower.workflow.documents import (
     append_to_brief,
     brief_is_complete,
+    documents,
     read_text,
     workflow_names,
 )
@@ -282,7 +282,7 @@ def builtin_workflow(
     def record(
         ctx: Context, lineage: Lineage | None, texts: list[str], journal_words: list[Said]
     ) -> None:
-        brief = Path(ctx.workspace) / names.brief_file
+        brief = documents(ctx.workspace, settings).brief
         if not brief_is_complete(brief):
             # a first run: what was said is the request, for the clarifier; kept in
             # lineage until the clarifier's session holds it, so a run killed before
@@ -330,14 +330,16 @@ def builtin_workflow(
     work_body = _hearing(lambda ctx: ctx.wake_memo, one_turn)
 
     def work_prompt(ctx: Context) -> str:
+        files = documents(ctx.workspace, settings)
         return _(_MESSAGES["WORK_PROMPT"]).format(
-            brief_file=names.brief_file, goals_file=names.goals_file
+            brief_file=files.brief.name, goals_file=files.goals.name
         )
 
     def work_resume(ctx: Context) -> str:
         if ctx.said:
+            files = documents(ctx.workspace, settings)
             return _(_MESSAGES["WORK_SAID"]).format(
-                said=ctx.said, brief_file=names.brief_file, goals_file=names.goals_file
+                said=ctx.said, brief_file=files.brief.name, goals_file=files.goals.name
             )
         return _(_MESSAGES["WORK_RESUME"])
 
@@ -352,9 +354,7 @@ def builtin_workflow(
         [
             replace_step(clarify, body=clarify_body, after=clarify_after),
             replace_step(goals_step(settings=settings), after=goals_after),
-            with_goal(
-                work, judge=judge or judge_agent(), rounds=rounds, goals_file=names.goals_file
-            ),
+            with_goal(work, judge=judge or judge_agent(), rounds=rounds),
         ],
         continuous=continuous,
         retries=retries,

@@ -1,10 +1,12 @@
 """The frozen front of the built-in workflow: confirm the brief, then set the goals.
 
-The brief (``需求.md`` by default) is complete when its four sections all have text;
-the goals file (``目标.md``) when it lists at least one numbered goal. A complete file
-is frozen: its step is skipped on the next wake (the brief's content still goes into
-ctx). A goals file that exists but lists no goal is malformed: it is re-derived with a
-warning. File and step names come from ``[tool.flower.workflow]``.
+The brief (``brief.md`` in English, ``需求.md`` in Chinese, an existing one under either
+name first: :func:`~flower.workflow.documents.documents`) is complete when its four
+sections all have text; the goals file (``goals.md``, ``目标.md``) when it lists at least
+one numbered goal. A complete file is frozen: its step is skipped on the next wake (the
+brief's content still goes into ctx). A goals file that exists but lists no goal is
+malformed: it is re-derived with a warning. Step names, and file names that override
+the lookup, come from ``[tool.flower.workflow]``.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from flower.workflow.documents import (
     append_to_brief,
     brief_headings,
     brief_is_complete,
+    documents,
     extract_brief,
     is_complete_brief,
     parse_goals,
@@ -176,7 +179,7 @@ def clarify_step(
     agent = agent or clarifier()
 
     def brief_path(ctx: Context) -> Path:
-        return Path(ctx.workspace) / names.brief_file
+        return documents(ctx.workspace, settings).brief
 
     def frozen(ctx: Context) -> bool:
         text = read_text(brief_path(ctx))
@@ -252,7 +255,7 @@ def goals_step(
     agent = agent or goal_setter()
 
     def goals_path(ctx: Context) -> Path:
-        return Path(ctx.workspace) / names.goals_file
+        return documents(ctx.workspace, settings).goals
 
     def frozen(ctx: Context) -> bool:
         goals = read_goals(goals_path(ctx))
@@ -269,7 +272,7 @@ def goals_step(
         return True
 
     def prompt(ctx: Context) -> str:
-        brief = ctx.brief or read_text(Path(ctx.workspace) / names.brief_file) or ""
+        brief = ctx.brief or read_text(documents(ctx.workspace, settings).brief) or ""
         return message("GOALS_PROMPT").format(brief=brief.strip())
 
     async def body(run: StepRun) -> StepResult:

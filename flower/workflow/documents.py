@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from flower.core.i18n import N_, _, available_languages, every_translation, translations
 
 BRIEF_SECTIONS = ("背景", "要做什么", "不做什么", "怎样算完成")
@@ -42,15 +44,18 @@ def _headings_of_every_language() -> list[tuple[str, ...]]:
 
 @dataclass(frozen=True)
 class WorkflowNames:
-    brief_file: str = "需求.md"
-    goals_file: str = "目标.md"
+    brief_file: str | None = None
+    """The brief's file name when the settings fix one; ``None``: :func:`documents` finds it."""
+    goals_file: str | None = None
+    """Likewise for the goals."""
     clarify_step: str = "确认需求"
     goals_step: str = "设定目标"
     work_step: str = "干活"
 
 
 def workflow_names(settings: Any = None) -> WorkflowNames:
-    """File and step names from ``settings.workflow``, the seed's names by default."""
+    """File and step names from ``settings.workflow``, the seed's step names by default
+    (the files' names, unless set, are the language's: see :func:`documents`)."""
     conf = getattr(settings, "workflow", None)
     if conf is None:
         return WorkflowNames()
@@ -58,6 +63,51 @@ def workflow_names(settings: Any = None) -> WorkflowNames:
     return WorkflowNames(
         **{f: getattr(conf, f, getattr(defaults, f)) for f in WorkflowNames.__dataclass_fields__}
     )
+
+
+# -- where the brief and the goals are -------------------------------------------------
+
+BRIEF_FILE = N_("brief.md")
+"""The brief's file name in English; each language's catalog names it in its own words."""
+GOALS_FILE = N_("goals.md")
+"""The goals' file name in English (``目标.md`` in Chinese)."""
+
+
+class Documents(msgspec.Struct, frozen=True):
+    """Where this wake reads and writes the brief and the goals (see :func:`documents`)."""
+
+    brief: Path
+    goals: Path
+    not_used: tuple[Path, ...] = ()
+    """Files there too under another language's name, left alone because the one under
+    this wake's name is used."""
+
+
+def documents(workspace: str | os.PathLike[str], settings: Any = None) -> Documents:
+    """The brief and the goals files of ``workspace``, the one lookup every reader uses.
+
+    A name set in ``[tool.flower.workflow]`` (``brief_file``, ``goals_file``) is used as
+    is. Otherwise an existing file under the name of any language flower speaks is the
+    one (so a brief outlives a change of language), the name in this wake's language
+    first when there are two; and a file not there yet gets that name (``brief.md``,
+    ``goals.md`` in English, ``需求.md``, ``目标.md`` in Chinese).
+    """
+    ws = Path(workspace)
+    names = workflow_names(settings)
+    brief, brief_others = _found(ws, names.brief_file, BRIEF_FILE)
+    goals, goals_others = _found(ws, names.goals_file, GOALS_FILE)
+    return Documents(brief=brief, goals=goals, not_used=(*brief_others, *goals_others))
+
+
+def _found(workspace: Path, configured: str | None, message: str) -> tuple[Path, list[Path]]:
+    """The path of one document and the other languages' files beside it."""
+    if configured:
+        return workspace / configured, []
+    own = _(message)
+    others = [translations(lang).gettext(message) for lang in available_languages()]
+    candidates = [workspace / name for name in dict.fromkeys([own, *others])]
+    there = [path for path in candidates if path.is_file()]
+    return (there[0], there[1:]) if there else (candidates[0], [])
 
 
 # -- the brief -----------------------------------------------------------------------
@@ -152,7 +202,12 @@ def read_goals(path: Path) -> list[str] | None:
 
 
 def render_goals(goals: list[str]) -> str:
-    return "# 目标\n\n" + "".join(f"{i}. {goal}\n" for i, goal in enumerate(goals, 1))
+    """The goals file: a title in the wake's language, then the numbered goals."""
+    title = _(_GOALS_TITLE)
+    return f"# {title}\n\n" + "".join(f"{i}. {goal}\n" for i, goal in enumerate(goals, 1))
+
+
+_GOALS_TITLE = N_("Goals")
 
 
 class MalformedGoalsWarning(UserWarning):

@@ -18,7 +18,7 @@ from typing import Any
 from flower.core.i18n import N_, _
 from flower.runtime.spec import AgentSpec, StepResult
 from flower.workflow.base import Step, StepRun, one_turn, replace_step
-from flower.workflow.documents import read_goals, workflow_names
+from flower.workflow.documents import documents, read_goals
 
 _JUDGE_INSTRUCTIONS = N_(
     "You are the one who accepts the work. You believe only what can be seen in the"
@@ -139,6 +139,8 @@ def with_goal(
 ) -> Step:
     """``step`` followed by the judge gate (see the module docstring).
 
+    ``goals_file`` (a name in the workspace) defaults to what
+    :func:`~flower.workflow.documents.documents` finds, the goals file every reader uses.
     ``rounds`` defaults to ``[tool.flower.workflow] rounds``. Without a goals file,
     or with one that lists no goal, there is nothing to judge and the gate is open.
     ``ctx.verdicts[step]`` holds the last :class:`Verdict`; ``ctx.goal_met``
@@ -150,8 +152,8 @@ def with_goal(
     judge = judge or judge_agent()
 
     async def gated(run: StepRun) -> StepResult:
-        names = workflow_names(run.settings)
-        path = Path(run.ctx.workspace) / (goals_file or names.goals_file)
+        workspace = Path(run.ctx.workspace)
+        path = workspace / goals_file if goals_file else documents(workspace, run.settings).goals
         limit = rounds or int(getattr(getattr(run.settings, "workflow", None), "rounds", 3))
         result = await inner(run)
         for n in range(1, limit + 1):

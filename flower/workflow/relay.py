@@ -31,6 +31,7 @@ from flower.core.i18n import N_, _, every_translation
 from flower.core.telemetry import tracing_of
 from flower.runtime.spec import STOP_CONTEXT_LIMIT, StepResult
 from flower.workflow.context import RelayMove
+from flower.workflow.documents import documents
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +55,7 @@ _MESSAGES = {
     ),
     "FALLBACK_DOC": N_(
         "(The previous session could not write a handoff document.)\n"
-        "The task and the acceptance goals are in the brief and goals files in the"
+        "The task and the acceptance goals are in {brief_file} and {goals_file} in the"
         " workspace; look at the state of the workspace first, then carry on.\n"
         "What the previous session said last:\n"
         "\n"
@@ -307,7 +308,10 @@ async def _relay(
     body = handoff.text if handoff.ok and handoff.text.strip() else ""
     if not body:
         last = handoff.text.strip() or message("NOTHING_SAID")
-        body = message("FALLBACK_DOC").format(last=last)
+        files = documents(run.workspace, run.settings)  # the brief and goals this wake uses
+        body = message("FALLBACK_DOC").format(
+            last=last, brief_file=files.brief.name, goals_file=files.goals.name
+        )
     # a killed run may have written it already (and you may have edited it since)
     path = written_handoff(run.workspace, run.name, old) if answered is not None else None
     if path is None:

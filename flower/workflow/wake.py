@@ -18,7 +18,7 @@ from typing import Any, Literal
 import msgspec
 
 from flower.core.lineage import FreshStart, Lineage, archive_dir, workspace_identity
-from flower.workflow.documents import workflow_names
+from flower.workflow.documents import documents, workflow_names
 from flower.workflow.state import WakeState
 
 Verdict = Literal["wakes", "nothing", "stops"]
@@ -97,14 +97,15 @@ def start_fresh(settings: Any, workspace: Path, state: WakeState) -> FreshStart 
 
 
 def archive_conversation(settings: Any, workspace: Path, *, keep: str | None = None) -> Path | None:
-    """``--new``: move lineage, brief, goals and unrecorded words (but those of token
-    ``keep``, the new task's) into notes/archive/<stamp>/; sessions stay. ``None`` in a
-    fresh directory (nothing to archive, no empty folder)."""
+    """``--new``: move lineage, brief, goals (under any language's name) and unrecorded
+    words (but those of token ``keep``, the new task's) into notes/archive/<stamp>/;
+    sessions stay. ``None`` in a fresh directory (nothing to archive, no empty folder)."""
     from flower.workflow.said_journal import SaidJournal
 
-    names = workflow_names(settings)
+    files = documents(workspace, settings)
     lineage = Lineage.load(workspace, settings=settings, run_dir=settings.run_dir)
-    kept = (workspace / names.brief_file, workspace / names.goals_file)
+    # the other language's files too: left behind, the next run would take them up
+    kept = (files.brief, files.goals, *files.not_used)
     frozen = [p for p in kept if p.exists()]
     if not lineage.found and not frozen:
         return None

@@ -52,8 +52,6 @@ NOTES: dict[tuple[str, str], str] = {
     ("EngineConfig", "bash_timeout"): "Seconds a Bash tool call may run.",
     ("EngineConfig", "max_tool_output"): "Characters of tool output sent back to the model.",
     ("EngineConfig", "confine_to_workspace"): "File tools may not leave the workspace.",
-    ("WorkflowConfig", "brief_file"): "The confirmed brief, in the workspace.",
-    ("WorkflowConfig", "goals_file"): "The goals list, in the workspace.",
     ("WorkflowConfig", "clarify_step"): "Name of the brief-confirming step.",
     ("WorkflowConfig", "goals_step"): "Name of the goal-setting step.",
     ("Price", "input"): "Input tokens.",

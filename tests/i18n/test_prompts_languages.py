@@ -24,6 +24,9 @@ BRIEF = {
     "zh_CN": "## 背景\n笔记\n\n## 要做什么\n脚本\n\n## 不做什么\n不做界面\n\n## 怎样算完成\n能跑\n",
 }
 REQUEST = {"en": "write a script", "zh_CN": "写个脚本"}
+FILES = {"en": ("brief.md", "goals.md"), "zh_CN": ("需求.md", "目标.md")}
+"""The brief and the goals a first wake writes, named in its language."""
+GOALS_FILE = {"en": "# Goals\n\n1. it runs\n", "zh_CN": "# 目标\n\n1. it runs\n"}
 
 
 @pytest.fixture
@@ -78,10 +81,12 @@ def test_a_wake_sends_the_model_one_language(
             rt.close()
     assert ctx["_ok"], ctx.get("_failed")
     assert len(seen) == 4  # clarifier, goal setter, worker, judge
-    assert is_complete_brief((in_tmp / "需求.md").read_text(encoding="utf-8"))
+    brief, goals = FILES[lang]
+    assert is_complete_brief((in_tmp / brief).read_text(encoding="utf-8"))
+    assert (in_tmp / goals).read_text(encoding="utf-8") == GOALS_FILE[lang]
+    assert sorted(p.name for p in in_tmp.glob("*.md")) == sorted(FILES[lang])
     for req in seen:
-        # the brief and goals files keep the seed's names in either language for now
-        words = _words(req).replace("需求.md", "").replace("目标.md", "")
+        words = _words(req)
         if lang == "en":
             assert not CJK.search(words), words
         else:

@@ -26,7 +26,7 @@ def test_a_terminal_is_asked_once(typed: str, goes_on: bool) -> None:
         assert decide("write a script") is goes_on
     assert len(reads) == 1
     assert "Go on with your request itself as the brief?" in asked.getvalue()
-    said = "the request itself is the brief (需求.md); on to the goals and the work"
+    said = "the request itself is the brief (brief.md); on to the goals and the work"
     assert (said in shown.getvalue()) is goes_on
 
 
