@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+import pytest
 from workflow_helpers import last_user_text, user_prompts
 
 from flower import AgentSpec, Step, Workflow
@@ -185,6 +186,35 @@ def test_a_long_run_hands_off_mid_work_and_finishes_in_the_new_session(
     (row,) = read_manifest("runs")  # one line for the whole turn
     assert row["session_id"] == new and row["retired"] == [old] and row["ok"]
     assert row["num_turns"] == len(fake.requests) == 4 + 1 + 3
+
+
+class SilentAtHandoff(Worker):
+    """A worker that answers the request for a handoff document with nothing."""
+
+    def __call__(self, req: RecordedRequest) -> Any:
+        if last_user_text(req) == HANDOFF_PROMPT:
+            self.contexts.append(PER_MESSAGE * len(req.messages))
+            return text("", usage={"input_tokens": 9_000})
+        return super().__call__(req)
+
+
+@pytest.mark.parametrize(
+    ("there", "named"),
+    [((), ("需求.md", "目标.md")), (("brief.md",), ("brief.md", "目标.md"))],
+)
+def test_without_a_handoff_document_the_fallback_names_the_brief_and_goals_files(
+    in_tmp: Path, fake: FakeMessagesAPI, there: tuple[str, ...], named: tuple[str, str]
+) -> None:
+    """The same lookup as every other reader: an existing brief.md is the one named."""
+    (in_tmp / "seed.txt").write_text("苹果\n", encoding="utf-8")
+    for name in there:
+        (in_tmp / name).write_text("x\n", encoding="utf-8")
+    fake.set_script(SilentAtHandoff(turns=6))
+    ctx = wake(relay_settings())
+    (move,) = ctx["_relays"]
+    doc = Path(move["doc"]).read_text(encoding="utf-8")
+    assert "上一个会话没能写出交接文档" in doc
+    assert f"要做的事和验收目标见工作区里的 {named[0]} 和 {named[1]}" in doc
 
 
 def test_a_very_long_run_relays_as_often_as_it_needs(in_tmp: Path, fake: FakeMessagesAPI) -> None:
