@@ -22,12 +22,15 @@ import time
 from pathlib import Path
 from typing import TextIO, cast
 
-from flower.cli.demo_script import REQUEST, DemoModel
+from flower.cli.demo_script import DemoModel
 from flower.core.i18n import _, current_language, shown_step
 from flower.runtime.scripted_api import FakeMessagesAPI
+from flower.workflow.documents import documents
 
 CUT_TIMEOUT = 60.0
 RUN_TIMEOUT = 120.0
+WORK_STEP = "干活"
+"""The built-in work step's key in lineage (the same in every language)."""
 
 
 class DemoFailed(Exception):
@@ -91,7 +94,7 @@ def _work_session(workdir: Path) -> str | None:
     except (OSError, ValueError):
         return None
     steps = lineage.get("steps") if isinstance(lineage, dict) else None
-    return steps.get("干活") if isinstance(steps, dict) else None
+    return steps.get(WORK_STEP) if isinstance(steps, dict) else None
 
 
 def _wait_for_cut(child: Child, model: DemoModel, workdir: Path) -> str:
@@ -102,9 +105,13 @@ def _wait_for_cut(child: Child, model: DemoModel, workdir: Path) -> str:
         if model.worker_held.is_set() and session:
             return session
         if child.proc.poll() is not None:
-            raise DemoFailed(f"the first run ended on its own (exit {child.proc.returncode})")
+            raise DemoFailed(
+                _("the first run ended on its own (exit {code})").format(code=child.proc.returncode)
+            )
         time.sleep(0.05)
-    raise DemoFailed(f"the work step did not start within {CUT_TIMEOUT:.0f} s")
+    raise DemoFailed(
+        _("the work step did not start within {seconds} s").format(seconds=f"{CUT_TIMEOUT:.0f}")
+    )
 
 
 def _play(workdir: Path, out: TextIO) -> None:
@@ -112,12 +119,19 @@ def _play(workdir: Path, out: TextIO) -> None:
         out.write(text + "\n")
         out.flush()
 
-    model = DemoModel(python=sys.executable)
+    model = DemoModel(python=sys.executable)  # in the language the demo speaks
+    request = model.script.request
+    work = shown_step(WORK_STEP)
     with FakeMessagesAPI(model) as api:
         env = child_env(api)
-        say(f"flower demo: offline, in {workdir}, a scripted fake API at {api.base_url}\n")
-        say(f'1. First run: flower --yes "{REQUEST}"')
-        first = Child(["run", "--yes", REQUEST], workdir, env, out)
+        say(
+            _("flower demo: offline, in {dir}, a scripted fake API at {url}").format(
+                dir=workdir, url=api.base_url
+            )
+            + "\n"
+        )
+        say(_('1. First run: flower --yes "{request}"').format(request=request))
+        first = Child(["run", "--yes", request], workdir, env, out)
         try:
             session = _wait_for_cut(child=first, model=model, workdir=workdir)
         except BaseException:
@@ -125,31 +139,42 @@ def _play(workdir: Path, out: TextIO) -> None:
             raise
         first.kill()
         model.release()
-        work = shown_step("干活")
-        say(f"\n2. Killed it (SIGKILL, pid {first.proc.pid}) in the middle of {work}.")
-        say("   No finally ran. What is on disk:")
-        say(f"   runs/lineage.json  干活 -> {session}")
-        for name in ("需求.md", "目标.md"):
-            state = "frozen" if (workdir / name).exists() else "missing"
-            say(f"   {name:<17} {state}")
-        say("\n3. Second run in the same directory, nothing said: flower")
+        say(
+            "\n"
+            + _("2. Killed it (SIGKILL, pid {pid}) in the middle of {step}.").format(
+                pid=first.proc.pid, step=work
+            )
+        )
+        say(_("   No finally ran. What is on disk:"))
+        say(f"   runs/lineage.json  {WORK_STEP} -> {session}")  # lineage's key, as stored
+        files = documents(workdir)
+        for path in (files.brief, files.goals):
+            state = _("frozen") if path.exists() else _("missing")
+            say(f"   {path.name:<17} {state}")
+        say("\n" + _("3. Second run in the same directory, nothing said: flower"))
         second = Child(["run", "--yes"], workdir, env, out)
         code = second.wait(RUN_TIMEOUT)
         banner = second.lines[0] if second.lines else ""
         if code != 0:
-            raise DemoFailed(f"the second run failed (exit {code})")
-        context = _("{step} context {tokens}").format(step=shown_step("干活"), tokens="")
+            raise DemoFailed(_("the second run failed (exit {code})").format(code=code))
+        context = _("{step} context {tokens}").format(step=work, tokens="")
         if not banner.startswith("<- ") or context.strip() not in banner:
-            raise DemoFailed(f"the second run did not resume: {banner!r}")
+            raise DemoFailed(
+                _("the second run did not resume: {banner}").format(banner=repr(banner))
+            )
         html = workdir / "sample.html"
         if not (workdir / "md2html.py").is_file() or not html.is_file():
-            raise DemoFailed("md2html.py or sample.html is missing after the second run")
-        carried_on, work = _("<- carrying on"), shown_step("干活")
-        say(f"\n4. It remembered: the banner says {carried_on} and how big {work}'s")
-        say(f"   context is; the step header says {carried_on}. The judge, a fresh session,")
-        say("   ran md2html.py itself and found every goal met.")
+            raise DemoFailed(_("md2html.py or sample.html is missing after the second run"))
+        say(
+            "\n"
+            + _(
+                "4. It remembered: the banner says {carried_on} and how big {step}'s\n"
+                "   context is; the step header says {carried_on}. The judge, a fresh session,\n"
+                "   ran md2html.py itself and found every goal met."
+            ).format(carried_on=_("<- carrying on"), step=work)
+        )
         first_line = html.read_text(encoding="utf-8").splitlines()[2]
-        say(f"   Result: {html.name} starts with {first_line!r}")
+        say(_("   Result: {file} starts with {line}").format(file=html.name, line=repr(first_line)))
 
 
 def run_demo(*, keep: bool = False, out: TextIO | None = None) -> int:
@@ -163,15 +188,17 @@ def run_demo(*, keep: bool = False, out: TextIO | None = None) -> int:
     try:
         _play(workdir, stream)
     except DemoFailed as exc:
-        stream.write(f"\nflower demo: {exc}\n")
+        stream.write("\n" + _("flower demo: {problem}").format(problem=exc) + "\n")
         keep = True
         return 1
     finally:
         if keep:
-            stream.write(f"\nThe demo directory is kept: {workdir}\n")
+            stream.write("\n" + _("The demo directory is kept: {dir}").format(dir=workdir) + "\n")
         else:
             shutil.rmtree(workdir, ignore_errors=True)
-    stream.write('\nNext: export ANTHROPIC_API_KEY=... and run flower "..." in a project.\n')
+    stream.write(
+        "\n" + _('Next: export ANTHROPIC_API_KEY=... and run flower "..." in a project.') + "\n"
+    )
     return 0
 
 

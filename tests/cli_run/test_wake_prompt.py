@@ -10,9 +10,11 @@ import pytest
 from cli_run_helpers import FLOWER, REQUEST, Flower, ScriptedModel, lineage
 from seed_strings import NEW_TASK_PROMPT, WAKE_PROMPT
 
-from flower.cli.demo_script import BRIEF
+from flower.cli.demo_script import demo_script
 from flower.testing.fake_api import RecordedRequest, Reply, reply
 from flower.workflow.clarify import CLARIFIER, CLARIFY_RESUME, GOAL_SETTER, NO_ANSWER
+
+BRIEF = demo_script("zh_CN").brief
 
 QUESTION = "输出要单文件还是目录?"
 
