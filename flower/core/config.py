@@ -77,6 +77,7 @@ DEFAULT_EPHEMERAL = [
 NonNegative = Annotated[int, msgspec.Meta(ge=0)]
 Positive = Annotated[int, msgspec.Meta(ge=1)]
 Seconds = Annotated[float, msgspec.Meta(ge=0)]
+FileName = Annotated[str, msgspec.Meta(min_length=1)]
 _T = TypeVar("_T")
 
 
@@ -143,10 +144,10 @@ class EngineConfig(_Section):
 
 
 class WorkflowConfig(_Section):
-    brief_file: str | None = None
+    brief_file: FileName | None = None
     """The confirmed brief, in the workspace; unset: an existing ``brief.md`` or ``需求.md``,
     else the one named in the language of the run."""
-    goals_file: str | None = None
+    goals_file: FileName | None = None
     """The goals list, in the workspace; unset: ``goals.md`` or ``目标.md``, likewise."""
     rounds: Positive = 3
     """Work rounds per wake (the judge may send a step back this many times)."""

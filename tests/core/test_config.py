@@ -109,3 +109,15 @@ def test_a_configured_url_picks_its_backend_by_scheme(tmp_path: Path) -> None:
         assert type(store).__module__.startswith("flower_plugins.jsonfs")
     finally:
         store.close()
+
+
+def test_the_brief_and_goals_names_are_unset_by_default_and_never_empty(tmp_path: Path) -> None:
+    """Unset, the run's language names the files (flower.workflow.documents); a name set
+    is used as is, and an empty one is an error rather than the workspace itself."""
+    workflow = load_settings(tmp_path, environ={}).settings.workflow
+    assert (workflow.brief_file, workflow.goals_file) == (None, None)
+    env = {"FLOWER_WORKFLOW_BRIEF_FILE": "spec.md"}
+    assert load_settings(tmp_path, environ=env).settings.workflow.brief_file == "spec.md"
+    write(tmp_path / "pyproject.toml", '[tool.flower.workflow]\ngoals_file = ""\n')
+    with pytest.raises(ConfigError, match=r"\[tool.flower.workflow\] goals_file.*length >= 1"):
+        load_settings(tmp_path, environ={})
