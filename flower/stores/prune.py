@@ -102,8 +102,8 @@ def _apply(policy: PruningPolicy, entries: list[Entry], ctx: PruneContext) -> li
         raise RuntimeError(f"prune() called sys.exit({exc.code!r})") from None
     if not isinstance(result, list):
         raise TypeError(f"prune() returned {type(result).__name__}, not a list of entries")
-    stranger = next((item for item in result if item.__class__ is not dict), _NO_ITEM)
-    if stranger is not _NO_ITEM:
+    if set(map(type, result)) - {dict}:
+        stranger = next(item for item in result if item.__class__ is not dict)
         raise TypeError(
             f"prune() returned a list holding {type(stranger).__name__}, not only entries "
             "(JSON objects)"
@@ -117,8 +117,6 @@ def _apply(policy: PruningPolicy, entries: list[Entry], ctx: PruneContext) -> li
         )
     return result
 
-
-_NO_ITEM = object()
 
 
 def _name(policy: PruningPolicy) -> str:

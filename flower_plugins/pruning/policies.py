@@ -118,7 +118,8 @@ def remove_tool_calls(entries: list[Entry], tool_use_ids: set[str]) -> list[Entr
             block_type, id_field = "tool_result", "tool_use_id"
         else:
             continue
-        content = message_of(entry).get("content")
+        message = entry.get("message")
+        content = message.get("content") if message.__class__ is dict else None
         for block in content if content.__class__ is list else ():
             if (
                 block.__class__ is dict
@@ -200,7 +201,9 @@ class Interrupted:
             if kind != "assistant" and kind != "user":
                 continue
             uid = entry.get("uuid")
-            message = message_of(entry)
+            message = entry.get("message")
+            if message.__class__ is not dict:
+                message = {}
             content = message.get("content")
             blocks = content if content.__class__ is list else ()
             if kind == "assistant":
@@ -302,7 +305,8 @@ class Ephemeral:
             kind = entry.get("type")
             if kind != "assistant" and kind != "user":
                 continue
-            content = message_of(entry).get("content")
+            message = entry.get("message")
+            content = message.get("content") if message.__class__ is dict else None
             if content.__class__ is not list:
                 continue
             if kind == "user":

@@ -44,7 +44,7 @@ def to_messages(chain: Iterable[Entry]) -> list[dict[str, Any]]:
             merged = list(blocks)
             messages.append({"role": role, "content": merged})
     for message in messages:
-        if message["role"] == "user":
+        if message["role"] == "user" and len(message["content"]) > 1:
             content = message["content"]
             results = [b for b in content if _is_block(b, "tool_result")]
             if results and len(results) != len(content):
