@@ -23,6 +23,7 @@ doing the baseline (target <= 1.1).
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import random
 import sqlite3
@@ -101,11 +102,16 @@ def best_times(
 
     CPU time, not wall time: on a shared machine the wall clock mostly measures the
     neighbours. The functions take turns, round by round, so a busy spell of the
-    machine slows all of them rather than skewing one ratio.
+    machine slows all of them rather than skewing one ratio. Each starts from a full
+    collection: otherwise the collector's periodic full pass (whose cost grows with
+    everything alive) lands in whichever function's turn it falls, the same one round
+    after round, and its minimum never leaves it out. Each function still pays the
+    collections its own allocations set off.
     """
     rounds: dict[str, list[float]] = {name: [] for name in fns}
     for _ in range(runs):
         for name, fn in fns.items():
+            gc.collect()
             start = time.process_time()
             fn()
             rounds[name].append(time.process_time() - start)
@@ -166,7 +172,12 @@ def measure(size: int, runs: int, folder: Path, *, compaction: bool = True) -> d
     assert baseline_load(db, name) == loaded  # the same rows, the same entries
     with warnings.catch_warnings():
         warnings.simplefilter("error", PruningWarning)  # the chain must need no repair
-        view = no_trim.load(key) or []
+        shape = {
+            "entries": float(count),
+            "chain": float(len(active_chain(loaded))),
+            "view_entries": float(len(no_trim.load(key) or [])),
+        }
+        del loaded  # timed as a resume runs: no other copy of the session alive
         with_trim.load(key)  # the first load writes the trim files; later loads reuse them
         timed: dict[str, Callable[[], Any]] = {
             "baseline": lambda: baseline_load(db, name),
@@ -176,12 +187,7 @@ def measure(size: int, runs: int, folder: Path, *, compaction: bool = True) -> d
         }
         best, rounds = best_times(timed, runs)
     store.close()
-    figures: dict[str, float] = {
-        "entries": float(count),
-        "chain": float(len(active_chain(loaded))),
-        "view_entries": float(len(view)),
-        **best,
-    }
+    figures: dict[str, float] = {**shape, **best}
     for column in ("load", "view", "view_trim"):
         figures[f"{column}/baseline"] = paired_ratio(rounds[column], rounds["baseline"])
     return figures
