@@ -17,7 +17,8 @@ def message_of(entry: Mapping[str, Any]) -> dict[str, Any]:
 
 def content_blocks(entry: Mapping[str, Any]) -> list[Any]:
     """The entry's ``message.content`` as a list (a plain string becomes one text block)."""
-    content = message_of(entry).get("content")
+    message = entry.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
     if isinstance(content, list):
         return content
     if isinstance(content, str):
