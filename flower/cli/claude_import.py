@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from flower.cli.output import counted
+from flower.cli.output import n_entries, n_transcripts
 from flower.core.errors import FlowerError, InvalidEntryError
+from flower.core.i18n import _, ngettext
 from flower.core.protocols import SessionStoreBase
 from flower.core.records import Entry, SessionInfo, SessionKey
 
@@ -56,7 +57,7 @@ class ClaudeCodeSource(SessionStoreBase):
 
         self.root = root.expanduser().resolve()
         if not self.root.is_dir():
-            raise FlowerError(f"no Claude Code projects folder at {self.root}")
+            raise FlowerError(_("no Claude Code projects folder at {path}").format(path=self.root))
         self._layout = JsonfsSessionStore(self.root, fsync=False)
         self.skipped: list[SkippedLine] = []
 
@@ -67,7 +68,7 @@ class ClaudeCodeSource(SessionStoreBase):
         return folder / key.session_id / f"{key.subpath}{SUFFIX}"
 
     def append(self, key: SessionKey, entries: list[Entry]) -> None:  # type: ignore[override]
-        raise FlowerError("a Claude Code folder is only read by flower, never written")
+        raise FlowerError(_("a Claude Code folder is only read by flower, never written"))
 
     def iter_entries(self, key: SessionKey) -> Iterator[Entry]:
         path = self._file(key)
@@ -92,13 +93,15 @@ class ClaudeCodeSource(SessionStoreBase):
             entry = decode_entry(line)
         except Exception as exc:
             torn = not line.endswith(b"\n")
-            what = "torn last line" if torn else "not JSON"
-            self.skipped.append(SkippedLine(path, number, f"{what} ({len(line)} bytes): {exc}"))
+            what = _("torn last line ({size} bytes)") if torn else _("not JSON ({size} bytes)")
+            reason = f"{what.format(size=len(line))}: {exc}"
+            self.skipped.append(SkippedLine(path, number, reason))
             return None
         try:
             return check_entry(entry, number)
         except InvalidEntryError as exc:
-            self.skipped.append(SkippedLine(path, number, f"not an entry: {exc}"))
+            reason = _("not an entry: {reason}").format(reason=exc)
+            self.skipped.append(SkippedLine(path, number, reason))
             return None
 
     def load(self, key: SessionKey) -> list[Entry] | None:
@@ -163,20 +166,32 @@ def run_claude_import(
 
     done = import_claude_code(folder or default_dir(), target, progress_factory=progress_factory)
     for skipped in done.skipped:
-        typer.echo(f"skipped {skipped}", err=True)
-    for conflict in done.report.conflicts[:20]:
-        typer.echo(
-            f"conflict: {conflict.key.session_id} already holds a different entry "
-            f"{conflict.uuid} (kept)",
-            err=True,
-        )
+        typer.echo(_("skipped {line}").format(line=skipped), err=True)
+    conflict = _("conflict: {transcript} already holds a different entry {uuid} (kept)")
+    for found in done.report.conflicts[:20]:
+        typer.echo(conflict.format(transcript=found.key.session_id, uuid=found.uuid), err=True)
     report = done.report
+    imported = ngettext(
+        "imported {sessions} ({transcripts}) from {source} into {store}: {entries} read, "
+        "{new} new, {present} already there, {count} line skipped",
+        "imported {sessions} ({transcripts}) from {source} into {store}: {entries} read, "
+        "{new} new, {present} already there, {count} lines skipped",
+        len(done.skipped),
+    )
+    sessions = ngettext(
+        "{count} Claude Code session", "{count} Claude Code sessions", report.sessions
+    ).format(count=report.sessions)
     typer.echo(
-        f"imported {counted(report.sessions, 'Claude Code session')} "
-        f"({counted(report.transcripts, 'transcript')}) from {done.source} into {where}: "
-        f"{counted(report.entries_read, 'entry', 'entries')} read, "
-        f"{report.entries_written} new, {report.entries_present} already there, "
-        f"{counted(len(done.skipped), 'line')} skipped"
+        imported.format(
+            sessions=sessions,
+            transcripts=n_transcripts(report.transcripts),
+            source=done.source,
+            store=where,
+            entries=n_entries(report.entries_read),
+            new=report.entries_written,
+            present=report.entries_present,
+            count=len(done.skipped),
+        )
     )
     if report.conflicts:
         raise typer.Exit(1)

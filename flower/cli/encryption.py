@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from flower.core.errors import FlowerError
+from flower.core.i18n import _, language, ngettext
 
 
 def keygen() -> None:
@@ -36,7 +38,7 @@ def rekey(
     Run it while no flower run writes to the store.
     """
     from flower.cli.context import open_store
-    from flower.cli.output import counted, print_json
+    from flower.cli.output import n_entries, n_sessions, print_json
     from flower.stores.encrypt import EncryptedSessionStore
     from flower.stores.keyring import load_new_keyring
     from flower.stores.rekey import rekey as run_rekey
@@ -46,10 +48,14 @@ def rekey(
     try:
         if not isinstance(store, EncryptedSessionStore):
             raise FlowerError(
-                "rekey works on an encrypted store: set [tool.flower.sessions] encrypt = true "
-                "and FLOWER_ENCRYPTION_KEY first"
+                _("rekey works on an encrypted store: set {setting} and {variable} first").format(
+                    setting="[tool.flower.sessions] encrypt = true",
+                    variable="FLOWER_ENCRYPTION_KEY",
+                )
             )
-        report = run_rekey(store, new or store.codec.keyring)
+        # --json is read by scripts: its failure messages are English in every language
+        with language("en") if as_json else nullcontext():
+            report = run_rekey(store, new or store.codec.keyring)
     finally:
         store.close()
     if as_json:
@@ -64,16 +70,27 @@ def rekey(
             }
         )
     else:
+        done = ngettext(
+            "re-encrypted {sessions} ({entries}, {resumed} resumed) under key id {key_id}; "
+            "{skipped} was already under it",
+            "re-encrypted {sessions} ({entries}, {resumed} resumed) under key id {key_id}; "
+            "{skipped} were already under it",
+            report.skipped,
+        )
         typer.echo(
-            f"re-encrypted {counted(report.sessions, 'session')} "
-            f"({counted(report.entries, 'entry', 'entries')}, "
-            f"{report.resumed} resumed) under key id {report.new_key_id}; "
-            f"{report.skipped} were already under it"
+            done.format(
+                sessions=n_sessions(report.sessions),
+                entries=n_entries(report.entries),
+                resumed=report.resumed,
+                key_id=report.new_key_id,
+                skipped=report.skipped,
+            )
         )
         for failure in report.failed:
-            typer.echo(f"not re-encrypted: {failure}", err=True)
+            typer.echo(_("not re-encrypted: {failure}").format(failure=failure), err=True)
         if new is not None and not report.failed:
-            typer.echo("now set FLOWER_ENCRYPTION_KEY (or the key file) to the new key", err=True)
+            now = _("now set {variable} (or the key file) to the new key")
+            typer.echo(now.format(variable="FLOWER_ENCRYPTION_KEY"), err=True)
     if report.failed:
         raise typer.Exit(1)
 

@@ -7,14 +7,16 @@ from typing import Annotated, Any
 import typer
 
 from flower.cli.output import print_json
+from flower.core.i18n import N_, _, ngettext
 
 KIND_LABELS = {
-    "session_stores": "session stores",
-    "lineage_stores": "lineage stores",
-    "probers": "probers",
-    "pruning_policies": "pruning policies",
-    "commands": "commands",
+    "session_stores": N_("session stores"),
+    "lineage_stores": N_("lineage stores"),
+    "probers": N_("probers"),
+    "pruning_policies": N_("pruning policies"),
+    "commands": N_("commands"),
 }
+"""How the listing names what a plugin registered (``--json`` keeps the kinds)."""
 
 
 def describe_plugins(ctx: typer.Context) -> list[dict[str, Any]]:
@@ -64,13 +66,17 @@ def plugins(
     for row in rows:
         dist = row["distribution"] or "-"
         version = f" {row['version']}" if row["version"] else ""
-        status = "FAILED" if row["error"] else "ok"
+        status = _("FAILED") if row["error"] else _("ok")
         typer.echo(f"{row['name']}  ({dist}{version}, {row['module']})  {status}")
         if row["hooks"]:
-            typer.echo(f"    hooks: {', '.join(row['hooks'])}")
+            typer.echo(_("    hooks: {hooks}").format(hooks=", ".join(row["hooks"])))
         for kind, names in row["registered"].items():
-            typer.echo(f"    {KIND_LABELS.get(kind, kind)}: {', '.join(names)}")
+            label = _(KIND_LABELS[kind]) if kind in KIND_LABELS else kind
+            typer.echo(f"    {label}: {', '.join(names)}")
         if row["error"]:
-            typer.echo(f"    error: {row['error']}")
+            typer.echo(_("    error: {error}").format(error=row["error"]))
     failed = sum(1 for row in rows if row["error"])
-    typer.echo(f"{len(rows)} plugins, {failed} failed")
+    total = ngettext(
+        "{count} plugin, {failed} failed", "{count} plugins, {failed} failed", len(rows)
+    )
+    typer.echo(total.format(count=len(rows), failed=failed))

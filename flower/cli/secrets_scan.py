@@ -76,8 +76,9 @@ def scan(
 ) -> None:
     """Report where secrets (API keys, tokens, private keys, URL passwords) appear."""
     from flower.cli.context import opened_store
-    from flower.cli.output import counted, print_json, print_table
+    from flower.cli.output import n_sessions, print_json, print_table
     from flower.cli.session_ids import find_key
+    from flower.core.i18n import _
 
     with opened_store(ctx, read_only=True) as (store, where):
         keys = [find_key(store, session_id, where)] if session_id else list(_all_sessions(store))
@@ -86,7 +87,7 @@ def scan(
         print_json([f.__dict__ for f in findings])
     elif findings:
         print_table(
-            ["SESSION", "ENTRY UUID", "KIND", "FIELD"],
+            [_("SESSION"), _("ENTRY UUID"), _("KIND"), _("FIELD")],
             [
                 (
                     f.session_id + (f"/{f.subpath}" if f.subpath else ""),
@@ -98,7 +99,8 @@ def scan(
             ],
         )
     else:
-        typer.echo(f"no secrets found in {counted(len(keys), 'session')} of {where}", err=True)
+        nothing = _("no secrets found in {sessions} of {store}")
+        typer.echo(nothing.format(sessions=n_sessions(len(keys)), store=where), err=True)
     if findings:
         raise typer.Exit(1)
 

@@ -13,6 +13,7 @@ from typing import Any
 import msgspec
 
 from flower.core.errors import InvalidEntryError
+from flower.core.i18n import _
 from flower.core.records import Entry
 
 _encoder = msgspec.json.Encoder()
@@ -20,40 +21,59 @@ _decoder = msgspec.json.Decoder()
 _SCALARS = (str, bool, int, type(None))
 
 
-def _check_value(value: Any, path: str) -> None:
+def _where(index: int, path: str = "") -> str:
+    """``entry 3`` (or ``entry 3.message.content[0]``) in the active language."""
+    if not path:
+        return _("entry {index}").format(index=index)
+    return _("entry {index}.{field}").format(index=index, field=path.removeprefix("."))
+
+
+def _check_value(value: Any, index: int, path: str) -> None:
     # Iterative would be faster only for pathological depth; transcripts are shallow.
     if isinstance(value, _SCALARS):
         return
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise InvalidEntryError(f"{path} is {value!r}, which JSON cannot carry")
+            raise InvalidEntryError(
+                _("{where} is {value}, which JSON cannot carry").format(
+                    where=_where(index, path), value=repr(value)
+                )
+            )
         return
     if isinstance(value, dict):
         for k, v in value.items():
             if not isinstance(k, str):
-                raise InvalidEntryError(f"{path} has a non-string key {k!r}")
-            _check_value(v, f"{path}.{k}")
+                raise InvalidEntryError(
+                    _("{where} has a non-string key {key}").format(
+                        where=_where(index, path), key=repr(k)
+                    )
+                )
+            _check_value(v, index, f"{path}.{k}")
         return
     if isinstance(value, list):
         for i, v in enumerate(value):
-            _check_value(v, f"{path}[{i}]")
+            _check_value(v, index, f"{path}[{i}]")
         return
     raise InvalidEntryError(
-        f"{path} is a {type(value).__name__}; entries hold only dict, list, str, "
-        "int, float, bool and None"
+        _(
+            "{where} is a {type}; entries hold only dict, list, str, int, float, bool and None"
+        ).format(where=_where(index, path), type=type(value).__name__)
     )
 
 
 def check_entry(entry: Any, index: int = 0) -> Entry:
     """Raise :class:`InvalidEntryError` unless ``entry`` is a JSON-safe dict with a type."""
-    where = f"entry {index}"
     if not isinstance(entry, dict):
-        raise InvalidEntryError(f"{where} is a {type(entry).__name__}, not a dict")
+        raise InvalidEntryError(
+            _("{where} is a {type}, not a dict").format(
+                where=_where(index), type=type(entry).__name__
+            )
+        )
     if not isinstance(entry.get("type"), str):
-        raise InvalidEntryError(f"{where} has no string 'type' field")
+        raise InvalidEntryError(_("{where} has no string 'type' field").format(where=_where(index)))
     if "uuid" in entry and not isinstance(entry["uuid"], str | None):
-        raise InvalidEntryError(f"{where} has a non-string 'uuid'")
-    _check_value(entry, where)
+        raise InvalidEntryError(_("{where} has a non-string 'uuid'").format(where=_where(index)))
+    _check_value(entry, index, "")
     return entry
 
 
@@ -143,14 +163,18 @@ def encode_entries(entries: Sequence[Entry]) -> list[bytes]:
     for i, (entry, raw) in enumerate(zip(entries, encoded, strict=True)):
         if (raw is None or _brackets(raw) > MAX_DEPTH) and _nests_deeper(entry, MAX_DEPTH):
             raise InvalidEntryError(
-                f"entry {i} nests lists and objects more than {MAX_DEPTH} levels deep; "
-                "JSON readers recurse, so it might not load back"
+                _(
+                    "{where} nests lists and objects more than {depth} levels deep; JSON "
+                    "readers recurse, so it might not load back"
+                ).format(where=_where(i), depth=MAX_DEPTH)
             )
         if raw is None:
             check_entry(entry, i)  # words the rejection when it can
             raise InvalidEntryError(
-                f"entry {i} would not load back as given: it holds a value JSON cannot "
-                "carry exactly (a str subclass, say)"
+                _(
+                    "{where} would not load back as given: it holds a value JSON cannot carry "
+                    "exactly (a str subclass, say)"
+                ).format(where=_where(i))
             )
     return encoded  # type: ignore[return-value]  # no None is left: each one raised
 

@@ -23,6 +23,7 @@ from typing import Any
 import msgspec
 
 from flower.core.errors import FlowerError, UnknownSessionError
+from flower.core.i18n import _
 from flower.core.protocols import SessionStore, SessionStoreBase
 from flower.core.records import Entry, SessionKey
 from flower.core.transcript.blocks import is_conversation, prompt_texts
@@ -124,13 +125,19 @@ def turns_back_point(chain: Sequence[Entry], turns: int, session_id: str) -> str
     first prompt stays: a fork with nothing in it is no conversation).
     """
     if isinstance(turns, bool) or not isinstance(turns, int) or turns < 1:
-        raise ForkError(f"turns back must be a whole number of at least 1, got {turns!r}")
+        raise ForkError(
+            _("turns back must be a whole number of at least 1, got {value}").format(
+                value=repr(turns)
+            )
+        )
     prompts = user_turns(chain)
     if turns >= len(prompts):
         most = len(prompts) - 1
         raise ForkError(
-            f"session {session_id} has {len(prompts)} user turn(s): it can go back at most "
-            f"{most} turn(s), not {turns}"
+            _(
+                "session {session} has {count} user turn(s): it can go back at most {most} "
+                "turn(s), not {turns}"
+            ).format(session=session_id, count=len(prompts), most=most, turns=turns)
         )
     cut = prompts[len(prompts) - turns].index
     before = chain[cut - 1]
@@ -140,7 +147,9 @@ def turns_back_point(chain: Sequence[Entry], turns: int, session_id: str) -> str
 def _chain_to(key: SessionKey, entries: Sequence[Entry], at: str | None) -> list[Entry]:
     chain = [e for e in active_chain(entries) if not e.get("isSidechain")]
     if not any(is_conversation(e) for e in chain):
-        raise ForkError(f"session {key.session_id} has no messages to fork")
+        raise ForkError(
+            _("session {session} has no messages to fork").format(session=key.session_id)
+        )
     if at is None:
         return chain
     for i, entry in enumerate(chain):
@@ -148,9 +157,17 @@ def _chain_to(key: SessionKey, entries: Sequence[Entry], at: str | None) -> list
             return chain[: i + 1]
     first, last = chain[0].get("uuid"), chain[-1].get("uuid")
     raise ForkError(
-        f"entry {at!r} is not on the active chain of session {key.session_id} "
-        f"({len(chain)} entries, from {first} to {last}; `flower sessions show "
-        f"{key.session_id}` lists them)"
+        _(
+            "entry {uuid} is not on the active chain of session {session} ({count} entries, "
+            "from {first} to {last}; {command} lists them)"
+        ).format(
+            uuid=repr(at),
+            session=key.session_id,
+            count=len(chain),
+            first=first,
+            last=last,
+            command=f"`flower sessions show {key.session_id}`",
+        )
     )
 
 
@@ -254,19 +271,25 @@ def fork(
     key = key.main
     entries = store.load(key)
     if entries is None:
-        raise UnknownSessionError(f"no session {key.session_id!r} in the session store")
+        raise UnknownSessionError(
+            _("no session {id} in the session store").format(id=repr(key.session_id))
+        )
     new_id = session_id if session_id is not None else str(uuid_module.uuid4())
     target = SessionKey(key.project_key, new_id)
     if target == key:
-        raise ForkError(f"a fork needs a new session id, not the source's own ({new_id})")
+        raise ForkError(
+            _("a fork needs a new session id, not the source's own ({id})").format(id=new_id)
+        )
     forked = fork_entries(key, entries, at, new_id)
     existing = store.load(target)
     if existing:
         expected = {e["uuid"] for e in forked}
         if any(e.get("uuid") not in expected for e in existing):
             raise ForkError(
-                f"session {new_id} already exists and is not this fork of "
-                f"{key.session_id}; choose another id"
+                _(
+                    "session {session} already exists and is not this fork of {source}; "
+                    "choose another id"
+                ).format(session=new_id, source=key.session_id)
             )
     store.append(target, forked)
     return target

@@ -7,19 +7,35 @@ from typing import Any
 import msgspec
 
 from flower.core.errors import InvalidKeyError
+from flower.core.i18n import N_, _
 
 Entry = dict[str, Any]
 """One transcript entry: an opaque JSON-safe dict with at least ``type``."""
 
 _FORBIDDEN_IN_NAME = ("/", "\\", "\x00")
+_NAMES = {"project key": N_("project key"), "session id": N_("session id")}
+"""The words for what a name is, shown in the active language; a field name
+(``project_key``) stays as it is."""
+
+
+def _named(what: str) -> str:
+    return _(_NAMES[what]) if what in _NAMES else what
 
 
 def check_name(what: str, value: str) -> str:
     """Validate a project key or session id: one path component, nothing that escapes."""
     if not isinstance(value, str) or not value:
-        raise InvalidKeyError(f"{what} must be a non-empty string, got {value!r}")
+        raise InvalidKeyError(
+            _("{what} must be a non-empty string, got {value}").format(
+                what=_named(what), value=repr(value)
+            )
+        )
     if value in (".", "..") or any(ch in value for ch in _FORBIDDEN_IN_NAME):
-        raise InvalidKeyError(f"{what} {value!r} is not allowed: no '/', '\\', NUL, '.' or '..'")
+        raise InvalidKeyError(
+            _("{what} {value} is not allowed: no '/', '\\', NUL, '.' or '..'").format(
+                what=_named(what), value=repr(value)
+            )
+        )
     _check_utf8(what, value)
     return value
 
@@ -31,20 +47,30 @@ def _check_utf8(what: str, value: str) -> None:
             value.encode("utf-8")
         except UnicodeEncodeError:
             raise InvalidKeyError(
-                f"{what} {value!r} is not allowed: it holds a lone surrogate, which no "
-                "store can write"
+                _(
+                    "{what} {value} is not allowed: it holds a lone surrogate, which no store "
+                    "can write"
+                ).format(what=_named(what), value=repr(value))
             ) from None
 
 
 def check_subpath(value: str) -> str:
     """Validate a subpath: relative, '/'-separated, no empty, '.' or '..' component."""
     if not isinstance(value, str) or not value:
-        raise InvalidKeyError(f"subpath must be a non-empty string or None, got {value!r}")
+        raise InvalidKeyError(
+            _("subpath must be a non-empty string or None, got {value}").format(value=repr(value))
+        )
     if "\x00" in value or "\\" in value or value.startswith("/"):
-        raise InvalidKeyError(f"subpath {value!r} is not allowed: no NUL, '\\' or leading '/'")
+        raise InvalidKeyError(
+            _("subpath {value} is not allowed: no NUL, '\\' or leading '/'").format(
+                value=repr(value)
+            )
+        )
     for part in value.split("/"):
         if part in ("", ".", ".."):
-            raise InvalidKeyError(f"subpath {value!r} has an empty, '.' or '..' component")
+            raise InvalidKeyError(
+                _("subpath {value} has an empty, '.' or '..' component").format(value=repr(value))
+            )
     _check_utf8("subpath", value)
     return value
 

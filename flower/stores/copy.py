@@ -20,6 +20,7 @@ from itertools import zip_longest
 import msgspec
 
 from flower.core.errors import UnknownSessionError
+from flower.core.i18n import _
 from flower.core.protocols import SessionStoreBase
 from flower.core.records import Entry, SessionKey
 from flower.stores.encrypt import CHECK_KEY, EncryptedSessionStore, is_sealed
@@ -84,11 +85,15 @@ def select_sessions(
         if project is not None:
             key = SessionKey(project, session_id)
             if not source.exists(key):
-                raise UnknownSessionError(f"no session {session_id} in project {project}")
+                raise UnknownSessionError(
+                    _("no session {session} in project {project}").format(
+                        session=session_id, project=project
+                    )
+                )
             return [key]
         found = source.find_session(session_id)
         if found is None:
-            raise UnknownSessionError(f"no session {session_id}")
+            raise UnknownSessionError(_("no session {session}").format(session=session_id))
         return [found]
     projects = [project] if project is not None else source.list_projects()
     return [

@@ -34,6 +34,7 @@ import msgspec
 
 from flower.core.entries import decode_entry, encode_entries, reported_usage
 from flower.core.errors import InvalidEntryError, InvalidKeyError
+from flower.core.i18n import _
 from flower.core.protocols import SessionStoreBase
 from flower.core.records import Entry, SessionInfo, SessionKey
 from flower.stores.keyring import KEY_ENV, EncryptionKeyError, Keyring, key_id
@@ -129,9 +130,16 @@ class Codec:
         aead = self._open.get(kid) if isinstance(kid, str) else None
         if aead is None or not isinstance(kid, str):
             raise EncryptionKeyError(
-                f"entry {stored.get('uuid')} was encrypted with key id {kid}, which "
-                f"{self.keyring.source} does not hold (it holds {', '.join(self._open)}); "
-                "add the older key as a further key, or rekey the store with it"
+                _(
+                    "entry {uuid} was encrypted with key id {key_id}, which {source} does not "
+                    "hold (it holds {held}); add the older key as a further key, or rekey the "
+                    "store with it"
+                ).format(
+                    uuid=stored.get("uuid"),
+                    key_id=kid,
+                    source=self.keyring.source,
+                    held=", ".join(self._open),
+                )
             )
         try:
             nonce = base64.b64decode(enc["n"], validate=True)
@@ -140,15 +148,17 @@ class Codec:
                 nonce, sealed, _aad(kid, stored.get("type"), stored.get("uuid"))
             )
         except InvalidTag:
-            raise ValueError("ciphertext does not authenticate (truncated or altered)") from None
+            raise ValueError(_("ciphertext does not authenticate (truncated or altered)")) from None
         except (KeyError, TypeError, ValueError) as exc:
-            raise ValueError(f"malformed ciphertext ({type(exc).__name__})") from None
+            raise ValueError(
+                _("malformed ciphertext ({error})").format(error=type(exc).__name__)
+            ) from None
         try:
             entry = decode_entry(plaintext)
         except msgspec.DecodeError:
-            raise ValueError("decrypted payload is not JSON") from None
+            raise ValueError(_("decrypted payload is not JSON")) from None
         if not isinstance(entry, dict):
-            raise ValueError("decrypted payload is not an entry")
+            raise ValueError(_("decrypted payload is not an entry"))
         return entry
 
     def check_record(self) -> Entry:
@@ -198,12 +208,26 @@ def _sealed_key_ids(inner: SessionStoreBase) -> Iterator[str]:
                         yield kid
 
 
-def _wrong_key(codec: Codec, known: set[str], nothing: str) -> EncryptionKeyError:
+def _wrong_key(codec: Codec, known: set[str], *, read: bool) -> EncryptionKeyError:
+    if read:
+        message = _(
+            "wrong encryption key: {source} (key id {key_id}) does not open this store, which "
+            "was encrypted with key id {store_ids}; nothing was read or written. Set "
+            "{variable} (or the key file) to the key this store was written with"
+        )
+    else:
+        message = _(
+            "wrong encryption key: {source} (key id {key_id}) does not open this store, which "
+            "was encrypted with key id {store_ids}; nothing was written. Set {variable} (or "
+            "the key file) to the key this store was written with"
+        )
     return EncryptionKeyError(
-        f"wrong encryption key: {codec.keyring.source} (key id {codec.kid}) does not open "
-        f"this store, which was encrypted with key id {', '.join(sorted(known))}; "
-        f"nothing was {nothing}. Set {KEY_ENV} (or the key file) to the key this store was "
-        "written with"
+        message.format(
+            source=codec.keyring.source,
+            key_id=codec.kid,
+            store_ids=", ".join(sorted(known)),
+            variable=KEY_ENV,
+        )
     )
 
 
@@ -217,7 +241,7 @@ def _check_first_key(inner: SessionStoreBase, codec: Codec) -> None:
             return
         foreign.add(kid)
     if foreign:
-        raise _wrong_key(codec, foreign, "written")
+        raise _wrong_key(codec, foreign, read=False)
 
 
 def verify_key(inner: SessionStoreBase, codec: Codec, *, write: bool = True) -> bool:
@@ -235,7 +259,7 @@ def verify_key(inner: SessionStoreBase, codec: Codec, *, write: bool = True) -> 
     if codec.kid in opened:
         return True
     if records and not opened:
-        raise _wrong_key(codec, {str(sealed_key_id(r)) for r in records}, "read or written")
+        raise _wrong_key(codec, {str(sealed_key_id(r)) for r in records}, read=True)
     if not write:
         return False
     if not records:
@@ -280,15 +304,24 @@ class EncryptedSessionStore(SessionStoreBase):
             self.codec.open(entry)
         except EncryptionKeyError:
             raise EncryptionKeyError(
-                f"entry {entry.get('uuid')} is already encrypted, with key id "
-                f"{sealed_key_id(entry)}, which {self.codec.keyring.source} does not hold; "
-                f'nothing was written. Add that key as a further key ({KEY_ENV}="CURRENT,'
-                'OTHER") to store it as it is, then flower sessions rekey'
+                _(
+                    "entry {uuid} is already encrypted, with key id {key_id}, which {source} "
+                    "does not hold; nothing was written. Add that key as a further key "
+                    "({setting}) to store it as it is, then {command}"
+                ).format(
+                    uuid=entry.get("uuid"),
+                    key_id=sealed_key_id(entry),
+                    source=self.codec.keyring.source,
+                    setting=f'{KEY_ENV}="CURRENT,OTHER"',
+                    command="flower sessions rekey",
+                )
             ) from None
         except ValueError as exc:
             raise InvalidEntryError(
-                f"entry {entry.get('uuid')} is already encrypted and does not open ({exc}); "
-                "nothing was written"
+                _(
+                    "entry {uuid} is already encrypted and does not open ({reason}); nothing "
+                    "was written"
+                ).format(uuid=entry.get("uuid"), reason=exc)
             ) from None
 
     def _sealed(self, entries: Sequence[Entry]) -> list[Entry]:
@@ -339,10 +372,13 @@ class EncryptedSessionStore(SessionStoreBase):
             except ValueError as exc:
                 problem = DecryptProblem(key, index, raw.get("uuid"), str(exc))
                 problems.append(problem)
-                message = (
-                    f"session {key.session_id}"
-                    f"{'/' + key.subpath if key.subpath else ''}: entry {index} "
-                    f"(uuid {problem.uuid}) skipped: {problem.reason}"
+                message = _(
+                    "session {session}: entry {index} (uuid {uuid}) skipped: {reason}"
+                ).format(
+                    session=key.session_id + (f"/{key.subpath}" if key.subpath else ""),
+                    index=index,
+                    uuid=problem.uuid,
+                    reason=problem.reason,
                 )
                 log.warning(message)
                 warnings.warn(message, DecryptWarning, stacklevel=3)
@@ -395,12 +431,15 @@ def _refuse_reserved(key: SessionKey) -> None:
     write through the wrapper: it would be stored and never listed."""
     if key.project_key == CHECK_KEY.project_key:
         raise InvalidKeyError(
-            f"project key {key.project_key!r} is reserved for the encryption key check"
+            _("project key {key} is reserved for the encryption key check").format(
+                key=repr(key.project_key)
+            )
         )
     if key.session_id.endswith(STAGING_SUFFIX):
         raise InvalidKeyError(
-            f"session id {key.session_id!r}: ids ending in {STAGING_SUFFIX!r} are reserved "
-            "for re-key staging copies"
+            _(
+                "session id {id}: ids ending in {suffix} are reserved for re-key staging copies"
+            ).format(id=repr(key.session_id), suffix=repr(STAGING_SUFFIX))
         )
 
 

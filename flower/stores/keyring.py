@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from flower.core.errors import FlowerError
+from flower.core.i18n import _
 
 KEY_ENV = "FLOWER_ENCRYPTION_KEY"
 KEY_FILE_ENV = "FLOWER_ENCRYPTION_KEY_FILE"
@@ -76,8 +77,10 @@ def _decode_key(text: str, source: str, position: int) -> bytes:
     if len(raw) != KEY_BYTES:
         # Never echo the text: it may be a real key pasted in the wrong format.
         raise EncryptionKeyError(
-            f"{source}: key {position} is not 32 bytes of URL-safe base64 (44 characters); "
-            "make one with: flower sessions keygen"
+            _(
+                "{source}: key {position} is not 32 bytes of URL-safe base64 (44 characters); "
+                "make one with: {command}"
+            ).format(source=source, position=position, command="flower sessions keygen")
         )
     return raw
 
@@ -90,7 +93,7 @@ def parse_keys(text: str, source: str, *, lines: bool = False) -> Keyring:
         tokens = _SEPARATORS.split(text)
     tokens = [t for t in tokens if t]
     if not tokens:
-        raise EncryptionKeyError(f"{source} holds no key")
+        raise EncryptionKeyError(_("{source} holds no key").format(source=source))
     return Keyring(tuple(_decode_key(t, source, i) for i, t in enumerate(tokens, 1)), source)
 
 
@@ -102,10 +105,14 @@ def _read_key_file(path: Path, source: str) -> Keyring:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise EncryptionKeyError(
-            f"{where}: cannot read the key file: {exc.strerror or exc}"
+            _("{where}: cannot read the key file: {reason}").format(
+                where=where, reason=exc.strerror or exc
+            )
         ) from None
     except UnicodeDecodeError:
-        raise EncryptionKeyError(f"{where}: the key file is not text") from None
+        raise EncryptionKeyError(
+            _("{where}: the key file is not text").format(where=where)
+        ) from None
     check_private(path)
     return parse_keys(text, where, lines=True)
 
@@ -121,9 +128,16 @@ def load_keyring(settings: Any, environ: Mapping[str, str] | None = None) -> Key
     if key_file:
         return _read_key_file(Path(key_file).expanduser(), "[tool.flower.sessions] key_file")
     raise EncryptionKeyError(
-        f"[tool.flower.sessions] encrypt = true but no key is set: set {KEY_ENV} "
-        f"(or {KEY_FILE_ENV}, or [tool.flower.sessions] key_file); "
-        "make a key with: flower sessions keygen"
+        _(
+            "{setting} but no key is set: set {variable} (or {file_variable}, or {key_file}); "
+            "make a key with: {command}"
+        ).format(
+            setting="[tool.flower.sessions] encrypt = true",
+            variable=KEY_ENV,
+            file_variable=KEY_FILE_ENV,
+            key_file="[tool.flower.sessions] key_file",
+            command="flower sessions keygen",
+        )
     )
 
 

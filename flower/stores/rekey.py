@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from flower.core.errors import FlowerError
+from flower.core.i18n import _
 from flower.core.protocols import SessionStoreBase
 from flower.core.records import Entry, SessionKey
 from flower.stores.encrypt import (
@@ -102,14 +103,22 @@ class Rekeyer:
                 except ValueError as exc:
                     self.inner.delete(staging)
                     raise RekeyError(
-                        f"session {key.session_id}: entry {index} (uuid {raw.get('uuid')}) "
-                        f"cannot be decrypted ({exc}); session left under the old key"
+                        _(
+                            "session {session}: entry {index} (uuid {uuid}) cannot be "
+                            "decrypted ({reason}); session left under the old key"
+                        ).format(
+                            session=key.session_id, index=index, uuid=raw.get("uuid"), reason=exc
+                        )
                     ) from None
             _append_all(self.inner, target, self.new.seal(clear))
             back = [self.new.open(e) for e in self.inner.load(target) or []]
             if back != clear:
                 self.inner.delete(staging)
-                raise RekeyError(f"session {key.session_id}: staged copy differs; left as it was")
+                raise RekeyError(
+                    _("session {session}: staged copy differs; left as it was").format(
+                        session=key.session_id
+                    )
+                )
             count += len(clear)
         marker = {"type": DONE_TYPE, "uuid": "done", "subpaths": [s or "" for s in subpaths]}
         self.inner.append(staging.child(DONE_SUBPATH), [marker])
@@ -125,7 +134,11 @@ class Rekeyer:
             staged = self.inner.load(source) or []
             _append_all(self.inner, target, staged)
             if len(self.inner.load(target) or []) != len(staged):
-                raise RekeyError(f"session {key.session_id}: restore incomplete; run rekey again")
+                raise RekeyError(
+                    _("session {session}: restore incomplete; run rekey again").format(
+                        session=key.session_id
+                    )
+                )
         self.inner.delete(staging)
 
     def _is_staged(self, key: SessionKey) -> bool:

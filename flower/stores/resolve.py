@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 
 from flower.core.config import Settings, decode_section
 from flower.core.errors import NoSuchPluginError
+from flower.core.i18n import _
 from flower.core.plugins import Registration, Registry, get_registry
 
 
@@ -71,7 +72,9 @@ def by_scheme(
         if "://" not in url and ":" not in url.split("/", 1)[0]:
             # no scheme at all: say what a store URL looks like
             known = ", ".join(f"{s}://" for s in registry.schemes(kind))
-            message = f"{url!r} is not a store URL (scheme://...; known schemes: {known})"
+            message = _("{url} is not a store URL (scheme://...; known schemes: {known})").format(
+                url=repr(url), known=known
+            )
         if not configured:  # a URL given for one command names itself in the message
             raise NoSuchPluginError(message) from None
         raise NoSuchPluginError(

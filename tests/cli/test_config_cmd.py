@@ -174,6 +174,7 @@ def test_a_scalar_where_an_options_table_belongs_reads_cleanly(in_tmp: Path) -> 
     ) in done.output
 
 
+@pytest.mark.usefixtures("english")  # the expected text is flower's English output
 def test_a_plugin_backend_named_without_a_url_gets_none_not_the_sqlite_default(
     in_tmp: Path,
 ) -> None:

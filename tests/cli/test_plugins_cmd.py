@@ -6,6 +6,7 @@ import json
 import textwrap
 from pathlib import Path
 
+import pytest
 from cli_helpers import run_flower
 from typer.testing import CliRunner
 
@@ -37,6 +38,7 @@ def register_session_stores(register):
 """
 
 
+@pytest.mark.usefixtures("english")  # the expected text is flower's English output
 def test_builtins_are_listed_with_hooks_and_registrations(in_tmp: Path) -> None:
     result = runner.invoke(build_app(), ["plugins", "--json"])
     assert result.exit_code == 0, result.output

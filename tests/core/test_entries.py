@@ -10,6 +10,9 @@ from hypothesis import strategies as st
 from flower.core.entries import check_entry, decode_entry, dedupe_batch, encode_entries
 from flower.core.errors import InvalidEntryError
 
+# the expected text below is flower's English output (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("english")
+
 
 def test_round_trip_is_deep_equal() -> None:
     entry = {

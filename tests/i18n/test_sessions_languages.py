@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from flower.cli.main import build_app
 from flower.core.i18n import language
 from flower.core.records import SessionKey
 from flower.stores.open import open_session_store
@@ -132,3 +133,85 @@ def test_stats_and_prune_report(cli: Cli, lang: str) -> None:
 def test_an_empty_store_says_so(lang: str, in_tmp: Path) -> None:
     empty = Cli(f"jsonfs:///{in_tmp / 'empty'}")("sessions", "list")
     assert empty.exit_code == 0 and EXPECTED[lang]["empty"] in empty.stderr, empty.stderr
+
+
+EXPECTED_MORE = {
+    "en": {
+        "import": "imported 1 Claude Code session (1 transcript) from ",
+        "import_counts": ": 6 entries read, 6 new, 0 already there, 1 line skipped",
+        "torn": ":7: torn last line (9 bytes)",
+        "scan": "no secrets found in 1 session of ",
+        "rekey": "rekey works on an encrypted store: set [tool.flower.sessions] encrypt = true",
+        "plugins": " plugins, 0 failed",
+        "plugin_kind": "    session stores: ",
+        "not_a_url": "'nothing' is not a store URL (scheme://...; known schemes: ",
+        "bad_key": "FLOWER_ENCRYPTION_KEY: key 1 is not 32 bytes of URL-safe base64"
+        " (44 characters); make one with: flower sessions keygen",
+        "fork": "session s1 has 2 user turn(s): it can go back at most 1 turn(s), not 5",
+        "bad_entry": "entry 1 has no string 'type' field",
+        "bad_project": "project key 'a/b' is not allowed",
+    },
+    "zh_CN": {
+        "import": "已从 ",
+        "import_counts": ":读取 6 条条目,新增 6 条,已有 0 条,跳过 1 行",
+        "torn": ":7: 最后一行不完整(9 字节)",
+        "scan": "里没有发现机密",
+        "rekey": "rekey 只用于加密的存储:请先设置 [tool.flower.sessions] encrypt = true",
+        "plugins": " 个插件,0 个失败",
+        "plugin_kind": "    会话存储: ",
+        "not_a_url": "'nothing' 不是存储的 URL(scheme://...;已知的 scheme:",
+        "bad_key": "FLOWER_ENCRYPTION_KEY:第 1 个密钥不是 32 字节的 URL 安全 base64(44 个字符);"
+        "生成一个用:flower sessions keygen",
+        "fork": "会话 s1 有 2 轮用户发言:最多只能退回 1 轮,不能退回 5 轮",
+        "bad_entry": "第 1 条 没有字符串类型的 'type' 字段",
+        "bad_project": "项目键 'a/b' 不允许",
+    },
+}
+
+
+def test_claude_code_import_says_what_it_did(cli: Cli, lang: str, in_tmp: Path) -> None:
+    project = in_tmp / "claude" / "-work-beta"
+    project.mkdir(parents=True)
+    lines = [json.dumps(e) for e in transcript("s9", "/work/beta", prefix="s9")]
+    (project / "s9.jsonl").write_text("\n".join(lines) + '\n{"type": ', encoding="utf-8")
+    done = cli("sessions", "import", "--claude-code", str(in_tmp / "claude"))
+    assert done.exit_code == 0, done.output
+    expected = EXPECTED_MORE[lang]
+    assert done.stdout.startswith(expected["import"]), done.stdout
+    assert expected["import_counts"] in done.stdout
+    assert f"{project / 's9.jsonl'}{expected['torn']}" in done.stderr  # the path as it is
+
+
+def test_scan_rekey_and_plugins(cli: Cli, lang: str) -> None:
+    expected = EXPECTED_MORE[lang]
+    scan = cli("sessions", "scan")
+    assert scan.exit_code == 0 and expected["scan"] in scan.stderr, scan.output
+    rekey = cli("sessions", "rekey")
+    assert rekey.exit_code == 1 and expected["rekey"] in rekey.stderr, rekey.output
+    listed = cli("plugins")
+    assert listed.exit_code == 0, listed.output
+    assert listed.stdout.splitlines()[-1].endswith(expected["plugins"])
+    assert expected["plugin_kind"] in listed.stdout
+
+
+def test_the_stores_errors(cli: Cli, lang: str, in_tmp: Path) -> None:
+    expected = EXPECTED_MORE[lang]
+    not_a_url = cli("--sessions-url", "nothing", "sessions", "list", url=False)
+    assert not_a_url.exit_code == 2 and expected["not_a_url"] in not_a_url.stderr
+    (in_tmp / "pyproject.toml").write_text("[tool.flower.sessions]\nencrypt = true\n")
+    bad_key = cli.runner.invoke(
+        build_app(), ["sessions", "list"], env={"FLOWER_ENCRYPTION_KEY": "short"}
+    )
+    assert bad_key.exit_code == 2 and expected["bad_key"] in bad_key.stderr, bad_key.output
+
+
+def test_the_core_errors(cli: Cli, lang: str, in_tmp: Path) -> None:
+    expected = EXPECTED_MORE[lang]
+    fork = cli("sessions", "fork", "s1", "--turns-back", "5")
+    assert fork.exit_code == 2 and expected["fork"] in fork.stderr, fork.output
+    bad = in_tmp / "bad.jsonl"
+    bad.write_text('{"uuid": "x"}\n', encoding="utf-8")
+    imported = cli("sessions", "import", str(bad))
+    assert imported.exit_code != 0 and expected["bad_entry"] in imported.stderr, imported.output
+    listed = cli("sessions", "list", "--project", "a/b")
+    assert listed.exit_code != 0 and expected["bad_project"] in listed.stderr, listed.output

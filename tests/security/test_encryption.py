@@ -23,6 +23,9 @@ from flower.stores.keyring import EncryptionKeyError, generate_key, key_id, pars
 from flower.stores.open import open_session_store
 from flower.stores.rekey import Rekeyer, rekey
 
+# the expected text below is flower's English output (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("english")
+
 KEY = SessionKey("-work-project", "s1")
 SECRET_TEXT = "the launch code is 0000-tango"
 

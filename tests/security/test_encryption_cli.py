@@ -15,6 +15,9 @@ from flower.stores.encrypt import CHECK_KEY, EncryptedSessionStore
 from flower.stores.keyring import generate_key, parse_keys
 from flower.stores.open import open_session_store
 
+# the expected text below is flower's English output (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("english")
+
 KEY = SessionKey("-work-project", "s001")
 ENTRIES = [
     {"type": "user", "uuid": "u1", "message": {"role": "user", "content": "the plan"}},

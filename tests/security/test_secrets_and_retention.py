@@ -170,6 +170,7 @@ def run(*args: str, stdin: str | None = None) -> Any:
     return CliRunner().invoke(build_app(), list(args), input=stdin)
 
 
+@pytest.mark.usefixtures("english")  # the expected text is flower's English output
 def test_scan_reports_location_never_the_secret(store_url: str) -> None:
     with open_session_store(store_url, settings=Settings()) as store:
         store.append(SessionKey("-p", "clean"), [entry(1)])
