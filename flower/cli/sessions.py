@@ -744,12 +744,13 @@ def _print_report(report: CopyReport, source: str, target: str, as_json: bool) -
                 if not mismatches
                 else differ.format(count=len(mismatches))
             )
-            for m in mismatches[:20]:
-                differs = _("differs: {session} at entry {index}: {reason}")
-                typer.echo(
-                    differs.format(session=m["session_id"], index=m["index"], reason=m["reason"]),
-                    err=True,
+            differs = _("differs: {session} at entry {index}: {reason}")
+            for found in (report.mismatches or [])[:20]:
+                reason = found.shown()
+                said = differs.format(
+                    session=found.key.session_id, index=found.index, reason=reason
                 )
+                typer.echo(said, err=True)
 
 
 @app.command("copy")

@@ -20,7 +20,7 @@ from itertools import zip_longest
 import msgspec
 
 from flower.core.errors import UnknownSessionError
-from flower.core.i18n import _
+from flower.core.i18n import N_, _
 from flower.core.protocols import SessionStoreBase
 from flower.core.records import Entry, SessionKey
 from flower.stores.encrypt import CHECK_KEY, EncryptedSessionStore, is_sealed
@@ -44,7 +44,18 @@ class Conflict:
 class Mismatch:
     key: SessionKey
     index: int
-    reason: str
+    why: str
+    """The English message (a msgid, ``{uuid}`` in it for the entry's uuid)."""
+    uuid: str = ""
+
+    @property
+    def reason(self) -> str:
+        """In English, as ``--json`` says it in every language."""
+        return self.why.format(uuid=self.uuid)
+
+    def shown(self) -> str:
+        """In the active language, for people."""
+        return _(self.why).format(uuid=self.uuid)
 
 
 @dataclass
@@ -257,17 +268,17 @@ def _compare(
 ) -> Mismatch | None:
     for index, (left, right) in enumerate(zip_longest(source, target)):
         if left is None:
-            return Mismatch(key, index, "the target has more entries than the source")
+            return Mismatch(key, index, N_("the target has more entries than the source"))
         if right is None:
-            return Mismatch(key, index, "the target is missing entries from here on")
-        uid = left.get("uuid") or "(no uuid)"
+            return Mismatch(key, index, N_("the target is missing entries from here on"))
+        uid = str(left.get("uuid") or "(no uuid)")
         if loaded is not None:
             # An encrypted target decrypts what it loads: still sealed is sealed twice.
             if is_sealed(right):
-                return Mismatch(key, index, f"entry {uid} is sealed twice")
+                return Mismatch(key, index, N_("entry {uuid} is sealed twice"), uid)
             left = loaded(left)
         if digest(left) != digest(right):
-            return Mismatch(key, index, f"entry {uid} differs")
+            return Mismatch(key, index, N_("entry {uuid} differs"), uid)
     return None
 
 

@@ -45,14 +45,14 @@ EXPECTED = {
             "== s1  (-work-alpha) ==",
             "用户: question 0 你好",
             "工具调用: Bash",
-            "== 6 条条目 ==",
+            "== 6 个条目 ==",
         ],
         "fork": "分叉: 会话 {new} 从这里分叉",
         "unknown": "flower: error: ",
         "since": "--since 'soon':应为时长(如 30s、10m、2h、1d、1w)",
         "stats": ["会话 s1(-work-alpha)", "  类别 ", "  合计 ", "修剪会去掉:无"],
         "prune": ["策略", "去掉", "条目:存储 6 条,活动链上 6 条 -> 6 条"],
-        "export": "已把 s1 的 6 条条目导出到 ",
+        "export": "已把 s1 的 6 个条目导出到 ",
         "rm_no": "没有 --yes 就不删除 s1(没有终端)",
         "empty": "里没有会话",
     },
@@ -153,7 +153,7 @@ EXPECTED_MORE = {
     },
     "zh_CN": {
         "import": "已从 ",
-        "import_counts": ":读取 6 条条目,新增 6 条,已有 0 条,跳过 1 行",
+        "import_counts": ":读取 6 个条目,新增 6 条,已有 0 条,跳过 1 行",
         "torn": ":7: 最后一行不完整(9 字节)",
         "scan": "里没有发现机密",
         "rekey": "rekey 只用于加密的存储:请先设置 [tool.flower.sessions] encrypt = true",
@@ -215,3 +215,59 @@ def test_the_core_errors(cli: Cli, lang: str, in_tmp: Path) -> None:
     assert imported.exit_code != 0 and expected["bad_entry"] in imported.stderr, imported.output
     listed = cli("sessions", "list", "--project", "a/b")
     assert listed.exit_code != 0 and expected["bad_project"] in listed.stderr, listed.output
+
+
+def test_copy_verify_says_why_in_words_and_in_english_json(
+    cli: Cli, lang: str, in_tmp: Path
+) -> None:
+    target = f"jsonfs:///{in_tmp / 'target'}"
+    extra = {"type": "user", "uuid": "extra", "message": {"role": "user", "content": "more"}}
+    with open_session_store(target) as store:
+        store.append(KEY, [*transcript("s1", "/work/alpha", prefix="s1"), extra])
+    args = ("sessions", "copy", "--from", cli.url, "--to", target, "--verify")
+    as_json = cli(*args, "--json")
+    assert as_json.exit_code == 1, as_json.output
+    [mismatch] = json.loads(as_json.stdout)["mismatches"]
+    assert mismatch["reason"] == "the target has more entries than the source"  # any language
+    said = cli(*args)
+    assert said.exit_code == 1
+    expected = {
+        "en": "differs: s1 at entry 6: the target has more entries than the source",
+        "zh_CN": "不一致:s1 第 6 条:目标的条目比源多",
+    }
+    assert expected[lang] in said.stderr, said.output
+
+
+def test_rekey_json_failures_are_english_in_every_language(lang: str, in_tmp: Path) -> None:
+    from typer.testing import CliRunner
+
+    from flower.stores.encrypt import ENC
+    from flower.stores.keyring import generate_key
+
+    root = in_tmp / "t"
+    (in_tmp / "pyproject.toml").write_text(
+        f'[tool.flower.sessions]\nencrypt = true\nurl = "jsonfs://{root}"\n', encoding="utf-8"
+    )
+    source = in_tmp / "s1.jsonl"
+    lines = [json.dumps(e) for e in transcript("s1", "/work/alpha", turns=1, prefix="s1")]
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    env = {"FLOWER_ENCRYPTION_KEY": generate_key()}
+    runner = CliRunner()
+    imported = runner.invoke(build_app(), ["sessions", "import", str(source)], env=env)
+    assert imported.exit_code == 0, imported.output
+    [path] = root.glob("*/s1.jsonl")
+    stored = path.read_text(encoding="utf-8").splitlines()
+    damaged = json.loads(stored[1])
+    damaged[ENC]["ct"] = damaged[ENC]["ct"][:-12]
+    stored[1] = json.dumps(damaged)
+    path.write_text("\n".join(stored) + "\n", encoding="utf-8")
+    env["FLOWER_NEW_ENCRYPTION_KEY"] = generate_key()
+    done = runner.invoke(build_app(), ["sessions", "rekey", "--json"], env=env)
+    assert done.exit_code == 1, done.output
+    assert json.loads(done.stdout)["failed"] == [
+        "session s1: entry 1 (uuid s1a0) cannot be decrypted (ciphertext does not "
+        "authenticate (truncated or altered)); session left under the old key"
+    ]
+    said = runner.invoke(build_app(), ["sessions", "rekey"], env=env)
+    words = {"en": "not re-encrypted: session s1: entry 1", "zh_CN": "没有重新加密:会话 s1:第 1 条"}
+    assert said.exit_code == 1 and words[lang] in said.stderr, said.output
