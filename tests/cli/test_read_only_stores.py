@@ -93,6 +93,40 @@ def _files(run_dir: Path) -> list[str]:
     return sorted(str(p.relative_to(run_dir)) for p in run_dir.rglob("*"))
 
 
+EACH_COMMAND = """\
+import json, os, sys, tempfile, traceback
+from flower.cli.main import main
+
+results = []
+for argv in json.loads(sys.argv[1]):
+    captured = [tempfile.TemporaryFile(), tempfile.TemporaryFile()]
+    saved = [os.dup(1), os.dup(2)]
+    for fd, into in ((1, captured[0]), (2, captured[1])):
+        os.dup2(into.fileno(), fd)
+    try:
+        main(argv)
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+    except BaseException:
+        traceback.print_exc()
+        code = 1
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        for fd, old in ((1, saved[0]), (2, saved[1])):
+            os.dup2(old, fd)
+            os.close(old)
+    for f in captured:
+        f.seek(0)
+    results.append([code, *(f.read().decode() for f in captured)])
+print(json.dumps(results))
+"""
+"""Runs each command line (a JSON list of argv lists) through the console entry point,
+one after the other in this one process, with stdout and stderr (the file descriptors)
+caught per command; prints ``[[exit code, stdout, stderr], ...]``."""
+
+
 @pytest.mark.slow
 def test_a_run_directory_the_user_cannot_write_can_be_read(read_only_run_dir: Path) -> None:
     import subprocess
@@ -101,19 +135,36 @@ def test_a_run_directory_the_user_cannot_write_can_be_read(read_only_run_dir: Pa
     prefix = _as_a_user_who_cannot_write()
     env = {k: v for k, v in os.environ.items() if not k.startswith("FLOWER_")}
 
-    def flower(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [*prefix, sys.executable, "-m", "flower.cli.main", *args],
+    def flower(*commands: list[str]) -> list[subprocess.CompletedProcess[str]]:
+        """The commands, in one process without the power to write (starting one per
+        command is most of the time here, and the store is opened anew by each)."""
+        ran = subprocess.run(
+            [*prefix, sys.executable, "-c", EACH_COMMAND, json.dumps(commands)],
             cwd=read_only_run_dir.parent,
             env=env,
             capture_output=True,
             text=True,
-            timeout=60,
+            timeout=120,
         )
+        assert ran.returncode == 0 and not ran.stderr, ran.stderr
+        return [
+            subprocess.CompletedProcess(argv, code, out, err)
+            for argv, (code, out, err) in zip(commands, json.loads(ran.stdout), strict=True)
+        ]
 
     new = read_only_run_dir.parent / "new.jsonl"
     new.write_text(json.dumps(transcript("new-1", "/w", 1)[0]) + "\n", encoding="utf-8")
-    probe = flower("sessions", "import", str(new))  # the sandbox really cannot write
+    probe, listed, shown, exported, stats, status, *looked, removed = flower(
+        ["sessions", "import", str(new)],  # the sandbox really cannot write
+        ["sessions", "list", "--json"],
+        ["sessions", "show", SID[:8]],
+        ["sessions", "export", SID],
+        ["sessions", "stats", SID],
+        ["status"],
+        ["sessions", "gc", "--older-than", "0d", "--dry-run"],
+        ["sessions", "archive", "--older-than", "0d", "--keep", "-o", "old.jsonl.gz"],
+        ["sessions", "rm", "--yes", SID],
+    )
     assert probe.returncode == 1
     assert len(probe.stderr.splitlines()) == 1, probe.stderr
     assert probe.stderr.startswith("flower: error: cannot write ")
@@ -123,25 +174,16 @@ def test_a_run_directory_the_user_cannot_write_can_be_read(read_only_run_dir: Pa
             "flower: error: cannot write runs/sessions.db: the folder runs is read-only for "
             "this user (only reading works)\n"
         )
-    listed = flower("sessions", "list", "--json")
     assert listed.returncode == 0, listed.stderr
     assert [row["session_id"] for row in json.loads(listed.stdout)] == [SID]
-    shown = flower("sessions", "show", SID[:8])
     assert shown.returncode == 0 and "question 0" in shown.stdout, shown.stderr
-    exported = flower("sessions", "export", SID)
     assert exported.returncode == 0 and len(exported.stdout.splitlines()) == 3
-    assert flower("sessions", "stats", SID).returncode == 0
-    status = flower("status")
+    assert stats.returncode == 0, stats.stderr
     assert f"step        干活: {SID} (in the store" in status.stdout, status.stderr
     assert "unreadable" not in status.stdout
-    looked = [
-        flower("sessions", "gc", "--older-than", "0d", "--dry-run"),
-        flower("sessions", "archive", "--older-than", "0d", "--keep", "-o", "old.jsonl.gz"),
-    ]
     assert [done.returncode for done in looked] == [0, 0], [d.stderr for d in looked]
-    removed = flower("sessions", "rm", "--yes", SID)
     assert removed.returncode == 1 and "is read-only for this user" in removed.stderr
-    for done in (probe, listed, shown, exported, status, *looked, removed):
+    for done in (probe, listed, shown, exported, stats, status, *looked, removed):
         assert "Traceback" not in done.stderr
     assert _files(read_only_run_dir) == before  # nothing written: no -wal, no -shm
 
