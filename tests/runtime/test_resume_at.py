@@ -47,6 +47,7 @@ def test_resume_at_continues_a_fork_of_that_entry(
     assert words[-1] == "daisy"
 
 
+@pytest.mark.usefixtures("english")  # the expected text is flower's English output
 def test_resume_at_off_the_chain_or_without_resume_spends_nothing(
     make_runtime: Callable[..., Runtime], fake_api: FakeMessagesAPI
 ) -> None:

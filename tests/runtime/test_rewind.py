@@ -90,6 +90,7 @@ def test_rewind_one_turn_forks_and_puts_flowers_files_back(
     assert listed == {old, plan.new_session}
 
 
+@pytest.mark.usefixtures("english")  # the expected text is flower's English output
 def test_force_and_keep_files(worked: tuple[Runtime, Lineage, str], workspace: Path) -> None:
     rt, lineage, _ = worked
     (workspace / "keep.txt").write_text("user again\n")
@@ -117,6 +118,7 @@ def test_turns_of_lists_what_was_said(worked: tuple[Runtime, Lineage, str]) -> N
     assert turns[0].context is None and turns[1].context is not None
 
 
+@pytest.mark.usefixtures("english")  # the expected text is flower's English output
 def test_bad_rewinds_are_clear_and_write_nothing(
     worked: tuple[Runtime, Lineage, str], workspace: Path, in_tmp: Path
 ) -> None:
