@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from flower.cli.context import RunDirOption, get_settings, get_state
+from flower.core.i18n import N_, _, ngettext, shown_step
 
 
 def adopt(
@@ -43,7 +44,7 @@ def adopt(
     settings = get_settings(ctx)
     check_configured_plugins(settings)
     workspace = Path.cwd().resolve()
-    require_writable(settings.run_path, "the run directory")
+    require_writable(settings.run_path, N_("the run directory"))
     with run_lock(settings.run_path):
         store = open_session_store(settings=settings)
         try:
@@ -55,15 +56,31 @@ def adopt(
 
         print_json(msgspec.to_builtins(done))
         return
-    typer.echo(f"adopted the lineage of {done.moved_from} from {done.source}")
-    typer.echo(f"   steps {', '.join(done.steps)} · woken {done.woke} time(s)")
+    typer.echo(
+        _("adopted the lineage of {old} from {source}").format(
+            old=done.moved_from, source=done.source
+        )
+    )
+    woken = ngettext("woken {n} time", "woken {n} times", done.woke).format(n=done.woke)
+    typer.echo(
+        "   "
+        + _("steps {steps} · {woken}").format(
+            steps=", ".join(shown_step(s) for s in done.steps), woken=woken
+        )
+    )
     if done.copied:
-        typer.echo(f"   copied {len(done.copied)} session(s) to {short_path(workspace)}")
+        n = len(done.copied)
+        typer.echo(
+            "   "
+            + ngettext("copied {n} session to {path}", "copied {n} sessions to {path}", n).format(
+                n=n, path=short_path(workspace)
+            )
+        )
     if done.set_aside:
         kept = Path(done.set_aside)
         shown = kept.relative_to(workspace) if kept.is_relative_to(workspace) else kept
-        typer.echo(f"   this directory's own lineage is in {shown}/")
-    typer.echo("   `flower` here carries on")
+        typer.echo("   " + _("this directory's own lineage is in {path}/").format(path=shown))
+    typer.echo("   " + _("`flower` here carries on"))
 
 
 __all__ = ["adopt"]

@@ -8,7 +8,12 @@ import typer
 
 from flower.cli.context import get_loaded_settings, store_name
 from flower.cli.output import compact_json, print_json
+from flower.core.i18n import N_, _
 from flower.core.redact import redact_text, redact_value
+
+SOURCE_WORDS = {"default": N_("default"), "command line": N_("command line")}
+"""The sources that are words, not a file or variable name: shown translated (the
+JSON keeps them as they are)."""
 
 
 def _show(value: Any) -> str:
@@ -46,15 +51,17 @@ def config(
             {
                 "pyproject": pyproject,
                 "settings": redact_value(msgspec.to_builtins(loaded.settings)),
-                "sources": {key: source for key, _, source in items},
+                "sources": {key: source for key, _value, source in items},
                 "items": [{"key": k, "value": v, "source": s} for k, v, s in items],
                 "effective": {"sessions_url": sessions_url},
             }
         )
         return
-    typer.echo(f"pyproject: {pyproject or '(none: no [tool.flower] table found)'}")
-    typer.echo(f"session store: {redact_text(store_name(loaded.settings))}")
+    none = _("(none: no [tool.flower] table found)")
+    typer.echo(_("pyproject: {path}").format(path=pyproject or none))
+    typer.echo(_("session store: {store}").format(store=redact_text(store_name(loaded.settings))))
     typer.echo("")
-    width = max(len(key) for key, _, _ in items)
+    width = max(len(key) for key, _value, _source in items)
     for key, value, source in items:
-        typer.echo(f"{key.ljust(width)} = {_show(value)}  # {source}")
+        shown = _(SOURCE_WORDS[source]) if source in SOURCE_WORDS else source
+        typer.echo(f"{key.ljust(width)} = {_show(value)}  # {shown}")

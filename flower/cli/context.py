@@ -81,7 +81,9 @@ def config_error_text(exc: ConfigError) -> str:
         return text
     if loaded.pyproject is not None and source.startswith(f"{loaded.pyproject} "):
         return f"{loaded.pyproject}: {text}"
-    return f"{text} (set by {source})"
+    from flower.core.i18n import _
+
+    return _("{error} (set by {source})").format(error=text, source=source)
 
 
 def get_settings(ctx: typer.Context) -> Settings:
@@ -107,9 +109,10 @@ def store_name(settings: Settings, url: str | None = None) -> str:
     """How messages name a store: ``url``, else the configured URL or embedded default;
     a backend with neither (a plugin's) by its name."""
     from flower.core.config import default_store_url
+    from flower.core.i18n import _
 
     url = url or default_store_url(settings)
-    return url or f"the {settings.sessions.backend!r} session store"
+    return url or _("the {backend!r} session store").format(backend=settings.sessions.backend)
 
 
 def open_store(

@@ -9,6 +9,7 @@ runs are traced (OpenTelemetry). Exits 1 when any check fails.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 import warnings
@@ -19,11 +20,26 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from flower.core.errors import FlowerError
+from flower.core.i18n import N_, _, language
 
 if TYPE_CHECKING:
     from flower.core.config import LoadedSettings, Settings
 
 KEY_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+CHECK_NAMES = {
+    name: name
+    for name in (
+        N_("config"),
+        N_("plugins"),
+        N_("run dir"),
+        N_("store"),
+        N_("pruning"),
+        N_("endpoint"),
+        N_("api key"),
+        N_("traces"),
+    )
+}
+"""Each check's name: English in ``--json`` (data), translated in the lines."""
 
 
 @dataclass
@@ -53,7 +69,7 @@ def check_config(ctx: typer.Context) -> tuple[Check, LoadedSettings | None]:
         check_configured_plugins(loaded.settings, pruning=False)  # the pruning check's job
     except ConfigError as exc:
         return Check("config", False, config_error_text(exc)), None
-    where = str(loaded.pyproject) if loaded.pyproject else "defaults (no [tool.flower] found)"
+    where = str(loaded.pyproject) if loaded.pyproject else _("defaults (no [tool.flower] found)")
     return Check("config", True, where), loaded
 
 
@@ -70,7 +86,11 @@ def check_store(settings: Settings) -> Check:
     database = sqlite_file(url) if url else None
     if database is not None and not database.exists():
         # Opening would create it: doctor leaves no files behind.
-        return Check("store", True, f"{shown} does not exist yet; the first run creates it")
+        return Check(
+            "store",
+            True,
+            _("{store} does not exist yet; the first run creates it").format(store=shown),
+        )
 
     def reach() -> None:
         # read-only: doctor creates no store and migrates no schema (auto_migrate or not)
@@ -81,18 +101,26 @@ def check_store(settings: Settings) -> Check:
             store.close()
 
     try:
-        _, seconds = _timed(reach)
+        _nothing, seconds = _timed(reach)
     except StoreNotFoundError as exc:
         if url is not None and url.startswith("postgres") and not settings.sessions.auto_migrate:
-            return Check("store", False, f"{redact_text(str(exc))}: run `flower db upgrade`")
-        return Check("store", True, f"{shown} does not exist yet; the first run creates it")
+            return Check(
+                "store",
+                False,
+                _("{error}: run `flower db upgrade`").format(error=redact_text(str(exc))),
+            )
+        return Check(
+            "store",
+            True,
+            _("{store} does not exist yet; the first run creates it").format(store=shown),
+        )
     except FlowerError as exc:
         # the store's own errors usually name it already
         said = redact_text(str(exc))
         return Check("store", False, said if said.startswith(shown) else f"{shown}: {said}")
     except Exception as exc:
         return Check("store", False, f"{shown}: {type(exc).__name__}: {exc}")
-    return Check("store", True, f"{shown} reachable, schema current", seconds)
+    return Check("store", True, _("{store} reachable, schema current").format(store=shown), seconds)
 
 
 def check_run_dir(settings: Settings) -> Check:
@@ -102,11 +130,11 @@ def check_run_dir(settings: Settings) -> Check:
     from flower.cli.run_lock import RunDirError, require_writable
 
     try:
-        require_writable(Path.cwd(), "the workspace")
-        require_writable(settings.run_path, "the run directory")
+        require_writable(Path.cwd(), N_("the workspace"))
+        require_writable(settings.run_path, N_("the run directory"))
     except RunDirError as exc:
         return Check("run dir", False, str(exc))
-    return Check("run dir", True, f"{settings.run_path} writable")
+    return Check("run dir", True, _("{path} writable").format(path=settings.run_path))
 
 
 def check_plugins() -> Check:
@@ -121,7 +149,7 @@ def check_plugins() -> Check:
             False,
             "; ".join(f"{p.name} ({p.distribution or p.module}): {p.error}" for p in failed),
         )
-    return Check("plugins", True, f"{len(plugins)} loaded")
+    return Check("plugins", True, _("{n} loaded").format(n=len(plugins)))
 
 
 def check_pruning(settings: Settings) -> Check:
@@ -142,13 +170,15 @@ def check_pruning(settings: Settings) -> Check:
     left_out = [str(w.message) for w in caught if issubclass(w.category, PruningWarning)]
     if left_out:
         return Check("pruning", False, "; ".join(left_out))
-    return Check("pruning", True, " -> ".join(p.name for p in policies) or "no policies")
+    return Check("pruning", True, " -> ".join(p.name for p in policies) or _("no policies"))
 
 
 def check_endpoint(settings: Settings) -> Check:
     from flower.core.resilience import endpoint, make_prober
 
-    source = "ANTHROPIC_BASE_URL" if os.environ.get("ANTHROPIC_BASE_URL", "").strip() else "default"
+    source = (
+        "ANTHROPIC_BASE_URL" if os.environ.get("ANTHROPIC_BASE_URL", "").strip() else _("default")
+    )
     try:
         host, port = endpoint()
         prober = make_prober(settings)
@@ -156,24 +186,33 @@ def check_endpoint(settings: Settings) -> Check:
         return Check("endpoint", False, str(exc))
     strategy, timeout = settings.probe.strategy, settings.probe.timeout
     if strategy == "none":
-        return Check("endpoint", True, f"{host}:{port} ({source}) not probed (strategy none)")
+        return Check(
+            "endpoint",
+            True,
+            _("{host}:{port} ({source}) not probed (strategy none)").format(
+                host=host, port=port, source=source
+            ),
+        )
     reachable, seconds = _timed(lambda: prober.reachable(host, port, timeout))
     took = f"{seconds * 1000:.0f} ms"
     if reachable:
-        detail = f"{host}:{port} ({source}) reachable by {strategy} probe in {took}"
+        detail = _("{host}:{port} ({source}) reachable by {strategy} probe in {took}")
     else:
-        detail = (
-            f"{host}:{port} ({source}) unreachable by {strategy} probe after {took} "
-            f"(timeout {timeout:g} s)"
+        detail = _(
+            "{host}:{port} ({source}) unreachable by {strategy} probe after {took} "
+            "(timeout {timeout:g} s)"
         )
+    detail = detail.format(
+        host=host, port=port, source=source, strategy=strategy, took=took, timeout=timeout
+    )
     return Check("endpoint", bool(reachable), detail, seconds)
 
 
 def check_api_key() -> Check:
     present = [name for name in KEY_VARIABLES if os.environ.get(name, "").strip()]
     if present:
-        return Check("api key", True, f"{' and '.join(present)} set")
-    return Check("api key", False, "set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN)")
+        return Check("api key", True, _("{names} set").format(names=_(" and ").join(present)))
+    return Check("api key", False, _("set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN)"))
 
 
 def check_traces(settings: Settings) -> Check:
@@ -187,10 +226,9 @@ def run_checks(ctx: typer.Context) -> list[Check]:
     config, loaded = check_config(ctx)
     checks = [config, check_plugins()]
     if loaded is None:
-        checks.append(Check("run dir", False, "skipped: the configuration is invalid"))
-        checks.append(Check("store", False, "skipped: the configuration is invalid"))
-        checks.append(Check("pruning", False, "skipped: the configuration is invalid"))
-        checks.append(Check("endpoint", False, "skipped: the configuration is invalid"))
+        skipped = _("skipped: the configuration is invalid")
+        for name in ("run dir", "store", "pruning", "endpoint"):
+            checks.append(Check(name, False, skipped))
     else:
         checks.append(check_run_dir(loaded.settings))
         checks.append(check_store(loaded.settings))
@@ -208,19 +246,38 @@ def doctor(
 ) -> None:
     """Check configuration, session store, pruning chain, API endpoint and API key; exit 1 if
     any fails."""
-    from flower.cli.output import print_json
+    from flower.cli.output import pad, print_json, shown_width
     from flower.core.redact import redact_text
 
-    checks = run_checks(ctx)
+    if json:
+        from flower.cli.context import get_loaded_settings
+
+        # read first, as reading the settings sets the language they choose; an error in
+        # them is the config check's to say
+        with contextlib.suppress(FlowerError):
+            get_loaded_settings(ctx)
+        with language("en"):  # --json's values are data: the same words in every language
+            checks = run_checks(ctx)
+    else:
+        checks = run_checks(ctx)
     for check in checks:
         check.detail = redact_text(check.detail)
     failed = [c for c in checks if not c.ok]
     if json:
         print_json({"ok": not failed, "checks": [asdict(c) for c in checks]})
     else:
-        width = max(len(c.name) for c in checks)
+        names = {c.name: _(CHECK_NAMES.get(c.name, c.name)) for c in checks}
+        marks = {True: _("ok"), False: _("fail")}
+        width = max(shown_width(name) for name in names.values())
+        mark_width = max(shown_width(mark) for mark in marks.values())
         for check in checks:
-            typer.echo(f"{'ok' if check.ok else 'fail':<4}  {check.name:<{width}}  {check.detail}")
-        typer.echo(f"{len(failed)} of {len(checks)} checks failed" if failed else "all checks ok")
+            name, mark = names[check.name], marks[check.ok]
+            typer.echo(f"{pad(mark, mark_width)}  {pad(name, width)}  {check.detail}")
+        if failed:
+            typer.echo(
+                _("{failed} of {total} checks failed").format(failed=len(failed), total=len(checks))
+            )
+        else:
+            typer.echo(_("all checks ok"))
     if failed:
         raise typer.Exit(1)

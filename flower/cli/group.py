@@ -32,6 +32,7 @@ from typer.core import TyperGroup
 from flower.cli.errors import report_error
 from flower.cli.lazy import LazyCommand
 from flower.core.errors import FlowerError
+from flower.core.i18n import _
 
 ClickContext = Any
 """click's ``Context``, which the overridden methods receive: typer's own copy of click
@@ -100,7 +101,11 @@ class FlowerGroup(TyperGroup):
             except (FlowerError, KeyboardInterrupt):
                 raise
             except BaseException as exc:  # sys.exit() too: one broken plugin must not stop the CLI
-                report_problem(registry.plugins, plugin, f"register_commands failed: {exc!r}")
+                report_problem(
+                    registry.plugins,
+                    plugin,
+                    _("register_commands failed: {error}").format(error=repr(exc)),
+                )
                 continue
             for name, command in added.items():
                 if self.has_command(name):
@@ -108,7 +113,9 @@ class FlowerGroup(TyperGroup):
                     report_problem(
                         registry.plugins,
                         plugin,
-                        f"its command {name!r} is ignored: {owner!r} already provides one",
+                        _("its command {name} is ignored: {owner} already provides one").format(
+                            name=repr(name), owner=repr(owner)
+                        ),
                         skipped=False,
                     )
                     continue
@@ -183,16 +190,18 @@ class FlowerGroup(TyperGroup):
         token = args[index]
         if token == "--":
             if not has_run:
-                ctx.fail("free-text prompts need the 'run' command")
+                ctx.fail(_("free-text prompts need the 'run' command"))
             return [*args[:index], RUN_COMMAND, *args[index:]]
         if token.startswith("-") and token != "-":  # an option of run's, or a typo
             command = self._command_after_run_options(ctx, args, index) if has_run else None
             if command is not None:
                 ctx.fail(
-                    f"{token!r} is an option of the default command (run), so this would "
-                    f"send {command!r} to the model as a prompt. Put options after the "
-                    f"command (flower {command} ...), or to send the words as a prompt: "
-                    f"flower {token} -- {command} ..."
+                    _(
+                        "{token} is an option of the default command (run), so this would "
+                        "send {command} to the model as a prompt. Put options after the "
+                        "command (flower {name} ...), or to send the words as a prompt: "
+                        "flower {option} -- {name} ..."
+                    ).format(token=repr(token), command=repr(command), name=command, option=token)
                 )
             return [*args[:index], RUN_COMMAND, *args[index:]] if has_run else args
         if self.has_command(token):
@@ -204,8 +213,18 @@ class FlowerGroup(TyperGroup):
             close = get_close_matches(token.lower(), self.list_commands(ctx), n=3)
             if close:
                 suggestions = ", ".join(repr(name) for name in close)
-                hint = f" To send it as a prompt: {_as_prompt(args, index)}" if has_run else ""
-                ctx.fail(f"No such command {token!r}. Did you mean {suggestions}?{hint}")
+                hint = (
+                    " "
+                    + _("To send it as a prompt: {command}").format(command=_as_prompt(args, index))
+                    if has_run
+                    else ""
+                )
+                ctx.fail(
+                    _("No such command {token}. Did you mean {suggestions}?").format(
+                        token=repr(token), suggestions=suggestions
+                    )
+                    + hint
+                )
         if has_run:
             return [*args[:index], RUN_COMMAND, *args[index:]]
         return args
@@ -223,6 +242,11 @@ class FlowerGroup(TyperGroup):
     # -- errors ----------------------------------------------------------------
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
+        from flower.core.i18n import environment_language, set_language
+
+        # until a command reads the settings (and a configuration error in them is said
+        # in this language too): FLOWER_LANG, else the locale
+        set_language(environment_language(os.environ))
         standalone = kwargs.get("standalone_mode", True)
         try:
             return super().main(*args, **kwargs)

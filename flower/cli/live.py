@@ -15,8 +15,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, TextIO, cast
 
-from flower.cli.banner import step_header
-from flower.cli.output import OutputMayClose, compact_json, counted, is_tty
+from flower.cli.banner import shown_label, step_header
+from flower.cli.output import OutputMayClose, compact_json, is_tty
+from flower.core.i18n import _, ngettext
 from flower.runtime.engine import Runtime
 from flower.runtime.events import (
     Event,
@@ -60,7 +61,8 @@ def describe_call(name: str, tool_input: dict[str, Any] | str) -> str:
         shown = f"{name}: {one_line(tool_input[key], MAX_ARGS)}"
         content = tool_input.get("content")
         if name == "Write" and isinstance(content, str):
-            shown += f" ({len(content)} chars)"
+            n = len(content)
+            shown += " " + ngettext("({n} char)", "({n} chars)", n).format(n=n)
         return shown
     return f"{name} {one_line(compact_json(tool_input), MAX_ARGS)}"
 
@@ -69,14 +71,18 @@ def summarize_result(content: str, *, is_error: bool, denied: bool) -> str:
     """``3 lines: first line…`` or ``denied: why`` / ``error: why``."""
     text = content.strip()
     if denied:
-        return "denied: " + one_line(text, MAX_RESULT_LINE)
+        return _("denied: {why}").format(why=one_line(text, MAX_RESULT_LINE))
     if is_error:
-        return "error: " + one_line(text, MAX_RESULT_LINE)
+        return _("error: {why}").format(why=one_line(text, MAX_RESULT_LINE))
     if not text:
-        return "(no output)"
+        return _("(no output)")
     lines = text.splitlines()
     first = one_line(lines[0], MAX_RESULT_LINE)
-    return first if len(lines) == 1 else f"{len(lines)} lines: {first}"
+    if len(lines) == 1:
+        return first
+    return ngettext("{n} line: {first}", "{n} lines: {first}", len(lines)).format(
+        n=len(lines), first=first
+    )
 
 
 @dataclass(frozen=True)
@@ -116,8 +122,10 @@ def totals(results: Iterable[Any], seconds: float) -> Totals:
 
 
 def format_totals(t: Totals) -> str:
-    cost = "cost unknown" if t.cost_usd is None else f"${t.cost_usd:.4f}"
-    return f"{counted(t.runs, 'run')} · {counted(t.turns, 'turn')} · {cost} · {t.seconds:.1f} s"
+    cost = _("cost unknown") if t.cost_usd is None else f"${t.cost_usd:.4f}"
+    runs = ngettext("{n} run", "{n} runs", t.runs).format(n=t.runs)
+    turns = ngettext("{n} turn", "{n} turns", t.turns).format(n=t.turns)
+    return f"{runs} · {turns} · {cost} · {t.seconds:.1f} s"
 
 
 class Live:
@@ -191,8 +199,10 @@ class Live:
         if resume is None and relay_from is not None:
             self._head(label, relay_from)
             self.line(
-                f"  ... {parse_label(label).step}: a killed run was handing over to a new "
-                "session; it goes on from that handoff (notes/relay/)",
+                _(
+                    "  ... {step}: a killed run was handing over to a new session; it goes "
+                    "on from that handoff (notes/relay/)"
+                ).format(step=shown_label(parse_label(label).step)),
                 "magenta",
             )
             return
@@ -233,8 +243,10 @@ class Live:
             result = event.result
             if result.stop == STOP_CONTEXT_LIMIT:  # not a failure: the workflow relays
                 self.line(
-                    f"  ... {result.step}: the context is near its limit; handing over to "
-                    "a new session (notes/relay/)",
+                    _(
+                        "  ... {step}: the context is near its limit; handing over to a new "
+                        "session (notes/relay/)"
+                    ).format(step=shown_label(result.step)),
                     "magenta",
                 )
             elif not result.ok:
@@ -248,13 +260,18 @@ class Live:
         said = (result.step, result.error)
         if said not in self._failures_shown:
             self._failures_shown.add(said)
-            self.line(f"  !! {result.step} failed: {result.error}", "bold red")
+            self.line(
+                _("  !! {step} failed: {error}").format(
+                    step=shown_label(result.step), error=result.error
+                ),
+                "bold red",
+            )
 
     def summary(self, results: list[Any], seconds: float, transcript: str) -> None:
         """The closing lines: steps, turns, cost, duration, where the transcript is."""
         self.line("")
         self.line("== " + format_totals(totals(results, seconds)), "bold")
-        self.line(f"   transcript: {transcript}", "dim")
+        self.line(_("   transcript: {path}").format(path=transcript), "dim")
 
 
 class LiveRuntime(Runtime):

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Annotated, Any, NamedTuple
 
 import typer
 
-from flower.cli.output import counted
 from flower.core.errors import FlowerError, InvalidEntryError
+from flower.core.i18n import _, ngettext
 
 if TYPE_CHECKING:
     from flower.core.config import Settings
@@ -44,7 +44,9 @@ def parse_age(text: str) -> float:
     match = _DURATION.match(text)
     if not match:
         raise RetentionUsageError(
-            f"--older-than {text!r}: expected a number and a unit (s, m, h, d, w), e.g. 30d"
+            _(
+                "--older-than {text!r}: expected a number and a unit (s, m, h, d, w), e.g. 30d"
+            ).format(text=text)
         )
     return int(match[1]) * _UNIT_SECONDS[match[2]]
 
@@ -68,7 +70,9 @@ def lineage_session_ids(settings: Settings, workspace: Path) -> set[str]:
             try:
                 ids.update(every_session_id())
             except ValueError as exc:
-                raise FlowerError(f"{exc}, so the sessions it points at are unknown") from None
+                raise FlowerError(
+                    _("{error}, so the sessions it points at are unknown").format(error=exc)
+                ) from None
     finally:
         close = getattr(store, "close", None)
         if close is not None:
@@ -87,12 +91,14 @@ def lineage_session_ids(settings: Settings, workspace: Path) -> set[str]:
         except OSError as exc:
             found, why = None, exc.strerror or str(exc)
         else:
-            why = "not a lineage record"
+            why = _("not a lineage record")
         if found is None:
             # what it protects is unknown: refusing is safer than deleting blind
             raise FlowerError(
-                f"{path} cannot be read ({why}), so the sessions it points at are unknown; "
-                "repair or remove it, then run again"
+                _(
+                    "{path} cannot be read ({why}), so the sessions it points at are unknown; "
+                    "repair or remove it, then run again"
+                ).format(path=path, why=why)
             )
         ids.update(found.steps.values())
     return {i for i in ids if isinstance(i, str)}
@@ -119,7 +125,7 @@ def select_old(
     try:
         projects = store.list_projects()
     except NotImplementedError:
-        raise FlowerError("this store cannot list its sessions") from None
+        raise FlowerError(_("this store cannot list its sessions")) from None
     for project in projects:
         if project == KEY_CHECK_PROJECT:  # the encryption's own record, never a session
             continue
@@ -132,17 +138,25 @@ def select_old(
     return chosen, kept
 
 
-def _show(chosen: list[Candidate], kept: list[Candidate], verb: str) -> None:
+def _show(chosen: list[Candidate], kept: list[Candidate], archiving: bool) -> None:
     from flower.cli.output import iso_time, print_table
 
     if chosen:
         print_table(
-            ["SESSION", "MODIFIED (UTC)", "PROJECT"],
+            [_("SESSION"), _("MODIFIED (UTC)"), _("PROJECT")],
             [(c.key.session_id, iso_time(c.mtime_ms), c.key.project_key) for c in chosen],
         )
     for c in kept:
-        typer.echo(f"kept {c.key.session_id}: lineage still points at it", err=True)
-    typer.echo(f"{counted(len(chosen), 'session')} to {verb}", err=True)
+        typer.echo(
+            _("kept {session}: lineage still points at it").format(session=c.key.session_id),
+            err=True,
+        )
+    n = len(chosen)
+    if archiving:
+        line = ngettext("{n} session to archive", "{n} sessions to archive", n)
+    else:
+        line = ngettext("{n} session to delete", "{n} sessions to delete", n)
+    typer.echo(line.format(n=n), err=True)
 
 
 def _delete_unchanged(store: SessionStoreBase, chosen: list[Candidate]) -> int:
@@ -155,7 +169,12 @@ def _delete_unchanged(store: SessionStoreBase, chosen: list[Candidate]) -> int:
         if project not in now:
             now[project] = {i.session_id: i.mtime_ms for i in store.list_sessions(project)}
         if now[project].get(c.key.session_id) != c.mtime_ms:
-            typer.echo(f"kept {c.key.session_id}: written to since it was listed", err=True)
+            typer.echo(
+                _("kept {session}: written to since it was listed").format(
+                    session=c.key.session_id
+                ),
+                err=True,
+            )
             continue
         store.delete(c.key)
         deleted += 1
@@ -172,9 +191,9 @@ def _confirm(question: str, yes: bool) -> None:
     if yes:
         return
     if not _can_ask():
-        raise RetentionUsageError("not deleting anything without --yes (no terminal to ask)")
+        raise RetentionUsageError(_("not deleting anything without --yes (no terminal to ask)"))
     if not typer.confirm(question):
-        typer.echo("nothing deleted")
+        typer.echo(_("nothing deleted"))
         raise typer.Exit(1)
 
 
@@ -206,13 +225,23 @@ def gc(
     # a dry run only reads: it works where nothing may be written
     with opened_store(ctx, read_only=dry_run, create=False) as (store, where):
         chosen, kept = _selection(ctx, store, older_than)
-        _show(chosen, kept, "delete")
+        _show(chosen, kept, archiving=False)
         if dry_run:
             return
         if chosen:
-            _confirm(f"Delete these {counted(len(chosen), 'session')} from {where}?", yes)
+            n = len(chosen)
+            question = ngettext(
+                "Delete this {n} session from {store}?",
+                "Delete these {n} sessions from {store}?",
+                n,
+            )
+            _confirm(question.format(n=n, store=where), yes)
             deleted = _delete_unchanged(store, chosen)
-            typer.echo(f"deleted {counted(deleted, 'session')} from {where}")
+            typer.echo(
+                ngettext(
+                    "deleted {n} session from {store}", "deleted {n} sessions from {store}", deleted
+                ).format(n=deleted, store=where)
+            )
         _sweep_snapshots(ctx, store)
 
 
@@ -243,7 +272,14 @@ def _sweep_snapshots(ctx: typer.Context, store: SessionStoreBase) -> None:
     for sha in gone:
         snapshots.remove(sha)
     if gone:
-        typer.echo(f"removed {counted(len(gone), 'file snapshot')} no session names", err=True)
+        typer.echo(
+            ngettext(
+                "removed {n} file snapshot no session names",
+                "removed {n} file snapshots no session names",
+                len(gone),
+            ).format(n=len(gone)),
+            err=True,
+        )
 
 
 def _transcripts(store: SessionStoreBase, key: SessionKey) -> Iterator[SessionKey]:
@@ -286,7 +322,9 @@ def write_archive(
                         out.write(head + b', "entry": ' + encode_entry(entry) + b"}\n")
                         count += 1
     except OSError as exc:
-        raise FlowerError(f"cannot write {output}: {exc.strerror or exc}") from None
+        raise FlowerError(
+            _("cannot write {path}: {error}").format(path=output, error=exc.strerror or exc)
+        ) from None
     return count
 
 
@@ -302,7 +340,7 @@ def read_archive(path: Path) -> Iterator[ArchiveLine]:
     from flower.core.records import SessionKey
 
     if not path.is_file():
-        raise FlowerError(f"cannot read {path}: no such file")
+        raise FlowerError(_("cannot read {path}: no such file").format(path=path))
     with gzip.open(path, "rb") as handle:
         lines = iter(handle)
         number = 0
@@ -310,7 +348,9 @@ def read_archive(path: Path) -> Iterator[ArchiveLine]:
             try:
                 line = next(lines, None)
             except (OSError, EOFError) as exc:
-                raise InvalidEntryError(f"{path}: not a complete gzip file ({exc})") from None
+                raise InvalidEntryError(
+                    _("{path}: not a complete gzip file ({error})").format(path=path, error=exc)
+                ) from None
             if line is None:
                 return
             number += 1
@@ -322,9 +362,13 @@ def read_archive(path: Path) -> Iterator[ArchiveLine]:
                 entry = check_entry(row["entry"], number)
                 age = row.get("modified_ms")
                 if age is not None and (not isinstance(age, int) or isinstance(age, bool)):
-                    raise TypeError(f"modified_ms is {age!r}, not milliseconds")
+                    raise TypeError(_("modified_ms is {age!r}, not milliseconds").format(age=age))
             except (ValueError, KeyError, TypeError) as exc:
-                raise InvalidEntryError(f"{path}:{number}: not an archive line ({exc})") from None
+                raise InvalidEntryError(
+                    _("{path}:{number}: not an archive line ({error})").format(
+                        path=path, number=number, error=exc
+                    )
+                ) from None
             yield ArchiveLine(key, entry, age)
 
 
@@ -380,35 +424,60 @@ def archive(
 
     if not output.name.endswith(".jsonl.gz"):
         raise RetentionUsageError(
-            f"{output}: an archive is gzip-compressed JSON lines; name it *.jsonl.gz"
+            _("{path}: an archive is gzip-compressed JSON lines; name it *.jsonl.gz").format(
+                path=output
+            )
         )
     if output.exists():
-        raise RetentionUsageError(f"{output} exists; pick a new file (archives never overwrite)")
+        raise RetentionUsageError(
+            _("{path} exists; pick a new file (archives never overwrite)").format(path=output)
+        )
     with opened_store(ctx, read_only=dry_run or keep, create=False) as (store, where):
         chosen, kept = _selection(ctx, store, older_than)
-        _show(chosen, kept, "archive")
+        _show(chosen, kept, archiving=True)
         if dry_run or not chosen:
             return
         if not keep and not yes and not _can_ask():
             # said before the archive is written: a re-run with --yes needs no new name
             raise RetentionUsageError(
-                "not archiving and deleting without --yes (no terminal to ask); "
-                "add --yes, or --keep to export only"
+                _(
+                    "not archiving and deleting without --yes (no terminal to ask); "
+                    "add --yes, or --keep to export only"
+                )
             )
         keys = [c.key for c in chosen]
         written = write_archive(store, keys, output, {c.key: c.mtime_ms for c in chosen})
         read_back = sum(1 for _ in read_archive(output))
         if read_back != written:
-            raise FlowerError(f"{output}: wrote {written} entries, read back {read_back}; kept all")
+            raise FlowerError(
+                _("{path}: wrote {written} entries, read back {read}; kept all").format(
+                    path=output, written=written, read=read_back
+                )
+            )
+        entries = ngettext("{n} entry", "{n} entries", written).format(n=written)
+        sessions = ngettext("{n} session", "{n} sessions", len(keys)).format(n=len(keys))
         typer.echo(
-            f"archived {counted(written, 'entry', 'entries')} of "
-            f"{counted(len(keys), 'session')} to {output}"
+            _("archived {entries} of {sessions} to {path}").format(
+                entries=entries, sessions=sessions, path=output
+            )
         )
         if keep:
             return
-        _confirm(f"Delete these {counted(len(keys), 'archived session')} from {where}?", yes)
+        n = len(keys)
+        question = ngettext(
+            "Delete this {n} archived session from {store}?",
+            "Delete these {n} archived sessions from {store}?",
+            n,
+        )
+        _confirm(question.format(n=n, store=where), yes)
         deleted = _delete_unchanged(store, chosen)
-    typer.echo(f"deleted {counted(deleted, 'archived session')} from {where}")
+    typer.echo(
+        ngettext(
+            "deleted {n} archived session from {store}",
+            "deleted {n} archived sessions from {store}",
+            deleted,
+        ).format(n=deleted, store=where)
+    )
 
 
 def attach(app: typer.Typer) -> None:

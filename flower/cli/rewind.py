@@ -10,6 +10,7 @@ import typer
 
 from flower.cli.context import get_settings, open_store
 from flower.cli.output import print_json, print_table
+from flower.core.i18n import _, ngettext, shown_step
 
 if TYPE_CHECKING:
     from flower.core.config import Settings
@@ -29,8 +30,9 @@ def finish_rewind(settings: Settings) -> RewindPlan | None:
         plan = finish(Path.cwd(), store, settings=settings, run_dir=settings.run_path)
     if plan is not None:
         typer.echo(
-            f"flower: finished the rewind of {plan.step} a crash cut short "
-            f"(now session {plan.new_session})",
+            _(
+                "flower: finished the rewind of {step} a crash cut short (now session {session})"
+            ).format(step=shown_step(plan.step), session=plan.new_session),
             err=True,
         )
     return plan
@@ -73,9 +75,16 @@ def _show_turns(settings: Settings, step: str, as_json: bool, ctx: typer.Context
             }
         )
         return
-    typer.echo(f"{step}: session {key.session_id}, {len(turns)} user turn(s)")
+    n = len(turns)
+    typer.echo(
+        ngettext(
+            "{step}: session {session}, {n} user turn",
+            "{step}: session {session}, {n} user turns",
+            n,
+        ).format(step=shown_step(step), session=key.session_id, n=n)
+    )
     print_table(
-        ["N", "TIME", "CONTEXT", "SAID"],
+        ["N", _("TIME"), _("CONTEXT"), _("SAID")],
         [
             (
                 back if back < len(turns) else "-",
@@ -96,16 +105,30 @@ def _report(plan: RewindPlan, workspace: Path) -> None:
             return path
 
     typer.echo(
-        f"rewound {plan.step} {plan.turns} turn(s): now session {plan.new_session}; the old "
-        f"session {plan.old_session} stays (flower sessions show {plan.old_session})"
+        ngettext(
+            "rewound {step} {n} turn: now session {new}; the old session {old} stays "
+            "(flower sessions show {old})",
+            "rewound {step} {n} turns: now session {new}; the old session {old} stays "
+            "(flower sessions show {old})",
+            plan.turns,
+        ).format(
+            step=shown_step(plan.step), n=plan.turns, new=plan.new_session, old=plan.old_session
+        )
     )
     for item in plan.restore:
-        verb = "removed (flower created it after that point)" if item.before is None else "put back"
-        typer.echo(f"  file {shown(item.path)}: {verb}")
+        if item.before is None:
+            line = _("  file {path}: removed (flower created it after that point)")
+        else:
+            line = _("  file {path}: put back")
+        typer.echo(line.format(path=shown(item.path)))
     for left in plan.left:
-        typer.echo(f"  file {shown(left.path)}: left as it is, {left.reason}")
+        typer.echo(
+            _("  file {path}: left as it is, {reason}").format(
+                path=shown(left.path), reason=_(left.reason)
+            )
+        )
     if plan.bash:
-        typer.echo("  not undone: these commands ran through Bash after that point:")
+        typer.echo(_("  not undone: these commands ran through Bash after that point:"))
         for command in plan.bash:
             typer.echo(f"    $ {_short(command, 100)}")
 

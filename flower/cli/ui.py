@@ -12,9 +12,10 @@ from typing import Annotated
 import typer
 
 from flower.core.errors import FlowerError
+from flower.core.i18n import N_, _
 
 UI_PACKAGES = ("starlette", "uvicorn", "jinja2")
-INSTALL_HINT = "flower ui needs the ui extra: pip install 'flower[ui]'"
+INSTALL_HINT = N_("flower ui needs the ui extra: pip install 'flower[ui]'")
 
 
 def missing_packages() -> list[str]:
@@ -44,7 +45,7 @@ def ui(
 ) -> None:
     """Serve a read-only web viewer of the sessions, pruned views and runs (local)."""
     if missing_packages():
-        raise FlowerError(INSTALL_HINT)
+        raise FlowerError(_(INSTALL_HINT))
     import secrets
 
     from flower.cli.context import get_settings, open_existing, store_name
@@ -61,7 +62,12 @@ def ui(
         interval=interval,
     )
     url = url_of(sock, token)
-    typer.echo(f"flower ui: {viewer.store_name} (read-only) at {url}  (Ctrl-C stops)", err=True)
+    typer.echo(
+        _("flower ui: {store} (read-only) at {url}  (Ctrl-C stops)").format(
+            store=viewer.store_name, url=url
+        ),
+        err=True,
+    )
     if open_browser:
         import threading
         import webbrowser

@@ -20,7 +20,7 @@ from typing import Annotated, Any, Literal, TypeVar
 import msgspec
 
 from flower.core.errors import ConfigError
-from flower.core.i18n import choose_language
+from flower.core.i18n import _, choose_language
 
 
 class _Section(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -235,11 +235,13 @@ def find_pyproject(start: Path | None = None) -> tuple[Path, dict[str, Any]] | N
         try:
             data = tomllib.loads(candidate.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"{candidate}: not valid TOML: {exc}") from exc
+            raise ConfigError(
+                _("{file}: not valid TOML: {error}").format(file=candidate, error=exc)
+            ) from exc
         table = data.get("tool", {}).get("flower")
         if table is not None:
             if not isinstance(table, dict):
-                raise ConfigError(f"{candidate}: [tool.flower] must be a table")
+                raise ConfigError(_("{file}: [tool.flower] must be a table").format(file=candidate))
             return candidate, table
     return None
 
@@ -257,11 +259,12 @@ def _describe_validation(exc: msgspec.ValidationError, root: Any = None) -> tupl
     if reason.startswith("Object contains unknown field"):
         unknown = reason.split("`")[1]
         path = f"{path}.{unknown}" if path else unknown
-        reason = "unknown key"
         section = path.rsplit(".", 1)[0] if "." in path else ""
         known = _known_keys(section, root or Settings)
         if known:
-            reason += f" (expected one of: {', '.join(known)})"
+            reason = _("unknown key (expected one of: {keys})").format(keys=", ".join(known))
+        else:
+            reason = _("unknown key")
     return path, reason
 
 
@@ -300,9 +303,11 @@ def decode_section(
     except msgspec.ValidationError as exc:
         path, reason = _describe_validation(exc, struct)
         if "[...]" in path and not path.endswith("]"):
-            reason = f"an entry's {path.rsplit('.', 1)[-1]}: {reason}"
+            reason = _("an entry's {key}: {reason}").format(
+                key=path.rsplit(".", 1)[-1], reason=reason
+            )
         elif path.endswith("[...]"):
-            reason = f"an entry: {reason}"
+            reason = _("an entry: {reason}").format(reason=reason)
         text = f"{_toml_key(path, table)}: {reason}"
         raise ConfigError(f"{where}: {text}" if where else text, key=key) from None
 
@@ -384,7 +389,9 @@ def _env_value(var: str, raw: str, dotted: str) -> Any:
     try:
         return msgspec.convert(value, ftype, strict=False)
     except msgspec.ValidationError as exc:
-        raise ConfigError(f"environment variable {var}: {exc}") from None
+        raise ConfigError(
+            _("environment variable {var}: {error}").format(var=var, error=exc)
+        ) from None
 
 
 def load_settings(
@@ -420,7 +427,7 @@ def load_settings(
         _set_dotted(merged, dotted, value)
         sources[dotted] = "command line"
 
-    settings = decode_section(merged, Settings, "configuration")
+    settings = decode_section(merged, Settings, _("configuration"))
     language, language_source = choose_language(settings.language, sources.get("language"), environ)
     return LoadedSettings(
         settings=settings,

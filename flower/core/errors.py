@@ -5,8 +5,6 @@ The CLI turns them into one clear line and an exit code instead of a traceback.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 
 class FlowerError(Exception):
     """Base class; ``exit_code`` is what the CLI exits with."""
@@ -60,18 +58,3 @@ class PluginError(FlowerError):
 class NoSuchPluginError(ConfigError, PluginError):
     """A backend, policy or prober name (or a URL scheme) that no loaded plugin provides:
     a mistake in the configuration or the command line, so exit code 2."""
-
-
-def did_you_mean(names: Sequence[str], available: Sequence[str]) -> str:
-    """`` (did you mean 'x'?)`` for the near misses among ``names``, or ``""``."""
-    from difflib import get_close_matches
-
-    guesses = {
-        name: close[0]
-        for name in names
-        if (close := get_close_matches(name, available, n=1, cutoff=0.75))
-    }
-    if len(guesses) == 1:
-        return f" (did you mean {next(iter(guesses.values()))!r}?)"
-    pairs = ", ".join(f"{guess!r} for {name!r}" for name, guess in guesses.items())
-    return f" (did you mean {pairs}?)" if guesses else ""

@@ -50,7 +50,11 @@ def checked_language(code: str, where: str) -> str:
     language = normalize_language(code)
     if language is None:
         available = ", ".join(available_languages())
-        raise ConfigError(f"{where}: unknown language {code!r} (available: {available})")
+        raise ConfigError(
+            _("{where}: unknown language {code} (available: {available})").format(
+                where=where, code=repr(code), available=available
+            )
+        )
     return language
 
 
@@ -73,6 +77,17 @@ def choose_language(
         if value:
             return normalize_language(value) or SOURCE_LANGUAGE, f"env {var}"
     return SOURCE_LANGUAGE, "default"
+
+
+def environment_language(environ: Mapping[str, str]) -> str:
+    """The language to speak before the settings are read (a configuration error says
+    what is wrong in it): ``FLOWER_LANG``, else the locale, else English; an unknown
+    ``FLOWER_LANG`` is left to the settings to report, in the locale's language."""
+    try:
+        return choose_language(None, None, environ)[0]
+    except ConfigError:
+        rest = {k: v for k, v in environ.items() if k != "FLOWER_LANG"}
+        return choose_language(None, None, rest)[0]
 
 
 def translations(language: str) -> gettext.NullTranslations:
@@ -129,6 +144,7 @@ __all__ = [
     "checked_language",
     "choose_language",
     "current_language",
+    "environment_language",
     "every_translation",
     "language",
     "ngettext",

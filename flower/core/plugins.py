@@ -19,7 +19,9 @@ import pluggy
 
 from flower.core import hookspecs
 from flower.core.entry_points import FoundEntryPoint, scan
-from flower.core.errors import NoSuchPluginError, PluginError, did_you_mean
+from flower.core.errors import NoSuchPluginError, PluginError
+from flower.core.i18n import N_, _
+from flower.core.suggest import did_you_mean
 
 GROUP = "flower"
 BUILTIN_MODULES = {
@@ -34,11 +36,19 @@ pairs as entry points (a test holds them equal); this list registers them when a
 tree runs without installed metadata, and reserves their names."""
 KINDS = ("session_stores", "lineage_stores", "probers", "pruning_policies")
 _KIND_LABELS = {
-    "session_stores": "session store",
-    "lineage_stores": "lineage store",
-    "probers": "probe strategy",
-    "pruning_policies": "pruning policy",
+    "session_stores": N_("session store"),
+    "lineage_stores": N_("lineage store"),
+    "probers": N_("probe strategy"),
+    "pruning_policies": N_("pruning policy"),
 }
+
+_KIND_NAMES = {
+    "session_stores": N_("session store"),
+    "lineage_stores": N_("lineage store"),
+    "probers": N_("prober"),
+    "pruning_policies": N_("pruning policy"),
+}
+"""What a name asked for of each kind is called when no plugin provides it."""
 
 
 @dataclass(frozen=True)
@@ -61,16 +71,21 @@ class Registration:
         ref = self.options_ref
         if not isinstance(ref, str):
             return ref
-        module, _, name = ref.partition(":")
+        module, _colon, name = ref.partition(":")
         try:
             resolved = getattr(importlib.import_module(module), name)
         except (ImportError, AttributeError) as exc:
             raise PluginError(
-                f"plugin {self.plugin!r}: options {ref!r} of {self.name!r} cannot be "
-                f"imported: {exc}"
+                _(
+                    "plugin {plugin!r}: options {ref!r} of {name!r} cannot be imported: {error}"
+                ).format(plugin=self.plugin, ref=ref, name=self.name, error=exc)
             ) from exc
         if not isinstance(resolved, type):
-            raise PluginError(f"plugin {self.plugin!r}: options {ref!r} is not a type")
+            raise PluginError(
+                _("plugin {plugin!r}: options {ref!r} is not a type").format(
+                    plugin=self.plugin, ref=ref
+                )
+            )
         return resolved
 
 
@@ -106,7 +121,7 @@ class Registry:
             enumerate(hook.get_hookimpls()),
             key=lambda pair: (self.pm.get_name(pair[1].plugin) not in BUILTIN_MODULES, pair[0]),
         )
-        for _, impl in impls:
+        for _order, impl in impls:
             plugin_name = self.pm.get_name(impl.plugin) or repr(impl.plugin)
             added: list[str] = []
 
@@ -135,23 +150,29 @@ class Registry:
             except BaseException as exc:  # a broken hook, even one calling sys.exit()
                 for name in added:  # all of a failed hook is left out, not half of it
                     del self._items[kind][name]
-                report_problem(self.plugins, plugin_name, f"register_{kind} failed: {exc!r}")
+                report_problem(
+                    self.plugins,
+                    plugin_name,
+                    _("{hook} failed: {error}").format(hook=f"register_{kind}", error=repr(exc)),
+                )
 
     def _clash(self, kind: str, name: str, schemes: tuple[str, ...]) -> str | None:
         """Why registering ``name`` (handling ``schemes``) is refused, if it is."""
-        label = _KIND_LABELS[kind]
+        label = _(_KIND_LABELS[kind])
         existing = self._items[kind].get(name)
         if existing is not None:
-            return (
-                f"its {label} {name!r} is ignored: plugin {existing.plugin!r} already "
-                f"provides one by that name"
-            )
+            return _(
+                "its {label} {name!r} is ignored: plugin {plugin!r} already provides one by "
+                "that name"
+            ).format(label=label, name=name, plugin=existing.plugin)
         for other in self._items[kind].values():
             shared = sorted(set(schemes) & set(other.schemes))
             if shared:
-                return (
-                    f"its {label} {name!r} is ignored: plugin {other.plugin!r} already "
-                    f"handles URLs of scheme {shared[0]!r} (with {other.name!r})"
+                return _(
+                    "its {label} {name!r} is ignored: plugin {plugin!r} already handles URLs "
+                    "of scheme {scheme!r} (with {other!r})"
+                ).format(
+                    label=label, name=name, plugin=other.plugin, scheme=shared[0], other=other.name
                 )
         return None
 
@@ -162,10 +183,13 @@ class Registry:
         try:
             return self._items[kind][name]
         except KeyError:
-            label = kind.replace("_", " ").rstrip("s")
             raise NoSuchPluginError(
-                f"no {label} named {name!r}{did_you_mean([name], self.names(kind))}; "
-                f"available: {', '.join(self.names(kind)) or 'none'}"
+                _("no {label} named {name!r}{did_you_mean}; available: {available}").format(
+                    label=_(_KIND_NAMES.get(kind, kind)),
+                    name=name,
+                    did_you_mean=did_you_mean([name], self.names(kind)),
+                    available=", ".join(self.names(kind)) or _("none"),
+                )
             ) from None
 
     def schemes(self, kind: str) -> list[str]:
@@ -178,7 +202,9 @@ class Registry:
             if base in reg.schemes:
                 return reg
         raise NoSuchPluginError(
-            f"no backend handles URLs of scheme {scheme!r}; known: {', '.join(self.schemes(kind))}"
+            _("no backend handles URLs of scheme {scheme!r}; known: {known}").format(
+                scheme=scheme, known=", ".join(self.schemes(kind))
+            )
         )
 
 
@@ -190,9 +216,12 @@ def report_problem(infos: list[PluginInfo], name: str, error: str, *, skipped: b
             info.error = f"{info.error}; {error}" if info.error and not skipped else error
             break
     if os.environ.get("FLOWER_STRICT_PLUGINS") == "1":
-        raise PluginError(f"plugin {name!r}: {error}")
-    what = " skipped" if skipped else ""
-    warnings.warn(f"flower plugin {name!r}{what}: {error}", PluginWarning, stacklevel=3)
+        raise PluginError(_("plugin {name!r}: {error}").format(name=name, error=error))
+    if skipped:
+        text = _("flower plugin {name!r} skipped: {error}")
+    else:
+        text = _("flower plugin {name!r}: {error}")
+    warnings.warn(text.format(name=name, error=error), PluginWarning, stacklevel=3)
 
 
 def _entry_points() -> list[FoundEntryPoint]:
@@ -235,8 +264,10 @@ def _register_module(
     if builtin is not None and module.__name__ != builtin:
         # flower's own names are reserved, with or without installed metadata
         raise PluginError(
-            f"the plugin name {name!r} is flower's own (for {builtin}); "
-            "give the entry point another name"
+            _(
+                "the plugin name {name!r} is flower's own (for {module}); give the entry "
+                "point another name"
+            ).format(name=name, module=builtin)
         )
     taken = pm.get_plugin(name)
     if taken is module:
@@ -245,8 +276,10 @@ def _register_module(
         owner = next((i for i in infos if i.name == name), None)
         by = f" ({owner.distribution})" if owner is not None and owner.distribution else ""
         raise PluginError(
-            f"the plugin name {name!r} is taken by {taken.__name__}{by}; "
-            "give the entry point another name"
+            _(
+                "the plugin name {name!r} is taken by {module}{by}; give the entry point "
+                "another name"
+            ).format(name=name, module=taken.__name__, by=by)
         )
     pm.register(module, name=name)
     hooks = sorted(impl.name for impl in pm.get_hookcallers(module) or [])
@@ -275,14 +308,18 @@ def build_plugin_manager(
                 PluginInfo(ep.name, ep.value, dist, version, error=f"{type(exc).__name__}: {exc}")
             )
             report_problem(
-                infos, ep.name, f"failed to import {ep.value}: {type(exc).__name__}: {exc}"
+                infos,
+                ep.name,
+                _("failed to import {module}: {error}").format(
+                    module=ep.value, error=f"{type(exc).__name__}: {exc}"
+                ),
             )
             continue
         try:
             _register_module(pm, infos, ep.name, module, dist, version)
         except Exception as exc:
             infos.append(PluginInfo(ep.name, ep.value, dist, version, error=str(exc)))
-            report_problem(infos, ep.name, f"invalid plugin: {exc}")
+            report_problem(infos, ep.name, _("invalid plugin: {error}").format(error=exc))
     # Running from a source tree without installed metadata: register built-ins directly.
     for name, modname in BUILTIN_MODULES.items():
         if pm.get_plugin(name) is None and not any(i.name == name for i in infos):

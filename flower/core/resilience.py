@@ -330,14 +330,18 @@ def endpoint(base_url: str | None = None) -> tuple[str, int]:
         parts = urlsplit(base_url.strip())
         port = parts.port
     except ValueError as exc:
-        raise ConfigError(f"{where} is not a valid URL: {exc}") from None
+        raise ConfigError(
+            _("{where} is not a valid URL: {error}").format(where=where, error=exc)
+        ) from None
     if parts.scheme not in ("http", "https"):
         raise ConfigError(
-            f"{where} is not a valid URL: it must start with http:// or https:// "
-            "(for example https://api.anthropic.com)"
+            _(
+                "{where} is not a valid URL: it must start with http:// or https:// "
+                "(for example https://api.anthropic.com)"
+            ).format(where=where)
         )
     if not parts.hostname:
-        raise ConfigError(f"{where} is not a valid URL: it has no host name")
+        raise ConfigError(_("{where} is not a valid URL: it has no host name").format(where=where))
     return parts.hostname, port or (443 if parts.scheme == "https" else 80)
 
 
@@ -511,8 +515,9 @@ class Resilience:
                     failure.kind == "unknown" and not conf.retry_unknown
                 ):
                     raise FatalAPIError(
-                        f"{failure.kind} API error on attempt {number}, not retried: "
-                        f"{failure.text}",
+                        _("{kind} API error on attempt {number}, not retried: {error}").format(
+                            kind=failure.kind, number=number, error=failure.text
+                        ),
                         errors,
                     ) from exc
                 long_wait = self._long_rate_limit_wait(failure, exc)
@@ -524,8 +529,9 @@ class Resilience:
                     counted += 1
                     if counted >= conf.max_attempts:
                         raise GaveUpError(
-                            f"gave up after {counted} attempts; last error ({failure.kind}): "
-                            f"{failure.text}",
+                            _("gave up after {n} attempts; last error ({kind}): {error}").format(
+                                n=counted, kind=failure.kind, error=failure.text
+                            ),
                             errors,
                         ) from exc
                     with self.tracing.span("flower.retry_wait", _wait_attributes(failure)) as span:
@@ -533,8 +539,16 @@ class Resilience:
                         delay = self._delay(counted, exc)
                         span.set({"flower.retry.delay_s": delay})
                         self.on_status(
-                            f"API error ({failure.kind}): {failure.text}; attempt {counted + 1} "
-                            f"of {conf.max_attempts} in {delay:.1f} s"
+                            _(
+                                "API error ({kind}): {error}; attempt {attempt} of {attempts} "
+                                "in {delay:.1f} s"
+                            ).format(
+                                kind=failure.kind,
+                                error=failure.text,
+                                attempt=counted + 1,
+                                attempts=conf.max_attempts,
+                                delay=delay,
+                            )
                         )
                         await self.sleep(delay)
             number += 1
@@ -568,16 +582,22 @@ class Resilience:
         budget = self.config.max_offline_wait - waited
         if budget <= 0:
             raise GaveUpError(
-                f"rate limited for {format_duration(waited)} "
-                f"(max_offline_wait={self.config.max_offline_wait:g} s); last error: "
-                f"{errors[-1].text}",
+                _(
+                    "rate limited for {waited} (max_offline_wait={limit:g} s); last error: {error}"
+                ).format(
+                    waited=format_duration(waited),
+                    limit=self.config.max_offline_wait,
+                    error=errors[-1].text,
+                ),
                 errors,
             ) from cause
         wait = min(asked, budget)
         resumes = self.now() + timedelta(seconds=wait)
         self.on_status(
-            f"rate limited: the API asks to wait {format_duration(asked)}; waiting until "
-            f"{resumes:%H:%M:%S} (not counted as an attempt)"
+            _(
+                "rate limited: the API asks to wait {asked}; waiting until {resumes} "
+                "(not counted as an attempt)"
+            ).format(asked=format_duration(asked), resumes=f"{resumes:%H:%M:%S}")
         )
         await self.sleep(wait)
         return waited + wait
@@ -597,8 +617,12 @@ class Resilience:
         if await self.probe():
             return
         self.on_status(
-            f"offline since {since:%H:%M:%S}, probing {self.host}:{self.port} "
-            f"every {conf.probe_interval:g} s"
+            _("offline since {since}, probing {host}:{port} every {interval:g} s").format(
+                since=f"{since:%H:%M:%S}",
+                host=self.host,
+                port=self.port,
+                interval=conf.probe_interval,
+            )
         )
         where: Attributes = {"server.address": self.host, "server.port": self.port}
         with self.tracing.span("flower.offline_wait", where) as span:
@@ -615,9 +639,16 @@ class Resilience:
             now = self.clock()
             if now >= deadline:
                 raise GaveUpError(
-                    f"{self.host}:{self.port} unreachable for {format_duration(now - started)} "
-                    f"(max_offline_wait={conf.max_offline_wait:g} s); last error: "
-                    f"{errors[-1].text}",
+                    _(
+                        "{host}:{port} unreachable for {waited} (max_offline_wait={limit:g} s); "
+                        "last error: {error}"
+                    ).format(
+                        host=self.host,
+                        port=self.port,
+                        waited=format_duration(now - started),
+                        limit=conf.max_offline_wait,
+                        error=errors[-1].text,
+                    ),
                     errors,
                 ) from cause
             tick = max(tick + 1, math.floor((now - started) / conf.probe_interval) + 1)
@@ -625,7 +656,11 @@ class Resilience:
             if next_probe > now:
                 await self.sleep(next_probe - now)
             if await self.probe():
-                self.on_status(f"back online after {format_duration(self.clock() - started)}")
+                self.on_status(
+                    _("back online after {waited}").format(
+                        waited=format_duration(self.clock() - started)
+                    )
+                )
                 return
 
 
@@ -641,13 +676,25 @@ def _wait_attributes(failure: AttemptError, delay: float | None = None) -> dict[
 def _check_config(conf: ResilienceConfig) -> None:
     problems = []
     if conf.max_attempts < 1:
-        problems.append(f"max_attempts must be at least 1, got {conf.max_attempts}")
+        problems.append(
+            _("{name} must be at least 1, got {value}").format(
+                name="max_attempts", value=conf.max_attempts
+            )
+        )
     for name in ("base_delay", "max_delay", "max_offline_wait"):
         if getattr(conf, name) < 0:
-            problems.append(f"{name} must not be negative, got {getattr(conf, name)}")
+            problems.append(
+                _("{name} must not be negative, got {value}").format(
+                    name=name, value=getattr(conf, name)
+                )
+            )
     for name in ("probe_timeout", "probe_interval"):
         if getattr(conf, name) <= 0:
-            problems.append(f"{name} must be positive, got {getattr(conf, name)}")
+            problems.append(
+                _("{name} must be positive, got {value}").format(
+                    name=name, value=getattr(conf, name)
+                )
+            )
     if problems:
         raise ConfigError("[tool.flower.resilience] " + "; ".join(problems))
 

@@ -26,6 +26,7 @@ import msgspec
 from flower.core.errors import FlowerError
 from flower.core.fileperms import private_dir, replaced_atomically
 from flower.core.fork import ForkError, UserTurn, fork, turns_back_point, user_turns
+from flower.core.i18n import N_, _
 from flower.core.records import Entry, LineageRecord, SessionKey
 from flower.core.run_lock import run_lock
 from flower.core.snapshots import Snapshots, digest, file_changes
@@ -124,6 +125,12 @@ def bash_commands(entries: Sequence[Entry]) -> list[str]:
     return commands
 
 
+CHANGED_SINCE = N_("changed since flower wrote it (--force puts it back)")
+NO_LONGER_KEPT = N_("its earlier content is no longer kept")
+"""Why a file is left as it is: kept in English in the plan (``--json`` shows it as
+data), shown translated."""
+
+
 def _file_plan(
     after: Sequence[Entry], snapshots: Snapshots, force: bool
 ) -> tuple[list[FileRestore], list[LeftFile]]:
@@ -140,10 +147,10 @@ def _file_plan(
         if now_sha == before:
             continue  # already as it was at the rewind point
         if now_sha != last[path] and not force:
-            left.append(LeftFile(path, "changed since flower wrote it (--force puts it back)"))
+            left.append(LeftFile(path, CHANGED_SINCE))
             continue
         if before is not None and snapshots.read(before) is None:
-            left.append(LeftFile(path, "its earlier content is no longer kept"))
+            left.append(LeftFile(path, NO_LONGER_KEPT))
             continue
         restore.append(FileRestore(path, before))
     return restore, left
@@ -164,7 +171,9 @@ def plan_rewind(
     entries = store.load(key)
     if entries is None:
         raise RewindError(
-            f"step {step!r} names session {key.session_id}, which is not in the store"
+            _("step {step!r} names session {session}, which is not in the store").format(
+                step=step, session=key.session_id
+            )
         )
     chain = active_chain(entries)
     at = turns_back_point(chain, turns, key.session_id)
@@ -192,7 +201,9 @@ def _put_back(item: FileRestore, snapshots: Snapshots) -> None:
         return
     data = snapshots.read(item.before)
     if data is None:
-        raise RewindError(f"the kept content of {path} ({item.before}) is gone")
+        raise RewindError(
+            _("the kept content of {path} ({sha}) is gone").format(path=path, sha=item.before)
+        )
     try:
         mode: int | None = stat.S_IMODE(os.stat(path).st_mode)
     except FileNotFoundError:
@@ -256,8 +267,10 @@ def carry_out(
     lineage.record.extra["rewound"] = _marker(lineage.record.extra.get("rewound"), plan)
     if not lineage.save():
         raise RewindError(
-            f"could not write the lineage record; the rewind finishes on the next `flower` "
-            f"here ({_plan_path(run_dir)} keeps it)"
+            _(
+                "could not write the lineage record; the rewind finishes on the next "
+                "`flower` here ({plan} keeps it)"
+            ).format(plan=_plan_path(run_dir))
         )
     _plan_path(run_dir).unlink(missing_ok=True)
 
@@ -300,13 +313,17 @@ def step_key(lineage: RewoundLineage, step: str, project_key: str, run_dir: Path
     """The session key of ``step``; a clear error naming what lineage holds otherwise."""
     if not lineage.found:
         raise RewindError(
-            f"nothing to rewind: no lineage for {lineage.workspace} in {run_dir} "
-            "(flower has not worked in this directory)"
+            _(
+                "nothing to rewind: no lineage for {workspace} in {run_dir} "
+                "(flower has not worked in this directory)"
+            ).format(workspace=lineage.workspace, run_dir=run_dir)
         )
     steps = lineage.steps
     if step not in steps:
-        known = ", ".join(sorted(steps)) or "none"
-        raise RewindError(f"lineage has no step {step!r}; its steps: {known}")
+        known = ", ".join(sorted(steps)) or _("none")
+        raise RewindError(
+            _("lineage has no step {step!r}; its steps: {known}").format(step=step, known=known)
+        )
     return SessionKey(project_key, steps[step])
 
 
@@ -325,7 +342,9 @@ def pending(run_dir: Path) -> RewindPlan | None:
         return msgspec.json.decode(raw, type=RewindPlan)
     except msgspec.DecodeError as exc:
         raise RewindError(
-            f"{_plan_path(run_dir)} is damaged ({exc}); look at it, then remove it to go on"
+            _("{plan} is damaged ({error}); look at it, then remove it to go on").format(
+                plan=_plan_path(run_dir), error=exc
+            )
         ) from None
 
 

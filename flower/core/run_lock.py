@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from flower.core.errors import FlowerError
+from flower.core.i18n import _
 
 LOCK_FILE = "flower.lock"
 
@@ -54,8 +55,10 @@ def run_lock(run_path: str | os.PathLike[str]) -> Iterator[None]:
         except BlockingIOError:
             holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "?"
             raise BusyError(
-                f"another flower (pid {holder}) is running here, in {path}: wait for it "
-                "to end, or give this one its own run directory (-r DIR)"
+                _(
+                    "another flower (pid {pid}) is running here, in {path}: wait for it "
+                    "to end, or give this one its own run directory (-r DIR)"
+                ).format(pid=holder, path=path)
             ) from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, str(os.getpid()).encode("ascii"), 0)

@@ -22,9 +22,10 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import msgspec
 
 from flower.core.entries import json_bytes
-from flower.core.errors import ConfigError, did_you_mean
+from flower.core.errors import ConfigError
 from flower.core.protocols import PruneContext, PruningPolicy, SessionStoreBase
 from flower.core.records import Entry, SessionInfo, SessionKey
+from flower.core.suggest import did_you_mean
 from flower.core.transcript.chain import active_chain
 from flower.core.transcript.repair import model_chain
 

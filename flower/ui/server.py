@@ -9,6 +9,7 @@ import threading
 from typing import Any
 
 from flower.core.errors import FlowerError
+from flower.core.i18n import _
 
 LOOPBACK = "127.0.0.1"
 
@@ -22,8 +23,8 @@ def bind(host: str, port: int) -> socket.socket:
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     except socket.gaierror as exc:
-        raise FlowerError(f"--host {host}: {exc.strerror or exc}") from None
-    family, kind, proto, _, address = infos[0]
+        raise FlowerError(f"--host {host}: {exc.strerror or exc}") from None  # the OS's words
+    family, kind, proto, _name, address = infos[0]
     sock = socket.socket(family, kind, proto)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -33,10 +34,16 @@ def bind(host: str, port: int) -> socket.socket:
         sock.close()
         if exc.errno == errno.EADDRINUSE:
             raise PortInUseError(
-                f"port {port} on {host} is in use: pick another with --port N "
-                "(--port 0 takes a free one)"
+                _(
+                    "port {port} on {host} is in use: pick another with --port N "
+                    "(--port 0 takes a free one)"
+                ).format(port=port, host=host)
             ) from None
-        raise FlowerError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+        raise FlowerError(
+            _("cannot listen on {host}:{port}: {error}").format(
+                host=host, port=port, error=exc.strerror or exc
+            )
+        ) from None
     sock.set_inheritable(True)
     return sock
 

@@ -17,6 +17,7 @@ from typing import Any
 import msgspec
 
 from flower.core.errors import FlowerError
+from flower.core.i18n import _
 from flower.core.lineage import Lineage, parse_lineage, set_aside_dir, workspace_identity
 from flower.core.records import LineageRecord, SessionKey
 
@@ -62,8 +63,10 @@ def find_source(workspace: Path, lineage: Lineage, source: str | None) -> tuple[
             if record is not None and record.workspace in (old, str(source)):
                 return str(archived), record
         raise AdoptError(
-            f"no lineage for {source!r}: give a lineage file, an archive folder "
-            "(notes/archive/<stamp>) or the path of the directory this one was copied from"
+            _(
+                "no lineage for {source!r}: give a lineage file, an archive folder "
+                "(notes/archive/<stamp>) or the path of the directory this one was copied from"
+            ).format(source=source)
         )
     mismatch = lineage.mismatch
     if mismatch is not None and mismatch.reason == "moved" and mismatch.raw:
@@ -75,15 +78,19 @@ def find_source(workspace: Path, lineage: Lineage, source: str | None) -> tuple[
         if record is not None:
             return str(archived), record
     raise AdoptError(
-        "nothing to adopt here: no lineage of another directory in the lineage store and "
-        "no archive under notes/archive/; give the lineage file or archive to take back"
+        _(
+            "nothing to adopt here: no lineage of another directory in the lineage store and "
+            "no archive under notes/archive/; give the lineage file or archive to take back"
+        )
     )
 
 
 def _read(path: Path) -> LineageRecord:
     record = parse_lineage(path.read_bytes())
     if record is None:
-        raise AdoptError(f"{path} is not a lineage record (the seed's lineage.json shape)")
+        raise AdoptError(
+            _("{path} is not a lineage record (the seed's lineage.json shape)").format(path=path)
+        )
     return record
 
 
@@ -122,10 +129,14 @@ def adopt(
     here = Path(workspace).resolve()
     lineage = Lineage.load(here, settings=settings)
     if not lineage.durable:
-        raise AdoptError("the lineage store cannot be opened: nothing to write the old place to")
+        raise AdoptError(_("the lineage store cannot be opened: nothing to write the old place to"))
     origin, record = find_source(here, lineage, source)
     if not record.steps:
-        raise AdoptError(f"the lineage in {origin} names no sessions: nothing to take back")
+        raise AdoptError(
+            _("the lineage in {origin} names no sessions: nothing to take back").format(
+                origin=origin
+            )
+        )
     new_key = project_key(here)
     old_key = project_key(record.workspace)
     missing: list[str] = []
@@ -139,8 +150,10 @@ def adopt(
             missing.append(f"{step} ({sid})")
     if missing:
         raise AdoptError(
-            f"the lineage in {origin} names sessions the session store does not hold: "
-            f"{', '.join(missing)}; nothing changed (restore the store, then adopt again)"
+            _(
+                "the lineage in {origin} names sessions the session store does not hold: "
+                "{missing}; nothing changed (restore the store, then adopt again)"
+            ).format(origin=origin, missing=", ".join(missing))
         )
     for sid in to_copy:
         _copy_session(store, SessionKey(old_key, sid), SessionKey(new_key, sid))
@@ -150,8 +163,14 @@ def adopt(
         workspace=ident, woke=record.woke, steps=dict(record.steps), extra=dict(record.extra)
     )
     if not lineage.replace(adopted):
-        kept = f" (this directory's own lineage is in {set_aside})" if set_aside else ""
-        raise AdoptError(f"the lineage could not be written{kept}; see the warning above")
+        if set_aside:
+            raise AdoptError(
+                _(
+                    "the lineage could not be written (this directory's own lineage is in "
+                    "{set_aside}); see the warning above"
+                ).format(set_aside=set_aside)
+            )
+        raise AdoptError(_("the lineage could not be written; see the warning above"))
     return Adopted(
         source=origin,
         moved_from=record.workspace,

@@ -18,6 +18,8 @@ from flower.cli.main import CORE_COMMANDS, build_app
 from flower.core.errors import UnknownSessionError
 from flower.core.plugins import PluginWarning, reset_registry
 
+pytestmark = pytest.mark.usefixtures("english")  # expects flower's English output
+
 runner = CliRunner()
 
 

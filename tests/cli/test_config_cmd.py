@@ -11,6 +11,8 @@ from typer.testing import CliRunner
 
 from flower.cli.main import build_app
 
+pytestmark = pytest.mark.usefixtures("english")  # expects flower's English output
+
 runner = CliRunner()
 SECRET = "hunter2-very-secret"
 

@@ -143,7 +143,7 @@ def test_scan_leaves_eggs_and_zips_to_importlib_metadata(
     assert scan("flower") is None
 
 
-def test_options_registered_by_name_resolve_on_use_and_fail_clearly() -> None:
+def test_options_registered_by_name_resolve_on_use_and_fail_clearly(english: None) -> None:
     lazy = Registration("session_stores", "x", dict, "plug", options_ref="pathlib:PurePath")
     assert lazy.options is __import__("pathlib").PurePath
     broken = Registration("session_stores", "x", dict, "plug", options_ref="no_such_mod:Opt")

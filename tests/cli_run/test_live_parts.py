@@ -22,7 +22,7 @@ from flower.runtime.events import SessionStarted, TextDelta, ToolCall, ToolResul
 from flower.runtime.spec import StepResult
 
 
-def test_describe_call_shows_the_argument_that_matters() -> None:
+def test_describe_call_shows_the_argument_that_matters(english: None) -> None:
     assert describe_call("Bash", {"command": "ls  -la\n  | wc"}) == "Bash: ls -la | wc"
     assert describe_call("Write", {"file_path": "a.py", "content": "x" * 10}) == (
         "Write: a.py (10 chars)"
@@ -33,7 +33,7 @@ def test_describe_call_shows_the_argument_that_matters() -> None:
     assert describe_call("Bash", "{not json") == "Bash {not json"
 
 
-def test_summarize_result() -> None:
+def test_summarize_result(english: None) -> None:
     assert summarize_result("one\ntwo\nthree", is_error=False, denied=False) == "3 lines: one"
     assert summarize_result("", is_error=False, denied=False) == "(no output)"
     assert summarize_result("nope", is_error=True, denied=True) == "denied: nope"
@@ -54,13 +54,13 @@ def test_parse_label(label: str, step: str, round_no: int, judge: bool) -> None:
     assert (parsed.step, parsed.round_no, parsed.judge) == (step, round_no, judge)
 
 
-def test_totals_and_their_line() -> None:
+def test_totals_and_their_line(english: None) -> None:
     results = [StepResult("a", num_turns=2, cost_usd=0.5), StepResult("b", num_turns=1)]
     assert format_totals(totals(results, 3.25)) == "2 runs · 3 turns · $0.5000 · 3.2 s"
     assert format_totals(totals([StepResult("c")], 1)).endswith("cost unknown · 1.0 s")
 
 
-def test_plain_live_output_and_headers() -> None:
+def test_plain_live_output_and_headers(english: None) -> None:
     out = io.StringIO()
     live = Live(out, rich=False, rounds=3)
     live.woke = 2
@@ -86,7 +86,7 @@ def test_plain_live_output_and_headers() -> None:
     ]
 
 
-def test_a_step_that_starts_by_finishing_a_killed_relay_says_it_goes_on() -> None:
+def test_a_step_that_starts_by_finishing_a_killed_relay_says_it_goes_on(english: None) -> None:
     out = io.StringIO()
     live = Live(out, rich=False, rounds=3)
     live.woke = 3
@@ -94,7 +94,7 @@ def test_a_step_that_starts_by_finishing_a_killed_relay_says_it_goes_on() -> Non
     live.step_started("干活", resume=None, relay_from="old-session")
     assert out.getvalue().splitlines() == [
         step_header("干活", 1, 3, resumed=True, woke=3),
-        "  ... 干活: a killed run was handing over to a new session; it goes on from that "
+        "  ... work: a killed run was handing over to a new session; it goes on from that "
         "handoff (notes/relay/)",
     ]
 
@@ -163,7 +163,7 @@ def test_ctrl_c_at_the_new_task_prompt_reaches_the_caller() -> None:
             wake_prompt(lambda: next(lines), output)  # noqa: B023
 
 
-def test_a_run_stopped_for_a_relay_is_no_failure_and_a_failure_is_said_once() -> None:
+def test_a_run_stopped_for_a_relay_is_no_failure_and_a_failure_is_said_once(english: None) -> None:
     from flower.runtime.events import StepDone
     from flower.runtime.spec import STOP_CONTEXT_LIMIT
 
@@ -178,6 +178,6 @@ def test_a_run_stopped_for_a_relay_is_no_failure_and_a_failure_is_said_once() ->
     live.failure(broken)  # the command's closing report: not a second time
     lines = out.getvalue().splitlines()
     assert lines == [
-        "  ... 干活: the context is near its limit; handing over to a new session (notes/relay/)",
-        "  !! 干活 failed: the API rejected the credentials",
+        "  ... work: the context is near its limit; handing over to a new session (notes/relay/)",
+        "  !! work failed: the API rejected the credentials",
     ]

@@ -174,7 +174,7 @@ def test_a_terminated_run_stops_its_running_command_too(
 
 
 def test_a_second_flower_in_the_same_directory_waits_its_turn(
-    flower: Flower, model: ScriptedModel, ws: Path
+    english: None, flower: Flower, model: ScriptedModel, ws: Path
 ) -> None:
     from cli_run_helpers import wait_for_cut
 

@@ -36,10 +36,11 @@ def test_rewind_lists_forks_and_the_next_wake_says_so(flower: Flower, ws: Path) 
     assert len(turns) == 2
     assert turns[-1]["turns_back"] == 1 and turns[0]["turns_back"] is None
     assert all(t["timestamp"] for t in turns)
-    table = flower("rewind", "--list").stdout
+    english = {**flower.env, "FLOWER_LANG": "en"}  # for the checks of rewind's own words
+    table = flower("rewind", "--list", env=english).stdout
     assert "N  TIME" in table and "需求.md" in table
 
-    done = flower("rewind")
+    done = flower("rewind", env=english)
     assert done.returncode == 0, done.stderr
     assert f"the old session {old} stays" in done.stdout
     new = lineage(ws)["steps"]["干活"]
@@ -56,13 +57,14 @@ def test_rewind_lists_forks_and_the_next_wake_says_so(flower: Flower, ws: Path) 
 
 @pytest.mark.slow
 def test_rewind_bad_input_is_exit_2_and_writes_nothing(flower: Flower, ws: Path) -> None:
-    nothing = flower("rewind")
+    english = {**flower.env, "FLOWER_LANG": "en"}  # for the checks of rewind's own words
+    nothing = flower("rewind", env=english)
     assert nothing.returncode == 2
     assert "nothing to rewind: no lineage" in nothing.stderr
     assert not (ws / "runs").exists()  # not even the run directory's lock
     assert flower("--yes", REQUEST).returncode == 0
     record, sessions = lineage(ws), _sessions(ws)
-    too_far = flower("rewind", "5")
+    too_far = flower("rewind", "5", env=english)
     assert too_far.returncode == 2
     assert "1 user turn(s): it can go back at most 0" in too_far.stderr
     assert flower("rewind", "0").returncode == 2

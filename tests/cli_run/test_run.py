@@ -29,9 +29,9 @@ def test_first_run_json_on_stdout_banner_and_headers_on_stderr(flower: Flower, w
     assert lines[0] == f"-> 在 {ws} 开始新的一件事"
     assert lines[1] == step_header("确认需求", 1, 1, resumed=False, woke=1)
     assert step_header("干活", 1, 3, resumed=False, woke=1) in lines
-    assert "  -> Write: md2html.py (1658 chars)" in lines
-    summary = next(line for line in lines if line.startswith("== 4 runs"))
-    assert " turns · $" in summary and summary.endswith(" s")
+    assert "  -> Write: md2html.py (1658 个字符)" in lines  # the live lines speak it too
+    summary = next(line for line in lines if line.startswith("== 4 次运行"))
+    assert " 轮 · $" in summary and summary.endswith(" s")
     assert f"flower sessions show {out['sessions']['干活']}" in done.stderr
     assert (ws / "sample.html").is_file()
 
@@ -170,7 +170,7 @@ def test_auth_token_counts_as_a_key(flower: Flower, ws: Path) -> None:
 
 
 def test_run_dir_that_cannot_be_written_is_refused_before_anything(
-    flower: Flower, ws: Path
+    english: None, flower: Flower, ws: Path
 ) -> None:
     (ws / "plain-file").write_text("x")
     done = flower("-r", "plain-file/runs", "--yes", REQUEST)
@@ -215,7 +215,7 @@ def test_fresh_directory_with_nothing_said_and_no_terminal(flower: Flower, ws: P
     ],
 )
 def test_unknown_flag_or_subcommand_is_exit_2_with_a_suggestion(
-    flower: Flower, ws: Path, argv: list[str], hint: str
+    english: None, flower: Flower, ws: Path, argv: list[str], hint: str
 ) -> None:
     done = flower(*argv)
     assert done.returncode == 2

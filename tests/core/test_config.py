@@ -7,6 +7,8 @@ import pytest
 from flower.core.config import effective_items, load_settings
 from flower.core.errors import ConfigError
 
+pytestmark = pytest.mark.usefixtures("english")  # expects flower's English output
+
 
 def write(path: Path, text: str) -> Path:
     path.write_text(text, encoding="utf-8")

@@ -8,6 +8,8 @@ from flower.core.errors import PluginError
 from flower.core.hookspecs import hookimpl
 from flower.core.plugins import PluginWarning, get_registry, reset_registry
 
+pytestmark = pytest.mark.usefixtures("english")  # expects flower's English output
+
 
 @pytest.fixture(autouse=True)
 def _fresh_registry():

@@ -52,7 +52,7 @@ def test_flower_lang_beats_the_locale_and_settings_beat_it() -> None:
     )
 
 
-def test_unknown_flower_lang_is_a_config_error() -> None:
+def test_unknown_flower_lang_is_a_config_error(english: None) -> None:
     with pytest.raises(
         ConfigError, match=r"FLOWER_LANG: unknown language 'klingon' \(available: en, zh_CN\)"
     ):
@@ -66,7 +66,9 @@ def test_pyproject_language_wins_and_is_reported(tmp_path: Path) -> None:
     assert loaded.language_source == f"{tmp_path / 'pyproject.toml'} [tool.flower] language"
 
 
-def test_unknown_pyproject_language_names_file_key_and_choices(tmp_path: Path) -> None:
+def test_unknown_pyproject_language_names_file_key_and_choices(
+    tmp_path: Path, english: None
+) -> None:
     (tmp_path / "pyproject.toml").write_text('[tool.flower]\nlanguage = "xx"\n')
     with pytest.raises(ConfigError) as caught:
         load_settings(tmp_path, environ={})

@@ -22,6 +22,8 @@ from flower.core.records import SessionKey
 from flower.core.transcript import check_conversation, conversation
 from flower.stores.prune import PruningSessionStore
 
+pytestmark = pytest.mark.usefixtures("english")  # expects flower's English output
+
 PACKAGE = Path(__file__).parent / "plugin_pkg"
 DOCS = Path(__file__).parents[2] / "docs" / "writing-a-pruning-policy.md"
 KEY = SessionKey("-tmp-proj", "thinking-1")

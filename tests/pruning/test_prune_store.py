@@ -39,6 +39,8 @@ from flower.stores.prune import (
 )
 from flower_plugins.pruning.policies import Denials, Interrupted, SyntheticErrors
 
+pytestmark = pytest.mark.usefixtures("english")  # expects flower's English output
+
 KEY = SessionKey("-home-user-proj", "sess-1")
 
 

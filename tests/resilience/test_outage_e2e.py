@@ -23,6 +23,7 @@ from resilience_helpers import FakeClock
 
 from flower.core.config import ResilienceConfig, SessionsConfig, Settings
 from flower.core.records import SessionKey
+from flower.core.resilience import RESUME_PROMPT as ENGLISH_RESUME_PROMPT  # the msgid
 from flower.core.resilience import Resilience
 from flower.runtime.engine import Runtime
 from flower.runtime.spec import AgentSpec, StepResult
@@ -104,7 +105,9 @@ def _stored(rt: Runtime, result: StepResult) -> list[dict[str, Any]]:
     return rt.store.load(SessionKey(rt.project_key, result.session_id)) or []
 
 
-def test_three_minute_outage_resumes_without_the_error(in_tmp: Path, fake: FakeMessagesAPI) -> None:
+def test_three_minute_outage_resumes_without_the_error(
+    in_tmp: Path, fake: FakeMessagesAPI, english: None
+) -> None:
     clock = OutageClock(fake=fake, back_at=181.0)  # 01:52:40 -> 01:55:41
     rt = _runtime(in_tmp, _resilience(fake, clock))
     fake.add(text("tulip"))
@@ -131,7 +134,7 @@ def test_three_minute_outage_resumes_without_the_error(in_tmp: Path, fake: FakeM
         # original prompt and the resume prompt, and not a word of the error.
         assert len(fake.requests) == 1
         sent = fake.requests[0].texts()
-        assert PROMPT in sent and sent[-1] == RESUME_PROMPT
+        assert PROMPT in sent and sent[-1] == ENGLISH_RESUME_PROMPT
         assert not any("API Error" in t or "Connection error" in t for t in sent)
         assert fake.rejections == []
 
@@ -201,7 +204,7 @@ def test_a_gateway_error_status_stops_at_once_whatever_its_body_says(
 
 
 def test_a_ten_minute_rate_limit_is_waited_out_without_spending_an_attempt(
-    in_tmp: Path, fake: FakeMessagesAPI
+    in_tmp: Path, fake: FakeMessagesAPI, english: None
 ) -> None:
     clock = OutageClock()
     rt = _runtime(in_tmp, _resilience(fake, clock, max_attempts=1))
@@ -219,7 +222,9 @@ def test_a_ten_minute_rate_limit_is_waited_out_without_spending_an_attempt(
         rt.close()
 
 
-def test_outage_longer_than_max_offline_wait_gives_up(in_tmp: Path, fake: FakeMessagesAPI) -> None:
+def test_outage_longer_than_max_offline_wait_gives_up(
+    in_tmp: Path, fake: FakeMessagesAPI, english: None
+) -> None:
     clock = OutageClock(fake=fake, back_at=10_000.0)
     rt = _runtime(in_tmp, _resilience(fake, clock, max_offline_wait=120.0))
     fake.add(text("never sent"))

@@ -14,6 +14,8 @@ from typer.testing import CliRunner
 from flower.cli.main import build_app
 from flower.stores.open import open_session_store
 
+pytestmark = pytest.mark.usefixtures("english")  # expects flower's English output
+
 SECRET = "sk-ant-doctor-test-secret-value"
 
 

@@ -57,7 +57,7 @@ def test_endpoint_follows_anthropic_base_url(monkeypatch: pytest.MonkeyPatch) ->
     ],
 )
 def test_malformed_base_url_is_a_config_error(
-    monkeypatch: pytest.MonkeyPatch, url: str, reason: str
+    monkeypatch: pytest.MonkeyPatch, url: str, reason: str, english: None
 ) -> None:
     monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
     with pytest.raises(ConfigError, match=reason) as info:
@@ -125,7 +125,9 @@ def test_resume_prompt_carries_no_error_detail() -> None:
         ("base_delay", -1.0, "base_delay must not be negative"),
     ],
 )
-def test_nonsense_config_is_a_config_error(field: str, value: float, message: str) -> None:
+def test_nonsense_config_is_a_config_error(
+    field: str, value: float, message: str, english: None
+) -> None:
     conf = ResilienceConfig(**{field: value})
     with pytest.raises(ConfigError, match=message):
         Resilience(conf, prober=NoProber(), base_url="https://api.anthropic.com")

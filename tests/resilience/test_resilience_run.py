@@ -27,6 +27,8 @@ from flower.core.resilience import (
 )
 from flower_plugins.probes import NoProber
 
+pytestmark = pytest.mark.usefixtures("english")  # expects flower's English output
+
 BASE_URL = "https://api.anthropic.com"
 
 

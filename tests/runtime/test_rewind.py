@@ -17,6 +17,8 @@ from flower.runtime.engine import Runtime
 from flower.runtime.spec import AgentSpec
 from flower.testing.fake_api import FakeMessagesAPI, reply, text, tool_use
 
+pytestmark = pytest.mark.usefixtures("english")  # expects flower's English output
+
 STEP = "干活"
 WORKER = AgentSpec(
     "worker", "Work.", allowed_tools=["Write", "Edit", "Bash"], max_turns=8, model="m-1"

@@ -21,6 +21,8 @@ from flower.stores.open import open_session_store
 from flower_plugins.redact import Redact
 from flower_plugins.secret_shapes import find_secrets, mask_secrets
 
+pytestmark = pytest.mark.usefixtures("english")  # expects flower's English output
+
 SECRETS = {
     "anthropic-key": "sk-ant-api03-" + "A1b2C3d4E5" * 4,
     "openai-key": "sk-proj-" + "Zz9Yy8Xx7W" * 3,

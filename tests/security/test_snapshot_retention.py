@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from flower.cli.main import build_app
@@ -15,6 +16,8 @@ from flower.core.config import Settings
 from flower.core.records import SessionKey
 from flower.core.snapshots import Snapshots
 from flower.stores.open import open_session_store
+
+pytestmark = pytest.mark.usefixtures("english")  # expects flower's English output
 
 
 def _changed(session: str, n: int, before: str) -> dict[str, Any]:

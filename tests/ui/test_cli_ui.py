@@ -19,6 +19,8 @@ from typer.testing import CliRunner
 
 from flower.cli.main import build_app
 
+pytestmark = pytest.mark.usefixtures("english")  # expects flower's English output
+
 FLOWER = [sys.executable, "-m", "flower.cli.main"]
 
 

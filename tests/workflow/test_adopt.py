@@ -23,6 +23,11 @@ def flower(*args: str) -> Result:
     return CliRunner().invoke(build_app(), list(args))
 
 
+def flower_en(*args: str) -> Result:
+    """``flower`` speaking English: for the checks of adopt's own (English) words."""
+    return CliRunner().invoke(build_app(), list(args), env={"FLOWER_LANG": "en"})
+
+
 def lineage_of(ws: Path) -> dict[str, object]:
     return json.loads((ws / "runs" / "lineage.json").read_text(encoding="utf-8"))
 
@@ -71,7 +76,7 @@ def test_a_copied_directory_says_why_it_starts_fresh_and_keeps_the_old_lineage(
 
 def test_adopt_takes_the_old_place_back_and_keeps_woke(moved: Path) -> None:
     old = lineage_of(moved)
-    done = flower("adopt")
+    done = flower_en("adopt")
     assert done.exit_code == 0, done.output
     assert f"adopted the lineage of {moved.parent / 'old'}" in done.stdout
     now = lineage_of(moved)
@@ -104,7 +109,7 @@ def test_adopt_an_archive_after_a_fresh_start(moved: Path) -> None:
 def test_adopt_by_the_old_path_and_refusal_when_sessions_are_missing(moved: Path) -> None:
     old = lineage_of(moved)
     (moved / "runs" / "sessions.db").unlink()
-    refused = flower("adopt", str(moved.parent / "old"))
+    refused = flower_en("adopt", str(moved.parent / "old"))
     assert refused.exit_code == 1
     assert "does not hold" in refused.output and "nothing changed" in refused.output
     assert lineage_of(moved) == old and archived(moved) == []
