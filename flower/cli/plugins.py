@@ -59,7 +59,14 @@ def plugins(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """List loaded plugins: distribution, version, hooks, what each registered, errors."""
-    rows = describe_plugins(ctx)
+    if as_json:
+        from flower.core.i18n import language
+
+        # the values are data (an error's words included): English in every language
+        with language("en"):
+            rows = describe_plugins(ctx)
+    else:
+        rows = describe_plugins(ctx)
     if as_json:
         print_json(rows)
         return

@@ -83,6 +83,22 @@ def test_broken_third_party_plugin_is_reported_and_the_cli_works(tmp_path: Path)
     assert "broken on purpose" in works.stderr  # still warned about
 
 
+def test_a_broken_plugin_is_reported_in_the_language_and_json_stays_english(
+    tmp_path: Path,
+) -> None:
+    site = tmp_path / "site"
+    install_plugin(site, "flower-broken", "broken_flower_plugin", BROKEN)
+    env = {"PYTHONPATH": str(site), "FLOWER_LANG": "zh_CN"}
+    text = run_flower("plugins", cwd=tmp_path, env=env)
+    assert "flower: warning: flower 插件 'flower-broken' 已跳过:无法导入" in text.stderr
+    assert "    错误:无法导入 broken_flower_plugin" in text.stdout
+    listed = run_flower("plugins", "--json", cwd=tmp_path, env=env)
+    rows = {row["name"]: row for row in json.loads(listed.stdout)}
+    assert rows["flower-broken"]["error"].startswith("failed to import broken_flower_plugin")
+    english = run_flower("plugins", "--json", cwd=tmp_path, env={**env, "FLOWER_LANG": "en"})
+    assert english.stdout == listed.stdout
+
+
 def test_strict_plugins_makes_a_broken_plugin_fatal(tmp_path: Path) -> None:
     site = tmp_path / "site"
     install_plugin(site, "flower-broken", "broken_flower_plugin", BROKEN)

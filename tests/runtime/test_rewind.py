@@ -17,8 +17,6 @@ from flower.runtime.engine import Runtime
 from flower.runtime.spec import AgentSpec
 from flower.testing.fake_api import FakeMessagesAPI, reply, text, tool_use
 
-pytestmark = pytest.mark.usefixtures("english")  # expects flower's English output
-
 STEP = "干活"
 WORKER = AgentSpec(
     "worker", "Work.", allowed_tools=["Write", "Edit", "Bash"], max_turns=8, model="m-1"
@@ -215,6 +213,7 @@ def test_workflow_run_finishes_a_pending_rewind_before_it_loads_lineage(
     assert not (run_dir / PLAN_FILE).exists()
 
 
+@pytest.mark.usefixtures("english")  # the expected text is flower's English output
 def test_lineage_rewind_from_python_takes_the_run_lock(
     worked: tuple[Runtime, Lineage, str], workspace: Path
 ) -> None:
