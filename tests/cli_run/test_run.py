@@ -91,7 +91,7 @@ def test_once_runs_one_agent_without_lineage_and_resumes_by_hand(
     assert header.endswith("1/1  <- 接上次")  # `once` has no wakes to count
 
     unknown = flower("once", "--resume", "nope", "hi")
-    assert unknown.returncode == 1 and "no session 'nope'" in unknown.stderr
+    assert unknown.returncode == 1 and "的会话 'nope'" in unknown.stderr  # zh_CN, as pinned
 
 
 def test_once_resumes_by_a_prefix_and_from_another_project_with_project(
@@ -113,9 +113,7 @@ def test_once_resumes_by_a_prefix_and_from_another_project_with_project(
     refused = elsewhere("once", "--resume", sid[:8], "hi")
     assert refused.returncode == 1
     home = project_key(ws)
-    assert f"it is in project {home}; `flower once --resume {sid} --project {home}" in (
-        refused.stderr
-    )
+    assert f"它在项目 {home} 里;`flower once --resume {sid} --project {home}" in refused.stderr
     there = elsewhere("once", "--resume", sid[:8], "--project", home, "--json", "接着说")
     assert there.returncode == 0, there.stderr
     assert json.loads(there.stdout)["results"][0]["session_id"] == sid
