@@ -19,8 +19,8 @@ from ui_helpers import PROJECT, Transcript, working_session  # noqa: E402
 
 from flower.core.config import SessionsConfig, Settings  # noqa: E402
 from flower.core.fork import fork  # noqa: E402
-from flower.core.lineage import Lineage  # noqa: E402
 from flower.core.records import SessionKey  # noqa: E402
+from flower.stores.lineage import load_lineage  # noqa: E402
 from flower.stores.open import open_session_store  # noqa: E402
 from flower.ui.app import Viewer, build_app  # noqa: E402
 from flower.ui.server import Background, bind  # noqa: E402
@@ -126,7 +126,7 @@ def seed(run_dir: Path) -> Settings:
             "started_at": "2026-11-30T11:00:00",
         },
     ]
-    lineage = Lineage.load(run_dir.parent, settings=settings)
+    lineage = load_lineage(run_dir.parent, settings=settings)
     for _ in range(3):
         lineage.bump_woke()
     lineage.record_session("需求", MAIN)

@@ -33,6 +33,7 @@ _EXPORTS = {
     "Runtime": "flower.runtime.engine",
     "Resilience": "flower.core.resilience",
     "Lineage": "flower.core.lineage",
+    "load_lineage": "flower.stores.lineage",
     "Step": "flower.workflow.base",
     "Workflow": "flower.workflow.base",
     "wake_state": "flower.workflow.base",

@@ -119,17 +119,8 @@ def edges(source_prefix: str, *target_prefixes: str) -> list[str]:
     )
 
 
-# Still to turn around (issue 22 item 8): Lineage.open_store opens the configured store
-# through flower.stores.open. Nothing may join this list; the fix empties it.
-CORE_EDGES_LEFT = ["flower.core.lineage -> flower.stores.open"]
-
-
 def test_no_import_circles() -> None:
-    """Apart from the one edge still to turn around (which closes a circle through the
-    jsonfs plugin, itself a rightful user of core.lineage)."""
-    left = {tuple(edge.split(" -> ")) for edge in CORE_EDGES_LEFT}
-    graph = {s: {t for t in reached if (s, t) not in left} for s, reached in GRAPH.items()}
-    assert circles(graph) == []
+    assert circles(GRAPH) == []
 
 
 def test_the_circle_finder_finds_one() -> None:
@@ -138,7 +129,7 @@ def test_the_circle_finder_finds_one() -> None:
 
 def test_core_imports_no_plugin_and_no_layer_above_it() -> None:
     above = ("flower_plugins", "flower.stores", "flower.runtime", "flower.workflow", "flower.cli")
-    assert edges("flower.core", *above, "flower.testing", "flower.ui") == CORE_EDGES_LEFT
+    assert edges("flower.core", *above, "flower.testing", "flower.ui") == []
 
 
 def test_lower_layers_import_nothing_above_them() -> None:

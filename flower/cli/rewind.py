@@ -46,10 +46,10 @@ def _short(text: str, width: int = 60) -> str:
 def _show_turns(settings: Settings, step: str, as_json: bool, ctx: typer.Context) -> None:
     from flower.cli.banner import human_tokens
     from flower.core.keys import project_key
-    from flower.core.lineage import Lineage
     from flower.core.rewind import step_key, turns_of
+    from flower.stores.lineage import load_lineage
 
-    lineage = Lineage.load(Path.cwd(), settings=settings)
+    lineage = load_lineage(Path.cwd(), settings=settings)
     key = step_key(lineage, step, project_key(Path.cwd()), settings.run_path)
     store = open_store(ctx, read_only=True)
     try:
@@ -165,14 +165,14 @@ def rewind(
         _show_turns(settings, step, as_json, ctx)
         return
     from flower.core.keys import project_key
-    from flower.core.lineage import Lineage
     from flower.core.rewind import pending, step_key
     from flower.core.run_lock import run_lock
+    from flower.stores.lineage import load_lineage
 
     workspace = Path.cwd().resolve()
     if pending(settings.run_path) is None:  # say what is missing before taking the lock
         step_key(
-            Lineage.load(workspace, settings=settings),
+            load_lineage(workspace, settings=settings),
             step,
             project_key(workspace),
             settings.run_path,
@@ -180,7 +180,7 @@ def rewind(
     with run_lock(settings.run_path):
         store = open_store(ctx)
         try:
-            lineage = Lineage.load(workspace, settings=settings)
+            lineage = load_lineage(workspace, settings=settings)
             plan = lineage.rewind(
                 step,
                 turns,

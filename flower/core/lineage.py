@@ -124,41 +124,24 @@ class Lineage:
         """The record as this process last read or wrote it: what a save merges against."""
 
     @classmethod
-    def open_store(
-        cls, *, settings: Any = None, run_dir: str | os.PathLike[str] | None = None
-    ) -> LineageStore:
-        """The configured lineage store; a store that cannot be opened remembers nothing.
-        A mistake in its configuration is a :class:`ConfigError`, not a silent fresh start."""
-        from flower.core.errors import ConfigError
-        from flower.stores.open import open_lineage_store
-
-        try:
-            return open_lineage_store(settings=settings_for(settings, run_dir))
-        except ConfigError:
-            raise
-        except Exception as exc:  # continuity is an extra: never block the work
-            log.warning("lineage store unavailable, continuing without continuity: %s", exc)
-            return NoLineageStore()
-
-    @classmethod
     def load(
         cls,
         workspace: str | os.PathLike[str] = ".",
         *,
+        store: LineageStore,
         settings: Any = None,
         run_dir: str | os.PathLike[str] | None = None,
-        store: LineageStore | None = None,
     ) -> Lineage:
-        """The record for ``workspace``, or a fresh one. Raises only a
-        :class:`~flower.core.errors.ConfigError` (the lineage store's configuration)."""
+        """The record for ``workspace`` in ``store``, or a fresh one; never raises.
+
+        The caller opens the store: :func:`flower.stores.lineage.load_lineage` loads
+        from the configured one."""
         try:
             settings = settings_for(settings, run_dir)
         except Exception as exc:
             log.warning("settings unavailable for lineage: %s", exc)
             settings = None
         ident = workspace_identity(workspace, settings)
-        if store is None:
-            store = cls.open_store(settings=settings)
         record: LineageRecord | None
         try:
             record = store.load(ident)
@@ -274,14 +257,15 @@ class Lineage:
         step: str,
         turns: int = 1,
         *,
+        store: Any,
         workspace: str | os.PathLike[str] = ".",
-        store: Any = None,
         settings: Any = None,
         run_dir: str | os.PathLike[str] | None = None,
         keep_files: bool = False,
         force: bool = False,
     ) -> Any:
-        """Fork ``step``'s session ``turns`` user turns back, put back the files flower's
+        """Fork ``step``'s session in ``store`` (the session store) ``turns`` user turns
+        back, put back the files flower's
         Write and Edit changed since (unless ``keep_files``; a file changed by someone
         else is left unless ``force``) and point ``step`` at the fork. The old session
         stays in the store. It holds the run directory's lock, as ``flower rewind``
@@ -291,25 +275,16 @@ class Lineage:
         from flower.core.rewind import rewind
 
         settings = settings_for(settings, run_dir)
-        own = store is None
-        if own:
-            from flower.stores.open import open_session_store
-
-            store = open_session_store(settings=settings)
-        try:
-            return rewind(
-                self,
-                step,
-                turns,
-                store=store,
-                project_key=project_key(workspace),
-                run_dir=Path(settings.run_dir),
-                keep_files=keep_files,
-                force=force,
-            )
-        finally:
-            if own:
-                store.close()
+        return rewind(
+            self,
+            step,
+            turns,
+            store=store,
+            project_key=project_key(workspace),
+            run_dir=Path(settings.run_dir),
+            keep_files=keep_files,
+            force=force,
+        )
 
     def replace(self, record: LineageRecord) -> bool:
         """Make ``record`` this workspace's lineage (``flower adopt``) and write it."""

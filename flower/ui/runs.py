@@ -77,9 +77,9 @@ def step_run(row: dict[str, Any]) -> StepRun:
 def run_view(settings: Settings, workspace: Path) -> RunView:
     """Lineage (read only, a fresh start's empty record when none matches) and the
     manifest of ``settings``' run directory."""
-    from flower.core.lineage import Lineage
+    from flower.stores.lineage import load_lineage
 
-    lineage = Lineage.load(workspace, settings=settings)
+    lineage = load_lineage(workspace, settings=settings)
     run_dir = settings.run_path
     return RunView(
         run_dir=str(run_dir),

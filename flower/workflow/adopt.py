@@ -20,6 +20,7 @@ from flower.core.errors import FlowerError
 from flower.core.i18n import _
 from flower.core.lineage import Lineage, parse_lineage, set_aside_dir, workspace_identity
 from flower.core.records import LineageRecord, SessionKey
+from flower.stores.lineage import load_lineage
 
 
 class AdoptError(FlowerError):
@@ -127,7 +128,7 @@ def adopt(
     from flower.core.keys import project_key
 
     here = Path(workspace).resolve()
-    lineage = Lineage.load(here, settings=settings)
+    lineage = load_lineage(here, settings=settings)
     if not lineage.durable:
         raise AdoptError(_("the lineage store cannot be opened: nothing to write the old place to"))
     origin, record = find_source(here, lineage, source)

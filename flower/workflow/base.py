@@ -21,6 +21,7 @@ from flower.core.lineage import Lineage
 from flower.core.manifest import Manifest
 from flower.core.telemetry import tracing_of
 from flower.runtime.spec import STOP_CONTEXT_LIMIT, AgentSpec, StepResult
+from flower.stores.lineage import configured_lineage_store, load_lineage
 from flower.workflow.context import WorkflowContext
 from flower.workflow.state import WakeChecks, WakeFresh, WakeState
 
@@ -323,7 +324,7 @@ class Workflow:
 
             # a rewind a crash cut short points lineage at its fork first
             finish_rewind(workspace, rt.store, settings=settings, run_dir=run_dir)
-            lineage = Lineage.load(workspace, settings=settings, run_dir=run_dir)
+            lineage = load_lineage(workspace, settings=settings, run_dir=run_dir)
             # before the wake is counted: a store that cannot be read stops the run here
             known = lineage.live_steps(rt.has_session)
         if resume_from:
@@ -441,8 +442,9 @@ def wake_state(
     except Exception as exc:
         log.warning("settings unavailable: %s", exc)
         settings = None
-    store = _read_only_lineage_store(settings) if read_only else None
-    lineage = Lineage.load(workspace, settings=settings, run_dir=run_dir, store=store)
+    # to read only: a SQL lineage store that is not there is not created
+    store = configured_lineage_store(settings, read_only=True) if read_only else None
+    lineage = load_lineage(workspace, settings=settings, run_dir=run_dir, store=store)
     recorded = lineage.steps
     alive, context, store_problem = _probe_sessions(workspace, recorded, settings, read_only)
     files = documents(workspace, settings)
@@ -491,25 +493,6 @@ def _unrecorded_words(lineage: Lineage, settings: Any, run_dir: Any) -> list[str
         log.warning("%s unreadable: %s", run_path, exc)
         return []
     return [said.text for said in words if said.text.strip()]
-
-
-def _read_only_lineage_store(settings: Any) -> Any:
-    """The lineage store opened to read only (a SQL one creates no database); one that
-    is not there, or cannot be opened, holds no lineage, as :meth:`Lineage.open_store`
-    has it."""
-    from flower.core.errors import ConfigError, StoreNotFoundError
-    from flower.core.lineage import NoLineageStore
-    from flower.stores.open import open_lineage_store
-
-    try:
-        return open_lineage_store(settings=settings, read_only=True)
-    except ConfigError:
-        raise
-    except StoreNotFoundError:
-        return NoLineageStore()
-    except Exception as exc:
-        log.warning("lineage store unavailable: %s", exc)
-        return NoLineageStore()
 
 
 def _pending_request(lineage: Lineage) -> str | None:

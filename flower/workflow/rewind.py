@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from flower.core.lineage import Lineage
 from flower.core.rewind import finish_pending, pending
+from flower.stores.lineage import load_lineage
 
 if TYPE_CHECKING:
     from flower.core.protocols import SessionStoreBase
@@ -26,5 +26,5 @@ def finish_rewind(
     run_path = Path(run_dir)
     if pending(run_path) is None:
         return None
-    lineage = Lineage.load(workspace, settings=settings, run_dir=run_path)
+    lineage = load_lineage(workspace, settings=settings, run_dir=run_path)
     return finish_pending(lineage, store, run_path)

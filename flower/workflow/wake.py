@@ -17,7 +17,8 @@ from typing import Any, Literal
 
 import msgspec
 
-from flower.core.lineage import FreshStart, Lineage, archive_dir, workspace_identity
+from flower.core.lineage import FreshStart, archive_dir, workspace_identity
+from flower.stores.lineage import load_lineage
 from flower.workflow.documents import documents, workflow_names
 from flower.workflow.state import WakeState
 
@@ -92,7 +93,7 @@ def start_fresh(settings: Any, workspace: Path, state: WakeState) -> FreshStart 
     fresh = state.checks.fresh
     if fresh is None:
         return None
-    lineage = Lineage.load(workspace, settings=settings, run_dir=settings.run_dir)
+    lineage = load_lineage(workspace, settings=settings, run_dir=settings.run_dir)
     return lineage.start_fresh(workspace, fresh.steps if fresh.reason == "gone" else ())
 
 
@@ -103,7 +104,7 @@ def archive_conversation(settings: Any, workspace: Path, *, keep: str | None = N
     from flower.workflow.said_journal import SaidJournal
 
     files = documents(workspace, settings)
-    lineage = Lineage.load(workspace, settings=settings, run_dir=settings.run_dir)
+    lineage = load_lineage(workspace, settings=settings, run_dir=settings.run_dir)
     # the other language's files too: left behind, the next run would take them up
     kept = (files.brief, files.goals, *files.not_used)
     frozen = [p for p in kept if p.exists()]

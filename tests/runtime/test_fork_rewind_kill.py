@@ -20,12 +20,12 @@ from runtime_helpers import sqlite_settings
 
 from flower.core.config import Settings
 from flower.core.fork import fork
-from flower.core.lineage import Lineage
 from flower.core.records import SessionKey
 from flower.core.rewind import PLAN_FILE, finish_pending
 from flower.core.transcript import active_chain
 from flower.runtime.persist import TranscriptWriter
 from flower.runtime.tools import TOOL_NAMES, ToolBox
+from flower.stores.lineage import load_lineage
 from flower.stores.open import open_session_store
 
 TRIALS = 12
@@ -157,7 +157,7 @@ def _worked(root: Path) -> tuple[Settings, Path, str, dict[str, bytes], dict[str
             if turn == 0:
                 at_point = {p.name: p.read_bytes() for p in ws.iterdir()}
             writer.assistant({"id": f"msg_{turn}", "role": "assistant", "content": "done"}, None)
-    lineage = Lineage.load(ws, settings=settings)
+    lineage = load_lineage(ws, settings=settings)
     lineage.record_session(STEP, sid)
     at_end = {p.name: p.read_bytes() for p in ws.iterdir()}
     return settings, ws, sid, at_point, at_end
@@ -168,7 +168,7 @@ def test_kill_9_mid_rewind_leaves_the_old_state_or_the_new_one(in_tmp: Path) -> 
     def rewinding(settings: Settings, ws: Path) -> Callable[[], None]:
         def work() -> None:
             with open_session_store(settings=settings) as store:
-                Lineage.load(ws, settings=settings).rewind(
+                load_lineage(ws, settings=settings).rewind(
                     STEP, workspace=ws, store=store, settings=settings
                 )
 
@@ -191,8 +191,8 @@ def test_kill_9_mid_rewind_leaves_the_old_state_or_the_new_one(in_tmp: Path) -> 
                 if info.session_id != old:
                     got = store.load(SessionKey(project, info.session_id)) or []
                     assert len([e for e in got if "forkedFrom" in e]) in (0, 2 + 2 * FILES)
-            finish_pending(Lineage.load(ws, settings=settings), store, Path(settings.run_dir))
-            lineage = Lineage.load(ws, settings=settings)
+            finish_pending(load_lineage(ws, settings=settings), store, Path(settings.run_dir))
+            lineage = load_lineage(ws, settings=settings)
             files = {p.name: p.read_bytes() for p in ws.iterdir()}
             sessions = {i.session_id for i in store.list_sessions(project)}
             if lineage.steps[STEP] == old:

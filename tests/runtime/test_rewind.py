@@ -15,6 +15,7 @@ from flower.core.rewind import PLAN_FILE, RewindError, rewound_turns, turns_of
 from flower.core.transcript import active_chain, prompt_texts
 from flower.runtime.engine import Runtime
 from flower.runtime.spec import AgentSpec
+from flower.stores.lineage import load_lineage
 from flower.testing.fake_api import FakeMessagesAPI, reply, text, tool_use
 
 STEP = "干活"
@@ -45,11 +46,11 @@ def worked(
     rt = make_runtime()
     first = asyncio.run(rt.run(WORKER, "write a"))
     asyncio.run(rt.run(WORKER, "now change it", resume=first.session_id))
-    lineage = Lineage.load(workspace, settings=sqlite_settings(in_tmp), run_dir=in_tmp / "runs")
+    lineage = load_lineage(workspace, settings=sqlite_settings(in_tmp), run_dir=in_tmp / "runs")
     lineage.record_session(STEP, first.session_id)
     return (
         rt,
-        Lineage.load(workspace, settings=rt.settings, run_dir=in_tmp / "runs"),
+        load_lineage(workspace, settings=rt.settings, run_dir=in_tmp / "runs"),
         first.session_id,
     )
 
@@ -78,7 +79,7 @@ def test_rewind_one_turn_forks_and_puts_flowers_files_back(
     assert (workspace / "keep.txt").read_text() == "user again\n"
     assert plan.bash == ["echo hi > c.txt"]
 
-    again = Lineage.load(workspace, settings=rt.settings)
+    again = load_lineage(workspace, settings=rt.settings)
     assert again.steps[STEP] == plan.new_session
     assert rewound_turns(again.record.extra, again.woke) == 1
     forked = rt.store.load(rt.key(plan.new_session))
@@ -98,7 +99,7 @@ def test_force_and_keep_files(worked: tuple[Runtime, Lineage, str], workspace: P
     assert (workspace / "keep.txt").read_text() == "mine\n" and plan.left == []
     # the fork has one turn: nothing more to go back to
     with pytest.raises(ForkError, match="has 1 user turn"):
-        _rewind(rt, Lineage.load(workspace, settings=rt.settings), workspace)
+        _rewind(rt, load_lineage(workspace, settings=rt.settings), workspace)
 
 
 def test_keep_files_rewinds_only_the_conversation(
@@ -108,7 +109,7 @@ def test_keep_files_rewinds_only_the_conversation(
     plan = _rewind(rt, lineage, workspace, keep_files=True)
     assert plan.restore == [] and (workspace / "a.txt").read_text() == "v2\n"
     assert (workspace / "b.txt").exists()
-    assert Lineage.load(workspace, settings=rt.settings).steps[STEP] == plan.new_session
+    assert load_lineage(workspace, settings=rt.settings).steps[STEP] == plan.new_session
 
 
 def test_turns_of_lists_what_was_said(worked: tuple[Runtime, Lineage, str]) -> None:
@@ -128,12 +129,12 @@ def test_bad_rewinds_are_clear_and_write_nothing(
         _rewind(rt, lineage, workspace, turns=2)
     with pytest.raises(RewindError, match="no step 'nope'; its steps: 干活"):
         lineage.rewind("nope", workspace=workspace, store=rt.store, settings=rt.settings)
-    empty = Lineage.load(in_tmp / "elsewhere", settings=rt.settings, run_dir=in_tmp / "other")
+    empty = load_lineage(in_tmp / "elsewhere", settings=rt.settings, run_dir=in_tmp / "other")
     with pytest.raises(RewindError, match="nothing to rewind: no lineage"):
         empty.rewind(STEP, workspace=workspace, store=rt.store, settings=rt.settings)
     assert rt.store.list_sessions(rt.project_key) == before
     assert (workspace / "a.txt").read_text() == "v2\n"
-    assert Lineage.load(workspace, settings=rt.settings).steps[STEP] == old
+    assert load_lineage(workspace, settings=rt.settings).steps[STEP] == old
 
 
 def test_a_rewind_a_crash_cut_short_is_finished_before_the_next_wake(
@@ -160,7 +161,7 @@ def test_a_rewind_a_crash_cut_short_is_finished_before_the_next_wake(
     (workspace / ".a.txt.123-abcd.tmp").write_text("half a restore")
     monkeypatch.chdir(workspace)
     assert finish_rewind(rt.settings) == plan
-    assert Lineage.load(workspace, settings=rt.settings).steps[STEP] == plan.new_session
+    assert load_lineage(workspace, settings=rt.settings).steps[STEP] == plan.new_session
     assert (workspace / "a.txt").read_text() == "v1\n" and not (workspace / "b.txt").exists()
     assert not (workspace / ".a.txt.123-abcd.tmp").exists()
     assert not (run_dir / PLAN_FILE).exists()
@@ -175,16 +176,16 @@ def test_two_rewinds_before_a_wake_are_announced_together(
     sid = asyncio.run(rt.run(WORKER, "first")).session_id
     asyncio.run(rt.run(WORKER, "second", resume=sid))
     asyncio.run(rt.run(WORKER, "third", resume=sid))
-    Lineage.load(workspace, settings=rt.settings).record_session(STEP, sid)
-    _rewind(rt, Lineage.load(workspace, settings=rt.settings), workspace)
-    lineage = Lineage.load(workspace, settings=rt.settings)
+    load_lineage(workspace, settings=rt.settings).record_session(STEP, sid)
+    _rewind(rt, load_lineage(workspace, settings=rt.settings), workspace)
+    lineage = load_lineage(workspace, settings=rt.settings)
     plan = _rewind(rt, lineage, workspace)
-    again = Lineage.load(workspace, settings=rt.settings)
+    again = load_lineage(workspace, settings=rt.settings)
     assert rewound_turns(again.record.extra, again.woke) == 2
     from flower.core.rewind import carry_out
 
     carry_out(plan, rt.store, again, Path(rt.settings.run_dir))  # done twice: counted once
-    again = Lineage.load(workspace, settings=rt.settings)
+    again = load_lineage(workspace, settings=rt.settings)
     assert rewound_turns(again.record.extra, again.woke) == 2
     again.bump_woke()  # the wake that announced it
     assert rewound_turns(again.record.extra, again.woke) is None
@@ -234,6 +235,6 @@ def test_lineage_rewind_from_python_takes_the_run_lock(
     finally:
         os.close(other)
     assert rt.store.list_sessions(rt.project_key) == before
-    assert Lineage.load(workspace, settings=rt.settings).steps[STEP] == old
+    assert load_lineage(workspace, settings=rt.settings).steps[STEP] == old
     assert (workspace / "a.txt").read_text() == "v2\n" and not (run_dir / PLAN_FILE).exists()
     assert _rewind(rt, lineage, workspace).old_session == old  # once it is free

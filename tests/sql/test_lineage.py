@@ -132,11 +132,11 @@ def test_every_session_id_covers_every_workspace_and_refuses_a_damaged_record(
 
 
 def _record_steps(url: str, workspace: str, who: int, steps: int, start: object) -> None:
-    from flower.core.lineage import Lineage
+    from flower.stores.lineage import load_lineage
 
     store = SqlLineageStore(open_database(url))
     try:
-        lineage = Lineage.load(workspace, store=store)
+        lineage = load_lineage(workspace, store=store)
         start.wait()  # type: ignore[attr-defined]
         lineage.bump_woke()
         for n in range(steps):

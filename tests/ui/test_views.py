@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ui_helpers import PROJECT, WORKING, Transcript, serve, settings_for, working_session
 
-from flower.core.lineage import Lineage
+from flower.stores.lineage import load_lineage
 from flower.ui import chart, conversation, runs
 
 PNG = (
@@ -21,7 +21,7 @@ PNG = (
 def test_the_workflow_view_shows_lineage_and_the_manifests_step_runs(tmp_path: Path) -> None:
     run_dir = tmp_path / "runs"
     settings = settings_for(f"sqlite:///{run_dir / 'sessions.db'}", run_dir)
-    lineage = Lineage.load(tmp_path, settings=settings)
+    lineage = load_lineage(tmp_path, settings=settings)
     lineage.bump_woke()
     lineage.bump_woke()
     lineage.record_session("干活", WORKING)

@@ -13,7 +13,7 @@ from test_builtin import standard_model, wake
 from typer.testing import CliRunner, Result
 
 from flower.cli.main import build_app
-from flower.core.lineage import Lineage
+from flower.stores.lineage import load_lineage
 from flower.testing.fake_api import FakeMessagesAPI
 
 REQUEST = "写个 md 转 html 的脚本"
@@ -165,7 +165,7 @@ def test_a_python_workflow_sets_a_moved_lineage_aside_too(moved: Path) -> None:
     [kept] = archived(moved)
     assert str(kept.parent) == fresh.archived
     assert json.loads(kept.read_text(encoding="utf-8")) == old
-    assert Lineage.load(moved).mismatch is None  # the next wake finds its own record
+    assert load_lineage(moved).mismatch is None  # the next wake finds its own record
 
 
 @pytest.mark.parametrize("backend", ["sqlite"])
@@ -186,6 +186,6 @@ def test_the_sql_lineage_store_reports_a_move_and_adopts(
     assert state["checks"]["fresh"]["moved_from"] == str(old)
     done = flower("adopt")
     assert done.exit_code == 0, done.output
-    again = Lineage.load(new)
+    again = load_lineage(new)
     assert again.found and again.steps == first["_sessions"] and again.woke == 1
     assert json.loads(flower("status", "--json").stdout)["waking"] is True

@@ -414,9 +414,9 @@ def test_what_was_said_reaches_the_worker_once_when_the_judge_is_cut_short(
 def test_a_message_stored_before_a_cut_is_not_sent_again(
     in_tmp: Path, fake: FakeMessagesAPI
 ) -> None:
-    from flower.core.lineage import Lineage
     from flower.core.records import SessionKey
     from flower.runtime.engine import Runtime
+    from flower.stores.lineage import load_lineage
     from flower.workflow.builtin import WORK_SAID
 
     fake.set_script(standard_model())
@@ -441,7 +441,7 @@ def test_a_message_stored_before_a_cut_is_not_sent_again(
         )
     finally:
         rt.close()
-    lineage = Lineage.load(".", run_dir="runs")
+    lineage = load_lineage(".", run_dir="runs")
     lineage.record.extra["unheard"] = [said]
     lineage.save()
     _next_wake_says_once(fake, said)

@@ -10,8 +10,9 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from flower.core.lineage import Lineage, archive_dir, workspace_identity
+from flower.core.lineage import archive_dir, workspace_identity
 from flower.core.records import LineageRecord
+from flower.stores.lineage import load_lineage
 
 
 class FileLineageStore:
@@ -60,7 +61,7 @@ def store(in_tmp: Path) -> FileLineageStore:
 
 
 def test_first_load_is_fresh_and_records_at_once(in_tmp: Path, store: FileLineageStore) -> None:
-    lin = Lineage.load(in_tmp, store=store)
+    lin = load_lineage(in_tmp, store=store)
     assert not lin.found and lin.woke == 0 and lin.steps == {}
     assert lin.bump_woke() == 1
     lin.record_session("干活", "sid-1")
@@ -71,27 +72,27 @@ def test_first_load_is_fresh_and_records_at_once(in_tmp: Path, store: FileLineag
 
 
 def test_second_load_continues(in_tmp: Path, store: FileLineageStore) -> None:
-    first = Lineage.load(in_tmp, store=store)
+    first = load_lineage(in_tmp, store=store)
     first.bump_woke()
     first.record_session("取词", "abc")
-    again = Lineage.load(in_tmp, store=store)
+    again = load_lineage(in_tmp, store=store)
     assert again.found and again.woke == 1 and again.steps == {"取词": "abc"}
     assert again.bump_woke() == 2
 
 
 def test_same_session_is_not_rewritten(in_tmp: Path, store: FileLineageStore) -> None:
-    lin = Lineage.load(in_tmp, store=store)
+    lin = load_lineage(in_tmp, store=store)
     lin.record_session("a", "x")
     lin.record_session("a", "x")
     assert store.saves == 1
 
 
 def test_moved_workspace_starts_fresh(in_tmp: Path, store: FileLineageStore) -> None:
-    lin = Lineage.load(in_tmp, store=store)
+    lin = load_lineage(in_tmp, store=store)
     lin.record_session("a", "x")
     other = in_tmp / "copy"
     other.mkdir()
-    moved = Lineage.load(other, store=store)
+    moved = load_lineage(other, store=store)
     assert not moved.found and moved.steps == {} and moved.woke == 0
 
 
@@ -109,17 +110,17 @@ def test_moved_workspace_starts_fresh(in_tmp: Path, store: FileLineageStore) -> 
 def test_corrupt_record_starts_fresh(in_tmp: Path, store: FileLineageStore, content: str) -> None:
     store.path.parent.mkdir(parents=True)
     store.path.write_text(content.replace("%s", os.path.realpath(in_tmp)))
-    lin = Lineage.load(in_tmp, store=store)
+    lin = load_lineage(in_tmp, store=store)
     assert not lin.found and lin.steps == {}
 
 
 def test_store_that_raises_on_load_starts_fresh(in_tmp: Path) -> None:
-    lin = Lineage.load(in_tmp, store=ExplodingStore(in_tmp / "l.json"))
+    lin = load_lineage(in_tmp, store=ExplodingStore(in_tmp / "l.json"))
     assert not lin.found
 
 
 def test_oserror_on_write_is_swallowed(in_tmp: Path) -> None:
-    lin = Lineage.load(in_tmp, store=BrokenStore(in_tmp / "l.json"))
+    lin = load_lineage(in_tmp, store=BrokenStore(in_tmp / "l.json"))
     lin.record_session("a", "x")  # must not raise
     assert lin.bump_woke() == 1
     assert lin.steps == {"a": "x"}
@@ -127,7 +128,7 @@ def test_oserror_on_write_is_swallowed(in_tmp: Path) -> None:
 
 
 def test_live_steps_filters_missing_sessions(in_tmp: Path, store: FileLineageStore) -> None:
-    lin = Lineage.load(in_tmp, store=store)
+    lin = load_lineage(in_tmp, store=store)
     lin.record_session("a", "alive")
     lin.record_session("b", "gone")
     lin.record_session("c", "boom")
@@ -143,7 +144,7 @@ def test_live_steps_filters_missing_sessions(in_tmp: Path, store: FileLineageSto
 def test_archive_moves_all_three_and_resets(in_tmp: Path, store: FileLineageStore) -> None:
     (in_tmp / "需求.md").write_text("brief")
     (in_tmp / "目标.md").write_text("goals")
-    lin = Lineage.load(in_tmp, store=store)
+    lin = load_lineage(in_tmp, store=store)
     lin.bump_woke()
     lin.record_session("干活", "s1")
     into = archive_dir(in_tmp, now=0)
@@ -151,7 +152,7 @@ def test_archive_moves_all_three_and_resets(in_tmp: Path, store: FileLineageStor
     assert sorted(p.name for p in into.iterdir()) == ["lineage.json", "目标.md", "需求.md"]
     assert not (in_tmp / "需求.md").exists()
     assert lin.woke == 0 and lin.steps == {}
-    assert not Lineage.load(in_tmp, store=store).found
+    assert not load_lineage(in_tmp, store=store).found
 
 
 def test_unknown_fields_survive_a_save(in_tmp: Path, store: FileLineageStore) -> None:
@@ -159,7 +160,7 @@ def test_unknown_fields_survive_a_save(in_tmp: Path, store: FileLineageStore) ->
         workspace=os.path.realpath(in_tmp), woke=2, steps={"a": "x"}, extra={"future": {"k": 1}}
     )
     store.save(record)
-    lin = Lineage.load(in_tmp, store=store)
+    lin = load_lineage(in_tmp, store=store)
     lin.record_session("b", "y")
     assert lin.record.extra == {"future": {"k": 1}}
 
@@ -182,7 +183,7 @@ def test_archive_dir_shape(in_tmp: Path) -> None:
 
 
 def test_real_json_store_writes_the_seed_shape(in_tmp: Path) -> None:
-    lin = Lineage.load(in_tmp)
+    lin = load_lineage(in_tmp)
     lin.bump_woke()
     lin.record_session("干活", "47395075-bec7-466e-80cd-f4d60b360235")
     data = json.loads((in_tmp / "runs" / "lineage.json").read_text(encoding="utf-8"))
@@ -191,16 +192,16 @@ def test_real_json_store_writes_the_seed_shape(in_tmp: Path) -> None:
         "woke": 1,
         "steps": {"干活": "47395075-bec7-466e-80cd-f4d60b360235"},
     }
-    assert Lineage.load(in_tmp).steps == {"干活": "47395075-bec7-466e-80cd-f4d60b360235"}
+    assert load_lineage(in_tmp).steps == {"干活": "47395075-bec7-466e-80cd-f4d60b360235"}
 
 
 def test_real_json_store_run_dir_and_corruption(in_tmp: Path) -> None:
-    lin = Lineage.load(in_tmp, run_dir="elsewhere")
+    lin = load_lineage(in_tmp, run_dir="elsewhere")
     lin.record_session("a", "x")
     assert (in_tmp / "elsewhere" / "lineage.json").is_file()
-    assert not Lineage.load(in_tmp).found  # another run_dir: another lineage
+    assert not load_lineage(in_tmp).found  # another run_dir: another lineage
     (in_tmp / "elsewhere" / "lineage.json").write_text('{"workspace": "/x", "wo')
-    assert not Lineage.load(in_tmp, run_dir="elsewhere").found
+    assert not load_lineage(in_tmp, run_dir="elsewhere").found
 
 
 def test_real_json_store_keeps_newer_fields(in_tmp: Path) -> None:
@@ -209,7 +210,7 @@ def test_real_json_store_keeps_newer_fields(in_tmp: Path) -> None:
     path.write_text(
         json.dumps({"workspace": os.path.realpath(in_tmp), "woke": 4, "steps": {}, "v2": [1]})
     )
-    lin = Lineage.load(in_tmp)
+    lin = load_lineage(in_tmp)
     assert lin.found and lin.woke == 4
     lin.record_session("b", "y")
     assert json.loads(path.read_text())["v2"] == [1]
@@ -217,6 +218,6 @@ def test_real_json_store_keeps_newer_fields(in_tmp: Path) -> None:
 
 def test_real_json_store_unwritable_dir_is_swallowed(in_tmp: Path) -> None:
     (in_tmp / "runs").write_text("a file where the run dir should be")
-    lin = Lineage.load(in_tmp)
+    lin = load_lineage(in_tmp)
     lin.record_session("a", "x")  # OSError (NotADirectory) swallowed
     assert lin.steps == {"a": "x"}

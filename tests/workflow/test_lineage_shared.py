@@ -11,12 +11,13 @@ import pytest
 from flower.core.config import Settings
 from flower.core.lineage import Lineage, merge_records
 from flower.core.records import LineageRecord
+from flower.stores.lineage import load_lineage
 from flower.stores.open import open_lineage_store
 
 
 def lineage_at(path: Path, workspace: Path) -> Lineage:
     store = open_lineage_store(f"file://{path}", settings=Settings())
-    return Lineage.load(workspace, store=store)
+    return load_lineage(workspace, store=store)
 
 
 def test_two_lineages_of_one_workspace_keep_each_others_steps(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from test_builtin import BRIEF, _said_count, standard_model, wake
 from workflow_helpers import user_prompts
 
 from flower.core.lineage import Lineage
+from flower.stores.lineage import load_lineage
 from flower.testing.fake_api import FakeMessagesAPI
 from flower.workflow.said_journal import (
     RECORDED_TOKENS,
@@ -124,7 +125,7 @@ def test_a_kill_between_lineage_and_clearing_the_journal_says_nothing_twice(
         patched.setattr(SaidJournal, "clear", killed)
         asyncio.run(wake("also support tables", journal=journal))
     assert journal.path.exists()
-    assert Lineage.load(".", run_dir="runs").record.extra["unheard"] == ["also support tables"]
+    assert load_lineage(".", run_dir="runs").record.extra["unheard"] == ["also support tables"]
 
     model = standard_model()
     fake.set_script(model)
@@ -183,9 +184,9 @@ def test_a_clarifier_yet_to_confirm_keeps_every_word_a_killed_run_left(
 ) -> None:
     from flower.workflow.builtin import ClarifyMemo
 
-    lineage = Lineage.load(".", run_dir="runs")
+    lineage = load_lineage(".", run_dir="runs")
     memo = ClarifyMemo(lineage)
     memo.said("the killed run's words", "this run's")
-    kept = Lineage.load(".", run_dir="runs").record.extra
+    kept = load_lineage(".", run_dir="runs").record.extra
     assert kept["unheard_by_clarifier"] == ["the killed run's words", "this run's"]
     assert "clarify_goals_stale" not in kept  # the goals come after the brief anyway

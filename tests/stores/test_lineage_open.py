@@ -1,0 +1,55 @@
+"""load_lineage opens the configured lineage store; one that cannot be opened remembers
+nothing and the work goes on, a mistake in its configuration is an error."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+
+from flower.core.config import LineageConfig, Settings
+from flower.core.errors import ConfigError
+from flower.core.lineage import Lineage, NoLineageStore
+from flower.stores.lineage import configured_lineage_store, load_lineage
+
+
+def sqlite_lineage(url: str, run_dir: Path) -> Settings:
+    return Settings(run_dir=str(run_dir), lineage=LineageConfig(backend="sqlite", url=url))
+
+
+def test_a_store_that_cannot_be_opened_remembers_nothing(
+    in_tmp: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    (in_tmp / "a-file").write_text("not a folder")
+    settings = sqlite_lineage(f"sqlite:///{in_tmp / 'a-file' / 'lineage.db'}", in_tmp / "runs")
+    with caplog.at_level(logging.WARNING, "flower"):
+        lineage = load_lineage(in_tmp, settings=settings)
+    assert isinstance(lineage.store, NoLineageStore) and not lineage.durable
+    assert "continuing without continuity" in caplog.text
+    lineage.record_session("干活", "s1")  # the work goes on
+    assert load_lineage(in_tmp, settings=settings).steps == {}
+
+
+def test_a_mistake_in_its_configuration_is_an_error(in_tmp: Path) -> None:
+    settings = Settings(lineage=LineageConfig(backend="no-such-backend"))
+    with pytest.raises(ConfigError, match="no-such-backend"):
+        load_lineage(in_tmp, settings=settings)
+
+
+def test_to_read_only_a_missing_store_is_none_and_not_created(
+    in_tmp: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    db = in_tmp / "runs" / "lineage.db"
+    settings = sqlite_lineage(f"sqlite:///{db}", in_tmp / "runs")
+    with caplog.at_level(logging.WARNING, "flower"):
+        store = configured_lineage_store(settings, read_only=True)
+    assert isinstance(store, NoLineageStore)
+    assert caplog.text == "" and not db.exists()
+
+
+def test_the_core_lineage_works_on_the_store_it_is_given(in_tmp: Path) -> None:
+    settings = Settings(run_dir=str(in_tmp / "runs"))
+    store = configured_lineage_store(settings)
+    Lineage.load(in_tmp, store=store, settings=settings).record_session("干活", "s1")
+    assert load_lineage(in_tmp, settings=settings).steps == {"干活": "s1"}
