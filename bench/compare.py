@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.systems import SPECS, Skipped, Spec, System, folder_bytes
+from bench.skipped import Skipped
+from bench.systems import SPECS, Spec, System, folder_bytes
 from bench.workload import Entry, make_turns
 
 LATENCY_WINDOW = 20

@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.compare import check_equal, window_ms
-from bench.systems import PROJECT, Skipped, _PrivateSchema, open_flower, postgres_available
+from bench.skipped import Skipped
+from bench.systems import PROJECT, _PrivateSchema, open_flower, postgres_available
 from bench.workload import Entry, make_turns
 
 BACKENDS = ("sqlite", "jsonfs", "postgres")

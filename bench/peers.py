@@ -21,7 +21,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.systems import BENCH_EXTRA, Skipped, System
+from bench.skipped import BENCH_EXTRA, Skipped
+from bench.transcript_bench import System
 from bench.workload import SESSION_ID, Entry
 
 INSTALL = {

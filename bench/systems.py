@@ -18,22 +18,12 @@ from typing import Any
 import msgspec
 
 from bench import transcript_bench
+from bench.skipped import Skipped
 from bench.transcript_bench import PROJECT, FlowerSystem, RawJsonl, RawSqlite, System
 from bench.workload import SESSION_ID, Entry
 
 _encode = msgspec.json.Encoder().encode
 _decode = msgspec.json.Decoder().decode
-
-BENCH_EXTRA = 'pip install -e ".[bench]"'
-
-
-class Skipped(Exception):
-    """This system cannot run on this machine; ``hint`` says how to make it run."""
-
-    def __init__(self, reason: str, hint: str = "") -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.hint = hint
 
 
 def folder_bytes(folder: Path) -> int:
@@ -253,13 +243,11 @@ SPECS: list[Spec] = [
 BY_NAME = {spec.name: spec for spec in SPECS}
 
 __all__ = [
-    "BENCH_EXTRA",
     "BY_NAME",
     "PROJECT",
     "SPECS",
     "FlowerPostgres",
     "RawPsycopg",
-    "Skipped",
     "Spec",
     "System",
     "folder_bytes",

@@ -11,10 +11,13 @@ A prober never raises: any failure means unreachable.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from flower.core.hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    from flower.plugin import RegisterFactory
 
 DEFAULT_TIMEOUT = 5.0
 
@@ -117,7 +120,7 @@ def _none(settings: Any) -> NoProber:
 
 
 @hookimpl
-def register_probers(register: Any) -> None:
+def register_probers(register: RegisterFactory) -> None:
     register("tcp", _tcp)
     register("http", _http)
     register("none", _none)

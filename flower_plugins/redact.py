@@ -18,6 +18,7 @@ from flower.core.hookspecs import hookimpl
 if TYPE_CHECKING:
     from flower.core.protocols import PruneContext
     from flower.core.records import Entry
+    from flower.plugin import RegisterFactory
 
 _UNTOUCHED_BLOCKS = frozenset({"thinking", "redacted_thinking"})
 _UNTOUCHED_KEYS = frozenset({"id", "tool_use_id", "type", "signature", "name", "role"})
@@ -68,7 +69,7 @@ class Redact:
 
 
 @hookimpl
-def register_pruning_policies(register: Any) -> None:
+def register_pruning_policies(register: RegisterFactory) -> None:
     register(Redact.name, Redact)
 
 

@@ -10,9 +10,12 @@ A plugin module implements any of these with ``@flower.plugin.hookimpl``::
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pluggy
+
+if TYPE_CHECKING:
+    import typer
 
 hookspec = pluggy.HookspecMarker("flower")
 hookimpl = pluggy.HookimplMarker("flower")
@@ -70,5 +73,5 @@ def register_pruning_policies(register: RegisterFactory) -> None:
 
 
 @hookspec
-def register_commands(app: Any) -> None:
-    """Add commands to the ``flower`` typer app."""
+def register_commands(app: typer.Typer) -> None:
+    """Add commands to the ``flower`` typer app (a ``typer.Typer``: ``@app.command()``)."""

@@ -16,9 +16,12 @@ The public names below still import from here, on first use.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flower.core.hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    from flower.plugin import RegisterBackend
 
 _PUBLIC = {
     "JsonLineageStore": "flower_plugins.jsonfs.lineage",
@@ -55,10 +58,10 @@ def _json_lineage(*, url: str | None, options: Any, settings: Any) -> Any:
 
 
 @hookimpl
-def register_session_stores(register: Any) -> None:
+def register_session_stores(register: RegisterBackend) -> None:
     register("jsonfs", _jsonfs_store, schemes=("jsonfs",), options=_OPTIONS)
 
 
 @hookimpl
-def register_lineage_stores(register: Any) -> None:
+def register_lineage_stores(register: RegisterBackend) -> None:
     register("json", _json_lineage, schemes=("file",), options=_OPTIONS)

@@ -8,9 +8,14 @@ store is opened.
 from __future__ import annotations
 
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flower.core.hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    import typer
+
+    from flower.plugin import RegisterBackend
 
 BACKENDS = {"sqlite": ("sqlite",), "postgres": ("postgresql", "postgres")}
 _OPTIONS = "flower_plugins.sql.options:SqlOptions"  # msgspec, imported on use
@@ -37,19 +42,19 @@ def _lineage_store(
 
 
 @hookimpl
-def register_session_stores(register: Any) -> None:
+def register_session_stores(register: RegisterBackend) -> None:
     for backend, schemes in BACKENDS.items():
         register(backend, partial(_session_store, backend), schemes=schemes, options=_OPTIONS)
 
 
 @hookimpl
-def register_lineage_stores(register: Any) -> None:
+def register_lineage_stores(register: RegisterBackend) -> None:
     for backend, schemes in BACKENDS.items():
         register(backend, partial(_lineage_store, backend), schemes=schemes, options=_OPTIONS)
 
 
 @hookimpl
-def register_commands(app: Any) -> None:
+def register_commands(app: typer.Typer) -> None:
     from flower_plugins.sql.cli import build_db_app
 
     app.add_typer(build_db_app(), name="db")

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from bench import compare, peers, report
-from bench.systems import BY_NAME, Skipped, Spec
+from bench.skipped import Skipped
+from bench.systems import BY_NAME, Spec
 from bench.transcript_bench import RawSqlite
 from bench.workload import make_turns
 
