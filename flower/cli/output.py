@@ -97,11 +97,6 @@ def n_entries(count: int) -> str:
     return ngettext("{count} entry", "{count} entries", count).format(count=count)
 
 
-def counted(n: int, noun: str, plural: str | None = None) -> str:
-    """``1 session``, ``2 sessions`` (``plural`` for the irregular: entry, entries)."""
-    return f"{n} {noun}" if n == 1 else f"{n} {plural or noun + 's'}"
-
-
 class OutputMayClose(io.TextIOBase):
     """Output a reader may stop reading (``flower ... | head``): from then on it is
     dropped, and the work goes on to its end; what was done is in the transcript, the

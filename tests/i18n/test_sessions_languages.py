@@ -271,3 +271,14 @@ def test_rekey_json_failures_are_english_in_every_language(lang: str, in_tmp: Pa
     said = runner.invoke(build_app(), ["sessions", "rekey"], env=env)
     words = {"en": "not re-encrypted: session s1: entry 1", "zh_CN": "没有重新加密:会话 s1:第 1 条"}
     assert said.exit_code == 1 and words[lang] in said.stderr, said.output
+
+
+def test_tables_align_by_the_columns_a_character_takes(capsys: pytest.CaptureFixture[str]) -> None:
+    from flower.cli.output import print_table, shown_width
+
+    print_table(["会话", "项目"], [("s1", "-p"), ("长一点的会话", "-q")])
+    lines = capsys.readouterr().out.splitlines()
+    starts = [
+        shown_width(line[: line.index(cell)]) for line, cell in zip(lines, "项--", strict=False)
+    ]
+    assert starts == [14, 14, 14], lines  # the widest cell is 12 columns, then two spaces
