@@ -2,18 +2,51 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from flower.cli.context import get_loaded_settings, store_name
 from flower.cli.output import compact_json, print_json
-from flower.core.i18n import N_, _
+from flower.core.i18n import N_, _, current_language, language_name
 from flower.core.redact import redact_text, redact_value
+
+if TYPE_CHECKING:
+    from flower.workflow.documents import DocumentLookup
 
 SOURCE_WORDS = {"default": N_("default"), "command line": N_("command line")}
 """The sources that are words, not a file or variable name: shown translated (the
 JSON keeps them as they are)."""
+
+
+DOCUMENT_KEYS = ("workflow.brief_file", "workflow.goals_file")
+"""The settings :func:`flower.workflow.documents.document_lookups` answers for when unset."""
+
+
+def _lookup_json(lookup: DocumentLookup, workspace: Path) -> dict[str, Any]:
+    return {
+        "file": str(_relative(lookup.path, workspace)),
+        "how": lookup.how,
+        "not_used": [str(_relative(p, workspace)) for p in lookup.not_used],
+    }
+
+
+def _relative(path: Path, workspace: Path) -> Path:
+    return path.relative_to(workspace) if path.is_relative_to(workspace) else path
+
+
+def _lookup_said(lookup: DocumentLookup, workspace: Path) -> str:
+    """Why an unset document setting means this file here, said after ``#``."""
+    name = str(_relative(lookup.path, workspace))
+    if lookup.how == "default":
+        return _("default: {file} ({language})").format(
+            file=name, language=language_name(current_language())
+        )
+    if lookup.not_used:
+        others = ", ".join(str(_relative(p, workspace)) for p in lookup.not_used)
+        return _("found: {file} ({others} not used)").format(file=name, others=others)
+    return _("found: {file}").format(file=name)
 
 
 def _show(value: Any) -> str:
@@ -34,6 +67,7 @@ def config(
     import msgspec
 
     from flower.core.config import default_store_url, effective_items
+    from flower.workflow.documents import document_lookups
 
     loaded = get_loaded_settings(ctx)
     from flower.stores.resolve import check_configured_plugins
@@ -46,6 +80,8 @@ def config(
     url = default_store_url(loaded.settings)
     sessions_url = redact_text(url) if url else None
     pyproject = str(loaded.pyproject) if loaded.pyproject else None
+    workspace = Path.cwd().resolve()  # where a run would look for them
+    lookups = dict(zip(DOCUMENT_KEYS, document_lookups(workspace, loaded.settings), strict=True))
     if as_json:
         print_json(
             {
@@ -53,7 +89,13 @@ def config(
                 "settings": redact_value(msgspec.to_builtins(loaded.settings)),
                 "sources": {key: source for key, _value, source in items},
                 "items": [{"key": k, "value": v, "source": s} for k, v, s in items],
-                "effective": {"sessions_url": sessions_url},
+                "effective": {
+                    "sessions_url": sessions_url,
+                    **{
+                        key.rsplit(".", 1)[-1]: _lookup_json(lookup, workspace)
+                        for key, lookup in lookups.items()
+                    },
+                },
             }
         )
         return
@@ -64,4 +106,6 @@ def config(
     width = max(len(key) for key, _value, _source in items)
     for key, value, source in items:
         shown = _(SOURCE_WORDS[source]) if source in SOURCE_WORDS else source
+        if key in lookups and value is None:  # unset: say what the lookup picks here
+            shown = _lookup_said(lookups[key], workspace)
         typer.echo(f"{key.ljust(width)} = {_show(value)}  # {shown}")

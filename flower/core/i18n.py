@@ -147,6 +147,7 @@ __all__ = [
     "environment_language",
     "every_translation",
     "language",
+    "language_name",
     "ngettext",
     "normalize_language",
     "set_language",
@@ -170,3 +171,13 @@ def every_translation(message: str) -> set[str]:
     """``message`` in every language flower speaks: to recognise, in a transcript written
     on an earlier wake, a prompt flower sent in whichever language that wake spoke."""
     return {translations(lang).gettext(message) for lang in available_languages()}
+
+
+LANGUAGE_NAMES = {"en": N_("English"), "zh_CN": N_("Chinese")}
+"""The languages flower speaks, by the English name they are shown by."""
+
+
+def language_name(code: str) -> str:
+    """``code``'s name in the active language (the code itself for one without a name)."""
+    message = LANGUAGE_NAMES.get(code)
+    return _(message) if message is not None else code

@@ -10,7 +10,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -83,6 +83,26 @@ class Documents(msgspec.Struct, frozen=True):
     this wake's name is used."""
 
 
+class DocumentLookup(msgspec.Struct, frozen=True):
+    """Which file one document is and why: the lookup :func:`documents` makes, told."""
+
+    path: Path
+    how: Literal["configured", "found", "default"]
+    """``configured``: the settings name it; ``found``: an existing file under a
+    language's name; ``default``: none there yet, so the name in this wake's language."""
+    not_used: tuple[Path, ...] = ()
+    """Other languages' files beside the one found, left alone."""
+
+
+def document_lookups(
+    workspace: str | os.PathLike[str], settings: Any = None
+) -> tuple[DocumentLookup, DocumentLookup]:
+    """The brief's and the goals' :class:`DocumentLookup` in ``workspace``."""
+    ws = Path(workspace)
+    names = workflow_names(settings)
+    return _lookup(ws, names.brief_file, BRIEF_FILE), _lookup(ws, names.goals_file, GOALS_FILE)
+
+
 def documents(workspace: str | os.PathLike[str], settings: Any = None) -> Documents:
     """The brief and the goals files of ``workspace``, the one lookup every reader uses.
 
@@ -92,22 +112,22 @@ def documents(workspace: str | os.PathLike[str], settings: Any = None) -> Docume
     first when there are two; and a file not there yet gets that name (``brief.md``,
     ``goals.md`` in English, ``需求.md``, ``目标.md`` in Chinese).
     """
-    ws = Path(workspace)
-    names = workflow_names(settings)
-    brief, brief_others = _found(ws, names.brief_file, BRIEF_FILE)
-    goals, goals_others = _found(ws, names.goals_file, GOALS_FILE)
-    return Documents(brief=brief, goals=goals, not_used=(*brief_others, *goals_others))
+    brief, goals = document_lookups(workspace, settings)
+    return Documents(
+        brief=brief.path, goals=goals.path, not_used=(*brief.not_used, *goals.not_used)
+    )
 
 
-def _found(workspace: Path, configured: str | None, message: str) -> tuple[Path, list[Path]]:
-    """The path of one document and the other languages' files beside it."""
+def _lookup(workspace: Path, configured: str | None, message: str) -> DocumentLookup:
     if configured:
-        return workspace / configured, []
+        return DocumentLookup(workspace / configured, "configured")
     own = _(message)
     others = [translations(lang).gettext(message) for lang in available_languages()]
     candidates = [workspace / name for name in dict.fromkeys([own, *others])]
     there = [path for path in candidates if path.is_file()]
-    return (there[0], there[1:]) if there else (candidates[0], [])
+    if there:
+        return DocumentLookup(there[0], "found", tuple(there[1:]))
+    return DocumentLookup(candidates[0], "default")
 
 
 # -- the brief -----------------------------------------------------------------------

@@ -241,3 +241,46 @@ def test_status_names_the_lineage_store_in_use(
     monkeypatch.setenv("FLOWER_LINEAGE_BACKEND", "sqlite")
     text = runner.invoke(build_app(), ["status"]).stdout
     assert "lineage     none in the 'sqlite' lineage store" in text
+
+
+def _comment(output: str, key: str) -> str:
+    line = next(x for x in output.splitlines() if x.startswith(key + " "))
+    return line.split("  # ", 1)[1]
+
+
+def test_unset_document_names_say_what_the_lookup_picks_here(in_tmp: Path) -> None:
+    """brief_file/goals_file are unset by default: config names the file a run would use
+    in this directory and why, in text and in --json."""
+    result = runner.invoke(build_app(), ["config"])
+    assert result.exit_code == 0, result.output
+    assert _comment(result.stdout, "workflow.brief_file") == "default: brief.md (English)"
+    assert _comment(result.stdout, "workflow.goals_file") == "default: goals.md (English)"
+
+    (in_tmp / "需求.md").write_text("## 背景\n", encoding="utf-8")  # a Chinese wake's brief
+    result = runner.invoke(build_app(), ["config"])
+    assert _comment(result.stdout, "workflow.brief_file") == "found: 需求.md"
+    data = config_json()
+    assert data["effective"]["brief_file"] == {"file": "需求.md", "how": "found", "not_used": []}
+    assert data["effective"]["goals_file"] == {"file": "goals.md", "how": "default", "not_used": []}
+
+    (in_tmp / "brief.md").write_text("## Background\n", encoding="utf-8")
+    result = runner.invoke(build_app(), ["config"])
+    assert _comment(result.stdout, "workflow.brief_file") == "found: brief.md (需求.md not used)"
+    data = config_json()
+    assert data["effective"]["brief_file"] == {
+        "file": "brief.md",
+        "how": "found",
+        "not_used": ["需求.md"],
+    }
+    assert data["settings"]["workflow"]["brief_file"] is None  # the setting itself: unset
+    assert data["sources"]["workflow.brief_file"] == "default"
+
+
+def test_a_configured_document_name_is_shown_with_its_source(in_tmp: Path) -> None:
+    pyproject = write_pyproject(in_tmp, '[tool.flower.workflow]\nbrief_file = "docs/BRIEF.md"')
+    result = runner.invoke(build_app(), ["config"])
+    assert result.exit_code == 0, result.output
+    line = next(x for x in result.stdout.splitlines() if x.startswith("workflow.brief_file"))
+    assert line.endswith(f"= docs/BRIEF.md  # {pyproject} [tool.flower.workflow] brief_file")
+    brief = config_json()["effective"]["brief_file"]
+    assert brief == {"file": "docs/BRIEF.md", "how": "configured", "not_used": []}

@@ -92,10 +92,36 @@ def test_config_lines_and_json(empty: Path) -> None:
     assert "session store: sqlite:///" in en.output and "会话存储: sqlite:///" in zh.output
     assert "# default" in en.output and "# 默认" in zh.output
     assert "language                    = zh_CN  # env FLOWER_LANG" in zh.output
-    en_json = flower("en", "config", "--json").stdout
-    zh_json = flower("zh_CN", "config", "--json").stdout
-    assert en_json.replace('"en"', '"zh_CN"') == zh_json  # only the language itself differs
-    assert '"default"' in zh_json
+    assert "workflow.brief_file         = null  # default: brief.md (English)" in en.output
+    assert "workflow.goals_file         = null  # 默认:目标.md(中文)" in zh.output
+    (empty / "需求.md").write_text("## 背景\n", encoding="utf-8")
+    (empty / "brief.md").write_text("## Background\n", encoding="utf-8")
+    assert "workflow.brief_file         = null  # found: brief.md (需求.md not used)" in (
+        flower("en", "config").output
+    )
+    assert "workflow.brief_file         = null  # 已找到:需求.md(没有用 brief.md)" in (
+        flower("zh_CN", "config").output
+    )
+    en_json = json.loads(flower("en", "config", "--json").stdout)
+    zh_json = json.loads(flower("zh_CN", "config", "--json").stdout)
+    # the files a run would use follow the language (its name for a new one, its own
+    # name first of two); every other byte differs only by the language itself
+    en_goals, zh_goals = (
+        en_json["effective"].pop("goals_file"),
+        zh_json["effective"].pop("goals_file"),
+    )
+    assert en_goals == {"file": "goals.md", "how": "default", "not_used": []}
+    assert zh_goals == {"file": "目标.md", "how": "default", "not_used": []}
+    en_brief, zh_brief = (
+        en_json["effective"].pop("brief_file"),
+        zh_json["effective"].pop("brief_file"),
+    )
+    assert en_brief == {"file": "brief.md", "how": "found", "not_used": ["需求.md"]}
+    assert zh_brief == {"file": "需求.md", "how": "found", "not_used": ["brief.md"]}
+    en_rest = json.dumps(en_json, ensure_ascii=False, sort_keys=True)
+    zh_rest = json.dumps(zh_json, ensure_ascii=False, sort_keys=True)
+    assert en_rest.replace('"en"', '"zh_CN"') == zh_rest
+    assert '"default"' in zh_rest
 
 
 def test_routing(empty: Path) -> None:
