@@ -29,7 +29,7 @@ from flower.core.i18n import _, ngettext
 if TYPE_CHECKING:
     from flower.core.config import Settings
     from flower.core.protocols import SessionStoreBase
-    from flower.core.records import Entry, SessionKey
+    from flower.core.records import Entry, Leftover, SessionKey
 
 _DURATION = re.compile(r"^\s*(\d+)\s*([smhdw])\s*$")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -218,7 +218,8 @@ def gc(
     """List sessions older than AGE, then delete them on confirmation.
 
     Never a session that lineage still points at; nothing is ever deleted automatically.
-    Then the file snapshots kept for rewind that no remaining session names go too.
+    Then the file snapshots kept for rewind that no remaining session names go too, and
+    the temporary files killed writers left (last written over an hour ago).
     """
     from flower.cli.context import opened_store
 
@@ -226,6 +227,7 @@ def gc(
     with opened_store(ctx, read_only=dry_run, create=False) as (store, where):
         chosen, kept = _selection(ctx, store, older_than)
         _show(chosen, kept, archiving=False)
+        leftovers = _leftovers(store)
         if dry_run:
             return
         if chosen:
@@ -243,6 +245,56 @@ def gc(
                 ).format(n=deleted, store=where)
             )
         _sweep_snapshots(ctx, store)
+        _remove_leftovers(store, leftovers)
+
+
+LEFTOVER_AGE = 3600.0
+"""How long ago a temporary file must have been last written for ``gc`` to take it. A
+writer at work holds its lock, so none is ever taken from one; the hour covers the
+instant before it takes the lock, and a filesystem where locks do not hold."""
+
+
+def _leftovers(store: SessionStoreBase) -> list[Leftover]:
+    """What a killed writer left in the store (a first batch's temporary file), listed."""
+    from flower.cli.output import iso_time
+
+    found = store.leftovers(LEFTOVER_AGE, time.time())
+    for leftover in found:
+        typer.echo(
+            _("leftover {path}: {size} bytes a killed writer left, last written {time}").format(
+                path=leftover.path, size=leftover.size, time=iso_time(leftover.mtime_ms)
+            ),
+            err=True,
+        )
+    if found:
+        n = len(found)
+        typer.echo(
+            ngettext("{n} leftover file to remove", "{n} leftover files to remove", n).format(n=n),
+            err=True,
+        )
+    return found
+
+
+def _remove_leftovers(store: SessionStoreBase, leftovers: list[Leftover]) -> None:
+    removed = sum(1 for leftover in leftovers if store.remove_leftover(leftover))
+    if removed:
+        typer.echo(
+            ngettext(
+                "removed {n} leftover file a killed writer left",
+                "removed {n} leftover files a killed writer left",
+                removed,
+            ).format(n=removed),
+            err=True,
+        )
+    if removed < len(leftovers):
+        typer.echo(
+            ngettext(
+                "kept {n} leftover file: taken by a writer or changed since listed",
+                "kept {n} leftover files: taken by a writer or changed since listed",
+                len(leftovers) - removed,
+            ).format(n=len(leftovers) - removed),
+            err=True,
+        )
 
 
 def _sweep_snapshots(ctx: typer.Context, store: SessionStoreBase) -> None:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from flower.core.records import Entry, LineageRecord, SessionInfo, SessionKey
+from flower.core.records import Entry, Leftover, LineageRecord, SessionInfo, SessionKey
 
 
 @runtime_checkable
@@ -91,6 +91,17 @@ class SessionStoreBase:
             if usage:
                 return usage
         return None
+
+    def leftovers(self, older_than: float, now: float) -> list[Leftover]:
+        """Files a killed writer left that hold no transcript, last written more than
+        ``older_than`` seconds before ``now`` and held by no writer at work; ``[]`` for
+        a store that leaves none (a database rolls back what it did not commit)."""
+        return []
+
+    def remove_leftover(self, leftover: Leftover) -> bool:
+        """Remove one of :meth:`leftovers` if it is still as listed and no writer holds
+        it; False when it is left alone (a writer took it, it changed, it is gone)."""
+        return False
 
     def close(self) -> None:
         """Release connections and file handles; the store is unusable afterwards."""

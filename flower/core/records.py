@@ -106,6 +106,16 @@ class SessionInfo(msgspec.Struct, frozen=True):
     mtime_ms: int
 
 
+class Leftover(msgspec.Struct, frozen=True):
+    """A file a killed writer left in a store that holds no transcript (a jsonfs first
+    batch's temporary file): never listed nor loaded; ``flower sessions gc`` removes it.
+    ``mtime_ms`` is when it was last written, epoch milliseconds."""
+
+    path: str
+    size: int
+    mtime_ms: int
+
+
 def newest_first(infos: list[SessionInfo]) -> list[SessionInfo]:
     """A listing in the contract's order: newest first, ties by session id (code point,
     whatever a database's collation would say)."""

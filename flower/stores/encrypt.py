@@ -36,7 +36,7 @@ from flower.core.entries import decode_entry, encode_entries, reported_usage
 from flower.core.errors import InvalidEntryError, InvalidKeyError
 from flower.core.i18n import _
 from flower.core.protocols import SessionStoreBase
-from flower.core.records import Entry, SessionInfo, SessionKey
+from flower.core.records import Entry, Leftover, SessionInfo, SessionKey
 from flower.stores.keyring import KEY_ENV, EncryptionKeyError, Keyring, key_id
 
 log = logging.getLogger(__name__)
@@ -421,6 +421,12 @@ class EncryptedSessionStore(SessionStoreBase):
         if found is not None and found.project_key == CHECK_KEY.project_key:
             return super().find_session(session_id)  # through the listing, which hides it
         return found
+
+    def leftovers(self, older_than: float, now: float) -> list[Leftover]:
+        return self.inner.leftovers(older_than, now)  # files, not entries: no key needed
+
+    def remove_leftover(self, leftover: Leftover) -> bool:
+        return self.inner.remove_leftover(leftover)
 
     def close(self) -> None:
         self.inner.close()

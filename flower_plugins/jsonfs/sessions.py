@@ -15,6 +15,7 @@ import errno
 import fcntl
 import logging
 import os
+import re
 import shutil
 import stat
 import time
@@ -31,6 +32,7 @@ from flower.core.fileperms import check_private, fsync_dir, private_dir, read_on
 from flower.core.protocols import SessionStoreBase
 from flower.core.records import (
     Entry,
+    Leftover,
     SessionInfo,
     SessionKey,
     check_name,
@@ -56,6 +58,10 @@ never valid JSON, whatever the torn bytes were: that line stays a skipped ``corr
 _CLOSE_BATCH = b"\n"
 """Written after an unfinished batch (cut at a line end) before the next append: an empty
 line, which is no entry, so nothing can ever end that batch."""
+
+_TEMP_NAME = re.compile(r"^\..+\.jsonl\.\d+-[0-9a-f]{8}\.tmp$")
+"""A first batch's temporary file (``.<session>.jsonl.<pid>-<random>.tmp``, see
+``JsonfsSessionStore._create``): a kill before it is linked into place leaves it behind."""
 
 ProblemKind = Literal["torn-tail", "corrupt-line", "not-an-object", "incomplete-batch"]
 
@@ -223,14 +229,17 @@ class JsonfsSessionStore(SessionStoreBase):
     def _create(self, path: Path, entries: Sequence[Entry], lines: list[bytes]) -> bool:
         """Write a new session's first batch to a temporary file, then link it in place:
         a crash leaves no transcript or the whole batch, never an empty or half one.
-        False when another writer created ``path`` first (append to it instead)."""
+        False when another writer created ``path`` first (append to it instead).
+
+        The temporary file is locked until it is gone, so ``sessions gc`` (see
+        :meth:`leftovers`) never takes one a writer is still at work on."""
         tmp = path.with_name(f".{path.name}.{os.getpid()}-{os.urandom(4).hex()}.tmp")
         fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
         try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
             try:
                 self._append_locked(fd, str(tmp), entries, lines)
             finally:
-                os.close(fd)
                 self._indexes.pop(str(tmp), None)
             try:
                 os.link(tmp, path)  # unlike rename, never replaces what is there
@@ -238,6 +247,7 @@ class JsonfsSessionStore(SessionStoreBase):
                 return False
         finally:
             tmp.unlink(missing_ok=True)
+            os.close(fd)  # also releases the lock
         if self.fsync:
             fsync_dir(path.parent)
         return True
@@ -457,6 +467,58 @@ class JsonfsSessionStore(SessionStoreBase):
         if self.fsync and path.parent.is_dir():
             fsync_dir(path.parent)
 
+    # -- what a killed writer left ------------------------------------------------
+
+    def leftovers(self, older_than: float, now: float) -> list[Leftover]:
+        """The first batches' temporary files a kill left (never a transcript), last
+        written more than ``older_than`` seconds before ``now`` and locked by no writer."""
+        cutoff_ns = int((now - older_than) * 1e9)
+        found: list[Leftover] = []
+        for folder, _dirs, files in os.walk(self.root):  # into no symlinked folder
+            for name in files:
+                if not _TEMP_NAME.match(name):
+                    continue
+                path = os.path.join(folder, name)
+                try:
+                    st = os.lstat(path)
+                except FileNotFoundError:
+                    continue  # its writer finished while we looked
+                if not stat.S_ISREG(st.st_mode) or st.st_mtime_ns >= cutoff_ns:
+                    continue
+                if _held_by_a_writer(path):
+                    continue
+                found.append(Leftover(path, st.st_size, st.st_mtime_ns // 1_000_000))
+        return sorted(found, key=lambda leftover: leftover.path)
+
+    def remove_leftover(self, leftover: Leftover) -> bool:
+        path = resolve_under(self.root, Path(leftover.path))
+        if not _TEMP_NAME.match(path.name):
+            raise InvalidKeyError(f"{leftover.path!r} is no temporary file of this store")
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            return False  # gone, or not ours to open
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                return False  # a writer is at work on it
+            held = os.fstat(fd)
+            try:
+                there = os.lstat(path)
+            except FileNotFoundError:
+                return False
+            if (held.st_dev, held.st_ino) != (there.st_dev, there.st_ino) or (
+                held.st_size,
+                held.st_mtime_ns // 1_000_000,
+            ) != (leftover.size, leftover.mtime_ms):
+                return False  # not the file that was listed
+            with _writing(path):
+                os.unlink(path)
+        finally:
+            os.close(fd)
+        return True
+
     def close(self) -> None:
         self._indexes.clear()
         self._problems.clear()
@@ -613,6 +675,21 @@ def _lenient(line: bytes) -> dict[str, Any] | None:
     except msgspec.DecodeError:
         return None
     return entry if isinstance(entry, dict) else None
+
+
+def _held_by_a_writer(path: str) -> bool:
+    """Whether a writer holds ``path``'s lock (or it cannot be told: then it is left)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    return False
 
 
 def _holds_transcripts(project_dir: str) -> bool:

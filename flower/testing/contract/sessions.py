@@ -669,6 +669,17 @@ def reopen_sees_appends(ctx: Ctx) -> None:
     expect_equal(store.load(KEY), entries(0, 5), "first handle after the second appended")
 
 
+def no_leftovers_after_appends(ctx: Ctx) -> None:
+    store = ctx.store()
+    store.append(KEY, entries(0, 2))
+    store.append(KEY.child("subagents/agent-a"), entries(2, 1))
+    store.append(OTHER_KEY, entries(3, 1))
+    # every file is old enough by this clock: what is listed must still be no transcript
+    expect_equal(store.leftovers(0, time.time() + 86_400), [], "leftovers of a store never killed")
+    expect_equal(store.load(KEY), entries(0, 2), "a session after listing leftovers")
+    expect_equal(store.load(KEY.child("subagents/agent-a")), entries(2, 1), "its subkey")
+
+
 SESSION_CASES: list[Case[SessionStoreBase]] = [
     Case("append_then_load", "load is deep-equal to what was appended, in order", append_then_load),
     Case("unknown_key_is_none", "load of an unknown key is None", unknown_key_is_none),
@@ -752,4 +763,9 @@ SESSION_CASES: list[Case[SessionStoreBase]] = [
         projects_follow_transcripts,
     ),
     Case("reopen_sees_appends", "a second handle sees and respects appends", reopen_sees_appends),
+    Case(
+        "no_leftovers_after_appends",
+        "leftovers lists no transcript of a store never killed",
+        no_leftovers_after_appends,
+    ),
 ]
