@@ -9,6 +9,8 @@ from cli_run_helpers import REQUEST, Flower
 
 from flower.testing.fake_api import FakeMessagesAPI
 
+pytestmark = pytest.mark.usefixtures("english")  # expects flower's English output
+
 MISSPELT = '[tool.flower.pruning]\npolicies = ["synthetic-errors", "denails"]\n'
 
 
