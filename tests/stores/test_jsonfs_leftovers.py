@@ -218,3 +218,24 @@ def test_gc_says_it_in_chinese_too(in_tmp: Path, monkeypatch: pytest.MonkeyPatch
     done = CliRunner().invoke(build_app(), [*args, "--yes"], env={"FLOWER_LANG": "zh_CN"})
     assert "已移除 1 个被杀掉的写入者留下的遗留文件" in done.output
     assert not left.exists()
+
+
+def test_the_encrypted_wrapper_lists_and_removes_its_inner_stores_leftovers(
+    tmp_path: Path,
+) -> None:
+    from flower.stores.encrypt import EncryptedSessionStore
+    from flower.stores.keyring import generate_key, parse_keys
+
+    inner = JsonfsSessionStore(tmp_path)
+    store = EncryptedSessionStore(inner, parse_keys(generate_key(), "test key"))
+    store.append(KEY, [user(1)])
+    left = tmp_path / PROJECT / f".{OTHER}.jsonl.4242-00c0ffee.tmp"
+    left.write_bytes(b'{"type": "user"}\n')
+    age(left, LEFTOVER_AGE + 60)
+    (found,) = store.leftovers(LEFTOVER_AGE, time.time())
+    assert found.path == str(left)
+    assert store.remove_leftover(found) and not left.exists()
+    assert store.load(KEY) == [user(1)]
+
+
+OTHER = "5f1c1e4a-0000-4000-8000-000000000002"
