@@ -7,7 +7,6 @@ import sys
 import traceback
 
 from flower.core.errors import ConfigError, FlowerError
-from flower.core.redact import redact_text
 
 
 def debug_enabled() -> bool:
@@ -19,6 +18,8 @@ def report_error(exc: FlowerError) -> int:
     """Print ``exc`` as ``flower: error: ...`` on stderr; return the exit code to use."""
     if debug_enabled():
         traceback.print_exception(exc, file=sys.stderr)
+    from flower.core.redact import redact_text  # loaded when there is something to report
+
     text = str(exc)
     if isinstance(exc, ConfigError) and exc.key:
         from flower.cli.context import config_error_text
@@ -35,6 +36,8 @@ _warned: set[str] = set()
 def warn(message: str) -> None:
     """``flower: warning: ...`` on stderr, once per message: what flower both logs and
     warns about (a loose file mode, an entry that does not decrypt) is printed once."""
+    from flower.core.redact import redact_text
+
     line = f"flower: warning: {redact_text(message)}"
     if line in _warned:
         return

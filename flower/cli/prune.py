@@ -5,7 +5,6 @@ Read only: trim runs in dry-run mode here, so no pointer file is written.
 
 from __future__ import annotations
 
-import json
 import warnings
 from typing import Any
 
@@ -180,6 +179,8 @@ def add_prune_command(app: typer.Typer) -> None:
         """Show what each pruning policy removes or changes in a session's active chain
         (what the model is sent), and the bytes and estimated tokens it saves. Storage
         is not modified."""
+        import json
+
         from flower.cli.context import get_settings
         from flower.cli.errors import report_error
         from flower.core.errors import FlowerError

@@ -16,15 +16,16 @@ from __future__ import annotations
 import os
 import re
 import sys
-from dataclasses import dataclass
+from typing import NamedTuple
 
 _STANDARD_FINDERS = {"PathFinder", "BuiltinImporter", "FrozenImporter", "DistutilsMetaFinder"}
 _NORMALIZE = re.compile(r"[-_.]+")
 
 
-@dataclass(frozen=True)
-class FoundEntryPoint:
-    """One ``name = value`` line of the group, with the distribution that declares it."""
+class FoundEntryPoint(NamedTuple):
+    """One ``name = value`` line of the group, with the distribution that declares it.
+
+    (A NamedTuple: ``flower --help`` reads these, and a dataclass costs more to create.)"""
 
     name: str
     value: str

@@ -13,7 +13,7 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any
+from typing import Any, NamedTuple
 
 import pluggy
 
@@ -51,12 +51,13 @@ _KIND_NAMES = {
 """What a name asked for of each kind is called when no plugin provides it."""
 
 
-@dataclass(frozen=True)
-class Registration:
+class Registration(NamedTuple):
     """One thing a plugin registered: a backend, a prober or a pruning policy.
 
     ``options`` may be registered as ``"module:Name"``: the options type is then
     imported when a store is opened, so registering stays free of its imports.
+    (A NamedTuple: ``flower --help`` registers every plugin's, and a dataclass costs
+    more to create.)
     """
 
     kind: str

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -93,6 +92,8 @@ def build_db_app() -> typer.Typer:
                 db.close()
             shown = db.safe_url
         if as_json:
+            import json
+
             report = {
                 "url": shown,
                 "current": state.current,
