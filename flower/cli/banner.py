@@ -192,13 +192,15 @@ def fresh_start_line(
     """Under the banner when lineage was there but this wake cannot use it: why it starts
     afresh, where the old lineage went and the command that takes the old place back."""
     if reason == "moved":
-        why = f"the lineage here was written for {moved_from} (moved or copied)"
+        why = _("the lineage here was written for {path} (moved or copied)").format(path=moved_from)
     elif reason == "gone":
-        why = f"the sessions of {'、'.join(steps)} are gone from the store"
+        why = _("the sessions of {steps} are gone from the store").format(steps="、".join(steps))
     else:
-        why = f"{lineage_name} could not be read"
+        why = _("{lineage} could not be read").format(lineage=lineage_name)
     if archived is None:
-        back = "it could not be set aside, so it is kept as it is and not written this run"
+        back = _("it could not be set aside, so it is kept as it is and not written this run")
     else:
-        back = f"old lineage in {archived}/ · `flower adopt {archived}` takes the old place back"
-    return f"   starting fresh: {why}; {back}"
+        back = _("old lineage in {path}/ · `flower adopt {path}` takes the old place back").format(
+            path=archived
+        )
+    return _("   starting fresh: {why}; {back}").format(why=why, back=back)

@@ -17,25 +17,15 @@ if TYPE_CHECKING:
     from flower.core.rewind import RewindPlan
 
 
-def finish_rewind(settings: Settings) -> RewindPlan | None:
-    """Carry out a rewind a crash cut short in this run directory (before a run wakes)."""
-    from flower.core.rewind import pending
-
-    if pending(settings.run_path) is None:
-        return None
-    from flower.stores.open import open_session_store
-    from flower.workflow.rewind import finish_rewind as finish
-
-    with open_session_store(settings=settings) as store:
-        plan = finish(Path.cwd(), store, settings=settings, run_dir=settings.run_path)
-    if plan is not None:
-        typer.echo(
-            _(
-                "flower: finished the rewind of {step} a crash cut short (now session {session})"
-            ).format(step=shown_step(plan.step), session=plan.new_session),
-            err=True,
-        )
-    return plan
+def say_rewind_finished(plan: RewindPlan) -> None:
+    """A rewind a crash cut short was carried out before this wake (see
+    :func:`flower.workflow.rewind.finish_pending_rewind`)."""
+    typer.echo(
+        _("flower: finished the rewind of {step} a crash cut short (now session {session})").format(
+            step=shown_step(plan.step), session=plan.new_session
+        ),
+        err=True,
+    )
 
 
 def _short(text: str, width: int = 60) -> str:

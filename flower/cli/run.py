@@ -23,15 +23,18 @@ from typing import TYPE_CHECKING, Annotated, Any, TextIO
 import typer
 
 from flower.cli.context import RunDirOption, get_settings, get_state, store_name
-from flower.cli.run_lock import RunDirError, require_writable, run_lock
-from flower.core.errors import FlowerError
+from flower.cli.run_lock import RunDirError, require_writable
+from flower.core.errors import FlowerError, NothingToDoError
+from flower.core.i18n import _
 
 if TYPE_CHECKING:
     from flower.cli.live import Live
     from flower.core.config import Settings
     from flower.core.lineage import FreshStart
+    from flower.core.rewind import RewindPlan
     from flower.workflow.said_journal import SaidJournal
     from flower.workflow.state import WakeState
+    from flower.workflow.wake import WakeChoice
 
 KEY_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 INTERRUPTED_EXIT = 130
@@ -72,19 +75,13 @@ def interrupted_exit(exc: KeyboardInterrupt) -> int:
 def _say_interrupted(live: Live, what: str) -> None:
     with contextlib.suppress(OSError):  # after SIGHUP the terminal may be gone
         live.line("")
-        live.line(f"interrupted: {what}", "yellow")
+        live.line(_("interrupted: {what}").format(what=what), "yellow")
 
 
 class NoAPIKeyError(FlowerError):
     """Neither ANTHROPIC_API_KEY nor ANTHROPIC_AUTH_TOKEN is set."""
 
     exit_code = 1
-
-
-class NothingToDoError(FlowerError):
-    """A fresh directory, nothing said, and no terminal to ask on."""
-
-    exit_code = 2
 
 
 # -- options shared by run and once ----------------------------------------------------
@@ -216,12 +213,9 @@ def _run_builtin(
     json_out: bool,
 ) -> int:
     from flower.cli.live import Live
-    from flower.cli.wake import read_line, wake_prompt
-    from flower.core.lineage import workspace_identity
+    from flower.cli.wake import read_line
     from flower.workflow import wake
-    from flower.workflow.base import wake_state
     from flower.workflow.documents import workflow_names
-    from flower.workflow.said_journal import SaidJournal
 
     out: TextIO = sys.stderr if json_out else sys.stdout
     names = workflow_names(settings)
@@ -231,83 +225,26 @@ def _run_builtin(
     def read() -> str:
         return read_line("> ", out)
 
-    journal = SaidJournal(settings.run_path)
-    said_in = workspace_identity(workspace, settings)  # as lineage names the workspace
-
-    # The run directory is taken before the banner and --new's archive: a second flower
-    # here says so and leaves having shown and moved nothing.
+    terminal = TerminalWake(settings, workspace, live, read, out, preflight)
+    # what a wake does, and in which order, is decided in flower.workflow.wake; the lock it
+    # takes is held until the run ends
     with contextlib.ExitStack() as held:
         try:  # Ctrl-C at a prompt leaves, as the conventional 130
-            if new:
-                if said is None and not interactive:
-                    raise NothingToDoError('--new needs something to do: flower --new "what to do"')
-                preflight()
-                if said is None:
-                    from flower.cli.wake import ask_new_task
-
-                    said = ask_new_task(read, out)
-                    if said is None:
-                        return 0
-                held.enter_context(run_lock(settings.run_path))
-                said_now: str | None = journal.add(said, said_in)  # a kill loses nothing now
-                _archive(settings, workspace, live, keep=said_now)
-                _banner(live, workspace, None, names.work_step)
-            else:  # what this wake does is decided in flower.workflow.wake
-                from flower.cli.rewind import finish_rewind
-
-                finish_rewind(settings)  # a rewind a crash cut short ends before the wake
-                state = wake_state(workspace, settings.run_dir, settings=settings)
-                wake.check_store(state)  # before any banner: nothing is gone, nothing runs
-                state = wake.builtin_view(state, settings)
-                used = wake.is_used(state)
-                if wake.needs_words(state, said, interactive=interactive):
-                    raise NothingToDoError(
-                        f"nothing to carry on in {workspace} (no work recorded in "
-                        f"{lineage_name(settings)}) "
-                        'and nothing said. Say what to do: flower "write a script that ..."; '
-                        "or see it work offline: flower demo"
-                    )
-                preflight()
-                if said is None and not used:
-                    from flower.cli.wake import ask_new_task
-
-                    said = ask_new_task(read, out)
-                    if said is None:
-                        return 0
-                held.enter_context(run_lock(settings.run_path))
-                if said is not None:
-                    journal.add(said, said_in)  # from here a kill loses nothing said
-                fresh = wake.start_fresh(settings, workspace, state)
-                _banner(live, workspace, state, names.work_step)
-                _not_used_line(live, workspace, settings)
-                if fresh is not None:
-                    live.line(_fresh_line(fresh, workspace, settings), "dim")
-                passed_on = wake.words_to_pass_on(state, said, settings)
-                if passed_on:
-                    from flower.cli.banner import unrecorded_line
-
-                    live.line(unrecorded_line(passed_on), "yellow")
-                if said is None and interactive and not state.checks.unrecorded:
-                    choice = wake_prompt(read, out)
-                    if choice.action == "leave":
-                        return 0
-                    if choice.action == "interrupted":
-                        raise KeyboardInterrupt
-                    said = choice.said
-                    said_now = None if said is None else journal.add(said, said_in)
-                    if choice.action == "new":
-                        _archive(settings, workspace, live, keep=said_now)
-                        _banner(live, workspace, None, names.work_step)
+            start = wake.begin(
+                settings, workspace, said, new=new, interactive=interactive, io=terminal, held=held
+            )
         except KeyboardInterrupt:
             out.write("\n")
             return INTERRUPTED_EXIT
+        if start is None:
+            return 0
         ask = _asker(read, out) if interactive else None
         go_on = _request_as_brief(live, settings, read if interactive else None, out)
         return _execute(
             settings,
             live,
-            said,
-            journal,
+            start.said,
+            start.journal,
             ask=ask,
             request_as_brief=go_on,
             trim=trim,
@@ -316,16 +253,63 @@ def _run_builtin(
         )
 
 
-def lineage_name(settings: Settings) -> str:
-    """Where lineage is kept, as messages name it: the json file, or the store's URL."""
-    from flower.core.redact import redact_text
+class TerminalWake:
+    """The :class:`~flower.workflow.wake.WakeIO` of ``flower``: asks on the terminal
+    (``read``), prints on ``live``."""
 
-    conf = settings.lineage
-    if conf.url:
-        return redact_text(conf.url)
-    if conf.backend == "json":
-        return f"{settings.run_dir}/lineage.json"
-    return f"the {conf.backend!r} lineage store"
+    def __init__(
+        self,
+        settings: Settings,
+        workspace: Path,
+        live: Live,
+        read: Callable[[], str],
+        out: TextIO,
+        preflight: Callable[[], None],
+    ) -> None:
+        self.settings = settings
+        self.workspace = workspace
+        self.live = live
+        self.read = read
+        self.out = out
+        self.preflight = preflight
+
+    def ask_new_task(self) -> str | None:
+        from flower.cli.wake import ask_new_task
+
+        return ask_new_task(self.read, self.out)
+
+    def ask_wake(self) -> WakeChoice:
+        from flower.cli.wake import wake_prompt
+
+        return wake_prompt(self.read, self.out)
+
+    def rewind_finished(self, plan: RewindPlan) -> None:
+        from flower.cli.rewind import say_rewind_finished
+
+        say_rewind_finished(plan)
+
+    def banner(self, state: WakeState | None) -> None:
+        from flower.workflow.documents import workflow_names
+
+        _banner(self.live, self.workspace, state, workflow_names(self.settings).work_step)
+        if state is not None:
+            _not_used_line(self.live, self.workspace, self.settings)
+
+    def fresh_start(self, fresh: FreshStart) -> None:
+        self.live.line(_fresh_line(fresh, self.workspace, self.settings), "dim")
+
+    def passed_on(self, words: list[str]) -> None:
+        from flower.cli.banner import unrecorded_line
+
+        self.live.line(unrecorded_line(words), "yellow")
+
+    def archived(self, into: Path) -> None:
+        from flower.workflow.wake import relative
+
+        where = relative(into, self.workspace)
+        self.live.line(
+            _("   archived the last conversation into {path}/").format(path=where), "dim"
+        )
 
 
 def _one_line(text: str, width: int = 60) -> str:
@@ -335,7 +319,7 @@ def _one_line(text: str, width: int = 60) -> str:
 
 def _fresh_line(fresh: FreshStart, workspace: Path, settings: Settings) -> str:
     from flower.cli.banner import fresh_start_line
-    from flower.workflow.wake import relative
+    from flower.workflow.wake import lineage_name, relative
 
     archived = None if fresh.archived is None else relative(fresh.archived, workspace)
     return fresh_start_line(
@@ -385,16 +369,6 @@ def _banner(live: Live, workspace: Path, state: WakeState | None, work_step: str
     live.line(line, "bold green")
     if lost:
         live.line(lost_sessions_line(lost), "yellow")
-
-
-def _archive(settings: Settings, workspace: Path, live: Live, *, keep: str | None = None) -> None:
-    """``--new``: the last conversation into notes/archive/<stamp>/ (see
-    :func:`flower.workflow.wake.archive_conversation`), said in one dim line."""
-    from flower.workflow.wake import archive_conversation, relative
-
-    into = archive_conversation(settings, workspace, keep=keep)
-    if into is not None:
-        live.line(f"   archived the last conversation into {relative(into, workspace)}/", "dim")
 
 
 def _asker(read: Any, out: TextIO) -> Any:
@@ -485,7 +459,7 @@ def _execute(
         with hangup_interrupts():
             ctx = asyncio.run(workflow.run(rt))
     except KeyboardInterrupt as exc:
-        _say_interrupted(live, "lineage and transcript are saved; `flower` here carries on")
+        _say_interrupted(live, _("lineage and transcript are saved; `flower` here carries on"))
         return interrupted_exit(exc)
     finally:
         rt.close()
@@ -496,7 +470,7 @@ def _execute(
     work_sid = ctx.sessions.get(live.work_step) or next(iter(ctx.sessions.values()), None)
     live.summary(results, time.monotonic() - started, _transcript_hint(settings, work_sid))
     if ctx.goal_met is False:
-        live.line("   the judge found goals not met yet: `flower` here goes on", "yellow")
+        live.line(_("   the judge found goals not met yet: `flower` here goes on"), "yellow")
     if json_out:
         _print_json(
             {
@@ -541,11 +515,11 @@ def once(
     """
     said = _joined(prompt)
     if said is None:
-        raise NothingToDoError('flower once needs something to say: flower once "what to do"')
+        raise NothingToDoError(_('flower once needs something to say: flower once "what to do"'))
     if project is not None and resume is None:
         from flower.cli.session_ids import UsageFlowerError
 
-        raise UsageFlowerError("--project names the project of --resume's session: add --resume")
+        raise UsageFlowerError(_("--project names the project of --resume's session: add --resume"))
     settings = _settings(ctx, run_dir, model)
     _preflight(settings)
     raise typer.Exit(
@@ -585,7 +559,7 @@ def _run_once(
         with hangup_interrupts():
             result = asyncio.run(rt.run(worker_agent(), said, resume, step="once"))
     except KeyboardInterrupt as exc:
-        _say_interrupted(live, "the transcript is saved")
+        _say_interrupted(live, _("the transcript is saved"))
         return interrupted_exit(exc)
     finally:
         rt.close()
@@ -595,9 +569,8 @@ def _run_once(
     if result.session_id:
         elsewhere = rt.project_key != project_key(rt.workspace)
         also = f" --project {rt.project_key}" if elsewhere else ""
-        live.line(
-            f'   carry on by hand: flower once --resume {result.session_id}{also} "..."', "dim"
-        )
+        by_hand = _('   carry on by hand: flower once --resume {session}{project} "..."')
+        live.line(by_hand.format(session=result.session_id, project=also), "dim")
     if json_out:
         _print_json({"ok": result.ok, "results": _results_json([result])})
     return 0 if result.ok else 1
@@ -650,7 +623,7 @@ def describe_state(state: WakeState, workspace: Path, settings: Settings) -> lis
     """wake_state in words, one fact a line."""
     from flower.cli.banner import human_tokens, short_path
     from flower.workflow.documents import documents, workflow_names
-    from flower.workflow.wake import builtin_view
+    from flower.workflow.wake import builtin_view, lineage_name
 
     names = workflow_names(settings)
     checks = state.checks

@@ -10,23 +10,12 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Literal, TextIO
+from typing import TextIO
 
 from flower.cli.banner import new_task_prompt_text, wake_prompt_text
+from flower.workflow.wake import WakeChoice
 
 NEW_COMMAND = "/new"
-
-Action = Literal["continue", "say", "new", "leave", "interrupted"]
-
-
-@dataclass(frozen=True)
-class WakeChoice:
-    """``action`` and, for ``say`` and ``new``, the text the user typed."""
-
-    action: Action
-    said: str | None = None
-
 
 Reader = Callable[[], str]
 """Reads one line; raises ``EOFError`` at end of input and ``KeyboardInterrupt`` on Ctrl-C."""

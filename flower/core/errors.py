@@ -58,3 +58,9 @@ class PluginError(FlowerError):
 class NoSuchPluginError(ConfigError, PluginError):
     """A backend, policy or prober name (or a URL scheme) that no loaded plugin provides:
     a mistake in the configuration or the command line, so exit code 2."""
+
+
+class NothingToDoError(FlowerError):
+    """A run cannot start: nothing to carry on, nothing said, and no terminal to ask on."""
+
+    exit_code = 2

@@ -28,3 +28,14 @@ def finish_rewind(
         return None
     lineage = load_lineage(workspace, settings=settings, run_dir=run_path)
     return finish_pending(lineage, store, run_path)
+
+
+def finish_pending_rewind(settings: Any, workspace: str | os.PathLike[str]) -> RewindPlan | None:
+    """:func:`finish_rewind` in ``settings``' run directory, opening its session store
+    only when a plan is pending (before a wake of the built-in workflow)."""
+    if pending(settings.run_path) is None:
+        return None
+    from flower.stores.open import open_session_store
+
+    with open_session_store(settings=settings) as store:
+        return finish_rewind(workspace, store, settings=settings, run_dir=settings.run_path)

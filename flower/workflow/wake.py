@@ -1,26 +1,34 @@
 """What a wake of the built-in workflow does, decided in one place.
 
-``flower`` (cli/run.py) reads what the user says and prints; this module decides:
-whether the directory has something to carry on (:func:`is_used`), whether a bare
-``flower`` would wake (:func:`verdict`), whether to stop before anything runs
-(:func:`check_store`, :func:`needs_words`), which words a killed run left to pass on first
-(:func:`words_to_pass_on`), how a fresh start keeps the old lineage
-(:func:`start_fresh`), and what ``--new`` moves into the archive
-(:func:`archive_conversation`). See docs/continuity.md.
+``flower`` (cli/run.py) reads what the user says and prints, through a :class:`WakeIO`
+it passes in; this module decides, and :func:`begin` runs the steps of a wake in their
+order: the run directory's lock, ``--new``'s archive, a rewind a crash cut short,
+whether the directory has something to carry on (:func:`is_used`, :func:`check_store`,
+:func:`needs_words`), the fresh start that keeps the old lineage (:func:`start_fresh`),
+the banner, which words a killed run left to pass on first (:func:`words_to_pass_on`)
+and the wake prompt. :func:`verdict` says what a bare ``flower`` would do (``flower
+status``). See docs/continuity.md and docs/everyday.md.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import msgspec
 
+from flower.core.errors import NothingToDoError
+from flower.core.i18n import _
 from flower.core.lineage import FreshStart, archive_dir, workspace_identity
 from flower.stores.lineage import load_lineage
 from flower.workflow.documents import documents, workflow_names
 from flower.workflow.state import WakeState
+
+if TYPE_CHECKING:
+    from flower.core.rewind import RewindPlan
+    from flower.workflow.said_journal import SaidJournal
 
 Verdict = Literal["wakes", "nothing", "stops"]
 """What a bare ``flower`` would do here: wake, find nothing to carry on, or stop."""
@@ -118,6 +126,154 @@ def archive_conversation(settings: Any, workspace: Path, *, keep: str | None = N
     return into
 
 
+def lineage_name(settings: Any) -> str:
+    """Where lineage is kept, as messages name it: the json file, or the store's URL."""
+    from flower.core.redact import redact_text
+
+    conf = settings.lineage
+    if conf.url:
+        return redact_text(conf.url)
+    if conf.backend == "json":
+        return f"{settings.run_dir}/lineage.json"
+    return f"the {conf.backend!r} lineage store"
+
+
+# -- the steps of a wake, in order ---------------------------------------------------
+
+
+Action = Literal["continue", "say", "new", "leave", "interrupted"]
+
+
+class WakeChoice(msgspec.Struct, frozen=True):
+    """What the user chose at the wake prompt: ``action`` and, for ``say`` and ``new``,
+    the text they typed."""
+
+    action: Action
+    said: str | None = None
+
+
+class WakeIO(Protocol):
+    """How a wake talks to the user: the CLI reads a terminal and prints. ``ask_*`` raise
+    ``KeyboardInterrupt`` on Ctrl-C."""
+
+    def preflight(self) -> None:
+        """Check what must hold before a byte is written (credentials, writable dirs)."""
+
+    def ask_new_task(self) -> str | None:
+        """What to do (a first run, ``--new``, ``/new``); None: the user left."""
+
+    def ask_wake(self) -> WakeChoice:
+        """The wake prompt of a used directory, asked once."""
+
+    def rewind_finished(self, plan: RewindPlan) -> None:
+        """A rewind a crash cut short was carried out."""
+
+    def banner(self, state: WakeState | None) -> None:
+        """The first line: what this wake resumes (``state``), or a fresh start (None)."""
+
+    def fresh_start(self, fresh: FreshStart) -> None:
+        """Lineage was there but this wake cannot use it: set aside as ``fresh`` says."""
+
+    def passed_on(self, words: list[str]) -> None:
+        """Words a killed run was told and never recorded go to the model first."""
+
+    def archived(self, into: Path) -> None:
+        """``--new`` moved the last conversation into ``into``."""
+
+
+class WakeStart(msgspec.Struct, frozen=True):
+    """What the run goes on with: what was said (None: just carry on) and the journal
+    that holds it until lineage does."""
+
+    said: str | None
+    journal: SaidJournal
+
+
+def begin(
+    settings: Any,
+    workspace: Path,
+    said: str | None,
+    *,
+    new: bool,
+    interactive: bool,
+    io: WakeIO,
+    held: contextlib.ExitStack,
+) -> WakeStart | None:
+    """Everything a wake of the built-in workflow does before its first step, in order;
+    None when the user left at a prompt (nothing ran). The run directory's lock is taken
+    into ``held`` before the banner and ``--new``'s archive (a second ``flower`` here
+    says so and leaves having shown and moved nothing); the caller runs the workflow
+    while ``held`` is open."""
+    from flower.core.run_lock import run_lock
+    from flower.workflow.said_journal import SaidJournal
+
+    journal = SaidJournal(settings.run_path)
+    said_in = workspace_identity(workspace, settings)  # as lineage names the workspace
+    if new:
+        if said is None and not interactive:
+            raise NothingToDoError(_('--new needs something to do: flower --new "what to do"'))
+        io.preflight()
+        if said is None:
+            said = io.ask_new_task()
+            if said is None:
+                return None
+        held.enter_context(run_lock(settings.run_path))
+        _archive(settings, workspace, io, keep=journal.add(said, said_in))  # a kill loses nothing
+        io.banner(None)
+        return WakeStart(said, journal)
+    from flower.workflow.base import wake_state
+    from flower.workflow.rewind import finish_pending_rewind
+
+    plan = finish_pending_rewind(settings, workspace)  # a rewind a crash cut short ends first
+    if plan is not None:
+        io.rewind_finished(plan)
+    state = wake_state(workspace, settings.run_dir, settings=settings)
+    check_store(state)  # before any banner: nothing is gone, nothing runs
+    state = builtin_view(state, settings)
+    used = is_used(state)
+    if needs_words(state, said, interactive=interactive):
+        raise NothingToDoError(
+            _(
+                "nothing to carry on in {workspace} (no work recorded in {lineage}) and nothing"
+                ' said. Say what to do: flower "write a script that ..."; or see it work'
+                " offline: flower demo"
+            ).format(workspace=workspace, lineage=lineage_name(settings))
+        )
+    io.preflight()
+    if said is None and not used:
+        said = io.ask_new_task()
+        if said is None:
+            return None
+    held.enter_context(run_lock(settings.run_path))
+    if said is not None:
+        journal.add(said, said_in)  # from here a kill loses nothing said
+    fresh = start_fresh(settings, workspace, state)
+    io.banner(state)
+    if fresh is not None:
+        io.fresh_start(fresh)
+    passed_on = words_to_pass_on(state, said, settings)
+    if passed_on:
+        io.passed_on(passed_on)
+    if said is None and interactive and not state.checks.unrecorded:
+        choice = io.ask_wake()
+        if choice.action == "leave":
+            return None
+        if choice.action == "interrupted":
+            raise KeyboardInterrupt
+        said = choice.said
+        said_now = None if said is None else journal.add(said, said_in)
+        if choice.action == "new":
+            _archive(settings, workspace, io, keep=said_now)
+            io.banner(None)
+    return WakeStart(said, journal)
+
+
+def _archive(settings: Any, workspace: Path, io: WakeIO, *, keep: str | None) -> None:
+    into = archive_conversation(settings, workspace, keep=keep)
+    if into is not None:
+        io.archived(into)
+
+
 def relative(path: str | os.PathLike[str], workspace: Path) -> str:
     """``path`` as the banner shows it: relative to the workspace when inside it."""
     target = Path(path)
@@ -125,11 +281,18 @@ def relative(path: str | os.PathLike[str], workspace: Path) -> str:
 
 
 __all__ = [
+    "Action",
+    "NothingToDoError",
     "Verdict",
+    "WakeChoice",
+    "WakeIO",
+    "WakeStart",
     "archive_conversation",
+    "begin",
     "builtin_view",
     "check_store",
     "is_used",
+    "lineage_name",
     "needs_words",
     "relative",
     "start_fresh",

@@ -78,8 +78,8 @@ def test_sighup_mid_work_then_resumed_then_sessions_gone(
     [kept] = (ws / "notes" / "archive").glob("*/lineage.json")
     folder = kept.parent.relative_to(ws)
     assert lines[2] == (
-        "   starting fresh: the sessions of 确认需求、设定目标、干活 are gone from the store; "
-        f"old lineage in {folder}/ · `flower adopt {folder}` takes the old place back"
+        "   从头开始:确认需求、设定目标、干活的会话已不在存储里;"
+        f"旧的接续记录在 {folder}/ · `flower adopt {folder}` 可以回到原来那段"
     )
     assert lines[3].startswith("== 干活 ==") and lines[3].endswith("  1/3")
 
@@ -101,7 +101,7 @@ def test_sigkill_mid_work_then_resumed_then_new_archives_and_leaves_sessions(
     assert json.loads((archived / "lineage.json").read_text(encoding="utf-8")) == old
     assert (archived / "需求.md").read_bytes() == brief
     lines = done.stdout.splitlines()
-    assert lines[0] == f"   archived the last conversation into notes/archive/{archived.name}/"
+    assert lines[0] == f"   上一段对话已归档到 notes/archive/{archived.name}/"
     assert lines[1] == f"-> 在 {ws} 开始新的一件事"
     # the session store is the history: every old transcript is still there, unchanged
     assert {step: entries_of(ws, sid) for step, sid in old["steps"].items()} == before
@@ -115,7 +115,7 @@ def test_ctrl_c_mid_run_keeps_lineage_and_transcript_valid(
     model.hold_worker = True
     sid, proc = kill_at_cut(flower, model, signal.SIGINT, "--yes", REQUEST)
     assert proc.returncode == 130
-    assert "`flower` here carries on" in proc.stdout
+    assert "在这里再跑 `flower` 就接着做" in proc.stdout
     assert lineage(ws)["steps"]["干活"] == sid
     done = flower("--yes")
     assert done.returncode == 0, done.stderr

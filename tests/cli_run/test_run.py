@@ -119,7 +119,7 @@ def test_once_resumes_by_a_prefix_and_from_another_project_with_project(
     assert json.loads(there.stdout)["results"][0]["session_id"] == sid
     assert f"flower once --resume {sid} --project {home}" in there.stderr
     alone = elsewhere("once", "--project", home, "hi")
-    assert alone.returncode == 2 and "add --resume" in alone.stderr
+    assert alone.returncode == 2 and "add --resume" in alone.stderr  # before the language is set
 
 
 # -- bad input: clear errors before anything is written ---------------------------------
@@ -139,7 +139,7 @@ def test_no_api_key_is_a_clear_message_and_writes_nothing(
     assert done.stdout == "" and list(ws.iterdir()) == []
 
 
-@pytest.mark.parametrize(("argv", "message"), [([], "nothing to carry on"), (["--new"], "--new")])
+@pytest.mark.parametrize(("argv", "message"), [([], "没有可接着做的"), (["--new"], "--new")])
 def test_nothing_to_do_is_said_before_a_missing_key(
     flower: Flower, ws: Path, argv: list[str], message: str
 ) -> None:
@@ -199,7 +199,7 @@ def test_a_manifest_line_that_is_not_utf8_stops_no_run(flower: Flower, ws: Path)
 def test_fresh_directory_with_nothing_said_and_no_terminal(flower: Flower, ws: Path) -> None:
     done = flower()
     assert done.returncode == 2
-    assert "nothing to carry on" in done.stderr and 'flower "' in done.stderr
+    assert "没有可接着做的" in done.stderr and 'flower "' in done.stderr
     assert list(ws.iterdir()) == []
 
 

@@ -41,6 +41,7 @@ from cli_run_helpers import FLOWER, flower_env  # noqa: E402
 from engine_fuzz import Violation as EngineViolation  # noqa: E402
 from engine_fuzz import check_prompts, check_tool_answers  # noqa: E402
 
+from flower.core.i18n import every_translation  # noqa: E402
 from flower.testing.fake_api import (  # noqa: E402
     FakeMessagesAPI,
     RecordedRequest,
@@ -61,6 +62,11 @@ THRESHOLD = 20_000
 """The relay threshold the children run with (``FLOWER_RELAY_THRESHOLD_TOKENS``)."""
 RELAY_SEED_START = "你接手一件做到一半的事"
 MAX_INVOCATIONS = 8
+GOALS_NOT_MET = {
+    text.strip()
+    for text in every_translation("   the judge found goals not met yet: `flower` here goes on")
+}
+"""The line a run ends with when the judge sends it on (in any language flower speaks)."""
 
 BRIEF = """\
 ## 背景
@@ -725,7 +731,7 @@ def check_after(
     check_woke(inv, before, outcome, lineage, life.state)
     check_status(inv, outcome, lineage)
     judged = any(AGENTS.get(_system(r)) == "judge" for r in outcome.requests)
-    if outcome.code == 0 and judged and "the judge found goals not met" not in outcome.stdout:
+    if outcome.code == 0 and judged and not any(t in outcome.stdout for t in GOALS_NOT_MET):
         life.state.finished = True
 
 

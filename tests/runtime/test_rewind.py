@@ -143,9 +143,9 @@ def test_a_rewind_a_crash_cut_short_is_finished_before_the_next_wake(
     """The plan file is the commit point: written, then killed (nothing else done yet)."""
     import msgspec
 
-    from flower.cli.rewind import finish_rewind
     from flower.core.rewind import plan_rewind
     from flower.core.snapshots import Snapshots
+    from flower.workflow.rewind import finish_pending_rewind
 
     rt, lineage, old = worked
     run_dir = Path(rt.settings.run_dir)
@@ -160,12 +160,12 @@ def test_a_rewind_a_crash_cut_short_is_finished_before_the_next_wake(
     (run_dir / PLAN_FILE).write_bytes(msgspec.json.encode(plan))
     (workspace / ".a.txt.123-abcd.tmp").write_text("half a restore")
     monkeypatch.chdir(workspace)
-    assert finish_rewind(rt.settings) == plan
+    assert finish_pending_rewind(rt.settings, workspace) == plan
     assert load_lineage(workspace, settings=rt.settings).steps[STEP] == plan.new_session
     assert (workspace / "a.txt").read_text() == "v1\n" and not (workspace / "b.txt").exists()
     assert not (workspace / ".a.txt.123-abcd.tmp").exists()
     assert not (run_dir / PLAN_FILE).exists()
-    assert finish_rewind(rt.settings) is None  # nothing pending any more
+    assert finish_pending_rewind(rt.settings, workspace) is None  # nothing pending any more
 
 
 def test_two_rewinds_before_a_wake_are_announced_together(

@@ -67,8 +67,8 @@ def test_a_copied_directory_says_why_it_starts_fresh_and_keeps_the_old_lineage(
     [kept] = archived(moved)
     folder = kept.parent.relative_to(moved)
     assert lines[1] == (
-        f"   starting fresh: the lineage here was written for {old} (moved or copied); "
-        f"old lineage in {folder}/ · `flower adopt {folder}` takes the old place back"
+        f"   从头开始:这里的接续记录是为 {old} 写的(目录被移动或复制过);"
+        f"旧的接续记录在 {folder}/ · `flower adopt {folder}` 可以回到原来那段"
     )
     assert kept.read_bytes() == before  # byte for byte
     assert lineage_of(moved)["workspace"] == str(moved) and lineage_of(moved)["woke"] == 1
@@ -130,7 +130,7 @@ def test_an_unreadable_lineage_is_set_aside_byte_for_byte(
     assert "fresh       runs/lineage.json cannot be read" in status.stdout
     done = flower("run", "--yes", "顺便支持代码块高亮")
     assert done.exit_code == 0, done.output
-    assert "starting fresh: runs/lineage.json could not be read; old lineage in" in done.stdout
+    assert "从头开始:runs/lineage.json 读不了;旧的接续记录在" in done.stdout
     [kept] = archived(in_tmp)
     assert kept.read_bytes() == damaged
     assert lineage_of(in_tmp)["woke"] == 1
@@ -147,7 +147,7 @@ def test_sessions_gone_from_the_store_set_the_mapping_aside_for_when_they_are_ba
     store.unlink()
     done = flower("run", "--yes", "顺便支持代码块高亮")
     assert done.exit_code == 0, done.output
-    assert "starting fresh: the sessions of 确认需求、设定目标、干活 are gone" in done.stdout
+    assert "从头开始:确认需求、设定目标、干活的会话已不在存储里" in done.stdout
     [kept] = archived(in_tmp)
     assert json.loads(kept.read_text(encoding="utf-8")) == old
     assert lineage_of(in_tmp)["woke"] == 2  # the brief and the goals go on: a wake like any

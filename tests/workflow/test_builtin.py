@@ -343,7 +343,7 @@ def test_flower_does_not_claim_another_workflows_steps(in_tmp: Path, fake: FakeM
     assert lines[-1].startswith("next        nothing to resume")
     result = CliRunner().invoke(build_app(), [], env={"ANTHROPIC_API_KEY": "sk-test"})
     assert result.exit_code == 2
-    assert "nothing to carry on" in result.stderr
+    assert "没有可接着做的" in result.stderr
     assert not (in_tmp / "需求.md").exists()  # the built-in workflow did not start
 
 
