@@ -21,7 +21,6 @@ from typing import Any
 
 from flower.core.i18n import N_, _
 from flower.core.lineage import Lineage
-from flower.core.transcript.blocks import prompt_texts
 from flower.runtime.spec import AgentSpec, StepResult
 from flower.workflow.base import Context, Step, StepRun, Workflow, one_turn, replace_step
 from flower.workflow.clarify import Ask, RequestAsBrief, clarify_step, goals_step
@@ -33,6 +32,7 @@ from flower.workflow.documents import (
     workflow_names,
 )
 from flower.workflow.goal import judge_agent, with_goal
+from flower.workflow.memo import ClarifyMemo, WakeMemo
 from flower.workflow.said_journal import Said, SaidJournal, mark_recorded
 
 _MESSAGES = {
@@ -75,93 +75,6 @@ def __getattr__(name: str) -> Any:
     if name == "WORKER":
         return worker_agent()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-class WakeMemo:
-    """What was said on wakes and has not reached the working step yet, and whether
-    the goals still lack it: kept in the lineage record (``extra``), written at once,
-    so a wake cut short leaves the next one to finish the job."""
-
-    UNHEARD = "unheard"
-    GOALS_STALE = "goals_stale"
-    SENT_AFTER = "unheard_sent_after"
-    """Where the working step's transcript stood when the words were last sent to it:
-    ``{"session": id or None, "entries": n}``; what a cut-short wake stored after that
-    point was heard."""
-
-    def __init__(self, lineage: Lineage | None) -> None:
-        self.lineage = lineage
-        self.extra: dict[str, Any] = lineage.record.extra if lineage is not None else {}
-        unheard = self.extra.get(self.UNHEARD)
-        valid = isinstance(unheard, list) and all(isinstance(t, str) for t in unheard)
-        self.unheard: list[str] = list(unheard) if valid and unheard else []
-        self.goals_stale = self.extra.get(self.GOALS_STALE) is True
-        sent = self.extra.get(self.SENT_AFTER)
-        self.sent_after: dict[str, Any] | None = sent if isinstance(sent, dict) else None
-
-    STALES_GOALS = True
-    """Whether new words leave the goals to derive again."""
-
-    def said(self, *texts: str) -> None:
-        """Keep ``texts`` (in order) until the step hears them: one lineage save."""
-        self.unheard += texts
-        self.goals_stale = self.goals_stale or self.STALES_GOALS
-        self._save()
-
-    def goals_rederived(self) -> None:
-        if self.goals_stale:
-            self.goals_stale = False
-            self._save()
-
-    def heard(self, texts: list[str] | None = None) -> None:
-        """Everything unheard (or only ``texts``) reached the working step."""
-        left = [t for t in self.unheard if texts is not None and t not in texts]
-        if left != self.unheard:
-            self.unheard = left
-            self._save()
-
-    def sending(self, session_id: str | None, entries: int) -> None:
-        """The words go to the working step now, its transcript ``entries`` long."""
-        self.sent_after = {"session": session_id, "entries": entries}
-        self._save()
-
-    def landed(self, session_id: str | None, entries: list[dict[str, Any]]) -> list[str]:
-        """The unheard words a cut-short wake already stored in the working step's
-        transcript (``entries``, of ``session_id``): they were sent, the model may have
-        answered them; sending them again would say them twice."""
-        sent = self.sent_after
-        if sent is None or session_id is None:
-            return []
-        # a session other than the one they were sent to was started after (a relay)
-        start = sent.get("entries") if sent.get("session") == session_id else 0
-        start = start if isinstance(start, int) and start >= 0 else len(entries)
-        prompts = [text for entry in entries[start:] for text in prompt_texts(entry)]
-        return [t for t in self.unheard if any(t in prompt for prompt in prompts)]
-
-    def _save(self) -> None:
-        if not self.unheard:
-            self.sent_after = None
-        for key, value in (
-            (self.UNHEARD, self.unheard),
-            (self.GOALS_STALE, self.goals_stale),
-            (self.SENT_AFTER, self.sent_after),
-        ):
-            if value:
-                self.extra[key] = value
-            else:
-                self.extra.pop(key, None)
-        if self.lineage is not None:
-            self.lineage.save()
-
-
-class ClarifyMemo(WakeMemo):
-    """What was said on wakes to a clarifier that had not confirmed the brief yet, until
-    the clarifier's transcript holds it (the goals are derived after it anyway)."""
-
-    UNHEARD = "unheard_by_clarifier"
-    GOALS_STALE = "clarify_goals_stale"  # never set: the goals come after the brief
-    SENT_AFTER = "unheard_by_clarifier_sent_after"
-    STALES_GOALS = False
 
 
 def _send_unheard(run: StepRun, memo: WakeMemo) -> None:

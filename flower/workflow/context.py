@@ -11,8 +11,8 @@ import msgspec
 if TYPE_CHECKING:
     from flower.core.lineage import FreshStart, Lineage
     from flower.runtime.spec import StepResult
-    from flower.workflow.builtin import ClarifyMemo, WakeMemo
-    from flower.workflow.goal import Verdict
+    from flower.workflow.memo import ClarifyMemo, WakeMemo
+    from flower.workflow.verdict import Verdict
 
 
 class RelayMove(msgspec.Struct, kw_only=True):
