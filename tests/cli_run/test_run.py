@@ -119,7 +119,7 @@ def test_once_resumes_by_a_prefix_and_from_another_project_with_project(
     assert json.loads(there.stdout)["results"][0]["session_id"] == sid
     assert f"flower once --resume {sid} --project {home}" in there.stderr
     alone = elsewhere("once", "--project", home, "hi")
-    assert alone.returncode == 2 and "add --resume" in alone.stderr  # before the language is set
+    assert alone.returncode == 2 and "请加上 --resume" in alone.stderr
 
 
 # -- bad input: clear errors before anything is written ---------------------------------
