@@ -5,6 +5,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from flower.core.config import Price, ResilienceConfig
 from flower.core.resilience import Resilience
 from flower.runtime.engine import Runtime
@@ -45,6 +47,7 @@ def test_bad_key_and_spend_limit_are_fatal_at_once(
     assert len(fake_api.requests) == 2
 
 
+@pytest.mark.usefixtures("english")  # the waiting line is read in English
 def test_refused_connections_wait_and_resume_the_same_session(
     make_runtime: Callable[..., Runtime], fake_api: FakeMessagesAPI
 ) -> None:

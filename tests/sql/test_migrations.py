@@ -232,6 +232,7 @@ def test_doctor_names_a_store_behind_once(pg_url: str, in_tmp: Path) -> None:
     assert check.detail.count("postgresql") == 1, check.detail
 
 
+@pytest.mark.usefixtures("english")  # doctor's detail is read in English
 def test_doctor_migrates_no_empty_schema_even_with_auto_migrate(pg_url: str, in_tmp: Path) -> None:
     import sqlalchemy as sa
 
