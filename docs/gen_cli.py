@@ -1,6 +1,7 @@
 """Write docs/cli-reference.md from the typer app: every command's ``--help``.
 
-Run ``python docs/gen_cli.py`` after changing a command; ``tests/docs/test_cli_reference.py``
+The page is written in English, whichever language the environment speaks. Run
+``python docs/gen_cli.py`` after changing a command; ``tests/docs/test_cli_reference.py``
 fails when the page and the app disagree. ``python docs/gen_cli.py --check`` exits 1 then.
 """
 
@@ -13,6 +14,8 @@ from pathlib import Path
 
 PAGE = Path(__file__).resolve().parent / "cli-reference.md"
 WIDTH = 100
+ENGLISH = {"FLOWER_LANGUAGE": "en"}
+"""The page is English whatever the language around it (the setting beats the rest)."""
 HEADER = """# CLI reference
 
 Generated from the command-line app by `python docs/gen_cli.py`; a test fails when it
@@ -50,7 +53,7 @@ def render() -> str:
     parts = [HEADER]
     for path, _command in _commands(root, ()):
         args = [*path, "--help"]
-        result = runner.invoke(app, args, prog_name="flower", terminal_width=WIDTH)
+        result = runner.invoke(app, args, prog_name="flower", terminal_width=WIDTH, env=ENGLISH)
         if result.exit_code != 0:
             raise RuntimeError(f"flower {' '.join(args)} failed: {result.output}")
         title = " ".join(("flower", *path))

@@ -8,29 +8,39 @@ from typing import Annotated
 import typer
 
 from flower.cli.context import RunDirOption, get_settings, get_state
+from flower.cli.lazy import command_help
 from flower.core.i18n import N_, _, ngettext, shown_step
 
 
+@command_help(
+    N_(
+        "Point this directory's lineage at the sessions of an old one, so `flower` "
+        "carries on.\n"
+        "\n"
+        "Checks every session it names is in the session store (those kept for the old\n"
+        "directory are copied to this one), keeps `woke`, and sets this directory's own\n"
+        "lineage aside into notes/archive/ first. Nothing changes if a session is "
+        "missing."
+    )
+)
 def adopt(
     ctx: typer.Context,
     source: Annotated[
         str | None,
         typer.Argument(
             metavar="[PATH|ARCHIVE]",
-            help="The directory this one was copied from, an archive folder "
-            "(notes/archive/<stamp>) or a lineage file. Default: lineage here written for "
-            "another directory, else the newest archive.",
+            help=N_(
+                "The directory this one was copied from, an archive folder "
+                "(notes/archive/<stamp>) or a lineage file. Default: lineage here written for "
+                "another directory, else the newest archive."
+            ),
         ),
     ] = None,
     run_dir: RunDirOption = None,
-    json_out: Annotated[bool, typer.Option("--json", help="What was adopted, as JSON.")] = False,
+    json_out: Annotated[
+        bool, typer.Option("--json", help=N_("What was adopted, as JSON."))
+    ] = False,
 ) -> None:
-    """Point this directory's lineage at the sessions of an old one, so `flower` carries on.
-
-    Checks every session it names is in the session store (those kept for the old
-    directory are copied to this one), keeps `woke`, and sets this directory's own
-    lineage aside into notes/archive/ first. Nothing changes if a session is missing.
-    """
     import msgspec
 
     from flower.cli.banner import short_path

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from flower.cli.context import get_loaded_settings, store_name
+from flower.cli.lazy import command_help
 from flower.cli.output import compact_json, print_json
 from flower.core.i18n import N_, _, current_language, language_name
 from flower.core.redact import redact_text, redact_value
@@ -55,15 +56,18 @@ def _show(value: Any) -> str:
     return compact_json(value)
 
 
+@command_help(
+    N_(
+        "Show the effective configuration and the source of every value.\n"
+        "\n"
+        "Sources, later wins: defaults, [tool.flower] in the nearest pyproject.toml,\n"
+        "FLOWER_* environment variables, command-line options. Passwords are masked."
+    )
+)
 def config(
     ctx: typer.Context,
-    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help=N_("Machine-readable output."))] = False,
 ) -> None:
-    """Show the effective configuration and the source of every value.
-
-    Sources, later wins: defaults, [tool.flower] in the nearest pyproject.toml,
-    FLOWER_* environment variables, command-line options. Passwords are masked.
-    """
     import msgspec
 
     from flower.core.config import default_store_url, effective_items

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from flower.core.i18n import N_
+
 if TYPE_CHECKING:
     from flower.core.config import LoadedSettings, Settings
     from flower.core.errors import ConfigError
@@ -26,7 +28,7 @@ RunDirOption = Annotated[
         "-r",
         "--run-dir",
         metavar="DIR",
-        help="Run directory, relative to the working directory (default: runs).",
+        help=N_("Run directory, relative to the working directory (default: runs)."),
     ),
 ]
 """``-r/--run-dir``: on the root group and on the commands that run things."""
@@ -59,8 +61,13 @@ def get_loaded_settings(ctx: typer.Context) -> LoadedSettings:
     global _loaded_last
     state = get_state(ctx)
     if state._loaded is None:
-        from flower.core.i18n import set_language
+        import os
 
+        from flower.core.i18n import environment_language, set_language
+
+        # a mistake in the settings is said in the environment's language (the one
+        # --help read from them may be what is wrong)
+        set_language(environment_language(os.environ))
         state._loaded = _loaded_last = load_settings(overrides=state.overrides())
         set_language(state._loaded.language)  # one language for all this command says
     return state._loaded

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from flower.cli.lazy import command_help
 from flower.core.errors import FlowerError
 from flower.core.i18n import N_, _, language
 
@@ -240,12 +241,17 @@ def run_checks(ctx: typer.Context) -> list[Check]:
     return checks
 
 
+@command_help(
+    N_(
+        "Check configuration, session store, pruning chain, API endpoint and API key; "
+        "exit 1 if\n"
+        "any fails."
+    )
+)
 def doctor(
     ctx: typer.Context,
-    json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    json: Annotated[bool, typer.Option("--json", help=N_("Machine-readable output."))] = False,
 ) -> None:
-    """Check configuration, session store, pruning chain, API endpoint and API key; exit 1 if
-    any fails."""
     from flower.cli.output import pad, print_json, shown_width
     from flower.core.redact import redact_text
 

@@ -8,17 +8,29 @@ from typing import Annotated
 
 import typer
 
+from flower.cli.lazy import command_help
 from flower.core.errors import FlowerError
-from flower.core.i18n import _, language, ngettext
+from flower.core.i18n import N_, _, language, ngettext
 
 
+@command_help(N_("Print a new random encryption key (for FLOWER_ENCRYPTION_KEY or a key file)."))
 def keygen() -> None:
-    """Print a new random encryption key (for FLOWER_ENCRYPTION_KEY or a key file)."""
     from flower.stores.keyring import generate_key
 
     typer.echo(generate_key())
 
 
+@command_help(
+    N_(
+        "Re-encrypt every session under a new key; resumable, nothing lost.\n"
+        "\n"
+        "Without a new key, re-encrypts under the current key whatever is not yet under "
+        "it\n"
+        "(entries written before encryption was on, or under an older key of the "
+        "keyring).\n"
+        "Run it while no flower run writes to the store."
+    )
+)
 def rekey(
     ctx: typer.Context,
     new_key_file: Annotated[
@@ -26,17 +38,11 @@ def rekey(
         typer.Option(
             "--new-key-file",
             metavar="FILE",
-            help="The new key (default: FLOWER_NEW_ENCRYPTION_KEY, else the current key).",
+            help=N_("The new key (default: FLOWER_NEW_ENCRYPTION_KEY, else the current key)."),
         ),
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help=N_("Machine-readable output."))] = False,
 ) -> None:
-    """Re-encrypt every session under a new key; resumable, nothing lost.
-
-    Without a new key, re-encrypts under the current key whatever is not yet under it
-    (entries written before encryption was on, or under an older key of the keyring).
-    Run it while no flower run writes to the store.
-    """
     from flower.cli.context import open_store
     from flower.cli.output import n_entries, n_sessions, print_json
     from flower.stores.encrypt import EncryptedSessionStore

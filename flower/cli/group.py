@@ -30,7 +30,7 @@ import typer
 from typer.core import TyperGroup
 
 from flower.cli.errors import report_error
-from flower.cli.lazy import LazyCommand
+from flower.cli.lazy import LazyCommand, translate_help
 from flower.core.errors import FlowerError
 from flower.core.i18n import _
 
@@ -119,7 +119,7 @@ class FlowerGroup(TyperGroup):
                         skipped=False,
                     )
                     continue
-                self.commands[name] = command
+                self.commands[name] = translate_help(command)
                 self.plugin_commands[name] = plugin
 
     def get_command(self, ctx: ClickContext, cmd_name: str) -> Any:
@@ -242,11 +242,14 @@ class FlowerGroup(TyperGroup):
     # -- errors ----------------------------------------------------------------
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
-        from flower.core.i18n import environment_language, set_language
+        from flower.core.i18n import set_language
+        from flower.core.pyproject import configured_language
 
-        # until a command reads the settings (and a configuration error in them is said
-        # in this language too): FLOWER_LANG, else the locale
-        set_language(environment_language(os.environ))
+        # before any command is built, so every --help speaks it: the configured language
+        # read cheaply, else FLOWER_LANG or the locale (a mistake in the settings is said
+        # in that language, by the command that loads them)
+        set_language(configured_language(os.environ))
+        translate_help(self)  # built before the language was known
         standalone = kwargs.get("standalone_mode", True)
         try:
             return super().main(*args, **kwargs)

@@ -5,15 +5,24 @@ command's name, the one sentence the listing shows, and where its code lives. Th
 is imported and typer builds the command (reading its annotated parameters) only when
 the command is invoked or its own ``--help`` is asked. The summary is the first sentence
 of the command's own help; ``tests/cli/test_lazy_commands.py`` checks the two agree.
+
+Help texts are English msgids (marked with ``N_``) and are translated when a command is
+built, by :func:`translate_help`: by then the CLI has settled the language, whatever
+language was active when the command's module was imported.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple, TypeVar
 
 import typer
 from typer.core import TyperCommand
+
+from flower.core.i18n import _
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class LazyCommand(NamedTuple):
@@ -38,11 +47,36 @@ class LazyCommand(NamedTuple):
             holder.add_typer(found, name=self.name)
         else:
             holder.command(name=self.name)(found)
-        return typer.main.get_group(holder).commands[self.name]
+        return translate_help(typer.main.get_group(holder).commands[self.name])
 
     def listed(self) -> Any:
         """A stand-in with only the summary, for the listing (click shortens it)."""
-        return TyperCommand(name=self.name, help=self.summary)
+        return TyperCommand(name=self.name, help=_(self.summary))
 
 
-__all__ = ["LazyCommand"]
+def translate_help(command: Any) -> Any:
+    """``command`` with its help, its parameters' help and (a group) its subcommands'
+    in the active language; a text the catalogs do not know stays as it is."""
+    for holder in (command, *command.params):
+        for attribute in ("help", "short_help", "epilog"):
+            text = getattr(holder, attribute, None)
+            if text:
+                setattr(holder, attribute, _(text))
+    for sub in getattr(command, "commands", {}).values():
+        translate_help(sub)
+    return command
+
+
+def command_help(text: str) -> Callable[[F], F]:
+    """Give a command function its ``--help`` text (what its docstring would be): an
+    English msgid marked with ``N_``, so the catalogs have it (a docstring is not
+    extracted), translated when the command is built."""
+
+    def give(function: F) -> F:
+        function.__doc__ = text
+        return function
+
+    return give
+
+
+__all__ = ["LazyCommand", "command_help", "translate_help"]

@@ -22,18 +22,21 @@ from flower import __version__
 from flower.cli.context import CliState, RunDirOption
 from flower.cli.group import FlowerGroup
 from flower.cli.lazy import LazyCommand
+from flower.core.i18n import N_
 
 ENGINE_COMMANDS = (
     LazyCommand(
-        "run", "flower.cli.run:run", 'Run the built-in workflow here (what `flower "..."` does).'
+        "run",
+        "flower.cli.run:run",
+        N_('Run the built-in workflow here (what `flower "..."` does).'),
     ),
-    LazyCommand("once", "flower.cli.run:once", "One agent, no workflow, no lineage."),
-    LazyCommand("status", "flower.cli.run:status", "What the next `flower` here would resume."),
-    LazyCommand("demo", "flower.cli.run:demo", "See it work offline, no API key needed."),
+    LazyCommand("once", "flower.cli.run:once", N_("One agent, no workflow, no lineage.")),
+    LazyCommand("status", "flower.cli.run:status", N_("What the next `flower` here would resume.")),
+    LazyCommand("demo", "flower.cli.run:demo", N_("See it work offline, no API key needed.")),
     LazyCommand(
         "adopt",
         "flower.cli.adopt:adopt",
-        "Point this directory's lineage at the sessions of an old one, so `flower` carries on.",
+        N_("Point this directory's lineage at the sessions of an old one, so `flower` carries on."),
     ),
 )
 """The commands that run the workflow or read its state."""
@@ -42,43 +45,47 @@ BUILTIN_COMMANDS = (
     LazyCommand(
         "rewind",
         "flower.cli.rewind:rewind",
-        "Undo the last N user turns of the work step: its session is forked N turns back "
-        "(the old one stays, listed), the lineage points at the fork, and the files "
-        "flower's Write and Edit changed since are put back.",
+        N_(
+            "Undo the last N user turns of the work step: its session is forked N turns back "
+            "(the old one stays, listed), the lineage points at the fork, and the files "
+            "flower's Write and Edit changed since are put back."
+        ),
     ),
     LazyCommand(
         "sessions",
         "flower.cli.sessions:app",
-        "List, show, export, import, remove and copy session transcripts.",
+        N_("List, show, export, import, remove and copy session transcripts."),
     ),
     LazyCommand(
         "config",
         "flower.cli.config:config",
-        "Show the effective configuration and the source of every value.",
+        N_("Show the effective configuration and the source of every value."),
     ),
     LazyCommand(
         "plugins",
         "flower.cli.plugins:plugins",
-        "List loaded plugins: distribution, version, hooks, what each registered, errors.",
+        N_("List loaded plugins: distribution, version, hooks, what each registered, errors."),
     ),
     LazyCommand(
         "doctor",
         "flower.cli.doctor:doctor",
-        "Check configuration, session store, pruning chain, API endpoint and API key; "
-        "exit 1 if any fails.",
+        N_(
+            "Check configuration, session store, pruning chain, API endpoint and API key; "
+            "exit 1 if any fails."
+        ),
     ),
     LazyCommand(
         "ui",
         "flower.cli.ui:ui",
-        "Serve a read-only web viewer of the sessions, pruned views and runs (local).",
+        N_("Serve a read-only web viewer of the sessions, pruned views and runs (local)."),
     ),
 )
 """Every built-in command, in the order ``flower --help`` lists them (plugins' follow)."""
 CORE_COMMANDS = tuple(c for c in BUILTIN_COMMANDS if c not in ENGINE_COMMANDS)
 """The bare core (tests): every built-in but the workflow's commands."""
-HELP = """Long-running Claude agent workflows that never lose their place.
+HELP = N_("""Long-running Claude agent workflows that never lose their place.
 
-Run `flower COMMAND --help` for the options of a command."""
+Run `flower COMMAND --help` for the options of a command.""")
 
 
 def _version(value: bool) -> None:
@@ -95,12 +102,12 @@ def _root(
         typer.Option(
             "--sessions-url",
             metavar="URL",
-            help="Session store URL (sqlite:///..., postgresql+psycopg://..., jsonfs:///...).",
+            help=N_("Session store URL (sqlite:///..., postgresql+psycopg://..., jsonfs:///...)."),
         ),
     ] = None,
     version: Annotated[
         bool,
-        typer.Option("--version", callback=_version, is_eager=True, help="Show the version."),
+        typer.Option("--version", callback=_version, is_eager=True, help=N_("Show the version.")),
     ] = False,
 ) -> None:
     ctx.obj = CliState(run_dir=run_dir, sessions_url=sessions_url)

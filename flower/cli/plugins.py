@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 import typer
 
+from flower.cli.lazy import command_help
 from flower.cli.output import print_json
 from flower.core.i18n import N_, _, ngettext
 
@@ -54,11 +55,13 @@ def describe_plugins(ctx: typer.Context) -> list[dict[str, Any]]:
     return rows
 
 
+@command_help(
+    N_("List loaded plugins: distribution, version, hooks, what each registered, errors.")
+)
 def plugins(
     ctx: typer.Context,
-    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help=N_("Machine-readable output."))] = False,
 ) -> None:
-    """List loaded plugins: distribution, version, hooks, what each registered, errors."""
     if as_json:
         from flower.core.i18n import language
 

@@ -10,9 +10,10 @@ from typing import Any
 
 import typer
 
+from flower.cli.lazy import command_help
 from flower.cli.session_ids import ProjectOption
 from flower.core.errors import UnknownSessionError
-from flower.core.i18n import _, ngettext
+from flower.core.i18n import N_, _, ngettext
 
 
 def prune_report(
@@ -169,16 +170,20 @@ def render_report(report: dict[str, Any]) -> str:
 
 def add_prune_command(app: typer.Typer) -> None:
     @app.command("prune")
+    @command_help(
+        N_(
+            "Show what each pruning policy removes or changes in a session's active chain\n"
+            "(what the model is sent), and the bytes and estimated tokens it saves. Storage\n"
+            "is not modified."
+        )
+    )
     def prune_command(
         ctx: typer.Context,
-        session_id: str = typer.Argument(..., metavar="ID", help="The session id to inspect."),
-        as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+        session_id: str = typer.Argument(..., metavar="ID", help=N_("The session id to inspect.")),
+        as_json: bool = typer.Option(False, "--json", help=N_("Print the report as JSON.")),
         project: ProjectOption = None,
-        no_trim: bool = typer.Option(False, "--no-trim", help="Leave the trim policy out."),
+        no_trim: bool = typer.Option(False, "--no-trim", help=N_("Leave the trim policy out.")),
     ) -> None:
-        """Show what each pruning policy removes or changes in a session's active chain
-        (what the model is sent), and the bytes and estimated tokens it saves. Storage
-        is not modified."""
         import json
 
         from flower.cli.context import get_settings

@@ -23,8 +23,9 @@ from typing import TYPE_CHECKING, Annotated, Any, NamedTuple
 
 import typer
 
+from flower.cli.lazy import command_help
 from flower.core.errors import FlowerError, InvalidEntryError
-from flower.core.i18n import _, ngettext
+from flower.core.i18n import N_, _, ngettext
 
 if TYPE_CHECKING:
     from flower.core.config import Settings
@@ -207,20 +208,26 @@ def _selection(
     return select_old(store, age, protected, time.time())
 
 
-OlderThan = Annotated[str, typer.Option("--older-than", metavar="AGE", help="e.g. 30d, 12h, 2w.")]
-Yes = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
-DryRun = Annotated[bool, typer.Option("--dry-run", help="Only list what would go.")]
+OlderThan = Annotated[
+    str, typer.Option("--older-than", metavar="AGE", help=N_("e.g. 30d, 12h, 2w."))
+]
+Yes = Annotated[bool, typer.Option("--yes", "-y", help=N_("Do not ask for confirmation."))]
+DryRun = Annotated[bool, typer.Option("--dry-run", help=N_("Only list what would go."))]
 
 
+@command_help(
+    N_(
+        "List sessions older than AGE, then delete them on confirmation.\n"
+        "\n"
+        "Never a session that lineage still points at; nothing is ever deleted "
+        "automatically.\n"
+        "Then the file snapshots kept for rewind that no remaining session names go too, and\n"
+        "the temporary files killed writers left (last written over an hour ago)."
+    )
+)
 def gc(
     ctx: typer.Context, older_than: OlderThan, dry_run: DryRun = False, yes: Yes = False
 ) -> None:
-    """List sessions older than AGE, then delete them on confirmation.
-
-    Never a session that lineage still points at; nothing is ever deleted automatically.
-    Then the file snapshots kept for rewind that no remaining session names go too, and
-    the temporary files killed writers left (last written over an hour ago).
-    """
     from flower.cli.context import opened_store
 
     # a dry run only reads: it works where nothing may be written
@@ -455,23 +462,28 @@ def import_archive(store: SessionStoreBase, path: Path) -> tuple[int, int]:
     return total, len(batches)
 
 
+@command_help(
+    N_(
+        "Export sessions to a compressed JSONL file, check it, then delete them on "
+        "confirmation.\n"
+        "\n"
+        "Never a session that lineage still points at. `flower sessions import FILE` "
+        "restores."
+    )
+)
 def archive(
     ctx: typer.Context,
     output: Annotated[
-        Path, typer.Option("-o", "--output", metavar="FILE", help="A .jsonl.gz file to write.")
+        Path, typer.Option("-o", "--output", metavar="FILE", help=N_("A .jsonl.gz file to write."))
     ],
     older_than: Annotated[
         str | None,
-        typer.Option("--older-than", metavar="AGE", help="e.g. 30d (default: every session)."),
+        typer.Option("--older-than", metavar="AGE", help=N_("e.g. 30d (default: every session).")),
     ] = None,
-    keep: Annotated[bool, typer.Option("--keep", help="Export only; delete nothing.")] = False,
+    keep: Annotated[bool, typer.Option("--keep", help=N_("Export only; delete nothing."))] = False,
     dry_run: DryRun = False,
     yes: Yes = False,
 ) -> None:
-    """Export sessions to a compressed JSONL file, check it, then delete them on confirmation.
-
-    Never a session that lineage still points at. `flower sessions import FILE` restores.
-    """
     from flower.cli.context import opened_store
 
     if not output.name.endswith(".jsonl.gz"):

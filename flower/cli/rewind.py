@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from flower.cli.context import get_settings, open_store
+from flower.cli.lazy import command_help
 from flower.cli.output import print_json, print_table
-from flower.core.i18n import _, ngettext, shown_step
+from flower.core.i18n import N_, _, ngettext, shown_step
 
 if TYPE_CHECKING:
     from flower.core.config import Settings
@@ -123,30 +124,37 @@ def _report(plan: RewindPlan, workspace: Path) -> None:
             typer.echo(f"    $ {_short(command, 100)}")
 
 
+@command_help(
+    N_(
+        "Undo the last N user turns of the work step: its session is forked N turns back\n"
+        "(the old one stays, listed), the lineage points at the fork, and the files "
+        "flower's\n"
+        "Write and Edit changed since are put back."
+    )
+)
 def rewind(
     ctx: typer.Context,
     turns: Annotated[
-        int, typer.Argument(metavar="N", min=1, help="User turns to undo (default 1).")
+        int, typer.Argument(metavar="N", min=1, help=N_("User turns to undo (default 1)."))
     ] = 1,
     list_turns: Annotated[
-        bool, typer.Option("--list", help="Show the turns to choose from; change nothing.")
+        bool, typer.Option("--list", help=N_("Show the turns to choose from; change nothing."))
     ] = False,
     keep_files: Annotated[
-        bool, typer.Option("--keep-files", help="Rewind only the conversation, not the files.")
+        bool, typer.Option("--keep-files", help=N_("Rewind only the conversation, not the files."))
     ] = False,
     force: Annotated[
         bool,
-        typer.Option("--force", help="Put back files changed since flower wrote them, too."),
+        typer.Option("--force", help=N_("Put back files changed since flower wrote them, too.")),
     ] = False,
     step: Annotated[
         str | None,
-        typer.Option("--step", metavar="NAME", help="The step to rewind (default: the work step)."),
+        typer.Option(
+            "--step", metavar="NAME", help=N_("The step to rewind (default: the work step).")
+        ),
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help=N_("Machine-readable output."))] = False,
 ) -> None:
-    """Undo the last N user turns of the work step: its session is forked N turns back
-    (the old one stays, listed), the lineage points at the fork, and the files flower's
-    Write and Edit changed since are put back."""
     from flower.workflow.documents import workflow_names
 
     settings = get_settings(ctx)

@@ -23,9 +23,10 @@ from typing import TYPE_CHECKING, Annotated, Any, TextIO
 import typer
 
 from flower.cli.context import RunDirOption, get_settings, get_state, store_name
+from flower.cli.lazy import command_help
 from flower.cli.run_lock import RunDirError, require_writable
 from flower.core.errors import FlowerError, NothingToDoError
-from flower.core.i18n import _
+from flower.core.i18n import N_, _
 
 if TYPE_CHECKING:
     from flower.cli.live import Live
@@ -87,17 +88,17 @@ class NoAPIKeyError(FlowerError):
 # -- options shared by run and once ----------------------------------------------------
 
 ModelOption = Annotated[
-    str | None, typer.Option("--model", metavar="MODEL", help="Model id for every agent.")
+    str | None, typer.Option("--model", metavar="MODEL", help=N_("Model id for every agent."))
 ]
 JsonOption = Annotated[
     bool,
     typer.Option(
-        "--json", help="Print the final StepResults as JSON on stdout (and nothing else)."
+        "--json", help=N_("Print the final StepResults as JSON on stdout (and nothing else).")
     ),
 ]
 PromptArgument = Annotated[
     list[str] | None,
-    typer.Argument(metavar="TEXT", help="What to do, or what to add (quote it)."),
+    typer.Argument(metavar="TEXT", help=N_("What to do, or what to add (quote it).")),
 ]
 
 
@@ -161,32 +162,35 @@ def _results_json(results: list[Any]) -> list[dict[str, Any]]:
 # -- run ------------------------------------------------------------------------------
 
 
+@command_help(
+    N_(
+        'Run the built-in workflow here (what `flower "..."` does).\n'
+        "\n"
+        "In a used directory the text is the next sentence of the same conversation;\n"
+        "no text carries on (on a terminal, the wake prompt asks first)."
+    )
+)
 def run(
     ctx: typer.Context,
     prompt: PromptArgument = None,
     new: Annotated[
-        bool, typer.Option("--new", help="Archive the last conversation and start over.")
+        bool, typer.Option("--new", help=N_("Archive the last conversation and start over."))
     ] = False,
     no_trim: Annotated[
-        bool, typer.Option("--no-trim", help="Keep large old tool results in the context.")
+        bool, typer.Option("--no-trim", help=N_("Keep large old tool results in the context."))
     ] = False,
     rounds: Annotated[
         int | None,
-        typer.Option("--rounds", min=1, metavar="N", help="Work rounds this wake (default 3)."),
+        typer.Option("--rounds", min=1, metavar="N", help=N_("Work rounds this wake (default 3).")),
     ] = None,
     run_dir: RunDirOption = None,
     model: ModelOption = None,
     yes: Annotated[
         bool,
-        typer.Option("--yes", "-y", help="Ask nothing: no brief questions, no wake prompt."),
+        typer.Option("--yes", "-y", help=N_("Ask nothing: no brief questions, no wake prompt.")),
     ] = False,
     json_out: JsonOption = False,
 ) -> None:
-    """Run the built-in workflow here (what `flower "..."` does).
-
-    In a used directory the text is the next sentence of the same conversation;
-    no text carries on (on a terminal, the wake prompt asks first).
-    """
     settings = _settings(ctx, run_dir, model)
     code = _run_builtin(
         settings,
@@ -487,6 +491,13 @@ def _execute(
 # -- once -----------------------------------------------------------------------------
 
 
+@command_help(
+    N_(
+        "One agent, no workflow, no lineage.\n"
+        "\n"
+        "Prints its session id; continue it by hand with --resume."
+    )
+)
 def once(
     ctx: typer.Context,
     prompt: PromptArgument = None,
@@ -495,24 +506,22 @@ def once(
         typer.Option(
             "--resume",
             metavar="SESSION_ID",
-            help="Continue that session by hand (a unique prefix of its id will do).",
+            help=N_("Continue that session by hand (a unique prefix of its id will do)."),
         ),
     ] = None,
     project: Annotated[
         str | None,
         typer.Option(
-            "--project", metavar="KEY", help="With --resume: the project key holding the session."
+            "--project",
+            metavar="KEY",
+            help=N_("With --resume: the project key holding the session."),
         ),
     ] = None,
     run_dir: RunDirOption = None,
     model: ModelOption = None,
-    no_trim: Annotated[bool, typer.Option("--no-trim", help="Do not trim on resume.")] = False,
+    no_trim: Annotated[bool, typer.Option("--no-trim", help=N_("Do not trim on resume."))] = False,
     json_out: JsonOption = False,
 ) -> None:
-    """One agent, no workflow, no lineage.
-
-    Prints its session id; continue it by hand with --resume.
-    """
     said = _joined(prompt)
     if said is None:
         raise NothingToDoError(_('flower once needs something to say: flower once "what to do"'))
@@ -579,17 +588,22 @@ def _run_once(
 # -- status ---------------------------------------------------------------------------
 
 
+@command_help(
+    N_(
+        "What the next `flower` here would resume.\n"
+        "\n"
+        "Starts nothing and needs no API key. Exits 0 when a bare `flower` here would "
+        "wake,\n"
+        "1 when there is nothing to carry on, 3 when `flower` would stop (the session "
+        "store\n"
+        "cannot be read)."
+    )
+)
 def status(
     ctx: typer.Context,
     run_dir: RunDirOption = None,
-    json_out: Annotated[bool, typer.Option("--json", help="wake_state as JSON.")] = False,
+    json_out: Annotated[bool, typer.Option("--json", help=N_("wake_state as JSON."))] = False,
 ) -> None:
-    """What the next `flower` here would resume.
-
-    Starts nothing and needs no API key. Exits 0 when a bare `flower` here would wake,
-    1 when there is nothing to carry on, 3 when `flower` would stop (the session store
-    cannot be read).
-    """
     from flower.workflow.base import wake_state
 
     settings = _settings(ctx, run_dir, None)
@@ -711,15 +725,18 @@ def describe_state(state: WakeState, workspace: Path, settings: Settings) -> lis
 # -- demo -----------------------------------------------------------------------------
 
 
+@command_help(
+    N_(
+        "See it work offline, no API key needed.\n"
+        "\n"
+        "A first run is killed midway; a second run in the same directory resumes it."
+    )
+)
 def demo(
     keep: Annotated[
-        bool, typer.Option("--keep", help="Keep the demo directory instead of removing it.")
+        bool, typer.Option("--keep", help=N_("Keep the demo directory instead of removing it."))
     ] = False,
 ) -> None:
-    """See it work offline, no API key needed.
-
-    A first run is killed midway; a second run in the same directory resumes it.
-    """
     from flower.cli.demo import run_demo
 
     raise typer.Exit(run_demo(keep=keep))

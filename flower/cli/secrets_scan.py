@@ -12,6 +12,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from flower.cli.lazy import command_help
+from flower.core.i18n import N_
+
 if TYPE_CHECKING:
     from flower.core.protocols import SessionStoreBase
     from flower.core.records import SessionKey
@@ -67,14 +70,14 @@ def _all_sessions(store: SessionStoreBase) -> Iterator[SessionKey]:
             yield SessionKey(project, info.session_id)
 
 
+@command_help(N_("Report where secrets (API keys, tokens, private keys, URL passwords) appear."))
 def scan(
     ctx: typer.Context,
     session_id: Annotated[
-        str | None, typer.Argument(metavar="[ID]", help="One session (default: all).")
+        str | None, typer.Argument(metavar="[ID]", help=N_("One session (default: all)."))
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help=N_("Machine-readable output."))] = False,
 ) -> None:
-    """Report where secrets (API keys, tokens, private keys, URL passwords) appear."""
     from flower.cli.context import opened_store
     from flower.cli.output import n_sessions, print_json, print_table
     from flower.cli.session_ids import find_key

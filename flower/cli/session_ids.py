@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from flower.core.errors import FlowerError, UnknownSessionError
-from flower.core.i18n import _
+from flower.core.i18n import N_, _
 
 if TYPE_CHECKING:
     from flower.core.protocols import SessionStoreBase
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 ProjectOption = Annotated[
     str | None,
     typer.Option(
-        "--project", metavar="KEY", help="The session's project key, when its id is in several."
+        "--project", metavar="KEY", help=N_("The session's project key, when its id is in several.")
     ),
 ]
 """``--project KEY`` of every command that takes a session id."""

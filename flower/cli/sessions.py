@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from flower.cli.context import get_settings, opened_store
+from flower.cli.lazy import command_help
 from flower.cli.output import (
     is_tty,
     iso_time,
@@ -27,7 +28,7 @@ from flower.cli.output import (
 )
 from flower.cli.session_ids import ProjectOption, UsageFlowerError, find_key
 from flower.core.errors import FlowerError, InvalidEntryError
-from flower.core.i18n import _, ngettext
+from flower.core.i18n import N_, _, ngettext
 from flower.core.redact import redact_text
 
 if TYPE_CHECKING:
@@ -37,14 +38,14 @@ if TYPE_CHECKING:
 
 app = typer.Typer(
     name="sessions",
-    help="List, show, export, import, remove and copy session transcripts.",
+    help=N_("List, show, export, import, remove and copy session transcripts."),
     rich_markup_mode=None,
     add_completion=False,
     no_args_is_help=True,
 )
 
 IMPORT_BATCH = 500
-JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+JsonOption = Annotated[bool, typer.Option("--json", help=N_("Machine-readable output."))]
 
 
 def _is_gzip(path: Path) -> bool:
@@ -56,20 +57,20 @@ def _is_gzip(path: Path) -> bool:
 
 
 @app.command("list")
+@command_help(N_("List sessions, newest first: of one project, or of every project the store has."))
 def list_sessions(
     ctx: typer.Context,
     project: Annotated[
-        str | None, typer.Option("--project", metavar="KEY", help="Only this project key.")
+        str | None, typer.Option("--project", metavar="KEY", help=N_("Only this project key."))
     ] = None,
     as_json: JsonOption = False,
     forks: Annotated[
         bool,
         typer.Option(
-            "--forks", help="Add FORKED FROM (reads the first entry of every session: slower)."
+            "--forks", help=N_("Add FORKED FROM (reads the first entry of every session: slower).")
         ),
     ] = False,
 ) -> None:
-    """List sessions, newest first: of one project, or of every project the store has."""
     from flower.core.keys import project_key
     from flower.core.records import check_name
 
@@ -156,39 +157,43 @@ def _pruned_entries(
 
 
 @app.command("show")
+@command_help(N_("Show a session: a readable view of messages, tool calls and results."))
 def show(
     ctx: typer.Context,
-    session_id: Annotated[str, typer.Argument(metavar="ID", help="Session id.")],
+    session_id: Annotated[str, typer.Argument(metavar="ID", help=N_("Session id."))],
     project: ProjectOption = None,
-    raw: Annotated[bool, typer.Option("--raw", help="The stored entries as JSON lines.")] = False,
+    raw: Annotated[
+        bool, typer.Option("--raw", help=N_("The stored entries as JSON lines."))
+    ] = False,
     pruned: Annotated[
-        bool, typer.Option("--pruned", help="What the model is sent: the active chain, pruned.")
+        bool, typer.Option("--pruned", help=N_("What the model is sent: the active chain, pruned."))
     ] = False,
     as_json: JsonOption = False,
     follow: Annotated[
         bool,
-        typer.Option("--follow", "-f", help="Keep printing new entries as they are written."),
+        typer.Option("--follow", "-f", help=N_("Keep printing new entries as they are written.")),
     ] = False,
     since: Annotated[
         str | None,
         typer.Option(
-            "--since", metavar="WHEN", help="Only entries from WHEN on: 10m, 2h, 1d or an ISO time."
+            "--since",
+            metavar="WHEN",
+            help=N_("Only entries from WHEN on: 10m, 2h, 1d or an ISO time."),
         ),
     ] = None,
     interval: Annotated[
         float | None,
         typer.Option(
-            "--interval", min=0.05, metavar="SECONDS", help="--follow poll period (default 1)."
+            "--interval", min=0.05, metavar="SECONDS", help=N_("--follow poll period (default 1).")
         ),
     ] = None,
     stats: Annotated[
         bool,
         typer.Option(
-            "--stats", help="With --pruned: what each policy removed and saved (flower prune)."
+            "--stats", help=N_("With --pruned: what each policy removed and saved (flower prune).")
         ),
     ] = False,
 ) -> None:
-    """Show a session: a readable view of messages, tool calls and results."""
     if stats:
         others = (raw, follow, since is not None)
         _show_pruning_stats(
@@ -243,22 +248,29 @@ def show(
 
 
 @app.command("fork")
+@command_help(
+    N_(
+        "Fork a session into a new one (up to its leaf, an entry, or N turns back); "
+        "prints\n"
+        "the new id. The old session is left as it is."
+    )
+)
 def fork(
     ctx: typer.Context,
-    session_id: Annotated[str, typer.Argument(metavar="ID", help="Session id.")],
+    session_id: Annotated[str, typer.Argument(metavar="ID", help=N_("Session id."))],
     at: Annotated[
         str | None,
-        typer.Option("--at", metavar="UUID", help="Fork at this entry of the active chain."),
+        typer.Option("--at", metavar="UUID", help=N_("Fork at this entry of the active chain.")),
     ] = None,
     turns_back: Annotated[
         int | None,
-        typer.Option("--turns-back", metavar="N", min=1, help="Fork before the last N user turns."),
+        typer.Option(
+            "--turns-back", metavar="N", min=1, help=N_("Fork before the last N user turns.")
+        ),
     ] = None,
     project: ProjectOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Fork a session into a new one (up to its leaf, an entry, or N turns back); prints
-    the new id. The old session is left as it is."""
     if at is not None and turns_back is not None:
         raise UsageFlowerError(_("--at and --turns-back both say where to fork: pick one"))
     from flower.core.fork import fork as fork_session
@@ -387,16 +399,18 @@ def _show_pruning_stats(
 
 
 @app.command("export")
+@command_help(
+    N_("Write a session's entries as JSON lines (stdout, or -o FILE written atomically).")
+)
 def export(
     ctx: typer.Context,
-    session_id: Annotated[str, typer.Argument(metavar="ID", help="Session id.")],
+    session_id: Annotated[str, typer.Argument(metavar="ID", help=N_("Session id."))],
     project: ProjectOption = None,
     output: Annotated[
         Path | None,
-        typer.Option("-o", "--output", metavar="FILE", help="Write here instead of stdout."),
+        typer.Option("-o", "--output", metavar="FILE", help=N_("Write here instead of stdout.")),
     ] = None,
 ) -> None:
-    """Write a session's entries as JSON lines (stdout, or -o FILE written atomically)."""
     from flower.core.entries import encode_entry
     from flower.core.fileperms import replaced_atomically
 
@@ -503,39 +517,44 @@ def _import_target(
 
 
 @app.command("import")
+@command_help(
+    N_(
+        "Import a JSONL transcript, or Claude Code's sessions with --claude-code.\n"
+        "\n"
+        "Idempotent: entries already there (by uuid) are skipped."
+    )
+)
 def import_(
     ctx: typer.Context,
     file: Annotated[
         Path | None,
         typer.Argument(
             metavar="FILE|DIR",
-            help="A .jsonl transcript; with --claude-code a projects folder "
-            "(default ~/.claude/projects).",
+            help=N_(
+                "A .jsonl transcript; with --claude-code a projects folder "
+                "(default ~/.claude/projects)."
+            ),
         ),
     ] = None,
     claude_code: Annotated[
         bool,
         typer.Option(
-            "--claude-code", help="Import every Claude Code session (with subagents) in DIR."
+            "--claude-code", help=N_("Import every Claude Code session (with subagents) in DIR.")
         ),
     ] = False,
     to: Annotated[
         str | None,
-        typer.Option("--to", metavar="URL", help="Into this store, not the configured one."),
+        typer.Option("--to", metavar="URL", help=N_("Into this store, not the configured one.")),
     ] = None,
     project: Annotated[
         str | None,
-        typer.Option("--project", metavar="KEY", help="Default: from the entries' cwd."),
+        typer.Option("--project", metavar="KEY", help=N_("Default: from the entries' cwd.")),
     ] = None,
     session: Annotated[
         str | None,
-        typer.Option("--session", metavar="ID", help="Default: the entries' sessionId."),
+        typer.Option("--session", metavar="ID", help=N_("Default: the entries' sessionId.")),
     ] = None,
 ) -> None:
-    """Import a JSONL transcript, or Claude Code's sessions with --claude-code.
-
-    Idempotent: entries already there (by uuid) are skipped.
-    """
     from flower.core.records import SessionKey
 
     if claude_code:
@@ -618,13 +637,15 @@ def import_(
 
 
 @app.command("rm")
+@command_help(N_("Delete a session and its subagent transcripts."))
 def remove(
     ctx: typer.Context,
-    session_id: Annotated[str, typer.Argument(metavar="ID", help="Session id.")],
+    session_id: Annotated[str, typer.Argument(metavar="ID", help=N_("Session id."))],
     project: ProjectOption = None,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help=N_("Do not ask for confirmation."))
+    ] = False,
 ) -> None:
-    """Delete a session and its subagent transcripts."""
     with opened_store(ctx, create=False) as (store, where):
         key = find_key(store, session_id, where, project, only_one=True)
         if not yes:
@@ -754,29 +775,33 @@ def _print_report(report: CopyReport, source: str, target: str, as_json: bool) -
 
 
 @app.command("copy")
+@command_help(
+    N_(
+        "Copy sessions between any two stores (sqlite, postgres, jsonfs, "
+        "~/.claude/projects).\n"
+        "\n"
+        "Streaming and idempotent: re-running adds nothing. A target entry with the same\n"
+        "uuid but different content is reported and kept, never overwritten (exit 1)."
+    )
+)
 def copy(
     ctx: typer.Context,
-    source_url: Annotated[str, typer.Option("--from", metavar="URL", help="Source store URL.")],
-    target_url: Annotated[str, typer.Option("--to", metavar="URL", help="Target store URL.")],
+    source_url: Annotated[str, typer.Option("--from", metavar="URL", help=N_("Source store URL."))],
+    target_url: Annotated[str, typer.Option("--to", metavar="URL", help=N_("Target store URL."))],
     project: Annotated[
-        str | None, typer.Option("--project", metavar="KEY", help="Only this project.")
+        str | None, typer.Option("--project", metavar="KEY", help=N_("Only this project."))
     ] = None,
     session: Annotated[
-        str | None, typer.Option("--session", metavar="ID", help="Only this session.")
+        str | None, typer.Option("--session", metavar="ID", help=N_("Only this session."))
     ] = None,
     verify: Annotated[
-        bool, typer.Option("--verify", help="Compare both sides entry by entry afterwards.")
+        bool, typer.Option("--verify", help=N_("Compare both sides entry by entry afterwards."))
     ] = False,
     batch_size: Annotated[
-        int, typer.Option("--batch-size", min=1, help="Entries per append.")
+        int, typer.Option("--batch-size", min=1, help=N_("Entries per append."))
     ] = 500,
     as_json: JsonOption = False,
 ) -> None:
-    """Copy sessions between any two stores (sqlite, postgres, jsonfs, ~/.claude/projects).
-
-    Streaming and idempotent: re-running adds nothing. A target entry with the same
-    uuid but different content is reported and kept, never overwritten (exit 1).
-    """
     from flower.core.records import check_name
     from flower.stores.copy import copy_sessions, select_sessions
 
@@ -809,18 +834,21 @@ def copy(
 
 
 @app.command("stats")
+@command_help(
+    N_(
+        "Entries, bytes and tokens by kind of entry, and what pruning would remove.\n"
+        "\n"
+        "~tokens are estimated (4 bytes of message JSON per token); usage figures are the\n"
+        "API's own counts. Storage is not modified."
+    )
+)
 def stats(
     ctx: typer.Context,
     session_id: Annotated[
-        str | None, typer.Argument(metavar="[ID]", help="One session; default every session.")
+        str | None, typer.Argument(metavar="[ID]", help=N_("One session; default every session."))
     ] = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Entries, bytes and tokens by kind of entry, and what pruning would remove.
-
-    ~tokens are estimated (4 bytes of message JSON per token); usage figures are the
-    API's own counts. Storage is not modified.
-    """
     from flower.cli.session_stats import collect, render
     from flower.stores.copy import select_sessions
     from flower.stores.prune import PruningSessionStore

@@ -11,6 +11,7 @@ from typing import Annotated
 
 import typer
 
+from flower.cli.lazy import command_help
 from flower.core.errors import FlowerError
 from flower.core.i18n import N_, _
 
@@ -22,28 +23,31 @@ def missing_packages() -> list[str]:
     return [name for name in UI_PACKAGES if importlib.util.find_spec(name) is None]
 
 
+@command_help(N_("Serve a read-only web viewer of the sessions, pruned views and runs (local)."))
 def ui(
     ctx: typer.Context,
     port: Annotated[
-        int, typer.Option("--port", min=0, max=65535, metavar="N", help="TCP port (0: a free one).")
+        int,
+        typer.Option("--port", min=0, max=65535, metavar="N", help=N_("TCP port (0: a free one).")),
     ] = 8765,
     host: Annotated[
         str | None,
         typer.Option(
             "--host",
             metavar="ADDRESS",
-            help="Listen on this address instead of 127.0.0.1; the URL then needs a token.",
+            help=N_("Listen on this address instead of 127.0.0.1; the URL then needs a token."),
         ),
     ] = None,
     open_browser: Annotated[
-        bool, typer.Option("--open", help="Open the page in the default browser.")
+        bool, typer.Option("--open", help=N_("Open the page in the default browser."))
     ] = False,
     interval: Annotated[
         float,
-        typer.Option("--interval", min=0.05, metavar="SECONDS", help="Live update poll period."),
+        typer.Option(
+            "--interval", min=0.05, metavar="SECONDS", help=N_("Live update poll period.")
+        ),
     ] = 1.0,
 ) -> None:
-    """Serve a read-only web viewer of the sessions, pruned views and runs (local)."""
     if missing_packages():
         raise FlowerError(_(INSTALL_HINT))
     import secrets

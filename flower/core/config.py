@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +20,7 @@ import msgspec
 
 from flower.core.errors import ConfigError
 from flower.core.i18n import _, choose_language
+from flower.core.pyproject import find_pyproject
 
 
 class _Section(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -223,27 +223,6 @@ class LoadedSettings:
     language: str = "en"
     """The language in effect (see :func:`flower.core.i18n.choose_language`)."""
     language_source: str = "default"
-
-
-def find_pyproject(start: Path | None = None) -> tuple[Path, dict[str, Any]] | None:
-    """The nearest pyproject.toml (walking up) that has a ``[tool.flower]`` table."""
-    here = (start or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        candidate = folder / "pyproject.toml"
-        if not candidate.is_file():
-            continue
-        try:
-            data = tomllib.loads(candidate.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise ConfigError(
-                _("{file}: not valid TOML: {error}").format(file=candidate, error=exc)
-            ) from exc
-        table = data.get("tool", {}).get("flower")
-        if table is not None:
-            if not isinstance(table, dict):
-                raise ConfigError(_("{file}: [tool.flower] must be a table").format(file=candidate))
-            return candidate, table
-    return None
 
 
 _PATH_IN_ERROR = re.compile(r" - at `\$(?P<path>[^`]*)`")

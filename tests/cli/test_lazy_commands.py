@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from flower.cli.lazy import LazyCommand
 from flower.cli.main import BUILTIN_COMMANDS, CORE_COMMANDS, build_app
+from flower.core.i18n import language
 from tests.cli.import_probe import imported_modules, typer_own_modules
 
 runner = CliRunner()
@@ -20,10 +21,17 @@ COMMAND_MODULES = sorted({c.target.partition(":")[0] for c in BUILTIN_COMMANDS})
 
 @pytest.mark.parametrize("command", BUILTIN_COMMANDS, ids=lambda c: c.name)
 @pytest.mark.parametrize("width", [30, 60, 200])
-def test_each_summary_is_what_the_command_itself_says(command: LazyCommand, width: int) -> None:
-    loaded = command.load()
+@pytest.mark.parametrize("lang", ["en", "zh_CN"])
+def test_each_summary_is_what_the_command_itself_says(
+    command: LazyCommand, width: int, lang: str
+) -> None:
+    with language(lang):
+        loaded = command.load()
+        listed = command.listed()
     assert loaded.name == command.name
-    assert command.listed().get_short_help_str(width) == loaded.get_short_help_str(width)
+    assert listed.get_short_help_str(width) == loaded.get_short_help_str(width)
+    if lang != "en":
+        assert listed.help != command.summary  # translated
 
 
 def test_every_builtin_command_module_exists_and_names_are_unique() -> None:
