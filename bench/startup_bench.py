@@ -16,6 +16,8 @@ commands take turns, run by run, so the machine's load weighs on all of them ali
 
 ``--where`` adds, for each flower command, the slowest imports that
 ``python -X importtime`` reports (cumulative, top level first): where the time goes.
+``--instructions`` adds the instructions each command executes, counted once under
+valgrind (callgrind): a figure another process's load does not move at all.
 
     python bench/startup_bench.py --runs 15
 """
@@ -25,7 +27,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -83,6 +87,24 @@ def best_times(
     }
 
 
+def instructions(argv: Sequence[str], cwd: Path, env: dict[str, str]) -> int | None:
+    """The instructions ``argv`` executes (valgrind's callgrind count), None without
+    valgrind."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        return None
+    done = subprocess.run(
+        [valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null", *argv],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    found = re.search(r"Collected : (\d+)", done.stderr)
+    return int(found.group(1)) if found else None
+
+
 def used_directory(root: Path) -> Path:
     """A workspace with a lineage record and a session in the SQLite store."""
     from flower.core.keys import project_key
@@ -137,6 +159,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15, help="runs per command (best of)")
     parser.add_argument("--where", action="store_true", help="list each command's slowest imports")
+    parser.add_argument(
+        "--instructions", action="store_true", help="count each command's instructions (valgrind)"
+    )
     args = parser.parse_args()
     floor_name = 'python -c "import typer, rich"'
     with tempfile.TemporaryDirectory() as tmp:
@@ -154,6 +179,11 @@ def main() -> None:
         ]
         env = child_environment(Path(tmp) / "pycache")
         results = best_times(cases, args.runs, env)
+        counted = {
+            name: instructions(argv, cwd, {**env, **extra})
+            for name, argv, cwd, extra in cases
+            if args.instructions
+        }
         where = {
             name: slowest_imports(argv, cwd, {**env, **extra}, top=6)
             for name, argv, cwd, extra in cases
@@ -174,6 +204,14 @@ def main() -> None:
         f"target flower --help <= 1.3x {floor_name}: {wall / floor:.2f}x wall, "
         f"{cpu / floor_cpu:.2f}x cpu, {verdict}"
     )
+    floor_count = counted.get(floor_name)
+    if counted and floor_count:
+        print("\ninstructions executed (valgrind callgrind, one run each)")
+        for name, count in counted.items():
+            if count is not None:
+                print(f"{name:<34} {count / 1e6:8.1f} M   {count / floor_count:5.2f}x typer+rich")
+    elif counted:
+        print("\n--instructions: valgrind not found")
     for name, imports in where.items():
         print(f"\n{name}: slowest imports (cumulative ms)")
         for ms, module in imports:
