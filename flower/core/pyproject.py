@@ -7,7 +7,6 @@ table); :func:`configured_language` reads only the language from it, cheaply, so
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,8 @@ def find_pyproject(start: Path | None = None) -> tuple[Path, dict[str, Any]] | N
         candidate = folder / "pyproject.toml"
         if not candidate.is_file():
             continue
+        import tomllib  # here: --help in a directory without one does not pay for it
+
         try:
             data = tomllib.loads(candidate.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
