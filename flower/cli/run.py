@@ -633,93 +633,127 @@ def status_code(state: WakeState, settings: Settings) -> int:
     return codes[verdict(state, settings)]
 
 
+STATUS_LABEL_WIDTH = 12
+"""Columns of the label at the start of each ``flower status`` line."""
+
+
+def _fact(label: str, text: str) -> str:
+    """One line of ``flower status``: ``label`` (translated) padded, then ``text``."""
+    from flower.cli.output import pad
+
+    return pad(_(label), STATUS_LABEL_WIDTH - 1) + " " + text
+
+
 def describe_state(state: WakeState, workspace: Path, settings: Settings) -> list[str]:
-    """wake_state in words, one fact a line."""
+    """wake_state in words, one fact a line, in the active language."""
     from flower.cli.banner import human_tokens, short_path
+    from flower.core.i18n import N_, ngettext
     from flower.workflow.documents import documents, workflow_names
     from flower.workflow.wake import builtin_view, lineage_name
 
     names = workflow_names(settings)
     checks = state.checks
-    lines = [f"workspace   {short_path(workspace)}"]
+    lines = [_fact(N_("workspace"), short_path(workspace))]
     where = lineage_name(settings)
     if checks.lineage == "ok":
-        lines.append(f"lineage     {where}, woken {state.woke} time(s)")
+        woken = ngettext("woken {n} time", "woken {n} times", state.woke).format(n=state.woke)
+        lines.append(_fact(N_("lineage"), f"{where}, {woken}"))
     else:
-        lines.append(f"lineage     none in {where} (missing, unreadable or another workspace)")
+        lines.append(
+            _fact(
+                N_("lineage"),
+                _("none in {lineage} (missing, unreadable or another workspace)").format(
+                    lineage=where
+                ),
+            )
+        )
     fresh = checks.fresh
     if fresh and fresh.reason == "moved":
-        lines.append(
-            f"fresh       the lineage here was written for {fresh.moved_from} (moved or "
-            "copied): the next run starts fresh and sets it aside; `flower adopt` takes the "
-            "old place back"
-        )
+        why = _(
+            "the lineage here was written for {path} (moved or copied): the next run starts "
+            "fresh and sets it aside; `flower adopt` takes the old place back"
+        ).format(path=fresh.moved_from)
+        lines.append(_fact(N_("fresh"), why))
     elif fresh and fresh.reason == "unreadable":
-        lines.append(
-            f"fresh       {where} cannot be read: the next run starts fresh and sets it "
-            "aside into notes/archive/"
-        )
+        why = _(
+            "{lineage} cannot be read: the next run starts fresh and sets it aside into "
+            "notes/archive/"
+        ).format(lineage=where)
+        lines.append(_fact(N_("fresh"), why))
     elif fresh:
-        lines.append(
-            f"fresh       the sessions of {', '.join(fresh.steps)} are gone from the store: "
-            "the next run sets lineage aside into notes/archive/ (`flower adopt` takes it "
-            "back once they are restored)"
-        )
+        why = _(
+            "the sessions of {steps} are gone from the store: the next run sets lineage aside "
+            "into notes/archive/ (`flower adopt` takes it back once they are restored)"
+        ).format(steps=", ".join(fresh.steps))
+        lines.append(_fact(N_("fresh"), why))
     files = documents(workspace, settings)
-    lines.append(
-        f"brief       {files.brief.name} " + ("confirmed" if checks.brief else "not confirmed")
-    )
+    brief = _("{file} confirmed") if checks.brief else _("{file} not confirmed")
+    lines.append(_fact(N_("brief"), brief.format(file=files.brief.name)))
     if checks.goals or files.goals.exists():
-        lines.append(f"goals       {checks.goals} in {files.goals.name}")
+        goals = _("{n} in {file}").format(n=checks.goals, file=files.goals.name)
     else:
-        lines.append(f"goals       none yet ({files.goals.name} does not exist)")
+        goals = _("none yet ({file} does not exist)").format(file=files.goals.name)
+    lines.append(_fact(N_("goals"), goals))
     for path in files.not_used:
-        lines.append(f"not used    {path.name} (another language's name; this run's is used)")
+        unused = _("{file} (another language's name; this run's is used)")
+        lines.append(_fact(N_("not used"), unused.format(file=path.name)))
     if checks.store:
-        lines.append(f"store       unreadable: {checks.store}")
+        lines.append(_fact(N_("store"), _("unreadable: {error}").format(error=checks.store)))
     for text in checks.unrecorded:
-        lines.append(f"said        {_one_line(text)} (a run cut short before recording it)")
+        said = _("{words} (a run cut short before recording it)").format(words=_one_line(text))
+        lines.append(_fact(N_("said"), said))
     for step, sid in checks.recorded.items():
-        if checks.alive.get(step):
-            size = checks.context.get(step)
-            tail = f", context {human_tokens(size)}" if size is not None else ""
-            lines.append(f"step        {step}: {sid} (in the store{tail})")
+        size = checks.context.get(step)
+        if checks.alive.get(step) and size is not None:
+            kept = _("{step}: {session} (in the store, context {size})")
+        elif checks.alive.get(step):
+            kept = _("{step}: {session} (in the store)")
         elif checks.store:
-            lines.append(f"step        {step}: {sid} (not checked: the store is unreadable)")
+            kept = _("{step}: {session} (not checked: the store is unreadable)")
         else:
-            lines.append(f"step        {step}: {sid} (gone from the store: starts fresh)")
+            kept = _("{step}: {session} (gone from the store: starts fresh)")
+        size_text = human_tokens(size) if size is not None else ""
+        lines.append(_fact(N_("step"), kept.format(step=step, session=sid, size=size_text)))
     ours = builtin_view(state, settings)
     others = [step for step in checks.recorded if step not in ours.checks.recorded]
     if others:
-        lines.append(
-            f"other       {', '.join(others)}: another workflow's steps (its Python code "
-            "resumes them; `flower` runs the built-in workflow)"
-        )
+        other = _(
+            "{steps}: another workflow's steps (its Python code resumes them; `flower` runs "
+            "the built-in workflow)"
+        ).format(steps=", ".join(others))
+        lines.append(_fact(N_("other"), other))
+    lines.append(_fact(N_("next"), _next_run(state, settings, ours, names)))
+    return lines
+
+
+def _next_run(state: WakeState, settings: Settings, ours: WakeState, names: Any) -> str:
+    """What a bare ``flower`` here would do next, for ``flower status``'s last line."""
+    checks = state.checks
     if checks.store:
-        lines.append("next        `flower` stops until the session store can be read")
-    elif ours.waking:
+        return _("`flower` stops until the session store can be read")
+    if ours.waking:
         # a confirmed brief and a goals file are kept as they are: those steps are skipped,
         # unless a wake cut short left the goals to derive again (or words for them)
         done = {names.clarify_step} if checks.brief else set()
         if checks.goals and not (checks.goals_stale or checks.unrecorded):
             done.add(names.goals_step)
         resumed = [step for step in ours.steps if step not in done] or list(ours.steps)
-        lines.append(f"next        `flower` resumes {', '.join(resumed)} (wake {state.woke + 1})")
-    elif checks.brief:
-        lines.append("next        `flower` goes on from the confirmed brief in new sessions")
-    elif checks.request or checks.unrecorded:
+        return _("`flower` resumes {steps} (wake {n})").format(
+            steps=", ".join(resumed), n=state.woke + 1
+        )
+    if checks.brief:
+        return _("`flower` goes on from the confirmed brief in new sessions")
+    if checks.request or checks.unrecorded:
         request = checks.unrecorded[-1] if checks.unrecorded else checks.request or ""
-        lines.append(
-            f"next        `flower` starts on the request a killed run left: {_one_line(request)}"
+        return _("`flower` starts on the request a killed run left: {request}").format(
+            request=_one_line(request)
         )
-    elif ours.checks.recorded:
-        lines.append(
-            "next        `flower` starts over in new sessions (the recorded ones are gone); "
-            "with nothing said, it first looks at the workspace"
+    if ours.checks.recorded:
+        return _(
+            "`flower` starts over in new sessions (the recorded ones are gone); with nothing "
+            "said, it first looks at the workspace"
         )
-    else:
-        lines.append('next        nothing to resume: flower "what to do" starts something')
-    return lines
+    return _('nothing to resume: flower "what to do" starts something')
 
 
 # -- demo -----------------------------------------------------------------------------

@@ -135,7 +135,7 @@ def lineage_name(settings: Any) -> str:
         return redact_text(conf.url)
     if conf.backend == "json":
         return f"{settings.run_dir}/lineage.json"
-    return f"the {conf.backend!r} lineage store"
+    return _("the {backend!r} lineage store").format(backend=conf.backend)
 
 
 # -- the steps of a wake, in order ---------------------------------------------------
