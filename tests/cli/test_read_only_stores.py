@@ -179,8 +179,8 @@ def test_a_run_directory_the_user_cannot_write_can_be_read(read_only_run_dir: Pa
     assert shown.returncode == 0 and "question 0" in shown.stdout, shown.stderr
     assert exported.returncode == 0 and len(exported.stdout.splitlines()) == 3
     assert stats.returncode == 0, stats.stderr
-    assert f"step        干活: {SID} (in the store" in status.stdout, status.stderr
-    assert "unreadable" not in status.stdout
+    assert f"步骤        干活:{SID}(在存储里" in status.stdout, status.stderr
+    assert "读不了" not in status.stdout
     assert [done.returncode for done in looked] == [0, 0], [d.stderr for d in looked]
     assert removed.returncode == 1 and "is read-only for this user" in removed.stderr
     for done in (probe, listed, shown, exported, stats, status, *looked, removed):
@@ -195,6 +195,6 @@ def test_status_with_a_sql_lineage_creates_no_database(in_tmp: Path) -> None:
         '[tool.flower.lineage]\nbackend = "sqlite"\n', encoding="utf-8"
     )
     done = run_flower("status", cwd=in_tmp)
-    assert "lineage     none in the 'sqlite' lineage store" in done.stdout, done.stderr
+    assert "接续记录    'sqlite' 接续记录存储 里没有" in done.stdout, done.stderr
     assert "Traceback" not in done.stderr
     assert sorted(p.name for p in in_tmp.iterdir()) == ["pyproject.toml"]

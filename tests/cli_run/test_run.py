@@ -40,8 +40,8 @@ def test_first_run_json_on_stdout_banner_and_headers_on_stderr(flower: Flower, w
     assert state["waking"] is True and state["woke"] == 1
     assert state["checks"]["brief"] is True and state["checks"]["goals"] == 3
     words = flower("status").stdout
-    assert "brief       需求.md confirmed" in words
-    assert "next        `flower` resumes 干活 (wake 2)" in words  # brief and goals are kept
+    assert "需求        需求.md 已确认" in words
+    assert "下一步      `flower` 接着做 干活(第 2 次唤醒)" in words  # brief and goals are kept
 
 
 PASS = "1. 达成\n2. 达成\n3. 达成"

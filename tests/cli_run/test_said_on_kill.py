@@ -62,10 +62,8 @@ def test_a_first_request_survives_a_kill_before_lineage(
 
     status = flower("status")
     assert status.returncode == 0, status.stderr
-    assert f"said        {REQUEST} (a run cut short before recording it)" in status.stdout
-    assert f"next        `flower` starts on the request a killed run left: {REQUEST}" in (
-        status.stdout
-    )
+    assert f"说过        {REQUEST}(被打断的运行没来得及记下)" in status.stdout
+    assert f"下一步      `flower` 从被中止的运行留下的请求开始:{REQUEST}" in status.stdout
 
     done = flower("--yes")  # nothing said now, no terminal: it carries on with the request
     assert done.returncode == 0, done.stderr
@@ -85,9 +83,9 @@ def test_words_said_on_a_wake_survive_a_kill_and_are_said_once(
     killed_run(flower, "--yes", "标题加上锚点")
     assert lineage(ws)["woke"] == 1  # the killed wake was never counted
     status = flower("status").stdout
-    assert "said        标题加上锚点 (a run cut short before recording it)" in status
+    assert "说过        标题加上锚点(被打断的运行没来得及记下)" in status
     # new words: the goals are derived again before the work goes on
-    assert "next        `flower` resumes 设定目标, 干活 (wake 2)" in status
+    assert "下一步      `flower` 接着做 设定目标, 干活(第 2 次唤醒)" in status
 
     model.seen.clear()
     done = flower("--yes")

@@ -675,8 +675,10 @@ def check_words(
         expect("request" not in lineage, "a request left in lineage after a run that ended well")
 
 
-_NEXT = re.compile(r"^next\s+(.*)$", re.MULTILINE)
-_RESUMES = re.compile(r"`flower` resumes (.*) \(wake (\d+)\)")
+# status speaks the language the fuzz runs flower in (zh_CN, as the step headers it reads)
+_NEXT = re.compile(r"^下一步\s+(.*)$", re.MULTILINE)
+_RESUMES = re.compile(r"`flower` 接着做 (.*)(第 (\d+) 次唤醒)")
+_LEFT = "`flower` 从被中止的运行留下的请求开始:"
 
 
 def check_status(inv: Invocation, outcome: Outcome, after: dict[str, Any] | None) -> None:
@@ -687,7 +689,7 @@ def check_status(inv: Invocation, outcome: Outcome, after: dict[str, Any] | None
     expect(match is not None, f"status has no next line: {outcome.status!r}")
     assert match is not None
     nxt = match.group(1)
-    if nxt.startswith("nothing to resume"):
+    if nxt.startswith("没有可接着做的"):
         expect(outcome.code == 2, f"status said nothing to resume, flower exited {outcome.code}")
         return
     expect(outcome.code != 2, f"flower exited 2 though status said: {nxt}")
@@ -711,10 +713,10 @@ def check_status(inv: Invocation, outcome: Outcome, after: dict[str, Any] | None
             expect(resumed, f"status said {step} resumes; it started a new session")
         else:
             expect(not resumed, f"status did not say {step} resumes ({nxt}); it resumed")
-    if nxt.startswith("`flower` starts on the request a killed run left"):
+    if nxt.startswith(_LEFT):
         req = first.get("clarifier")
         if req is not None:
-            left = nxt.split(": ", 1)[1].rstrip("…")
+            left = nxt.removeprefix(_LEFT).rstrip("…")
             expect(left in req.texts()[-1], f"status said the request {left!r}; not asked")
 
 

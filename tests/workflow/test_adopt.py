@@ -56,7 +56,7 @@ def test_a_copied_directory_says_why_it_starts_fresh_and_keeps_the_old_lineage(
     before = (moved / "runs" / "lineage.json").read_bytes()
     old = str(moved.parent / "old")
     status = flower("status")
-    assert f"fresh       the lineage here was written for {old}" in status.stdout
+    assert f"从头开始    这里的接续记录是为 {old} 写的" in status.stdout
     assert "`flower adopt`" in status.stdout
     assert (moved / "runs" / "lineage.json").read_bytes() == before  # status moves nothing
 
@@ -127,7 +127,7 @@ def test_an_unreadable_lineage_is_set_aside_byte_for_byte(
     damaged = b'{"workspace": "/x", "woke": 3, "steps": {"\xe5\xb9\xb2'
     (in_tmp / "runs" / "lineage.json").write_bytes(damaged)
     status = flower("status")
-    assert "fresh       runs/lineage.json cannot be read" in status.stdout
+    assert "从头开始    runs/lineage.json 读不了" in status.stdout
     done = flower("run", "--yes", "顺便支持代码块高亮")
     assert done.exit_code == 0, done.output
     assert "从头开始:runs/lineage.json 读不了;旧的接续记录在" in done.stdout

@@ -286,9 +286,9 @@ def test_an_unreadable_store_stops_a_wake_before_it_counts_and_says_why(
     state = wake_state(".", "runs")
     assert "is not a valid SQLite database" in state["checks"]["store"]
     lines = describe_state(state, in_tmp, load_settings().settings)
-    assert any(line.startswith("store       unreadable: ") for line in lines)
-    assert not any("gone from the store" in line for line in lines)
-    assert lines[-1] == "next        `flower` stops until the session store can be read"
+    assert any(line.startswith("存储        读不了:") for line in lines)
+    assert not any("已不在存储里" in line for line in lines)
+    assert lines[-1] == "下一步      会话存储能读之前,`flower` 不会运行"
     lineage = in_tmp / "runs" / "lineage.json"
     before = json.loads(lineage.read_text(encoding="utf-8"))
     with pytest.raises(StoreUnavailableError, match="not a valid SQLite database"):
@@ -339,8 +339,8 @@ def test_flower_does_not_claim_another_workflows_steps(in_tmp: Path, fake: FakeM
     finally:
         rt.close()
     lines = describe_state(wake_state(".", "runs"), in_tmp, load_settings().settings)
-    assert any(line.startswith("other       fetch: another workflow's steps") for line in lines)
-    assert lines[-1].startswith("next        nothing to resume")
+    assert any(line.startswith("其他        fetch:另一个工作流的步骤") for line in lines)
+    assert lines[-1].startswith("下一步      没有可接着做的")
     result = CliRunner().invoke(build_app(), [], env={"ANTHROPIC_API_KEY": "sk-test"})
     assert result.exit_code == 2
     assert "没有可接着做的" in result.stderr
@@ -368,8 +368,8 @@ def test_status_says_a_run_starts_over_when_the_recorded_sessions_are_gone(
     state = wake_state(".", "runs", settings=settings)
     assert _is_used(builtin_view(state, settings))  # what decides that a bare `flower` runs
     lines = describe_state(state, in_tmp, settings)
-    assert "干活: gone-1 (gone from the store: starts fresh)" in "\n".join(lines)
-    assert lines[-1].startswith("next        `flower` starts over in new sessions")
+    assert "干活:gone-1(已不在存储里:从头开始)" in "\n".join(lines)
+    assert lines[-1].startswith("下一步      `flower` 用新的会话从头开始")
 
 
 def _said_count(req: RecordedRequest, said: str) -> int:
@@ -466,11 +466,8 @@ def test_a_first_run_killed_before_its_clarifier_started_keeps_the_request(
     assert state["checks"]["request"] == "写个 md 转 html 的脚本"
     assert _is_used(state)  # `flower` with nothing said carries on instead of refusing
     lines = describe_state(state, in_tmp, load_settings().settings)
-    assert "goals       none yet (目标.md does not exist)" in lines
-    assert (
-        lines[-1]
-        == "next        `flower` starts on the request a killed run left: 写个 md 转 html 的脚本"
-    )
+    assert "目标        还没有(目标.md 不存在)" in lines
+    assert lines[-1] == "下一步      `flower` 从被中止的运行留下的请求开始:写个 md 转 html 的脚本"
     model = standard_model()
     fake.set_script(model)
     ctx = asyncio.run(wake(None))
@@ -661,7 +658,7 @@ def test_status_says_a_wake_cut_while_deriving_the_goals_resumes_the_goal_setter
     settings = load_settings().settings
     lines = describe_state(wake_state(".", "runs", settings=settings), in_tmp, settings)
     # the next `flower` derives the goals again in the goal setter's session, then works
-    assert lines[-1] == "next        `flower` resumes 设定目标, 干活 (wake 3)"
+    assert lines[-1] == "下一步      `flower` 接着做 设定目标, 干活(第 3 次唤醒)"
     model = standard_model()
     fake.set_script(model)
     ctx = asyncio.run(wake(None))

@@ -102,12 +102,21 @@ def test_status_and_the_banner_say_which_file_is_used(in_tmp: Path, lang: str) -
         _not_used_line(Live(out, rounds=1, work_step="干活"), in_tmp, settings)
     brief, goals = NAMES[lang]
     other_brief, other_goals = NAMES[OTHER[lang]]
-    assert f"brief       {brief} not confirmed" in lines
-    assert f"goals       0 in {goals}" in lines
-    assert [line.split()[2] for line in lines if line.startswith("not used")] == [
-        other_brief,
-        other_goals,
-    ]
+    if lang == "zh_CN":
+        assert f"需求        {brief} 未确认" in lines
+        assert f"目标        {goals} 里 0 条" in lines
+        not_used = [line for line in lines if line.startswith("没有用")]
+        assert not_used == [
+            f"没有用      {name}(另一种语言的名字;用的是这次运行的)"
+            for name in (other_brief, other_goals)
+        ]
+    else:
+        assert f"brief       {brief} not confirmed" in lines
+        assert f"goals       0 in {goals}" in lines
+        assert [line.split()[2] for line in lines if line.startswith("not used")] == [
+            other_brief,
+            other_goals,
+        ]
     shown = out.getvalue()
     assert f"{other_brief}, {other_goals}" in shown and f"{brief}, {goals}" in shown
     if lang == "zh_CN":

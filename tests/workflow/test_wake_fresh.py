@@ -20,7 +20,7 @@ def flower(*args: str) -> Result:
 def test_status_exits_0_only_when_a_wake_would_run(in_tmp: Path, fake: FakeMessagesAPI) -> None:
     fresh = flower("status")
     assert fresh.exit_code == 1, fresh.output  # nothing to carry on: flower needs words
-    assert "next        nothing to resume" in fresh.stdout
+    assert "下一步      没有可接着做的" in fresh.stdout
     assert flower("status", "--json").exit_code == 1
     fake.set_script(standard_model())
     asyncio.run(wake("写个 md 转 html 的脚本"))
@@ -30,7 +30,7 @@ def test_status_exits_0_only_when_a_wake_would_run(in_tmp: Path, fake: FakeMessa
     (in_tmp / "runs" / "sessions.db").write_text("not a database")
     broken = flower("status")
     assert broken.exit_code == 3, broken.output  # flower would stop: the store is unreadable
-    assert broken.stdout.splitlines()[-1].startswith("next        `flower` stops")
+    assert broken.stdout.splitlines()[-1] == "下一步      会话存储能读之前,`flower` 不会运行"
 
 
 def test_the_first_wake_never_says_it_picked_up_where_it_left_off(
