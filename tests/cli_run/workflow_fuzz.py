@@ -677,7 +677,7 @@ def check_words(
 
 # status speaks the language the fuzz runs flower in (zh_CN, as the step headers it reads)
 _NEXT = re.compile(r"^下一步\s+(.*)$", re.MULTILINE)
-_RESUMES = re.compile(r"`flower` 接着做 (.*)(第 (\d+) 次唤醒)")
+_RESUMES = re.compile(r"`flower` 接着做 (.*)\(第 (\d+) 次唤醒\)")
 _LEFT = "`flower` 从被中止的运行留下的请求开始:"
 
 
