@@ -28,6 +28,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from flower.core.config import Settings
 from flower.core.errors import FlowerError
+from flower.core.i18n import current_language, translations
 from flower.core.records import Entry, SessionKey
 from flower.core.redact import redact_text
 from flower.ui import chart, conversation, listing, runs
@@ -97,13 +98,21 @@ class Viewer:
         return entries
 
 
-def _environment() -> Environment:
+def _environment(language: str) -> Environment:
+    """The templates, speaking ``language`` (Jinja2's i18n extension over flower's
+    catalogs: ``{{ _("...") }}`` and ``{% trans %}`` in the templates)."""
     env = Environment(
         loader=FileSystemLoader(HERE / "templates"),
         autoescape=select_autoescape(default=True, default_for_string=True),
         trim_blocks=True,
         lstrip_blocks=True,
+        extensions=["jinja2.ext.i18n"],
     )
+    catalog = translations(language)
+    env.install_gettext_callables(  # type: ignore[attr-defined]  # added by the extension
+        catalog.gettext, catalog.ngettext, newstyle=True
+    )
+    env.globals["html_lang"] = language.replace("_", "-")  # BCP 47: zh-CN
     env.filters["tokens"] = lambda n: "" if n is None else f"{n:,}"
     env.filters["dollars"] = lambda c: "" if c is None else f"${c:.4f}"
     env.filters["size"] = _size
@@ -126,13 +135,15 @@ def _key(request: Request) -> SessionKey:
         raise HTTPException(404, "no such session") from None
 
 
-def build_app(viewer: Viewer, *, token: str | None = None) -> ASGIApp:
+def build_app(viewer: Viewer, *, token: str | None = None, language: str | None = None) -> ASGIApp:
     """The ASGI app; with ``token``, every request must carry it (``?token=`` once, then
-    the cookie it sets)."""
-    env = _environment()
+    the cookie it sets). Its pages speak ``language`` (by default the one active when
+    it is built: ``flower ui`` chooses it as every command does)."""
+    env = _environment(language or current_language())
 
     def render(name: str, status: int = 200, **context: Any) -> HTMLResponse:
         context.setdefault("store_name", viewer.store_name)
+        context.setdefault("status", status)  # error.html heads a 404 "not found"
         return HTMLResponse(env.get_template(name).render(**context), status_code=status)
 
     def sessions_page(request: Request) -> HTMLResponse:

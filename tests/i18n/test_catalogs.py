@@ -16,11 +16,14 @@ CATALOGS = sorted(LOCALE_DIR.glob("*/LC_MESSAGES/flower.po"))
 
 
 def _code_msgids() -> set[str]:
-    """What ``pybabel extract -F babel.cfg flower`` finds (singular msgids)."""
+    """What ``pybabel extract -F babel.cfg flower`` finds (singular msgids): the code's
+    and the viewer's templates', by the methods babel.cfg names."""
     from babel.messages.extract import extract_from_dir
+    from babel.messages.frontend import parse_mapping_cfg
 
-    method_map = [("**.py", "python")]
-    found = extract_from_dir(str(ROOT / "flower"), method_map=method_map)
+    with (ROOT / "babel.cfg").open(encoding="utf-8") as handle:
+        method_map, options_map = parse_mapping_cfg(handle)
+    found = extract_from_dir(str(ROOT / "flower"), method_map, options_map)
     return {m[2] if isinstance(m[2], str) else m[2][0] for m in found}
 
 
@@ -48,6 +51,15 @@ def test_extraction_finds_the_banner_and_the_prompts() -> None:
     """The check above can fail: the code's messages are really found."""
     ids = _code_msgids()
     assert "brief confirmed" in ids and "work" in ids and "{step}·judge" in ids
+
+
+def test_extraction_finds_the_viewer_templates() -> None:
+    """The templates of flower ui are extracted too (babel.cfg's jinja2 section), plain
+    ``{{ _() }}``, ``{% trans %}`` blocks and plurals alike."""
+    ids = _code_msgids()
+    assert "the store cannot be opened" in ids  # {{ _("...") }} in error.html
+    assert "page %(number)s of %(pages)s" in ids  # {% trans %} in sessions.html
+    assert "woke %(count)s time" in ids  # {% trans count=... %}{% pluralize %} in run.html
 
 
 @pytest.mark.parametrize("po", CATALOGS, ids=lambda p: p.parent.parent.name)

@@ -118,7 +118,11 @@ def settings_for(url: str, run_dir: Path) -> Settings:
     return Settings(run_dir=str(run_dir), sessions=SessionsConfig(url=url))
 
 
-def serve(settings: Settings, *, token: str | None = None, interval: float = 0.1) -> Background:
+def serve(
+    settings: Settings, *, token: str | None = None, interval: float = 0.1, language: str = "en"
+) -> Background:
+    """The viewer of ``settings`` served on a free loopback port, its pages in ``language``
+    (English: the viewer's tests read its English text)."""
     viewer = Viewer(
         settings,
         lambda: open_session_store(settings=settings, read_only=True),
@@ -126,6 +130,7 @@ def serve(settings: Settings, *, token: str | None = None, interval: float = 0.1
         workspace=Path(settings.run_dir).parent,
         interval=interval,
     )
-    served = Background(build_app(viewer, token=token), bind("127.0.0.1", 0)).start()
+    app = build_app(viewer, token=token, language=language)
+    served = Background(app, bind("127.0.0.1", 0)).start()
     served.viewer = viewer  # type: ignore[attr-defined]
     return served

@@ -1,0 +1,86 @@
+"""The viewer's pages speak the language flower ui was started in (Jinja2's i18n
+extension over flower's catalogs), rendered through Starlette's TestClient."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+from ui_helpers import PROJECT, WORKING
+
+from flower.core.config import Settings
+from flower.core.i18n import language
+from flower.stores.open import open_session_store
+from flower.ui.app import Viewer, build_app
+
+
+def client(settings: Settings, lang: str | None) -> TestClient:
+    viewer = Viewer(
+        settings,
+        lambda: open_session_store(settings=settings, read_only=True),
+        settings.sessions_url(),
+        workspace=Path(settings.run_dir).parent,
+    )
+    return TestClient(build_app(viewer, language=lang) if lang else build_app(viewer))
+
+
+def html_lang(html: str) -> str:
+    found = re.search(r'<html lang="([^"]+)">', html)
+    assert found, html[:200]
+    return found.group(1)
+
+
+def test_the_pages_in_english(seeded: Settings) -> None:
+    web = client(seeded, "en")
+    listing = web.get("/").text
+    assert html_lang(listing) == "en"
+    assert '<span class="count">2 sessions</span>' in listing
+    assert "<th>last active (UTC)</th>" in listing and "7 entries · 2.7 KB" in listing
+    page = web.get(f"/s/{PROJECT}/{WORKING}").text
+    assert "<h2>context per round</h2>" in page
+    assert f"session <code>{WORKING}</code> · project <code>{PROJECT}</code>" in page
+    assert "7 entries · " in page and "<summary>thinking</summary>" in page
+    assert "1 entry removed by synthetic-errors" in page
+    assert "工作流" not in web.get("/run").text
+    missing = web.get(f"/s/{PROJECT}/nope")
+    assert missing.status_code == 404 and "<h1>not found</h1>" in missing.text
+
+
+def test_the_pages_in_chinese(seeded: Settings) -> None:
+    web = client(seeded, "zh_CN")
+    listing = web.get("/").text
+    assert html_lang(listing) == "zh-CN"
+    assert '<span class="count">2 个会话</span>' in listing
+    assert "<th>最后活动(UTC)</th>" in listing and "7 条记录 · 2.7 KB" in listing
+    assert '<nav><a href="/">会话</a> <a href="/run">工作流</a></nav>' in listing
+    page = web.get(f"/s/{PROJECT}/{WORKING}").text
+    assert "<h2>每轮的上下文</h2>" in page and "<summary>思考</summary>" in page
+    assert f"会话 <code>{WORKING}</code> · 项目 <code>{PROJECT}</code>" in page
+    assert "context per round" not in page and "session <code>" not in page
+    assert "还没有接力谱系(下次运行从头开始)" in web.get("/run").text
+    missing = web.get(f"/s/{PROJECT}/nope")
+    assert missing.status_code == 404 and "<h1>找不到</h1>" in missing.text
+
+
+@pytest.mark.parametrize(
+    ("lang", "said"), [("en", "no sessions match “{q}” in"), ("zh_CN", "里没有匹配“{q}”的会话")]
+)
+def test_what_the_user_typed_is_escaped_inside_a_translated_sentence(
+    seeded: Settings, lang: str, said: str
+) -> None:
+    html = client(seeded, lang).get("/", params={"q": "<b>x</b>"}).text
+    assert said.format(q="&lt;b&gt;x&lt;/b&gt;") in html
+    assert "<b>x</b>" not in html
+
+
+def test_without_a_language_the_app_speaks_the_one_active_when_built(seeded: Settings) -> None:
+    """flower ui chooses the language as every command does, then builds the app."""
+    with language("zh_CN"):
+        web = client(seeded, None)
+    with language("en"):  # what is active later does not change the pages
+        assert html_lang(web.get("/").text) == "zh-CN"
+    with language("en"):
+        web = client(seeded, None)
+    assert html_lang(web.get("/").text) == "en"
