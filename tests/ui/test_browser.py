@@ -126,3 +126,24 @@ def test_an_unknown_session_shows_the_404_page(browser: Any, viewer_url: str) ->
 
     browser.get(f"{viewer_url}s/{PROJECT}/missing-session")
     assert "no session missing-session" in browser.find_element(By.ID, "error").text
+
+
+def test_the_live_line_speaks_the_pages_language(browser: Any, seeded: Settings) -> None:
+    """viewer.js writes the live line with the words the page gives it (zh_CN here)."""
+    from selenium.webdriver.common.by import By
+
+    served = serve(seeded, language="zh_CN")
+    try:
+        browser.get(f"{served.url}s/{PROJECT}/{WORKING}")
+        assert browser.find_element(By.ID, "live").text == "实时:等待新记录"
+        more = Transcript(WORKING)
+        more.prompt("一条页面打开时写下的消息")
+        with open_session_store(settings=seeded) as store:
+            store.append(SessionKey(PROJECT, WORKING), more.entries)
+            total = len(store.load(SessionKey(PROJECT, WORKING)) or [])
+        shown = wait_for(lambda: browser.find_element(By.ID, "live").text == f"实时:{total} 条记录")
+        assert shown, browser.find_element(By.ID, "live").text
+    finally:
+        browser.get("about:blank")
+        served.stop()
+        served.viewer.close()  # type: ignore[attr-defined]

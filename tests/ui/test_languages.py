@@ -43,6 +43,7 @@ def test_the_pages_in_english(seeded: Settings) -> None:
     assert f"session <code>{WORKING}</code> · project <code>{PROJECT}</code>" in page
     assert "7 entries · " in page and "<summary>thinking</summary>" in page
     assert "1 entry removed by synthetic-errors" in page
+    assert 'data-entries="live: {count} entries"' in page
     assert "工作流" not in web.get("/run").text
     missing = web.get(f"/s/{PROJECT}/nope")
     assert missing.status_code == 404 and "<h1>not found</h1>" in missing.text
@@ -59,6 +60,7 @@ def test_the_pages_in_chinese(seeded: Settings) -> None:
     assert "<h2>每轮的上下文</h2>" in page and "<summary>思考</summary>" in page
     assert f"会话 <code>{WORKING}</code> · 项目 <code>{PROJECT}</code>" in page
     assert "context per round" not in page and "session <code>" not in page
+    assert 'data-entries="实时:{count} 条记录"' in page  # the live line viewer.js writes
     assert "还没有接力谱系(下次运行从头开始)" in web.get("/run").text
     missing = web.get(f"/s/{PROJECT}/nope")
     assert missing.status_code == 404 and "<h1>找不到</h1>" in missing.text
