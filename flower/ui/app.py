@@ -28,7 +28,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from flower.core.config import Settings
 from flower.core.errors import FlowerError
-from flower.core.i18n import current_language, translations
+from flower.core.i18n import N_, current_language, translations
 from flower.core.records import Entry, SessionKey
 from flower.core.redact import redact_text
 from flower.ui import chart, conversation, listing, runs
@@ -40,6 +40,15 @@ TOKEN_COOKIE = "flower_ui_token"
 FORK_SCAN_LIMIT = 100
 """A session page looks through its project for sessions forked off it (the first
 entry of each) by itself up to this many sessions; past it, on request."""
+
+
+class NotFound(HTTPException):
+    """A 404 whose message (an English msgid and its fields) the page says in its language."""
+
+    def __init__(self, message: str, **fields: str) -> None:
+        super().__init__(404, message.format(**fields))
+        self.message = message
+        self.fields = fields
 
 
 class Viewer:
@@ -94,7 +103,11 @@ class Viewer:
     def entries(self, key: SessionKey) -> list[Entry]:
         entries = self.store().load(key)
         if entries is None:
-            raise HTTPException(404, f"no session {key.session_id} in project {key.project_key}")
+            raise NotFound(
+                N_("no session {session} in project {project}"),
+                session=key.session_id,
+                project=key.project_key,
+            )
         return entries
 
 
@@ -132,14 +145,16 @@ def _key(request: Request) -> SessionKey:
     try:
         return SessionKey(request.path_params["project"], request.path_params["session"])
     except FlowerError:
-        raise HTTPException(404, "no such session") from None
+        raise NotFound(N_("no such session")) from None
 
 
 def build_app(viewer: Viewer, *, token: str | None = None, language: str | None = None) -> ASGIApp:
     """The ASGI app; with ``token``, every request must carry it (``?token=`` once, then
     the cookie it sets). Its pages speak ``language`` (by default the one active when
     it is built: ``flower ui`` chooses it as every command does)."""
-    env = _environment(language or current_language())
+    chosen = language or current_language()
+    env = _environment(chosen)
+    say = translations(chosen).gettext  # the app's own messages, in the pages' language
 
     def render(name: str, status: int = 200, **context: Any) -> HTMLResponse:
         context.setdefault("store_name", viewer.store_name)
@@ -157,7 +172,9 @@ def build_app(viewer: Viewer, *, token: str | None = None, language: str | None 
             try:
                 result = listing.page(store, viewer.prices(), query=query, number=number)
             except NotImplementedError:
-                raise FlowerError(f"{viewer.store_name} cannot list its sessions") from None
+                raise FlowerError(
+                    say(N_("{store} cannot list its sessions")).format(store=viewer.store_name)
+                ) from None
         return render("sessions.html", page=result)
 
     def session_page(request: Request) -> HTMLResponse:
@@ -251,14 +268,18 @@ def build_app(viewer: Viewer, *, token: str | None = None, language: str | None 
         return render("run.html", run=view)
 
     async def not_found(request: Request, exc: Exception) -> Response:
-        detail = getattr(exc, "detail", None) or "not found"
+        if isinstance(exc, NotFound):
+            detail = say(exc.message).format(**exc.fields)
+        else:
+            detail = getattr(exc, "detail", None) or say(N_("not found"))
         return render("error.html", status=getattr(exc, "status_code", 404), message=detail)
 
     async def flower_error(request: Request, exc: Exception) -> Response:
         return render("error.html", status=503, message=redact_text(str(exc)), store_error=True)
 
     async def server_error(request: Request, exc: Exception) -> Response:
-        return render("error.html", status=500, message=f"internal error: {type(exc).__name__}")
+        message = say(N_("internal error: {name}")).format(name=type(exc).__name__)
+        return render("error.html", status=500, message=message)
 
     app = Starlette(
         routes=[

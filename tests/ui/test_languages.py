@@ -47,6 +47,7 @@ def test_the_pages_in_english(seeded: Settings) -> None:
     assert "工作流" not in web.get("/run").text
     missing = web.get(f"/s/{PROJECT}/nope")
     assert missing.status_code == 404 and "<h1>not found</h1>" in missing.text
+    assert f"flower: error: no session nope in project {PROJECT}" in missing.text
 
 
 def test_the_pages_in_chinese(seeded: Settings) -> None:
@@ -64,6 +65,7 @@ def test_the_pages_in_chinese(seeded: Settings) -> None:
     assert "还没有接力谱系(下次运行从头开始)" in web.get("/run").text
     missing = web.get(f"/s/{PROJECT}/nope")
     assert missing.status_code == 404 and "<h1>找不到</h1>" in missing.text
+    assert f"flower: error: 项目 {PROJECT} 里没有会话 nope" in missing.text  # the prefix stays
 
 
 @pytest.mark.parametrize(
