@@ -41,7 +41,11 @@ from cli_run_helpers import FLOWER, flower_env  # noqa: E402
 from engine_fuzz import Violation as EngineViolation  # noqa: E402
 from engine_fuzz import check_prompts, check_tool_answers  # noqa: E402
 
-from flower.core.i18n import every_translation  # noqa: E402
+from flower.core.i18n import every_translation, set_language  # noqa: E402
+
+# The agents' instructions below are read in the language the flowers it starts speak
+# (flower_env: FLOWER_LANG, zh_CN unless set), so the fake recognises each request.
+set_language(os.environ.get("FLOWER_LANG", "zh_CN"))
 from flower.testing.fake_api import (  # noqa: E402
     FakeMessagesAPI,
     RecordedRequest,
@@ -62,6 +66,22 @@ THRESHOLD = 20_000
 """The relay threshold the children run with (``FLOWER_RELAY_THRESHOLD_TOKENS``)."""
 RELAY_SEED_START = "你接手一件做到一半的事"
 MAX_INVOCATIONS = 8
+ARCHIVED = tuple(
+    text.split("{")[0]
+    for text in every_translation("   archived the last conversation into {path}/")
+)
+"""How the line ``--new`` prints once it archived the last conversation begins."""
+
+
+def says(template: str, output: str) -> bool:
+    """Whether ``output`` holds ``template`` (a catalog message) in some language: every
+    literal piece of one of its translations, around the placeholders."""
+    return any(
+        all(piece in output for piece in re.split(r"\{[^}]*\}", text) if piece)
+        for text in every_translation(template)
+    )
+
+
 GOALS_NOT_MET = {
     text.strip()
     for text in every_translation("   the judge found goals not met yet: `flower` here goes on")
@@ -495,9 +515,11 @@ class Life:
     def account(self, inv: Invocation, before: dict[str, Any], outcome: Outcome) -> None:
         """Update what the fuzzer expects: the words of this intention, the wake count."""
         if inv.new:
-            archived = outcome.stdout.startswith("   archived") or not before["lineage"]
+            archived = outcome.stdout.startswith(ARCHIVED) or not before["lineage"]
             refused = outcome.code not in (0, 1) and not outcome.stdout
-            if not refused and (archived or "开始新的一件事" in outcome.stdout):
+            if not refused and (
+                archived or says("-> starting something new in {where}", outcome.stdout)
+            ):
                 self.state = LifeState()
         if inv.said is not None and outcome.stdout:  # it got past the start (the banner)
             lineage = before["lineage"] or {}
@@ -746,7 +768,7 @@ def check_woke(
 ) -> None:
     earlier = 0 if inv.new else ((before["lineage"] or {}).get("woke") or 0)
     now = (lineage or {}).get("woke") or 0
-    if inv.new and "archived" not in outcome.stdout and before["lineage"]:
+    if inv.new and not any(a in outcome.stdout for a in ARCHIVED) and before["lineage"]:
         earlier = before["lineage"].get("woke") or 0  # refused before it archived anything
     expect(now - earlier in (0, 1), f"woke went from {earlier} to {now}")
     woke = (outcome.requests or outcome.code in (0, 1)) and outcome.code != 2
