@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import parse_qs, quote
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markupsafe import escape
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
@@ -125,12 +126,17 @@ def _environment(language: str) -> Environment:
     env.install_gettext_callables(  # type: ignore[attr-defined]  # added by the extension
         catalog.gettext, catalog.ngettext, newstyle=True
     )
-    env.globals["html_lang"] = language.replace("_", "-")  # BCP 47: zh-CN
+    env.globals["html_lang"] = _html_lang(language)
     env.filters["tokens"] = lambda n: "" if n is None else f"{n:,}"
     env.filters["dollars"] = lambda c: "" if c is None else f"${c:.4f}"
     env.filters["size"] = _size
     env.filters["q"] = lambda s: quote(str(s), safe="")
     return env
+
+
+def _html_lang(language: str) -> str:
+    """``language`` as ``<html lang>`` wants it (BCP 47): ``zh_CN`` -> ``zh-CN``."""
+    return language.replace("_", "-")
 
 
 def _size(n: int) -> str:
@@ -295,15 +301,22 @@ def build_app(viewer: Viewer, *, token: str | None = None, language: str | None 
             Exception: server_error,
         },
     )
-    return TokenGate(app, token) if token else app
+    if not token:
+        return app
+    refusal = say(N_("open the URL flower ui printed (it carries the token)"))
+    return TokenGate(app, token, refusal=refusal, html_lang=_html_lang(chosen))
 
 
 class TokenGate:
     """Requests without the token (``?token=...`` or the cookie it sets) get a 403."""
 
-    def __init__(self, app: ASGIApp, token: str) -> None:
+    def __init__(
+        self, app: ASGIApp, token: str, *, refusal: str | None = None, html_lang: str = "en"
+    ) -> None:
         self.app = app
         self.token = token
+        self.refusal = refusal or "open the URL flower ui printed (it carries the token)"
+        self.html_lang = html_lang
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -314,8 +327,8 @@ class TokenGate:
         cookie = _cookie(scope, TOKEN_COOKIE)
         if not from_query and not hmac.compare_digest(cookie.encode(), self.token.encode()):
             response = HTMLResponse(
-                "<!doctype html><title>flower</title><p>403: open the URL flower ui printed "
-                "(it carries the token)</p>",
+                f'<!doctype html><html lang="{escape(self.html_lang)}"><title>flower</title>'
+                f"<p>403: {escape(self.refusal)}</p>",
                 status_code=403,
             )
             await response(scope, receive, send)

@@ -88,3 +88,13 @@ def test_without_a_language_the_app_speaks_the_one_active_when_built(seeded: Set
     with language("en"):
         web = client(seeded, None)
     assert html_lang(web.get("/").text) == "en"
+
+
+def test_the_token_gate_refuses_in_the_pages_language(seeded: Settings) -> None:
+    viewer = Viewer(seeded, lambda: None, seeded.sessions_url())
+    refused = TestClient(build_app(viewer, token="s3cret", language="zh_CN")).get("/")
+    assert refused.status_code == 403
+    assert html_lang(refused.text) == "zh-CN"
+    assert "403: 打开 flower ui 打印的网址(它带着令牌)" in refused.text
+    english = TestClient(build_app(viewer, token="s3cret", language="en")).get("/")
+    assert "403: open the URL flower ui printed (it carries the token)" in english.text
