@@ -6,6 +6,7 @@ Read only: trim runs in dry-run mode here, so no pointer file is written.
 from __future__ import annotations
 
 import warnings
+from contextlib import nullcontext
 from typing import Any
 
 import typer
@@ -13,7 +14,7 @@ import typer
 from flower.cli.lazy import command_help
 from flower.cli.session_ids import ProjectOption
 from flower.core.errors import UnknownSessionError
-from flower.core.i18n import N_, _, ngettext
+from flower.core.i18n import N_, _, language, ngettext
 
 
 def prune_report(
@@ -191,12 +192,12 @@ def add_prune_command(app: typer.Typer) -> None:
         from flower.core.errors import FlowerError
 
         try:  # reported here too, so the command reads the same in any app
-            report = prune_report(
-                session_id,
-                project=project,
-                trim=False if no_trim else None,
-                settings=get_settings(ctx),  # with the global --run-dir and --sessions-url
-            )
+            settings = get_settings(ctx)  # with the global --run-dir and --sessions-url
+            # --json is read by scripts: the warnings and failures it lists are English
+            with language("en") if as_json else nullcontext():
+                report = prune_report(
+                    session_id, project=project, trim=False if no_trim else None, settings=settings
+                )
         except FlowerError as exc:
             raise typer.Exit(report_error(exc)) from None
         typer.echo(

@@ -19,6 +19,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Literal
 
 from flower.core.errors import ConfigError
+from flower.core.i18n import _
 
 AttributeValue = str | bool | int | float | Sequence[str] | Sequence[int] | Sequence[float]
 Attributes = Mapping[str, AttributeValue | None]
@@ -165,30 +166,35 @@ def describe(settings: Any) -> tuple[bool, str]:
     ``flower doctor``); imports the SDK only when the variables ask for traces."""
     conf = settings.telemetry
     if not conf.enabled:
-        return True, "off ([tool.flower.telemetry] enabled = false)"
+        return True, _("off ({setting})").format(setting="[tool.flower.telemetry] enabled = false")
     if _env_true("OTEL_SDK_DISABLED"):
-        return True, "off (OTEL_SDK_DISABLED=true)"
+        return True, _("off ({setting})").format(setting="OTEL_SDK_DISABLED=true")
     if not _environment_asks():
-        return True, "off (no OTEL_TRACES_EXPORTER or OTEL_EXPORTER_OTLP_ENDPOINT set)"
+        return True, _("off (no OTEL_TRACES_EXPORTER or OTEL_EXPORTER_OTLP_ENDPOINT set)")
     if not _sdk_installed():
-        return True, "off: OTEL_* variables are set but flower[otel] is not installed"
+        return True, _("off: OTEL_* variables are set but flower[otel] is not installed")
     try:
         for name in _exporter_names():
             _load_exporter(name)
     except ConfigError as exc:
         return False, str(exc)
     except ImportError as exc:
-        return False, f"the traces exporter cannot be imported: {exc}"
+        return False, _("the traces exporter cannot be imported: {error}").format(error=exc)
     endpoint = (
         os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
         or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
-        or "the exporter's default endpoint"
+        or _("the exporter's default endpoint")
     )
     service = os.environ.get("OTEL_SERVICE_NAME") or DEFAULT_SERVICE_NAME
-    exporters = ", ".join(_exporter_names()) or "none"
-    content = "with content" if conf.capture_content else "no content"
-    where = f" to {endpoint}" if any(n.startswith("otlp") for n in _exporter_names()) else ""
-    return True, f"on: {exporters}{where}, service {service}, {content}"
+    exporters = ", ".join(_exporter_names()) or _("none")
+    content = _("with content") if conf.capture_content else _("no content")
+    if any(n.startswith("otlp") for n in _exporter_names()):
+        line = _("on: {exporters} to {endpoint}, service {service}, {content}")
+    else:
+        line = _("on: {exporters}, service {service}, {content}")
+    return True, line.format(
+        exporters=exporters, endpoint=endpoint, service=service, content=content
+    )
 
 
 def _host_has_provider(trace: Any) -> bool:
@@ -267,10 +273,12 @@ def _load_exporter(name: str) -> Any:
     for entry in found:
         if entry.name == name:
             return entry.load()
-    known = ", ".join(sorted({entry.name for entry in found})) or "none installed"
+    known = ", ".join(sorted({entry.name for entry in found})) or _("none installed")
     raise ConfigError(
-        f"environment variable OTEL_TRACES_EXPORTER: unknown traces exporter {name!r} "
-        f"(installed: {known}; `pip install 'flower[otel]'` brings otlp and console)"
+        _(
+            "environment variable OTEL_TRACES_EXPORTER: unknown traces exporter {name} "
+            "(installed: {known}; `pip install 'flower[otel]'` brings otlp and console)"
+        ).format(name=repr(name), known=known)
     )
 
 

@@ -23,6 +23,7 @@ import msgspec
 
 from flower.core.entries import json_bytes
 from flower.core.errors import ConfigError
+from flower.core.i18n import _, ngettext
 from flower.core.protocols import PruneContext, PruningPolicy, SessionStoreBase
 from flower.core.records import Entry, SessionInfo, SessionKey
 from flower.core.suggest import did_you_mean
@@ -100,24 +101,30 @@ def _apply(policy: PruningPolicy, entries: list[Entry], ctx: PruneContext) -> li
     try:
         result = policy.prune(entries, ctx)
     except SystemExit as exc:  # a plugin must not end the process that resumes
-        raise RuntimeError(f"prune() called sys.exit({exc.code!r})") from None
+        raise RuntimeError(
+            _("prune() called sys.exit({code})").format(code=repr(exc.code))
+        ) from None
     if not isinstance(result, list):
-        raise TypeError(f"prune() returned {type(result).__name__}, not a list of entries")
+        raise TypeError(
+            _("prune() returned {type}, not a list of entries").format(type=type(result).__name__)
+        )
     if set(map(type, result)) - {dict}:
         stranger = next(item for item in result if item.__class__ is not dict)
         raise TypeError(
-            f"prune() returned a list holding {type(stranger).__name__}, not only entries "
-            "(JSON objects)"
+            _("prune() returned a list holding {type}, not only entries (JSON objects)").format(
+                type=type(stranger).__name__
+            )
         )
     if entries and not result:
         warnings.warn(
-            f"pruning policy {_name(policy)!r} removed every entry of session "
-            f"{_session_label(ctx)}: the model is sent an empty conversation",
+            _(
+                "pruning policy {policy} removed every entry of session {session}: "
+                "the model is sent an empty conversation"
+            ).format(policy=repr(_name(policy)), session=_session_label(ctx)),
             PruningWarning,
             stacklevel=4,
         )
     return result
-
 
 
 def _name(policy: PruningPolicy) -> str:
@@ -125,10 +132,9 @@ def _name(policy: PruningPolicy) -> str:
 
 
 def _warn_failure(name: str, ctx: PruneContext, exc: BaseException) -> str:
-    message = (
-        f"pruning policy {name!r} failed on session {_session_label(ctx)} and was skipped "
-        f"for this load: {type(exc).__name__}: {exc}"
-    )
+    message = _(
+        "pruning policy {policy} failed on session {session} and was skipped for this load: {error}"
+    ).format(policy=repr(name), session=_session_label(ctx), error=f"{type(exc).__name__}: {exc}")
     warnings.warn(message, PruningWarning, stacklevel=4)
     return message
 
@@ -143,14 +149,14 @@ def _warn_unplaced(entries: Sequence[Entry], ctx: PruneContext) -> None:
         and entry.get("type") in ("user", "assistant")
     )
     if count:
-        what = (
-            "1 user/assistant entry has no uuid, so it has"
-            if count == 1
-            else f"{count} user/assistant entries have no uuid, so they have"
-        )
         warnings.warn(
-            f"session {_session_label(ctx)}: {what} no place in the conversation and "
-            f"{'is' if count == 1 else 'are'} not sent to the model",
+            ngettext(
+                "session {session}: {count} user/assistant entry has no uuid, so it has "
+                "no place in the conversation and is not sent to the model",
+                "session {session}: {count} user/assistant entries have no uuid, so they "
+                "have no place in the conversation and are not sent to the model",
+                count,
+            ).format(session=_session_label(ctx), count=count),
             PruningWarning,
             stacklevel=4,
         )
@@ -167,8 +173,9 @@ def _walk(entries: Sequence[Entry], ctx: PruneContext) -> list[Entry]:
         if len(kept) == len(entries):
             raise
         warnings.warn(
-            f"session {_session_label(ctx)}: left out {len(entries) - len(kept)} entries "
-            "that are not JSON objects",
+            _("session {session}: left out {count} entries that are not JSON objects").format(
+                session=_session_label(ctx), count=len(entries) - len(kept)
+            ),
             PruningWarning,
             stacklevel=4,
         )
@@ -181,8 +188,10 @@ def _check(entries: list[Entry], ctx: PruneContext) -> tuple[list[Entry], list[s
     chain, fixes = model_chain(entries)
     if fixes:
         warnings.warn(
-            f"session {_session_label(ctx)}: the pruned transcript was not a valid "
-            f"conversation; repaired: {'; '.join(fixes)}",
+            _(
+                "session {session}: the pruned transcript was not a valid conversation; "
+                "repaired: {fixes}"
+            ).format(session=_session_label(ctx), fixes="; ".join(fixes)),
             PruningWarning,
             stacklevel=4,
         )
@@ -280,8 +289,10 @@ def prune_in_detail(
             result = current
         if given is not None and _snapshot(current) != given:
             stats.notes.append(
-                "changed the entries it was given in place (a policy must return new "
-                "entries and leave its input alone); the counts miss those changes"
+                _(
+                    "changed the entries it was given in place (a policy must return new "
+                    "entries and leave its input alone); the counts miss those changes"
+                )
             )
         _diff(current, result, stats)
         report.append(stats)

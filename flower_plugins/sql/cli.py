@@ -10,11 +10,21 @@ if TYPE_CHECKING:
     from flower_plugins.sql.engine import Database
 
 from flower.core.errors import FlowerError
+from flower.core.i18n import N_, _
 
 UrlOption = Annotated[
     str | None,
-    typer.Option("--url", help="Database URL; default: the configured sessions URL."),
+    typer.Option("--url", help=N_("Database URL; default: the configured sessions URL.")),
 ]
+
+
+STATUS_NAMES = {
+    "up to date": N_("up to date"),
+    "behind": N_("behind"),
+    "ahead": N_("ahead"),
+    "empty": N_("empty"),
+}
+"""How ``flower db current`` shows a schema status (``--json`` keeps the status as it is)."""
 
 
 class NotSqlError(FlowerError):
@@ -35,8 +45,10 @@ def resolve_url(ctx: typer.Context, url: str | None) -> str:
     configured = default_store_url(settings)
     if configured is None or not configured.startswith(("sqlite", "postgres")):
         raise NotSqlError(
-            f"the sessions backend {settings.sessions.backend!r} has no SQL schema; "
-            "pass --url sqlite:///... or --url postgresql+psycopg://..."
+            _(
+                "the sessions backend {backend} has no SQL schema; "
+                "pass --url sqlite:///... or --url postgresql+psycopg://..."
+            ).format(backend=repr(settings.sessions.backend))
         )
     return configured
 
@@ -49,12 +61,13 @@ def _open(url: str) -> Database:
 
 def build_db_app() -> typer.Typer:
     app = typer.Typer(
-        help="Schema of the SQL session stores (SQLite, PostgreSQL).", no_args_is_help=True
+        help=N_("Schema of the SQL session stores (SQLite, PostgreSQL)."), no_args_is_help=True
     )
 
-    @app.command()
+    @app.command(
+        help=N_("Upgrade the schema to this flower's newest revision (safe to run concurrently).")
+    )
     def upgrade(ctx: typer.Context, url: UrlOption = None) -> None:
-        """Upgrade the schema to this flower's newest revision (safe to run concurrently)."""
         from flower_plugins.sql.migrate import upgrade as run_upgrade
 
         db = _open(resolve_url(ctx, url))
@@ -63,18 +76,33 @@ def build_db_app() -> typer.Typer:
         finally:
             db.close()
         if before.current == after.current:
-            typer.echo(f"{db.safe_url}: already at {after.current}")
+            typer.echo(
+                _("{url}: already at {revision}").format(url=db.safe_url, revision=after.current)
+            )
+        elif before.current is None:
+            typer.echo(
+                _("{url}: upgraded empty -> {revision}").format(
+                    url=db.safe_url, revision=after.current
+                )
+            )
         else:
-            typer.echo(f"{db.safe_url}: upgraded {before.current or 'empty'} -> {after.current}")
+            typer.echo(
+                _("{url}: upgraded {before} -> {revision}").format(
+                    url=db.safe_url, before=before.current, revision=after.current
+                )
+            )
 
-    @app.command()
+    @app.command(
+        help=N_(
+            "Show the database's schema revision and whether it is up to date (a SQLite "
+            "file that does not exist yet is reported empty, not created)."
+        )
+    )
     def current(
         ctx: typer.Context,
         url: UrlOption = None,
-        as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+        as_json: Annotated[bool, typer.Option("--json", help=N_("Print JSON."))] = False,
     ) -> None:
-        """Show the database's schema revision and whether it is up to date (a SQLite
-        file that does not exist yet is reported empty, not created)."""
         from flower.core.config import sqlite_file
         from flower_plugins.sql.engine import redact
         from flower_plugins.sql.migrate import SchemaState, read_state
@@ -103,8 +131,20 @@ def build_db_app() -> typer.Typer:
             typer.echo(json.dumps(report))
         else:
             if state.current is None:
-                typer.echo(f"{shown}: empty, no schema yet (head {state.head})")
+                typer.echo(
+                    _("{url}: empty, no schema yet (head {head})").format(
+                        url=shown, head=state.head
+                    )
+                )
             else:
-                typer.echo(f"{shown}: {state.current} ({state.status}; head {state.head})")
+                status = STATUS_NAMES.get(state.status)
+                typer.echo(
+                    _("{url}: {revision} ({status}; head {head})").format(
+                        url=shown,
+                        revision=state.current,
+                        status=_(status) if status else state.status,
+                        head=state.head,
+                    )
+                )
 
     return app

@@ -22,6 +22,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError
 
 from flower.core.errors import SchemaOutOfDateError, StoreNotFoundError, StoreUnavailableError
+from flower.core.i18n import _
 from flower_plugins.sql.engine import Database
 from flower_plugins.sql.schema import HEAD_REVISION, VERSION_TABLE
 
@@ -46,8 +47,10 @@ def migrations_dir() -> Path:
     if (source / "env.py").is_file():
         return source
     raise StoreUnavailableError(
-        f"flower's migration scripts are missing (looked in {packaged} and {source}); "
-        "reinstall flower"
+        _(
+            "flower's migration scripts are missing (looked in {packaged} and {source}); "
+            "reinstall flower"
+        ).format(packaged=packaged, source=source)
     )
 
 
@@ -95,9 +98,10 @@ def schema_state(conn: Connection) -> SchemaState:
 
 def _ahead_error(db: Database, state: SchemaState) -> SchemaOutOfDateError:
     return SchemaOutOfDateError(
-        f"{db.safe_url} has schema revision {state.current!r}, which this flower does not "
-        f"know (its newest is {state.head!r}): it was written by a newer flower; upgrade "
-        "flower on this host"
+        _(
+            "{url} has schema revision {revision}, which this flower does not know (its "
+            "newest is {head}): it was written by a newer flower; upgrade flower on this host"
+        ).format(url=db.safe_url, revision=repr(state.current), head=repr(state.head))
     )
 
 
@@ -136,8 +140,10 @@ def _check_pg_schema(db: Database, conn: Connection) -> None:
         return
     search_path = conn.exec_driver_sql("SHOW search_path").scalar()
     raise StoreUnavailableError(
-        f"{db.safe_url}: no schema of its search_path ({search_path}) exists; create it "
-        "(CREATE SCHEMA name) or set another search_path in the URL"
+        _(
+            "{url}: no schema of its search_path ({search_path}) exists; create it "
+            "(CREATE SCHEMA name) or set another search_path in the URL"
+        ).format(url=db.safe_url, search_path=search_path)
     )
 
 
@@ -164,8 +170,10 @@ def _run_migration(db: Database, work: Callable[[Connection], T]) -> T:
                     violations = conn.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
                     if violations:
                         raise StoreUnavailableError(
-                            f"{db.sqlite_path}: a migration would leave rows without their "
-                            f"session ({len(violations)}); nothing was changed"
+                            _(
+                                "{path}: a migration would leave rows without their "
+                                "session ({count}); nothing was changed"
+                            ).format(path=db.sqlite_path, count=len(violations))
                         )
                 return result
             finally:
@@ -183,11 +191,13 @@ def ensure_schema(db: Database, *, auto_migrate: bool) -> SchemaState:
         raise _ahead_error(db, state)
     if auto_migrate:
         return upgrade(db)[1]
-    found = state.current or "no flower tables"
+    found = state.current or _("no flower tables")
     raise SchemaOutOfDateError(
-        f"{db.safe_url}: schema is behind ({found}; this flower needs {state.head}); "
-        "run `flower db upgrade` (add --url if it is not the configured database), "
-        "or set [tool.flower.sessions] auto_migrate = true"
+        _(
+            "{url}: schema is behind ({found}; this flower needs {head}); "
+            "run `flower db upgrade` (add --url if it is not the configured database), "
+            "or set [tool.flower.sessions] auto_migrate = true"
+        ).format(url=db.safe_url, found=found, head=state.head)
     )
 
 
@@ -196,7 +206,9 @@ def readable_schema(db: Database) -> SchemaState:
     store that does not exist yet; one behind or ahead is the error a writer gets."""
     state = read_state(db)
     if state.status == "empty":
-        raise StoreNotFoundError(f"{db.safe_url} holds no flower sessions (no flower tables)")
+        raise StoreNotFoundError(
+            _("{url} holds no flower sessions (no flower tables)").format(url=db.safe_url)
+        )
     if state.status == "up to date":
         return state
     return ensure_schema(db, auto_migrate=False)

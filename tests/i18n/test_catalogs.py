@@ -15,15 +15,24 @@ ROOT = Path(__file__).resolve().parents[2]
 CATALOGS = sorted(LOCALE_DIR.glob("*/LC_MESSAGES/flower.po"))
 
 
+EXTRACTED = ("flower", "flower_plugins")
+"""The packages ``pybabel extract -F babel.cfg ... flower flower_plugins`` reads."""
+
+
 def _code_msgids() -> set[str]:
-    """What ``pybabel extract -F babel.cfg flower`` finds (singular msgids): the code's
-    and the viewer's templates', by the methods babel.cfg names."""
+    """What ``pybabel extract -F babel.cfg flower flower_plugins`` finds (singular
+    msgids): the code's, the built-in plugins' and the viewer's templates', by the
+    methods babel.cfg names."""
     from babel.messages.extract import extract_from_dir
     from babel.messages.frontend import parse_mapping_cfg
 
     with (ROOT / "babel.cfg").open(encoding="utf-8") as handle:
         method_map, options_map = parse_mapping_cfg(handle)
-    found = extract_from_dir(str(ROOT / "flower"), method_map, options_map)
+    found = [
+        message
+        for package in EXTRACTED
+        for message in extract_from_dir(str(ROOT / package), method_map, options_map)
+    ]
     return {m[2] if isinstance(m[2], str) else m[2][0] for m in found}
 
 
@@ -60,6 +69,11 @@ def test_extraction_finds_the_viewer_templates() -> None:
     assert "the store cannot be opened" in ids  # {{ _("...") }} in error.html
     assert "page %(number)s of %(pages)s" in ids  # {% trans %} in sessions.html
     assert "woke %(count)s time" in ids  # {% trans count=... %}{% pluralize %} in run.html
+
+
+def test_extraction_finds_the_builtin_plugins_messages() -> None:
+    """flower_plugins/ is extracted too: a plugin's message missing from a catalog fails."""
+    assert "{url}: already at {revision}" in _code_msgids()
 
 
 @pytest.mark.parametrize("po", CATALOGS, ids=lambda p: p.parent.parent.name)

@@ -236,6 +236,7 @@ def test_a_trim_file_emptied_behind_a_long_lived_view_is_written_again(tmp_path:
     assert os.path.getsize(tmp_path / "trimmed" / "s" / "t0.txt") == 0  # left for a human
 
 
+@pytest.mark.usefixtures("english")  # the warning is read in English
 def test_the_shared_index_warns_when_a_policy_removes_every_entry() -> None:
     def error(uid: str, parent: str | None) -> Entry:
         entry = turn("assistant", uid, parent, [{"type": "text", "text": "API Error: 529"}])

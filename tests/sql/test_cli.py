@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import typer
 from typer.testing import CliRunner
 
@@ -13,6 +14,7 @@ from flower.core.errors import FlowerError
 from flower_plugins.sql.schema import HEAD_REVISION
 
 runner = CliRunner()
+pytestmark = pytest.mark.usefixtures("english")  # the English output; tests/i18n has both
 
 
 def app() -> typer.Typer:

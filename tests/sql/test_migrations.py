@@ -141,6 +141,7 @@ def test_postgres_auto_migrate_is_opt_in(pg_url: str) -> None:
         assert store.load(KEY) == [ENTRY]
 
 
+@pytest.mark.usefixtures("english")  # the error text is read in English
 def test_postgres_ahead_is_a_clear_error(pg_url: str) -> None:
     db = open_database(pg_url)
     try:

@@ -87,6 +87,7 @@ def test_an_empty_file_becomes_a_fresh_database(tmp_path: Path) -> None:
         assert store.load(KEY) == [{"type": "user"}]
 
 
+@pytest.mark.usefixtures("english")  # the error text is read in English
 def test_a_schema_from_a_newer_flower_is_refused(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path}/s.db"
     open_session_store(url, settings=Settings()).close()
