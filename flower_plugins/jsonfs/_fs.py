@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from flower.core.errors import InvalidKeyError
+from flower.core.i18n import _
 
 READ_CHUNK = 1 << 22
 
@@ -68,11 +69,13 @@ def resolve_under(root: Path, candidate: Path) -> Path:
     except OSError as exc:
         if exc.errno == errno.ENAMETOOLONG:
             raise InvalidKeyError(
-                f"path {str(candidate)!r} is too long for this filesystem"
+                _("path {path} is too long for this filesystem").format(path=repr(str(candidate)))
             ) from None
         raise
     if resolved != root and not resolved.is_relative_to(root):
         raise InvalidKeyError(
-            f"{str(candidate)!r} resolves to {str(resolved)!r}, outside the store at {str(root)!r}"
+            _("{path} resolves to {resolved}, outside the store at {root}").format(
+                path=repr(str(candidate)), resolved=repr(str(resolved)), root=repr(str(root))
+            )
         )
     return resolved

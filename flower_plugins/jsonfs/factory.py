@@ -13,6 +13,7 @@ import msgspec
 
 from flower.core.config import Settings
 from flower.core.errors import StoreNotFoundError, StoreUnavailableError
+from flower.core.i18n import _
 from flower_plugins.jsonfs.lineage import FILENAME, JsonLineageStore
 from flower_plugins.jsonfs.sessions import JsonfsSessionStore
 
@@ -28,14 +29,18 @@ class JsonfsOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 def _path_from_url(url: str, schemes: tuple[str, ...]) -> Path:
     parts = urlsplit(url)
     if parts.scheme not in schemes:
-        raise StoreUnavailableError(f"{url!r} is not a {' or '.join(schemes)}: URL")
+        raise StoreUnavailableError(
+            _("{url} is not a {schemes}: URL").format(url=repr(url), schemes=" or ".join(schemes))
+        )
     if parts.query or parts.fragment:
         raise StoreUnavailableError(
-            f"{url!r}: query strings and fragments are not supported; use options instead"
+            _("{url}: query strings and fragments are not supported; use options instead").format(
+                url=repr(url)
+            )
         )
     raw = unquote(parts.netloc + parts.path)
     if not raw or "\x00" in raw:
-        raise StoreUnavailableError(f"{url!r} names no usable path")
+        raise StoreUnavailableError(_("{url} names no usable path").format(url=repr(url)))
     if raw.startswith("//"):
         raw = "/" + raw.lstrip("/")
     path = Path(raw).expanduser()
@@ -68,7 +73,7 @@ def open_jsonfs_store(
 ) -> JsonfsSessionStore:
     root = root_from_url(url)
     if read_only and not root.is_dir():  # a reader creates no folder, not even later
-        raise StoreNotFoundError(f"no jsonfs store at {root} (no such folder)")
+        raise StoreNotFoundError(_("no jsonfs store at {path} (no such folder)").format(path=root))
     return JsonfsSessionStore(root, fsync=_fsync_option(options))
 
 

@@ -23,6 +23,7 @@ from flower.core.fileperms import (
     private_dir,
     replaced_atomically,
 )
+from flower.core.i18n import _
 from flower.core.lineage import lineage_document, parse_lineage
 from flower.core.records import LineageMismatch, LineageRecord
 
@@ -116,12 +117,16 @@ class JsonLineageStore:
         for src, dest in moves:
             if dest.exists():
                 raise ArchiveConflictError(
-                    f"cannot archive {str(src)!r}: {str(dest)!r} already exists; nothing moved"
+                    _("cannot archive {source}: {target} already exists; nothing moved").format(
+                        source=repr(str(src)), target=repr(str(dest))
+                    )
                 )
         names = [dest.name for _, dest in moves]
         if len(set(names)) != len(names):
             raise ArchiveConflictError(
-                f"cannot archive files sharing a name into {str(into)!r}: {names}; nothing moved"
+                _(
+                    "cannot archive files sharing a name into {folder}: {names}; nothing moved"
+                ).format(folder=repr(str(into)), names=names)
             )
         private_dir(into, durable=self.fsync)
         for src, dest in moves:

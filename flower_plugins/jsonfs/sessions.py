@@ -29,6 +29,7 @@ import msgspec
 from flower.core.entries import decode_entry, encode_entries, reported_usage
 from flower.core.errors import InvalidKeyError, StoreUnavailableError
 from flower.core.fileperms import check_private, fsync_dir, private_dir, read_only_reason
+from flower.core.i18n import _
 from flower.core.protocols import SessionStoreBase
 from flower.core.records import (
     Entry,
@@ -159,7 +160,9 @@ def _writing(path: Path) -> Iterator[None]:
     except OSError as exc:
         if exc.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
             raise
-        raise StoreUnavailableError(f"cannot write {path}: {read_only_reason(path)}") from exc
+        raise StoreUnavailableError(
+            _("cannot write {path}: {reason}").format(path=path, reason=read_only_reason(path))
+        ) from exc
 
 
 class JsonfsSessionStore(SessionStoreBase):
@@ -169,7 +172,7 @@ class JsonfsSessionStore(SessionStoreBase):
         root_path = Path(root).expanduser().absolute()
         if root_path.exists() and not root_path.is_dir():
             raise StoreUnavailableError(
-                f"jsonfs root {str(root_path)!r} exists but is not a folder"
+                _("jsonfs root {path} exists but is not a folder").format(path=repr(str(root_path)))
             )
         self.root = root_path.resolve()
         self.fsync = fsync

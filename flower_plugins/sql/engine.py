@@ -29,6 +29,7 @@ from sqlalchemy.exc import ArgumentError, DBAPIError, IntegrityError
 
 from flower.core.errors import StoreNotFoundError, StoreUnavailableError
 from flower.core.fileperms import check_private, create_private, private_dir, read_only_reason
+from flower.core.i18n import _
 from flower.core.redact import redact_text
 from flower_plugins.sql.options import SqlOptions
 
@@ -75,32 +76,40 @@ def parse_url(url: str) -> URL:
     try:
         parsed = sa.make_url(url)
     except ArgumentError:
-        raise StoreUnavailableError(f"not a valid database URL: {redact(url)}") from None
+        raise StoreUnavailableError(
+            _("not a valid database URL: {url}").format(url=redact(url))
+        ) from None
     except ValueError:  # SQLAlchemy reads the port with int()
         raise StoreUnavailableError(
-            f"not a valid database URL: {redact(url)} (the port is not a number)"
+            _("not a valid database URL: {url} (the port is not a number)").format(url=redact(url))
         ) from None
     if parsed.host and "@" in parsed.host:
         # user:p@ss@host is read as password 'p' at host 'ss@host': the driver's
         # error would then name that host, and the rest of the password with it.
         raise StoreUnavailableError(
-            f"not a valid database URL: {redact(url)} (more than one '@' before the host: "
-            "write an '@' in the user name or password as %40)"
+            _(
+                "not a valid database URL: {url} (more than one '@' before the host: "
+                "write an '@' in the user name or password as %40)"
+            ).format(url=redact(url))
         )
-    backend, _, driver = parsed.drivername.partition("+")
+    backend, _plus, driver = parsed.drivername.partition("+")
     if backend == "sqlite":
         if driver not in ("", "pysqlite"):
             raise StoreUnavailableError(
-                f"{redact(url)}: only the built-in sqlite3 driver is supported"
+                _("{url}: only the built-in sqlite3 driver is supported").format(url=redact(url))
             )
         return parsed
     if backend in ("postgresql", "postgres"):
         if driver not in ("", "psycopg"):
             raise StoreUnavailableError(
-                f"{redact(url)}: the postgres backend uses psycopg 3; write postgresql+psycopg://..."
+                _(
+                    "{url}: the postgres backend uses psycopg 3; write postgresql+psycopg://..."
+                ).format(url=redact(url))
             )
         return parsed.set(drivername="postgresql+psycopg")
-    raise StoreUnavailableError(f"{redact(url)} is neither a SQLite nor a PostgreSQL URL")
+    raise StoreUnavailableError(
+        _("{url} is neither a SQLite nor a PostgreSQL URL").format(url=redact(url))
+    )
 
 
 def dialect_of(url: URL) -> Dialect:
@@ -347,35 +356,55 @@ def translate_error(
         path = url.database
         if "not a database" in lowered or "malformed" in lowered:
             return StoreUnavailableError(
-                f"{path} is not a valid SQLite database ({message}); it was left untouched. "
-                "Move it aside to start a fresh one."
+                _(
+                    "{path} is not a valid SQLite database ({message}); it was left untouched. "
+                    "Move it aside to start a fresh one."
+                ).format(path=path, message=message)
             )
         if "readonly" in lowered or "read-only" in lowered:
-            return StoreUnavailableError(f"cannot write {path}: {read_only_reason(path)}")
+            return StoreUnavailableError(
+                _("cannot write {path}: {reason}").format(path=path, reason=read_only_reason(path))
+            )
         if "locked" in lowered or "busy" in lowered:
             return StoreUnavailableError(
-                f"{path}: another process held the write lock for more than "
-                f"{busy_timeout:g} s ({message}); raise [tool.flower.sessions.options] "
-                "busy_timeout if this is expected"
+                _(
+                    "{path}: another process held the write lock for more than "
+                    "{seconds} s ({message}); raise [tool.flower.sessions.options] "
+                    "busy_timeout if this is expected"
+                ).format(path=path, seconds=f"{busy_timeout:g}", message=message)
             )
-        return StoreUnavailableError(f"SQLite database {path}: {message}")
-    where = f"PostgreSQL at {url.host or 'localhost'}:{url.port or 5432}"
+        return StoreUnavailableError(
+            _("SQLite database {path}: {message}").format(path=path, message=message)
+        )
+    where = _("PostgreSQL at {host}:{port}").format(
+        host=url.host or "localhost", port=url.port or 5432
+    )
     if "password authentication failed" in lowered or (
         "role" in lowered and "does not exist" in lowered
     ):
         return StoreUnavailableError(
-            f"{where} rejected the credentials of user {url.username!r}: {message}"
+            _("{where} rejected the credentials of user {user}: {message}").format(
+                where=where, user=repr(url.username), message=message
+            )
         )
     if "database" in lowered and "does not exist" in lowered:
         return StoreUnavailableError(
-            f"{where} has no database {url.database!r}; create it (createdb {url.database})"
+            _("{where} has no database {database}; create it (createdb {name})").format(
+                where=where, database=repr(url.database), name=url.database
+            )
         )
     if "invalid" in lowered and any(word in lowered for word in ("parameter", "value", "option")):
         # the server was never asked: an option in the URL's query is wrong
-        return StoreUnavailableError(f"{shown(url)}: a connection option is wrong ({message})")
+        return StoreUnavailableError(
+            _("{url}: a connection option is wrong ({message})").format(
+                url=shown(url), message=message
+            )
+        )
     if any(word in lowered for word in ("connection", "timeout", "could not", "resolve host")):
-        return StoreUnavailableError(f"cannot reach {where} ({message})")
-    return StoreUnavailableError(f"{shown(url)}: {message}")
+        return StoreUnavailableError(
+            _("cannot reach {where} ({message})").format(where=where, message=message)
+        )
+    return StoreUnavailableError(_("{url}: {message}").format(url=shown(url), message=message))
 
 
 def _read_only_connect(path: Path, timeout: float) -> Callable[[], Any]:
@@ -410,7 +439,7 @@ def _sqlite_engine(url: URL, options: SqlOptions, synchronous: str, read_only: b
     kwargs: dict[str, Any] = {}
     if read_only and not in_memory:
         if not Path(database).is_file():
-            raise StoreNotFoundError(f"no SQLite database at {database}")
+            raise StoreNotFoundError(_("no SQLite database at {path}").format(path=database))
         check_private(Path(database).parent)  # a reader warns of loose modes too
         check_private(database)
         kwargs["creator"] = _read_only_connect(Path(database), options.busy_timeout)
@@ -421,8 +450,12 @@ def _sqlite_engine(url: URL, options: SqlOptions, synchronous: str, read_only: b
         except OSError as exc:
             if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
                 why = read_only_reason(database)
-                raise StoreUnavailableError(f"cannot create {database}: {why}") from exc
-            raise StoreUnavailableError(f"cannot create the folder of {database}: {exc}") from exc
+                raise StoreUnavailableError(
+                    _("cannot create {path}: {reason}").format(path=database, reason=why)
+                ) from exc
+            raise StoreUnavailableError(
+                _("cannot create the folder of {path}: {error}").format(path=database, error=exc)
+            ) from exc
     if in_memory:
         kwargs["poolclass"] = sa.pool.StaticPool
     engine = sa.create_engine(
@@ -474,8 +507,9 @@ def _postgres_engine(url: URL, options: SqlOptions) -> Engine:
         if not (exc.name or "").startswith("psycopg"):
             raise
         raise StoreUnavailableError(
-            f"{shown(url)}: the postgres backend needs psycopg, which is not installed: "
-            f"{POSTGRES_EXTRA_HINT}"
+            _("{url}: the postgres backend needs psycopg, which is not installed: {hint}").format(
+                url=shown(url), hint=POSTGRES_EXTRA_HINT
+            )
         ) from None
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from flower.core.config import Settings
 from flower.core.errors import ConfigError, SchemaOutOfDateError, StoreUnavailableError
+from flower.core.i18n import _
 from flower_plugins.sql.engine import Database, dialect_of, open_database, parse_url, redact
 from flower_plugins.sql.lineage import SqlLineageStore
 from flower_plugins.sql.migrate import ensure_schema, readable_schema
@@ -30,8 +31,10 @@ def open_checked(
     dialect = dialect_of(parse_url(url))
     if dialect != backend:
         raise StoreUnavailableError(
-            f"backend {backend!r} cannot open {redact(url)}: set [tool.flower.sessions] url "
-            f"(or FLOWER_SESSIONS_URL) to a {backend} URL"
+            _(
+                "backend {backend} cannot open {url}: set [tool.flower.sessions] url "
+                "(or FLOWER_SESSIONS_URL) to a {name} URL"
+            ).format(backend=repr(backend), url=redact(url), name=backend)
         )
     db = open_database(url, _options(options), settings.sessions.synchronous, read_only=read_only)
     try:
@@ -65,8 +68,10 @@ def open_session_store(
 ) -> SqlSessionStore:
     if url is None:  # only sqlite has an embedded default
         raise ConfigError(
-            f"[tool.flower.sessions] backend: {backend!r} needs a URL: set "
-            f"[tool.flower.sessions] url (or FLOWER_SESSIONS_URL) to a {backend} URL",
+            _(
+                "[tool.flower.sessions] backend: {backend} needs a URL: set "
+                "[tool.flower.sessions] url (or FLOWER_SESSIONS_URL) to a {name} URL"
+            ).format(backend=repr(backend), name=backend),
             key="sessions.backend",
         )
     return SqlSessionStore(open_checked(url, backend, options, settings, read_only=read_only))

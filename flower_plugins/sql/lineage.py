@@ -21,6 +21,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from flower.core.fileperms import private_dir, replaced_atomically
+from flower.core.i18n import _
 from flower.core.lineage import lineage_document
 from flower.core.records import LineageMismatch, LineageRecord
 from flower_plugins.jsonfs.lineage import ArchiveConflictError, check_record
@@ -134,7 +135,9 @@ class SqlLineageStore:
                 ids.update(_STEPS.decode(steps).values())
             except msgspec.DecodeError:
                 raise ValueError(
-                    f"the lineage of workspace {workspace_id!r} cannot be read"
+                    _("the lineage of workspace {workspace} cannot be read").format(
+                        workspace=repr(workspace_id)
+                    )
                 ) from None
         return ids
 
@@ -173,8 +176,9 @@ class SqlLineageStore:
         )
         if clashes:
             raise ArchiveConflictError(
-                f"cannot archive into {str(into)!r}: {', '.join(clashes)} would be overwritten; "
-                "nothing moved"
+                _(
+                    "cannot archive into {folder}: {names} would be overwritten; nothing moved"
+                ).format(folder=repr(str(into)), names=", ".join(clashes))
             )
         private_dir(into)
         if row is not None:

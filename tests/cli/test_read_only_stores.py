@@ -20,6 +20,7 @@ from flower.stores.open import open_session_store
 SID = "71a21bd9-0d7e-4c6b-9b1e-2f0c1e1f3a10"
 
 
+@pytest.mark.usefixtures("english")
 def test_copy_from_a_store_that_is_not_there_creates_nothing(in_tmp: Path) -> None:
     target = in_tmp / "target.db"
     for source in (f"sqlite:///{in_tmp / 'nonexistent.db'}", f"jsonfs:///{in_tmp / 'nowhere'}"):

@@ -105,6 +105,7 @@ def test_an_invalid_record_is_rejected_and_the_old_one_kept(db_url: str) -> None
         store.close()
 
 
+@pytest.mark.usefixtures("english")
 def test_every_session_id_covers_every_workspace_and_refuses_a_damaged_record(
     db_url: str,
 ) -> None:

@@ -22,6 +22,7 @@ def open_url(url: str) -> None:
     open_session_store(url, settings=Settings()).close()
 
 
+@pytest.mark.usefixtures("english")
 def test_unreachable_server_names_host_and_port_never_the_password() -> None:
     url = f"postgresql+psycopg://flower:{SECRET}@127.0.0.1:1/flowerdb"
     with pytest.raises(StoreUnavailableError) as info:
@@ -39,6 +40,7 @@ def test_plain_postgres_scheme_is_accepted_and_redacted() -> None:
     assert SECRET not in str(info.value)
 
 
+@pytest.mark.usefixtures("english")
 def test_wrong_credentials_are_a_clear_error(pg_url: str) -> None:
     url = pg_url.replace("postgres@", f"no_such_role_flower:{SECRET}@", 1)
     with pytest.raises(StoreUnavailableError, match="rejected the credentials") as info:
@@ -46,6 +48,7 @@ def test_wrong_credentials_are_a_clear_error(pg_url: str) -> None:
     assert SECRET not in str(info.value)
 
 
+@pytest.mark.usefixtures("english")
 def test_a_missing_database_is_a_clear_error(pg_url: str) -> None:
     url = server_url().rsplit("/", 1)[0] + "/no_such_database_flower"
     with pytest.raises(StoreUnavailableError, match="has no database 'no_such_database_flower'"):
@@ -53,6 +56,7 @@ def test_a_missing_database_is_a_clear_error(pg_url: str) -> None:
 
 
 @pytest.mark.parametrize("query", ["sslmode=bogus", "no_such_option=1"])
+@pytest.mark.usefixtures("english")
 def test_a_wrong_connection_option_is_not_called_unreachable(query: str) -> None:
     url = f"{server_url().rsplit('?', 1)[0]}?{query}"
     with pytest.raises(StoreUnavailableError, match="a connection option is wrong") as info:
@@ -60,11 +64,13 @@ def test_a_wrong_connection_option_is_not_called_unreachable(query: str) -> None
     assert "cannot reach" not in str(info.value)
 
 
+@pytest.mark.usefixtures("english")
 def test_a_host_that_does_not_resolve_is_unreachable() -> None:
     with pytest.raises(StoreUnavailableError, match=r"cannot reach PostgreSQL at nohost\.invalid"):
         open_url(f"postgresql+psycopg://flower:{SECRET}@nohost.invalid/flowerdb")
 
 
+@pytest.mark.usefixtures("english")
 def test_a_port_that_is_not_a_number_is_a_clear_error() -> None:
     url = f"postgresql+psycopg://flower:{SECRET}@127.0.0.1:54x2/flowerdb"
     with pytest.raises(StoreUnavailableError, match="port") as info:

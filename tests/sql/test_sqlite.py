@@ -66,6 +66,7 @@ def test_busy_timeout_is_an_option(tmp_path: Path) -> None:
         store.close()
 
 
+@pytest.mark.usefixtures("english")
 def test_a_corrupted_file_is_reported_and_left_untouched(tmp_path: Path) -> None:
     path = tmp_path / "sessions.db"
     garbage = b"this is not a database\x00\xff" * 400
@@ -103,6 +104,7 @@ def test_in_memory_database_works(tmp_path: Path) -> None:
         assert store.load(KEY) == [{"type": "user", "uuid": "1"}]
 
 
+@pytest.mark.usefixtures("english")
 def test_a_folder_that_cannot_be_created_is_a_clear_error(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")

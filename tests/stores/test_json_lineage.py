@@ -142,6 +142,7 @@ def test_archive_moves_lineage_and_extras_together(in_tmp: Path) -> None:
     assert store.load(WS) is None
 
 
+@pytest.mark.usefixtures("english")
 def test_archive_refuses_to_overwrite_and_moves_nothing(in_tmp: Path) -> None:
     store = JsonLineageStore(in_tmp / "runs" / "lineage.json")
     store.save(LineageRecord(workspace=WS, woke=1))

@@ -175,6 +175,7 @@ def test_opened_by_url_and_reopened_by_its_url(tmp_path: Path) -> None:
     assert again.load(KEY) == [user(1)]
 
 
+@pytest.mark.usefixtures("english")
 def test_root_that_is_a_file_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("x")
     with pytest.raises(StoreUnavailableError, match="not a folder"):
@@ -484,8 +485,7 @@ def test_last_usage_reads_from_the_end_without_loading(
 
 
 # -- path guards ---------------------------------------------------------------------------
-
-
+@pytest.mark.usefixtures("english")
 def test_symlink_out_of_the_root_is_refused(tmp_path: Path) -> None:
     root, outside = tmp_path / "root", tmp_path / "outside"
     root.mkdir()

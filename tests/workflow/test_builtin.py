@@ -284,14 +284,14 @@ def test_an_unreadable_store_stops_a_wake_before_it_counts_and_says_why(
     asyncio.run(wake("写个 md 转 html 的脚本"))
     (in_tmp / "runs" / "sessions.db").write_text("not a database")
     state = wake_state(".", "runs")
-    assert "is not a valid SQLite database" in state["checks"]["store"]
+    assert "不是有效的 SQLite 数据库" in state["checks"]["store"]
     lines = describe_state(state, in_tmp, load_settings().settings)
     assert any(line.startswith("存储        读不了:") for line in lines)
     assert not any("已不在存储里" in line for line in lines)
     assert lines[-1] == "下一步      会话存储能读之前,`flower` 不会运行"
     lineage = in_tmp / "runs" / "lineage.json"
     before = json.loads(lineage.read_text(encoding="utf-8"))
-    with pytest.raises(StoreUnavailableError, match="not a valid SQLite database"):
+    with pytest.raises(StoreUnavailableError, match="不是有效的 SQLite 数据库"):
         asyncio.run(wake(None))
     assert json.loads(lineage.read_text(encoding="utf-8")) == before  # not counted as a wake
     # the command says so before any wake banner, and leaves the count alone too
@@ -301,11 +301,12 @@ def test_an_unreadable_store_stops_a_wake_before_it_counts_and_says_why(
 
     result = CliRunner().invoke(build_app(), [], env={"ANTHROPIC_API_KEY": "sk-test"})
     assert result.exit_code == 1
-    assert "is not a valid SQLite database" in result.stderr
+    assert "不是有效的 SQLite 数据库" in result.stderr
     assert "接上上次" not in result.output and "!!" not in result.output
     assert json.loads(lineage.read_text(encoding="utf-8")) == before
 
 
+@pytest.mark.usefixtures("english")
 def test_an_unreadable_store_stops_even_the_first_wake_before_its_banner(in_tmp: Path) -> None:
     from typer.testing import CliRunner
 
