@@ -9,10 +9,9 @@ sees ``<- 在 ~/proj 接上上次  需求已确认 · 目标 15 条 · 干活上
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
-from flower.core.i18n import _, ngettext, shown_step
+from flower.core.i18n import _, ngettext, shown_label, shown_step
 
 HEADER_WIDTH = 40
 
@@ -158,20 +157,6 @@ def step_header(step: str, round_no: int, rounds: int, *, resumed: bool, woke: i
             else _("<- carrying on · wake {count}").format(count=woke)
         )
     return line
-
-
-_SUFFIX = re.compile(r"^(?P<step>.*?)(?P<judge>·判定)?(?P<tail>#(?:retry|round)?\d+)?$")
-
-
-def shown_label(label: str) -> str:
-    """A run label as the user reads it: ``干活·判定#1`` -> ``work·judge#1`` in English.
-    Labels are data (manifest, lineage keys) and stay as written; only this changes."""
-    match = _SUFFIX.match(label)
-    assert match is not None  # the pattern matches any string
-    step = shown_step(match.group("step"))
-    if match.group("judge"):
-        step = _("{step}·judge").format(step=step)
-    return step + (match.group("tail") or "")
 
 
 def _display_width(text: str) -> int:

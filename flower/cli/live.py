@@ -15,9 +15,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, TextIO, cast
 
-from flower.cli.banner import shown_label, step_header
+from flower.cli.banner import step_header
 from flower.cli.output import OutputMayClose, compact_json, is_tty
-from flower.core.i18n import _, ngettext
+from flower.core.i18n import _, ngettext, shown_label
 from flower.runtime.engine import Runtime
 from flower.runtime.events import (
     Event,

@@ -8,7 +8,8 @@ picks it once from the settings and the environment, see :func:`choose_language`
 from __future__ import annotations
 
 import gettext
-from collections.abc import Iterator, Mapping
+import re
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -151,6 +152,7 @@ __all__ = [
     "ngettext",
     "normalize_language",
     "set_language",
+    "shown_label",
     "shown_step",
     "translations",
 ]
@@ -161,10 +163,26 @@ STEP_NAMES = {"确认需求": N_("confirm the brief"), "设定目标": N_("set g
 in either language resumes in the other) and the English names they are shown by."""
 
 
-def shown_step(name: str) -> str:
-    """A step's name as shown: a built-in step in the active language, any other as is."""
+def shown_step(name: str, gettext: Callable[[str], str] = _) -> str:
+    """A step's name as shown: a built-in step in the active language (or through
+    ``gettext``, a catalog's own), any other as is."""
     message = STEP_NAMES.get(name)
-    return _(message) if message is not None else name
+    return gettext(message) if message is not None else name
+
+
+_LABEL = re.compile(r"^(?P<step>.*?)(?P<judge>·判定)?(?P<tail>#(?:retry|round)?\d+)?$")
+
+
+def shown_label(label: str, gettext: Callable[[str], str] = _) -> str:
+    """A run label as the user reads it: ``干活·判定#1`` -> ``work·judge#1`` in English.
+    Labels are data (manifest, lineage keys) and stay as written; only this changes.
+    ``gettext`` is a catalog's own for a page that speaks its own language (flower ui)."""
+    match = _LABEL.match(label)
+    assert match is not None  # the pattern matches any string
+    step = shown_step(match.group("step"), gettext)
+    if match.group("judge"):
+        step = gettext("{step}·judge").format(step=step)
+    return step + (match.group("tail") or "")
 
 
 def every_translation(message: str) -> set[str]:

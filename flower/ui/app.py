@@ -29,7 +29,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from flower.core.config import Settings
 from flower.core.errors import FlowerError
-from flower.core.i18n import N_, current_language, translations
+from flower.core.i18n import N_, current_language, shown_label, translations
 from flower.core.records import Entry, SessionKey
 from flower.core.redact import redact_text
 from flower.ui import chart, conversation, listing, runs
@@ -131,6 +131,7 @@ def _environment(language: str) -> Environment:
     env.filters["dollars"] = lambda c: "" if c is None else f"${c:.4f}"
     env.filters["size"] = _size
     env.filters["q"] = lambda s: quote(str(s), safe="")
+    env.filters["shown_label"] = lambda label: shown_label(str(label), catalog.gettext)
     return env
 
 

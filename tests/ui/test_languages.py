@@ -98,3 +98,23 @@ def test_the_token_gate_refuses_in_the_pages_language(seeded: Settings) -> None:
     assert "403: 打开 flower ui 打印的网址(它带着令牌)" in refused.text
     english = TestClient(build_app(viewer, token="s3cret", language="en")).get("/")
     assert "403: open the URL flower ui printed (it carries the token)" in english.text
+
+
+@pytest.mark.parametrize(
+    ("lang", "shown", "not_shown"),
+    [("en", "<td>work·judge#1</td>", "干活"), ("zh_CN", "<td>干活·判定#1</td>", "work·judge")],
+)
+def test_the_workflow_page_shows_step_names_in_its_language(
+    seeded: Settings, lang: str, shown: str, not_shown: str
+) -> None:
+    """Step names are stored as their keys (干活·判定#1); the page shows them the way the
+    CLI does, in the page's language."""
+    import json
+
+    line = {"step": "干活·判定#1", "session_id": WORKING, "ok": True}
+    (Path(seeded.run_dir) / "manifest.json").write_text(
+        json.dumps(line, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    page = client(seeded, lang).get("/run").text
+    assert shown in page
+    assert not_shown not in page[page.index('id="manifest"') :]
