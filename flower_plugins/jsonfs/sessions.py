@@ -496,7 +496,9 @@ class JsonfsSessionStore(SessionStoreBase):
     def remove_leftover(self, leftover: Leftover) -> bool:
         path = resolve_under(self.root, Path(leftover.path))
         if not _TEMP_NAME.match(path.name):
-            raise InvalidKeyError(f"{leftover.path!r} is no temporary file of this store")
+            raise InvalidKeyError(
+                _("{path} is no temporary file of this store").format(path=repr(leftover.path))
+            )
         try:
             fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
         except OSError:
@@ -717,7 +719,9 @@ def _holds_transcripts(project_dir: str) -> bool:
 def _check_length(part: str) -> None:
     if len(os.fsencode(part)) > NAME_MAX:
         raise InvalidKeyError(
-            f"{part[:40]!r}... is too long for a file name ({NAME_MAX} bytes at most)"
+            _("{part}... is too long for a file name ({limit} bytes at most)").format(
+                part=repr(part[:40]), limit=NAME_MAX
+            )
         )
 
 
@@ -726,8 +730,10 @@ def _check_suffix(name: str) -> None:
     key's transcript file: ``s.jsonl``'s subkeys' folder is ``s``'s main transcript."""
     if name.endswith(SUFFIX):
         raise InvalidKeyError(
-            f"{name!r} ends in {SUFFIX!r}: in a jsonfs store it would collide with the file "
-            "of another session's transcript"
+            _(
+                "{name} ends in {suffix}: in a jsonfs store it would collide with the file "
+                "of another session's transcript"
+            ).format(name=repr(name), suffix=repr(SUFFIX))
         )
 
 

@@ -513,7 +513,7 @@ def test_symlinked_root_and_inner_links_that_stay_inside_work(tmp_path: Path) ->
 
 
 def test_too_long_session_id_is_a_key_error(store: JsonfsSessionStore) -> None:
-    with pytest.raises(InvalidKeyError, match="too long"):
+    with pytest.raises(InvalidKeyError, match="作为文件名太长"):
         store.append(SessionKey(PROJECT, "s" * 300), [user(1)])
 
 
