@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from two_languages import BRIEF, FILES, REQUEST
 
 from flower.core.i18n import language
 from flower.testing.fake_api import FakeMessagesAPI, RecordedRequest, text
@@ -17,24 +17,7 @@ from flower.workflow.base import wake_state
 from flower.workflow.builtin import builtin_workflow
 from flower.workflow.documents import read_goals
 
-NAMES = {"en": ("brief.md", "goals.md"), "zh_CN": ("需求.md", "目标.md")}
-BRIEF = {
-    "en": "## Background\nnotes\n\n## What to do\na script\n\n## What not to do\nno GUI\n\n"
-    "## When it is done\nit runs\n",
-    "zh_CN": "## 背景\n笔记\n\n## 要做什么\n脚本\n\n## 不做什么\n不做界面\n\n## 怎样算完成\n能跑\n",
-}
-REQUEST = {"en": "write a script", "zh_CN": "写个脚本"}
 SAID = {"en": "also handle tables", "zh_CN": "顺便支持表格"}
-
-
-@pytest.fixture
-def fake(in_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeMessagesAPI]:
-    with FakeMessagesAPI() as api:
-        monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
-        monkeypatch.setenv("FLOWER_RESILIENCE_MAX_ATTEMPTS", "1")
-        for name, value in api.env().items():
-            monkeypatch.setenv(name, value)
-        yield api
 
 
 def _user_words(req: RecordedRequest) -> str:
@@ -84,12 +67,12 @@ def _wake(lang: str, said: str | None, model: Model) -> dict[str, Any]:
 def test_a_wake_in_the_other_language_keeps_the_files(
     in_tmp: Path, fake: FakeMessagesAPI, first: str, then: str
 ) -> None:
-    brief, goals = NAMES[first]
+    brief, goals = FILES[first]
     model = Model(first)
     fake.set_script(model)
     ctx = _wake(first, REQUEST[first], model)
     assert ctx["_ok"], ctx.get("_failed")
-    assert sorted(p.name for p in in_tmp.glob("*.md")) == sorted(NAMES[first])
+    assert sorted(p.name for p in in_tmp.glob("*.md")) == sorted(FILES[first])
     assert read_goals(in_tmp / goals) == ["it runs", "tables"]
 
     with language(then):
@@ -101,12 +84,12 @@ def test_a_wake_in_the_other_language_keeps_the_files(
     ctx = _wake(then, SAID[then], second)
     assert ctx["_ok"], ctx.get("_failed")
     # nothing new under the other language's names: the first wake's files are the files
-    assert sorted(p.name for p in in_tmp.glob("*.md")) == sorted(NAMES[first])
+    assert sorted(p.name for p in in_tmp.glob("*.md")) == sorted(FILES[first])
     kept = (in_tmp / brief).read_text(encoding="utf-8")
     assert kept.startswith(BRIEF[first]) and SAID[then] in kept  # the addendum went there
     assert read_goals(in_tmp / goals) == ["it runs", "tables"]  # derived again, same file
     # what the model reads on this wake names those files, in this wake's language
     prompts = "\n".join(_user_words(req) for req in second.seen)
     assert brief in prompts and goals in prompts
-    other_brief, other_goals = NAMES[then]
+    other_brief, other_goals = FILES[then]
     assert other_brief not in prompts and other_goals not in prompts

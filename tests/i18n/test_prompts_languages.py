@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from two_languages import BRIEF, FILES, REQUEST
 
 from flower.core.i18n import language
 from flower.testing.fake_api import FakeMessagesAPI, RecordedRequest, text
@@ -18,25 +18,7 @@ from flower.workflow.clarify import is_complete_brief
 
 CJK = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
 LATIN_WORD = re.compile(r"\b(?:the|and|brief|goals?|you|workspace)\b", re.IGNORECASE)
-BRIEF = {
-    "en": "## Background\nnotes\n\n## What to do\na script\n\n## What not to do\nno GUI\n\n"
-    "## When it is done\nit runs\n",
-    "zh_CN": "## 背景\n笔记\n\n## 要做什么\n脚本\n\n## 不做什么\n不做界面\n\n## 怎样算完成\n能跑\n",
-}
-REQUEST = {"en": "write a script", "zh_CN": "写个脚本"}
-FILES = {"en": ("brief.md", "goals.md"), "zh_CN": ("需求.md", "目标.md")}
-"""The brief and the goals a first wake writes, named in its language."""
 GOALS_FILE = {"en": "# Goals\n\n1. it runs\n", "zh_CN": "# 目标\n\n1. it runs\n"}
-
-
-@pytest.fixture
-def fake(in_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeMessagesAPI]:
-    with FakeMessagesAPI() as api:
-        monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
-        monkeypatch.setenv("FLOWER_RESILIENCE_MAX_ATTEMPTS", "1")
-        for name, value in api.env().items():
-            monkeypatch.setenv(name, value)
-        yield api
 
 
 def _words(req: RecordedRequest) -> str:
