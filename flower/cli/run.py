@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TextIO
 
@@ -25,6 +25,7 @@ import typer
 from flower.cli.context import RunDirOption, get_settings, get_state, store_name
 from flower.cli.lazy import command_help
 from flower.cli.run_lock import RunDirError, require_writable
+from flower.cli.stopping import INTERRUPTED_EXIT, interrupted_exit, reading_answer, run_stoppable
 from flower.core.errors import FlowerError, NothingToDoError
 from flower.core.i18n import N_, _
 
@@ -38,39 +39,6 @@ if TYPE_CHECKING:
     from flower.workflow.wake import WakeChoice
 
 KEY_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
-INTERRUPTED_EXIT = 130
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGHUP (the terminal went away) or SIGTERM during a run: stopped as Ctrl-C stops
-    it (a running tool's process group is killed, lineage and transcript are saved),
-    with the signal's conventional exit code."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.exit_code = 128 + signum
-
-
-@contextlib.contextmanager
-def hangup_interrupts() -> Iterator[None]:
-    """SIGHUP and SIGTERM raise :class:`Terminated` in the main thread while a run goes
-    on, so it ends the way Ctrl-C ends it instead of leaving a tool's command running."""
-    import signal
-
-    def stop(signum: int, frame: Any) -> None:
-        raise Terminated(signum)
-
-    caught = (signal.SIGHUP, signal.SIGTERM)
-    before = {sig: signal.signal(sig, stop) for sig in caught}
-    try:
-        yield
-    finally:
-        for sig, handler in before.items():
-            signal.signal(sig, handler)
-
-
-def interrupted_exit(exc: KeyboardInterrupt) -> int:
-    return exc.exit_code if isinstance(exc, Terminated) else INTERRUPTED_EXIT
 
 
 def _say_interrupted(live: Live, what: str) -> None:
@@ -379,20 +347,14 @@ def _asker(read: Any, out: TextIO) -> Any:
     """The clarify step's ``ask``: the questions were streamed already; read the answer."""
 
     def ask(questions: str) -> str | None:
-        import signal
-
         from flower.cli.banner import answer_hint
 
         out.write("\n" + answer_hint() + "\n")
-        # asyncio.run's own SIGINT handler only cancels the task, which a blocking read
-        # never notices: while waiting for the answer, Ctrl-C must interrupt at once.
-        previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-        try:
-            return read()
-        except EOFError:
-            return None
-        finally:
-            signal.signal(signal.SIGINT, previous)
+        with reading_answer():
+            try:
+                return read()
+            except EOFError:
+                return None
 
     return ask
 
@@ -406,20 +368,16 @@ def _request_as_brief(live: Live, settings: Settings, read: Any, out: TextIO) ->
     the user is asked once (Enter or y: go on)."""
 
     def decide(request: str) -> bool:
-        import signal
-
         from flower.cli.banner import brief_from_request_line, request_as_brief_question
 
         if read is not None:
             out.write("\n" + request_as_brief_question() + "\n")
             out.flush()
-            previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-            try:
-                answer = read().strip().lower()
-            except EOFError:
-                answer = "n"
-            finally:
-                signal.signal(signal.SIGINT, previous)
+            with reading_answer():
+                try:
+                    answer = read().strip().lower()
+                except EOFError:
+                    answer = "n"
             if answer not in _YES:
                 return False
         from flower.workflow.documents import documents
@@ -443,7 +401,6 @@ def _execute(
     rounds: int | None,
     json_out: bool,
 ) -> int:
-    import asyncio
     import time
 
     from flower.cli.live import LiveRuntime
@@ -460,8 +417,7 @@ def _execute(
         request_as_brief=request_as_brief,
     )
     try:
-        with hangup_interrupts():
-            ctx = asyncio.run(workflow.run(rt))
+        ctx = run_stoppable(workflow.run(rt))
     except KeyboardInterrupt as exc:
         _say_interrupted(live, _("lineage and transcript are saved; `flower` here carries on"))
         return interrupted_exit(exc)
@@ -545,7 +501,6 @@ def _run_once(
     trim: bool,
     json_out: bool,
 ) -> int:
-    import asyncio
     import time
 
     from flower.cli.live import Live, LiveRuntime
@@ -565,8 +520,7 @@ def _run_once(
             where = redact_text(store_name(settings))
             key = resume_key(rt.store, resume, where, project, rt.workspace)
             rt.project_key, resume = key.project_key, key.session_id
-        with hangup_interrupts():
-            result = asyncio.run(rt.run(worker_agent(), said, resume, step="once"))
+        result = run_stoppable(rt.run(worker_agent(), said, resume, step="once"))
     except KeyboardInterrupt as exc:
         _say_interrupted(live, _("the transcript is saved"))
         return interrupted_exit(exc)
