@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flower.core.errors import FlowerError
+from flower.core.i18n import N_, _
 from flower.core.telemetry import OFF, Tracing
 from flower.runtime import genai
 from flower.runtime.events import Event, TextDelta, ToolCall, ToolResult, TurnEnd
@@ -21,11 +22,12 @@ from flower.runtime.pricing import cost_of
 from flower.runtime.spec import STOP_CONTEXT_LIMIT, STOP_MAX_TURNS
 
 CACHE = {"type": "ephemeral"}
-MAX_TOKENS_NUDGE = (
+# flower's words to the model, made when the request is built: in the wake's language
+MAX_TOKENS_NUDGE = N_(
     "Your previous reply was cut off at the max_tokens limit. Continue exactly where it "
     "stopped, without repeating what you already wrote."
 )
-TRUNCATED_TOOL_USE = (
+TRUNCATED_TOOL_USE = N_(
     "Not run: your reply was cut off at the max_tokens limit, so this tool input may be "
     "incomplete. Send the call again."
 )
@@ -434,21 +436,18 @@ def _estimate(blocks: list[dict[str, Any]]) -> int:
 async def _answer_cut_off(conv: Conversation, response: Response, assistant_uuid: str) -> None:
     """Continue once after max_tokens: truncated tool calls get an error, text a nudge."""
     if response.tool_uses:
+        not_run = _(TRUNCATED_TOOL_USE)
         blocks = [
-            {
-                "type": "tool_result",
-                "tool_use_id": use["id"],
-                "content": TRUNCATED_TOOL_USE,
-                "is_error": True,
-            }
+            {"type": "tool_result", "tool_use_id": use["id"], "content": not_run, "is_error": True}
             for use in response.tool_uses
         ]
-        results = [{"error": TRUNCATED_TOOL_USE, "tool": use["name"]} for use in response.tool_uses]
+        results = [{"error": not_run, "tool": use["name"]} for use in response.tool_uses]
         conv.writer.tool_results(assistant_uuid, blocks, results)
         push(conv.messages, "user", blocks)
         conv.tally.pending += _estimate(blocks)
     else:
-        nudge = [{"type": "text", "text": MAX_TOKENS_NUDGE}]
-        conv.writer.user_prompt(MAX_TOKENS_NUDGE)
+        words = _(MAX_TOKENS_NUDGE)
+        nudge = [{"type": "text", "text": words}]
+        conv.writer.user_prompt(words)
         push(conv.messages, "user", nudge)
         conv.tally.pending += _estimate(nudge)

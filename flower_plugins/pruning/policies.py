@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flower.core.entries import is_synthetic_error
+from flower.core.i18n import N_, _
 from flower.core.protocols import PruneContext
 from flower.core.records import Entry
 from flower.core.transcript.blocks import (
@@ -31,13 +32,35 @@ from flower.core.transcript.editing import (
     replace_result_body,
     synthetic_tool_result,
 )
-from flower.core.transcript.repair import INTERRUPTED_NOTE
+from flower.core.transcript.repair import interrupted_note
 
 if TYPE_CHECKING:
     from flower.core.config import Settings
 
-STALE_NOTE = "[stale: this output is from an earlier session; re-run the command if you need it]"
+STALE_NOTE = N_(
+    "[stale: this output is from an earlier session; re-run the command if you need it]"
+)
+"""Ephemeral's mark in English (the msgid). Like every note a policy writes it is made
+on each load and never stored, so the model reads it in the wake's language:
+:func:`stale_note`."""
+TRIM_POINTER = N_(
+    "[trimmed: this tool result was {count} characters; the full output is in {path} "
+    "(Read that file if you need it). It began:]"
+)
 TRIM_MARK = "[trimmed: "
+"""How the English pointer starts; :func:`trim_mark` is the start in the wake's language."""
+
+
+def stale_note() -> str:
+    """:data:`STALE_NOTE` in the active language."""
+    return _(STALE_NOTE)
+
+
+def trim_mark() -> str:
+    """How a trimmed result's pointer starts in the active language (up to its count)."""
+    return _(TRIM_POINTER).split("{", 1)[0]
+
+
 # A denial is said at the start of the result; the same words later in an error (a
 # command's own "Permission denied: /usr/lib/...") are that command's output.
 _DENIAL_START = re.compile(
@@ -155,7 +178,7 @@ class Denials:
 
     def prune(self, entries: list[Entry], ctx: PruneContext) -> list[Entry]:
         denied: dict[Any, None] = {}  # ordered set of tool_use ids as stored, oldest first
-        for _, entry, block in iter_blocks(entries, "user", "tool_result"):
+        for _index, entry, block in iter_blocks(entries, "user", "tool_result"):
             if block.get("is_error") and not entry.get("isSidechain") and is_denial(entry, block):
                 denied[block.get("tool_use_id")] = None
         ids = list(denied)
@@ -174,7 +197,7 @@ def is_interruption_residue(block: dict[str, Any]) -> bool:
 
 def _neutral(block: dict[str, Any]) -> dict[str, Any]:
     if block.get("type") == "tool_result" and is_interruption_residue(block):
-        return replace_result_body(block, INTERRUPTED_NOTE)
+        return replace_result_body(block, interrupted_note())
     return block
 
 
@@ -232,7 +255,7 @@ class Interrupted:
         for tid, reply in asked:
             if tid not in answered:
                 anchor = anchor_of_reply[reply]
-                note = synthetic_tool_result(tid, INTERRUPTED_NOTE, anchor, marker="interrupted")
+                note = synthetic_tool_result(tid, interrupted_note(), anchor, marker="interrupted")
                 inserts.setdefault(anchor["uuid"], []).append(note)
         return insert_chains(out, inserts) if inserts else out
 
@@ -340,15 +363,17 @@ class Ephemeral:
 
     @staticmethod
     def _marker(stale: set[Any]) -> Callable[[dict[str, Any]], dict[str, Any]]:
+        note = stale_note()
+
         def mark(block: dict[str, Any]) -> dict[str, Any]:
             if (
                 block.get("type") != "tool_result"
                 or block.get("tool_use_id") not in stale
                 or block.get("is_error")
-                or result_text(block).startswith(STALE_NOTE)
+                or result_text(block).startswith(note)
             ):
                 return block
-            return _prefixed(block, STALE_NOTE)
+            return _prefixed(block, note)
 
         return mark
 
@@ -469,7 +494,7 @@ class Trim:
         large = sorted(
             {
                 i
-                for i, _, b in iter_blocks(entries[:cutoff], "user", "tool_result")
+                for i, _entry, b in iter_blocks(entries[:cutoff], "user", "tool_result")
                 if self._large(b)
             }
         )
@@ -501,10 +526,11 @@ class Trim:
         text = result_text(block)
         # ephemeral's stale note stays in front of the pointer (and out of the file), so
         # neither policy hides the other's mark from a second pass
-        stale = text.startswith(STALE_NOTE)
+        note = stale_note()
+        stale = text.startswith(note)
         if stale:
-            text = text[len(STALE_NOTE) :].removeprefix("\n")
-        if len(text) <= self.min_chars or text.startswith(TRIM_MARK):
+            text = text[len(note) :].removeprefix("\n")
+        if len(text) <= self.min_chars or text.startswith(trim_mark()):
             return block
         # a plain string: the name is one safe component, so this is what
         # Path(folder) / name would print (without building the Path every load)
@@ -523,11 +549,8 @@ class Trim:
                     return block  # nothing may be lost: keep the full result in context
                 self._saved[(target, len(data))] = path
         head = text[: self.HEAD_CHARS].rstrip()
-        pointer = (
-            f"{TRIM_MARK}this tool result was {len(text)} characters; the full output is "
-            f"in {path} (Read that file if you need it). It began:]\n{head}\n[...]"
-        )
-        return replace_result_body(block, f"{STALE_NOTE}\n{pointer}" if stale else pointer)
+        pointer = _(TRIM_POINTER).format(count=len(text), path=path) + f"\n{head}\n[...]"
+        return replace_result_body(block, f"{note}\n{pointer}" if stale else pointer)
 
 
 def _size(path: Path | str) -> int | None:
@@ -550,6 +573,7 @@ __all__ = [
     "BUILTIN_POLICIES",
     "STALE_NOTE",
     "TRIM_MARK",
+    "TRIM_POINTER",
     "Denials",
     "Ephemeral",
     "Interrupted",
@@ -561,4 +585,6 @@ __all__ = [
     "is_synthetic_error",
     "remove_tool_calls",
     "save_once",
+    "stale_note",
+    "trim_mark",
 ]

@@ -12,13 +12,13 @@ import pytest
 from flower.core.config import Settings
 from flower.core.protocols import PruneContext
 from flower.core.transcript import (
-    INTERRUPTED_NOTE,
     active_chain,
     conversation,
     conversation_problems,
+    interrupted_note,
 )
 from flower.stores.prune import PruningSessionStore, PruningWarning, prune_with_stats
-from flower_plugins.pruning.policies import STALE_NOTE
+from flower_plugins.pruning.policies import stale_note
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -42,13 +42,13 @@ def test_claude_code_session_through_the_default_chain(tmp_path: Path) -> None:
     assert raw == before
     messages = conversation(out)
     assert conversation_problems(messages) == []
-    text = json.dumps(messages)
+    text = json.dumps(messages, ensure_ascii=False)
     assert "API Error" not in text
     assert '"command": "git push --force"' in text  # the newest denial is kept
     assert "summary" not in {e["type"] for e in active_chain(out)}
     assert messages[0]["content"][0]["text"].startswith("This session is being continued")
     # the compaction cut the chain: the STALE git status is before it, not in the messages
-    assert STALE_NOTE not in text
+    assert stale_note() not in text
     # the view is the chain from the boundary on: the history before it (its API errors,
     # old denial and cut call included) is out of the model's context, and no policy
     # spent time on it
@@ -76,9 +76,9 @@ def test_claude_code_session_before_compaction(tmp_path: Path) -> None:
     out, _ = prune_with_stats(head, default_policies(tmp_path), PruneContext(run_dir=tmp_path))
     messages = conversation(out)
     assert conversation_problems(messages) == []
-    text = json.dumps(messages)
-    assert STALE_NOTE in text  # git status and ls
-    assert INTERRUPTED_NOTE in text  # both the residue and the cut pytest -q
+    text = json.dumps(messages, ensure_ascii=False)
+    assert stale_note() in text  # git status and ls
+    assert interrupted_note() in text  # both the residue and the cut pytest -q
     assert 'Request interrupted by user for tool use]", "is_error' not in text
     assert messages[1]["content"][0]["type"] == "thinking"
 
@@ -90,10 +90,10 @@ def test_forked_session_follows_the_newest_branch_and_completes_parallel_results
     out, _ = prune_with_stats(raw, default_policies(tmp_path), PruneContext(run_dir=tmp_path))
     messages = conversation(out)
     assert conversation_problems(messages) == []
-    text = json.dumps(messages)
+    text = json.dumps(messages, ensure_ascii=False)
     assert "inlining the css" not in text and "minify app.js" in text
     assert [b["tool_use_id"] for b in messages[6]["content"]] == ["toolu_02", "toolu_03"]
-    assert messages[6]["content"][1]["content"].startswith(STALE_NOTE)  # du is ephemeral
+    assert messages[6]["content"][1]["content"].startswith(stale_note())  # du is ephemeral
 
 
 @pytest.mark.parametrize("name", ["claude_code_session.jsonl", "forked_session.jsonl"])

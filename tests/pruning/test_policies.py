@@ -10,14 +10,14 @@ import pytest
 from pruning_builders import CC_INTERRUPTED, TranscriptBuilder
 
 from flower.core.protocols import PruneContext
-from flower.core.transcript import INTERRUPTED_NOTE, check_conversation, conversation
+from flower.core.transcript import check_conversation, conversation, interrupted_note
 from flower_plugins.pruning.policies import (
-    STALE_NOTE,
     Denials,
     Ephemeral,
     Interrupted,
     SyntheticErrors,
     Trim,
+    stale_note,
 )
 
 CTX = PruneContext()
@@ -113,7 +113,7 @@ def test_interruption_residue_becomes_the_neutral_note(streamed: bool) -> None:
     results = [
         blk for m in conversation(out) for blk in m["content"] if blk.get("tool_use_id") == tid
     ]
-    assert [r["content"] for r in results] == [INTERRUPTED_NOTE]
+    assert [r["content"] for r in results] == [interrupted_note()]
     assert CC_INTERRUPTED in _texts(out)  # the user's own text marker is kept
     assert Interrupted().prune(out, CTX) == out
 
@@ -132,7 +132,7 @@ def test_a_tool_use_cut_off_gets_a_synthetic_result_in_the_view(streamed: bool) 
     assert messages[2]["content"][0] == {
         "type": "tool_result",
         "tool_use_id": tid,
-        "content": INTERRUPTED_NOTE,
+        "content": interrupted_note(),
     }
     assert messages[2]["content"][1]["text"] == "continue"
     again = Interrupted().prune(out, CTX)
@@ -162,10 +162,13 @@ def test_ephemeral_marks_stale_and_keeps_the_body() -> None:
         for blk in m["content"]
         if blk.get("type") == "tool_result"
     }
-    assert by_id[ids[0]] == f"{STALE_NOTE}\n M a.py"
-    assert by_id[ids[1]].startswith(STALE_NOTE)
+    assert by_id[ids[0]] == f"{stale_note()}\n M a.py"
+    assert by_id[ids[1]].startswith(stale_note())
     assert by_id[ids[2]] == "gone"
-    assert by_id[ids[3]] == [{"type": "text", "text": STALE_NOTE}, {"type": "text", "text": "Mon"}]
+    assert by_id[ids[3]] == [
+        {"type": "text", "text": stale_note()},
+        {"type": "text", "text": "Mon"},
+    ]
     assert by_id[ids[4]] == "boom"
     assert by_id[ids[5]] == "not bash"
     assert policy.prune(out, CTX) == out

@@ -22,12 +22,12 @@ from flower.core.plugins import reset_registry
 from flower.core.protocols import PruneContext
 from flower.core.records import SessionKey
 from flower.core.transcript import (
-    INTERRUPTED_NOTE,
     active_chain,
     check_conversation,
     conversation,
     conversation_problems,
     drop_entries,
+    interrupted_note,
 )
 from flower.stores.prune import (
     PruningSessionStore,
@@ -499,7 +499,7 @@ def test_a_chain_that_leaves_nothing_after_the_compaction_never_reaches_into_the
     # what the model is sent is the pruned chain; the history before the compaction, its
     # cut call included, is not part of it and is not pruned
     assert conversation(pruned) == []
-    assert INTERRUPTED_NOTE not in json.dumps(pruned)
+    assert interrupted_note() not in json.dumps(pruned, ensure_ascii=False)
     assert {e["uuid"] for e in pruned} <= {e["uuid"] for e in chain}
     detail = prune_in_detail(b.entries, policies, PruneContext(run_dir=tmp_path))
     assert detail.entries == pruned
@@ -672,7 +672,7 @@ def test_a_dropped_result_is_answered_by_the_safety_net() -> None:
     with pytest.warns(PruningWarning, match="answered tool_use"):
         pruned = prune(b.entries, [_DropUsers([answering["uuid"]])], PruneContext())
     assert conversation_problems(conversation(pruned)) == []
-    assert INTERRUPTED_NOTE in json.dumps(pruned)
+    assert interrupted_note() in json.dumps(pruned, ensure_ascii=False)
 
 
 def test_a_dropped_call_leaves_an_orphan_result_that_the_safety_net_removes() -> None:

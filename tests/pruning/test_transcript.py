@@ -9,7 +9,6 @@ from pruning_builders import TranscriptBuilder
 
 from flower.core.errors import FlowerError
 from flower.core.transcript import (
-    INTERRUPTED_NOTE,
     InvalidConversationError,
     active_chain,
     check_conversation,
@@ -18,6 +17,7 @@ from flower.core.transcript import (
     conversation_problems,
     drop_entries,
     insert_after,
+    interrupted_note,
     leaf_uuid,
     repair_conversation,
     to_messages,
@@ -270,7 +270,7 @@ def test_repair_answers_a_call_whose_reply_ends_in_an_id_less_call() -> None:
     assert messages[1] == {"role": "assistant", "content": [call]}
     (answer,) = messages[2]["content"]
     assert answer["tool_use_id"] == "toolu_1"
-    assert answer["content"] == INTERRUPTED_NOTE
+    assert answer["content"] == interrupted_note()
     assert repair_conversation(out) == (out, [])
 
 

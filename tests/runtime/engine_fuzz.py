@@ -37,6 +37,7 @@ import msgspec
 from runtime_helpers import AlwaysUp, sqlite_settings
 
 from flower.core.config import ResilienceConfig, Settings
+from flower.core.i18n import _
 from flower.core.records import Entry, SessionKey
 from flower.core.resilience import Resilience
 from flower.core.transcript import conversation_problems, to_messages
@@ -443,7 +444,7 @@ def check_events(events: list[Any], result: StepResult, new: list[Entry], resume
         for e in new
         if e.get("type") == "user" and isinstance(e["message"]["content"], list)
         for b in e["message"]["content"]
-        if b.get("type") == "tool_result" and b.get("content") != TRUNCATED_TOOL_USE
+        if b.get("type") == "tool_result" and b.get("content") != _(TRUNCATED_TOOL_USE)
     ]
     expect(stored == answers, f"tool results stored {stored} but ToolResult events {answers}")
 

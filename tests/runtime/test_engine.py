@@ -11,6 +11,7 @@ import pytest
 from runtime_helpers import fast_resilience
 
 from flower.core.errors import UnknownSessionError
+from flower.core.i18n import _
 from flower.core.records import SessionKey
 from flower.core.transcript import check_conversation
 from flower.runtime.engine import MissingAPIKeyError, Runtime
@@ -216,7 +217,7 @@ def test_words_still_waiting_for_a_reply_are_not_said_twice_on_resume(
 def test_a_run_killed_between_two_tools_keeps_the_first_result(
     make_runtime: MakeRuntime, fake_api: FakeMessagesAPI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from flower.core.transcript import INTERRUPTED_NOTE
+    from flower.core.transcript import interrupted_note
     from flower.runtime.tools.box import ToolBox
 
     fake_api.add(
@@ -253,7 +254,7 @@ def test_a_run_killed_between_two_tools_keeps_the_first_result(
         if block.get("type") == "tool_result"
     }
     assert "tulip" in str(answers["toolu_first"])  # done before the kill: kept
-    assert answers["toolu_second"] == INTERRUPTED_NOTE
+    assert answers["toolu_second"] == interrupted_note()
 
 
 def test_dropped_stream_is_retried(make_runtime: MakeRuntime, fake_api: FakeMessagesAPI) -> None:
@@ -375,7 +376,7 @@ def test_pause_turn_continues_and_max_tokens_gets_one_nudge(
     result = run(make_runtime().run(READER, "Go."))
     assert result.ok and result.text == "the end" and result.num_turns == 3
     assert fake_api.requests[1].messages[-1]["role"] == "assistant"
-    assert fake_api.requests[2].messages[-1]["content"][-1]["text"] == MAX_TOKENS_NUDGE
+    assert fake_api.requests[2].messages[-1]["content"][-1]["text"] == _(MAX_TOKENS_NUDGE)
 
 
 def test_max_tokens_twice_or_cut_tool_use_is_handled(
@@ -388,7 +389,7 @@ def test_max_tokens_twice_or_cut_tool_use_is_handled(
     result = run(make_runtime().run(READER, "Go."))
     assert not result.ok and "max_tokens" in result.error
     answer = fake_api.requests[1].messages[-1]["content"][0]
-    assert answer["content"] == TRUNCATED_TOOL_USE
+    assert answer["content"] == _(TRUNCATED_TOOL_USE)
 
 
 def test_refusal_stops_with_the_reason(
@@ -469,7 +470,7 @@ def test_a_store_given_to_the_runtime_stays_open_and_in_use_after_close(
 def test_a_retry_in_the_same_run_does_not_call_fresh_output_stale(
     make_runtime: MakeRuntime, fake_api: FakeMessagesAPI
 ) -> None:
-    from flower_plugins.pruning.policies import STALE_NOTE
+    from flower_plugins.pruning.policies import stale_note
 
     shell = AgentSpec("sh", "Be terse.", allowed_tools=["Bash"], max_turns=6, model=MODEL)
     fake_api.add(reply(tool_use("Bash", {"command": "ls"}, id="toolu_ls")), overloaded(), text("a"))
@@ -486,10 +487,10 @@ def test_a_retry_in_the_same_run_does_not_call_fresh_output_stale(
             if block.get("type") == "tool_result"
         )
 
-    assert not ls_result(fake_api.requests[-1]).startswith(STALE_NOTE)  # seconds old
+    assert not ls_result(fake_api.requests[-1]).startswith(stale_note())  # seconds old
     fake_api.add(text("b"))
     run(rt.run(shell, "And now?", resume=first.session_id))  # a later run: a resume
-    assert ls_result(fake_api.requests[-1]).startswith(STALE_NOTE)
+    assert ls_result(fake_api.requests[-1]).startswith(stale_note())
 
 
 def test_a_stalled_request_is_retried_after_the_request_timeout(

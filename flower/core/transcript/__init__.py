@@ -66,7 +66,9 @@ from flower.core.transcript.messages import (
 from flower.core.transcript.repair import (
     INTERRUPTED_NOTE,
     OMITTED_NOTE,
+    interrupted_note,
     model_chain,
+    omitted_note,
     repair_conversation,
     without_repeats,
 )
@@ -91,6 +93,7 @@ __all__ = [
     "drop_entries",
     "insert_after",
     "insert_chains",
+    "interrupted_note",
     "is_conversation",
     "is_leaf",
     "is_tool_id",
@@ -99,6 +102,7 @@ __all__ = [
     "message_of",
     "message_texts",
     "model_chain",
+    "omitted_note",
     "prompt_texts",
     "repair_conversation",
     "replace_blocks",

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from itertools import repeat
 from typing import Any
 
+from flower.core.i18n import N_, _
 from flower.core.records import Entry
 from flower.core.transcript.blocks import content_blocks, is_conversation, tool_uses
 from flower.core.transcript.chain import active_chain
@@ -23,10 +24,24 @@ from flower.core.transcript.messages import (
     to_messages,
 )
 
-INTERRUPTED_NOTE = "[the previous round was interrupted here; this tool result was never produced]"
+INTERRUPTED_NOTE = N_(
+    "[the previous round was interrupted here; this tool result was never produced]"
+)
+"""The note answering a call that got no result, in English (the msgid): the model is
+sent :func:`interrupted_note`, the wake's language."""
+OMITTED_NOTE = N_("[earlier conversation omitted]")
+"""The note before a chain that starts with the assistant, in English (the msgid)."""
 
 
-OMITTED_NOTE = "[earlier conversation omitted]"
+def interrupted_note() -> str:
+    """:data:`INTERRUPTED_NOTE` in the active language: the notes are made on every
+    load, never stored, so the model reads them in the language of this wake."""
+    return _(INTERRUPTED_NOTE)
+
+
+def omitted_note() -> str:
+    """:data:`OMITTED_NOTE` in the active language."""
+    return _(OMITTED_NOTE)
 
 
 def _message_groups(chain: Sequence[Entry]) -> list[tuple[str, list[Entry]]]:
@@ -203,12 +218,13 @@ def _answer_interrupted(
     """``entries`` with the interrupted note answering each missing tool_use, after the
     last entry of its assistant message that the pass keeps."""
     inserts: dict[str, list[Entry]] = {}
+    text = interrupted_note()
     for asking, tid in missing:
         kept = _kept(asking, replacements)
         if not kept:  # all dropped (a uuid repeated in damaged data): no call is left
             continue
         anchor = kept[-1]
-        note = synthetic_tool_result(tid, INTERRUPTED_NOTE, anchor, marker="repair")
+        note = synthetic_tool_result(tid, text, anchor, marker="repair")
         inserts.setdefault(anchor["uuid"], []).append(note)
         fixes.append(f"answered tool_use {tid!r} with the interrupted note")
     return insert_chains(entries, inserts)
@@ -217,9 +233,10 @@ def _answer_interrupted(
 def _omitted_note_before(entries: list[Entry], root: Entry) -> list[Entry]:
     """``entries`` with a user note as the parent of ``root``, the assistant entry the
     chain starts with (the API wants the user first)."""
-    note = synthetic_tool_result("", OMITTED_NOTE, root, marker="omitted")
+    text = omitted_note()
+    note = synthetic_tool_result("", text, root, marker="omitted")
     note["uuid"] = str(uuid_module.uuid5(SYNTHETIC_NAMESPACE, f"omitted:{root['uuid']}"))
-    note["message"] = {"role": "user", "content": OMITTED_NOTE}
+    note["message"] = {"role": "user", "content": text}
     # the last entry with the root's uuid: the one the walk reached; its parent may have
     # been re-linked past an entry this pass dropped
     at = max(i for i, e in enumerate(entries) if e.get("uuid") == root["uuid"])
