@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from flower.core.i18n import _, ngettext, shown_label, shown_step
+from flower.core.i18n import _, ngettext, shown_label, shown_step, shown_steps
 
 HEADER_WIDTH = 40
 
@@ -126,10 +126,9 @@ def lost_sessions_line(steps: list[str]) -> str:
     Those steps start a new conversation (the seed's silent fresh start); saying so
     keeps "did it remember?" visible.
     """
-    names = _(", ").join(shown_step(step) for step in steps)
     return _(
         "   !! sessions in the record are no longer in the store: {steps} —— these steps start over"
-    ).format(steps=names)
+    ).format(steps=shown_steps(steps))
 
 
 def unrecorded_line(texts: list[str], width: int = 60) -> str:
@@ -179,7 +178,7 @@ def fresh_start_line(
     if reason == "moved":
         why = _("the lineage here was written for {path} (moved or copied)").format(path=moved_from)
     elif reason == "gone":
-        why = _("the sessions of {steps} are gone from the store").format(steps="、".join(steps))
+        why = _("the sessions of {steps} are gone from the store").format(steps=shown_steps(steps))
     else:
         why = _("{lineage} could not be read").format(lineage=lineage_name)
     if archived is None:

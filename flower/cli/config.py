@@ -10,7 +10,7 @@ import typer
 from flower.cli.context import get_loaded_settings, store_name
 from flower.cli.lazy import command_help
 from flower.cli.output import compact_json, print_json
-from flower.core.i18n import N_, _, current_language, language_name
+from flower.core.i18n import N_, _, current_language, language_name, shown_step
 from flower.core.redact import redact_text, redact_value
 
 if TYPE_CHECKING:
@@ -20,6 +20,9 @@ SOURCE_WORDS = {"default": N_("default"), "command line": N_("command line")}
 """The sources that are words, not a file or variable name: shown translated (the
 JSON keeps them as they are)."""
 
+
+STEP_KEYS = ("workflow.clarify_step", "workflow.goals_step", "workflow.work_step")
+"""The settings that name a step: their value is the lineage key, shown translated."""
 
 DOCUMENT_KEYS = ("workflow.brief_file", "workflow.goals_file")
 """The settings :func:`flower.workflow.documents.document_lookups` answers for when unset."""
@@ -112,4 +115,6 @@ def config(
         shown = _(SOURCE_WORDS[source]) if source in SOURCE_WORDS else source
         if key in lookups and value is None:  # unset: say what the lookup picks here
             shown = _lookup_said(lookups[key], workspace)
+        if key in STEP_KEYS and isinstance(value, str) and shown_step(value) != value:
+            shown = _("{source}; shown as {name}").format(source=shown, name=shown_step(value))
         typer.echo(f"{key.ljust(width)} = {_show(value)}  # {shown}")

@@ -114,6 +114,20 @@ def _wait_for_cut(child: Child, model: DemoModel, workdir: Path) -> str:
     )
 
 
+def lineage_line(session: str) -> str:
+    """What lineage holds after the cut: the work step under its key, as the file stores
+    it; in a language whose name for the step is not the key, the name is said too."""
+    line = f"   runs/lineage.json  {WORK_STEP} -> {session}"
+    work = shown_step(WORK_STEP)
+    if work == WORK_STEP:
+        return line
+    return (
+        line
+        + "  "
+        + _("({step}: the file keeps the key, the same in every language)").format(step=work)
+    )
+
+
 def _play(workdir: Path, out: TextIO) -> None:
     def say(text: str) -> None:
         out.write(text + "\n")
@@ -146,7 +160,7 @@ def _play(workdir: Path, out: TextIO) -> None:
             )
         )
         say(_("   No finally ran. What is on disk:"))
-        say(f"   runs/lineage.json  {WORK_STEP} -> {session}")  # lineage's key, as stored
+        say(lineage_line(session))
         files = documents(workdir)
         for path in (files.brief, files.goals):
             state = _("frozen") if path.exists() else _("missing")

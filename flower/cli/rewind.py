@@ -37,10 +37,11 @@ def _short(text: str, width: int = 60) -> str:
 def _show_turns(settings: Settings, step: str, as_json: bool, ctx: typer.Context) -> None:
     from flower.cli.banner import human_tokens
     from flower.core.keys import project_key
-    from flower.core.rewind import step_key, turns_of
+    from flower.core.rewind import lineage_step, step_key, turns_of
     from flower.stores.lineage import load_lineage
 
     lineage = load_lineage(Path.cwd(), settings=settings)
+    step = lineage_step(lineage, step, settings.run_path)  # `work` names 干活
     key = step_key(lineage, step, project_key(Path.cwd()), settings.run_path)
     store = open_store(ctx, read_only=True)
     try:

@@ -27,7 +27,7 @@ from flower.cli.lazy import command_help
 from flower.cli.run_lock import RunDirError, require_writable
 from flower.cli.stopping import INTERRUPTED_EXIT, interrupted_exit, reading_answer, run_stoppable
 from flower.core.errors import FlowerError, NothingToDoError
-from flower.core.i18n import N_, _
+from flower.core.i18n import N_, _, shown_label, shown_steps
 
 if TYPE_CHECKING:
     from flower.cli.live import Live
@@ -601,7 +601,7 @@ def _fact(label: str, text: str) -> str:
 def describe_state(state: WakeState, workspace: Path, settings: Settings) -> list[str]:
     """wake_state in words, one fact a line, in the active language."""
     from flower.cli.banner import human_tokens, short_path
-    from flower.core.i18n import N_, ngettext
+    from flower.core.i18n import ngettext
     from flower.workflow.documents import documents, workflow_names
     from flower.workflow.wake import builtin_view, lineage_name
 
@@ -638,7 +638,7 @@ def describe_state(state: WakeState, workspace: Path, settings: Settings) -> lis
         why = _(
             "the sessions of {steps} are gone from the store: the next run sets lineage aside "
             "into notes/archive/ (`flower adopt` takes it back once they are restored)"
-        ).format(steps=", ".join(fresh.steps))
+        ).format(steps=shown_steps(fresh.steps))
         lines.append(_fact(N_("fresh"), why))
     files = documents(workspace, settings)
     brief = _("{file} confirmed") if checks.brief else _("{file} not confirmed")
@@ -667,14 +667,15 @@ def describe_state(state: WakeState, workspace: Path, settings: Settings) -> lis
         else:
             kept = _("{step}: {session} (gone from the store: starts fresh)")
         size_text = human_tokens(size) if size is not None else ""
-        lines.append(_fact(N_("step"), kept.format(step=step, session=sid, size=size_text)))
+        shown = shown_label(step)
+        lines.append(_fact(N_("step"), kept.format(step=shown, session=sid, size=size_text)))
     ours = builtin_view(state, settings)
     others = [step for step in checks.recorded if step not in ours.checks.recorded]
     if others:
         other = _(
             "{steps}: another workflow's steps (its Python code resumes them; `flower` runs "
             "the built-in workflow)"
-        ).format(steps=", ".join(others))
+        ).format(steps=shown_steps(others))
         lines.append(_fact(N_("other"), other))
     lines.append(_fact(N_("next"), _next_run(state, settings, ours, names)))
     return lines
@@ -693,7 +694,7 @@ def _next_run(state: WakeState, settings: Settings, ours: WakeState, names: Any)
             done.add(names.goals_step)
         resumed = [step for step in ours.steps if step not in done] or list(ours.steps)
         return _("`flower` resumes {steps} (wake {n})").format(
-            steps=", ".join(resumed), n=state.woke + 1
+            steps=shown_steps(resumed), n=state.woke + 1
         )
     if checks.brief:
         return _("`flower` goes on from the confirmed brief in new sessions")

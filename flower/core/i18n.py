@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import gettext
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -154,6 +154,8 @@ __all__ = [
     "set_language",
     "shown_label",
     "shown_step",
+    "shown_steps",
+    "step_named",
     "translations",
 ]
 
@@ -183,6 +185,26 @@ def shown_label(label: str, gettext: Callable[[str], str] = _) -> str:
     if match.group("judge"):
         step = gettext("{step}·judge").format(step=step)
     return step + (match.group("tail") or "")
+
+
+def shown_steps(labels: Iterable[str]) -> str:
+    """Steps or run labels as shown, in one list: ``work, set goals`` in English,
+    ``干活、设定目标`` in Chinese (the list separator is the language's too)."""
+    return _(", ").join(shown_label(label) for label in labels)
+
+
+def step_named(name: str, keys: Iterable[str]) -> str | None:
+    """The key among ``keys`` that ``name`` names, as a user types it: the key itself
+    (``干活``) or its shown name in any language flower speaks (``work``); a key wins
+    over another step's shown name. ``None`` when none does."""
+    keys = list(keys)
+    if name in keys:
+        return name
+    catalogs = [translations(lang).gettext for lang in available_languages()]
+    for key in keys:
+        if any(shown_step(key, gettext) == name for gettext in catalogs):
+            return key
+    return None
 
 
 def every_translation(message: str) -> set[str]:

@@ -26,7 +26,7 @@ import msgspec
 from flower.core.errors import FlowerError
 from flower.core.fileperms import private_dir, replaced_atomically
 from flower.core.fork import ForkError, UserTurn, fork, turns_back_point, user_turns
-from flower.core.i18n import N_, _
+from flower.core.i18n import N_, _, shown_steps, step_named
 from flower.core.records import Entry, LineageRecord, SessionKey
 from flower.core.run_lock import run_lock
 from flower.core.snapshots import Snapshots, digest, file_changes
@@ -291,6 +291,7 @@ def rewind(
     run_path = Path(run_dir)
     with run_lock(run_path):
         finish_pending(lineage, store, run_path)
+        step = lineage_step(lineage, step, run_path)
         key = step_key(lineage, step, project_key, run_path)
         plan = plan_rewind(
             store,
@@ -309,8 +310,9 @@ def rewind(
     return plan
 
 
-def step_key(lineage: RewoundLineage, step: str, project_key: str, run_dir: Path) -> SessionKey:
-    """The session key of ``step``; a clear error naming what lineage holds otherwise."""
+def lineage_step(lineage: RewoundLineage, name: str, run_dir: Path) -> str:
+    """The lineage key of the step ``name`` names (its key, or its name as shown in any
+    language: ``work`` for ``干活``); a clear error naming what lineage holds otherwise."""
     if not lineage.found:
         raise RewindError(
             _(
@@ -318,13 +320,18 @@ def step_key(lineage: RewoundLineage, step: str, project_key: str, run_dir: Path
                 "(flower has not worked in this directory)"
             ).format(workspace=lineage.workspace, run_dir=run_dir)
         )
-    steps = lineage.steps
-    if step not in steps:
-        known = ", ".join(sorted(steps)) or _("none")
+    step = step_named(name, lineage.steps)
+    if step is None:
+        known = shown_steps(lineage.steps) or _("none")
         raise RewindError(
-            _("lineage has no step {step!r}; its steps: {known}").format(step=step, known=known)
+            _("lineage has no step {step!r}; its steps: {known}").format(step=name, known=known)
         )
-    return SessionKey(project_key, steps[step])
+    return step
+
+
+def step_key(lineage: RewoundLineage, step: str, project_key: str, run_dir: Path) -> SessionKey:
+    """The session key of the step ``step`` names (see :func:`lineage_step`)."""
+    return SessionKey(project_key, lineage.steps[lineage_step(lineage, step, run_dir)])
 
 
 def turns_of(store: SessionStoreBase, key: SessionKey) -> list[UserTurn]:
@@ -383,6 +390,7 @@ __all__ = [
     "bash_commands",
     "carry_out",
     "finish_pending",
+    "lineage_step",
     "pending",
     "plan_rewind",
     "rewind",

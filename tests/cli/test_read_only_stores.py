@@ -180,7 +180,7 @@ def test_a_run_directory_the_user_cannot_write_can_be_read(read_only_run_dir: Pa
     assert shown.returncode == 0 and "question 0" in shown.stdout, shown.stderr
     assert exported.returncode == 0 and len(exported.stdout.splitlines()) == 3
     assert stats.returncode == 0, stats.stderr
-    assert f"step        干活: {SID} (in the store" in status.stdout, status.stderr
+    assert f"step        work: {SID} (in the store" in status.stdout, status.stderr
     assert "unreadable" not in status.stdout
     assert [done.returncode for done in looked] == [0, 0], [d.stderr for d in looked]
     assert removed.returncode == 1 and "is read-only for this user" in removed.stderr

@@ -85,7 +85,7 @@ def test_words_said_on_a_wake_survive_a_kill_and_are_said_once(
     status = flower("status").stdout
     assert "说过        标题加上锚点(被打断的运行没来得及记下)" in status
     # new words: the goals are derived again before the work goes on
-    assert "下一步      `flower` 接着做 设定目标, 干活(第 2 次唤醒)" in status
+    assert "下一步      `flower` 接着做 设定目标、干活(第 2 次唤醒)" in status
 
     model.seen.clear()
     done = flower("--yes")

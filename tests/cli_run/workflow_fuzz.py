@@ -724,7 +724,7 @@ def check_status(inv: Invocation, outcome: Outcome, after: dict[str, Any] | None
     first: dict[str, RecordedRequest] = {}
     for req in outcome.requests:
         first.setdefault(AGENTS.get(_system(req), "other"), req)
-    predicted = set(resumes.group(1).split(", ")) if resumes else set()
+    predicted = set(resumes.group(1).split("、")) if resumes else set()
     for step in ("确认需求", "设定目标", "干活"):
         # the step's header says whether it resumed a session: `<- 接上次`
         header = re.search(rf"^== {step} =+ .*$", outcome.stdout, re.MULTILINE)

@@ -10,6 +10,7 @@ from seed_strings import NEW_TASK_PROMPT, NEW_TASK_PROMPT_EN, WAKE_PROMPT, WAKE_
 
 from flower.cli.banner import (
     fresh_banner,
+    fresh_start_line,
     lost_sessions_line,
     step_header,
     unrecorded_line,
@@ -29,6 +30,7 @@ EXPECTED = {
         "once": "<- 接上次",
         "lost": "   !! 记录里的会话已不在存储里:干活、确认需求 —— 这些步骤从头开始",
         "unrecorded": "   !! 上次运行在记下你的话之前被打断,这次接着传下去:再快点",
+        "gone": "   从头开始:确认需求、干活的会话已不在存储里;",
         "wake": WAKE_PROMPT,
         "new": NEW_TASK_PROMPT,
     },
@@ -44,6 +46,8 @@ EXPECTED = {
         " —— these steps start over",
         "unrecorded": "   !! the last run was cut short before it recorded what you said;"
         " passing it on now: 再快点",
+        "gone": "   starting fresh: the sessions of confirm the brief, work are gone from the"
+        " store;",
         "wake": WAKE_PROMPT_EN,
         "new": NEW_TASK_PROMPT_EN,
     },
@@ -93,6 +97,10 @@ def test_step_headers(lang: str) -> None:
 def test_lines_under_the_banner(lang: str) -> None:
     assert lost_sessions_line(["干活", "确认需求"]) == EXPECTED[lang]["lost"]
     assert unrecorded_line(["再快点"]) == EXPECTED[lang]["unrecorded"]
+    gone = fresh_start_line(
+        "gone", moved_from=None, steps=["确认需求", "干活"], archived=None, lineage_name="x"
+    )
+    assert gone.startswith(EXPECTED[lang]["gone"])
 
 
 def test_wake_and_new_task_prompts(lang: str) -> None:

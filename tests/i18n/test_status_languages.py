@@ -56,11 +56,11 @@ def test_status_of_a_used_workspace_in_both_languages(used: Path) -> None:
     assert en.exit_code == zh.exit_code == 0
     assert en.stdout.splitlines()[1:] == [
         "lineage     runs/lineage.json, woken 2 times",
-        "fresh       the sessions of 干活 are gone from the store: the next run sets lineage "
+        "fresh       the sessions of work are gone from the store: the next run sets lineage "
         "aside into notes/archive/ (`flower adopt` takes it back once they are restored)",
         "brief       brief.md not confirmed",
         "goals       none yet (goals.md does not exist)",
-        "step        干活: gone-1 (gone from the store: starts fresh)",
+        "step        work: gone-1 (gone from the store: starts fresh)",
         "next        `flower` starts over in new sessions (the recorded ones are gone); with "
         "nothing said, it first looks at the workspace",
     ]

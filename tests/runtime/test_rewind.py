@@ -127,7 +127,7 @@ def test_bad_rewinds_are_clear_and_write_nothing(
     before = rt.store.list_sessions(rt.project_key)
     with pytest.raises(ForkError, match="can go back at most 1 turn"):
         _rewind(rt, lineage, workspace, turns=2)
-    with pytest.raises(RewindError, match="no step 'nope'; its steps: 干活"):
+    with pytest.raises(RewindError, match="no step 'nope'; its steps: work"):
         lineage.rewind("nope", workspace=workspace, store=rt.store, settings=rt.settings)
     empty = load_lineage(in_tmp / "elsewhere", settings=rt.settings, run_dir=in_tmp / "other")
     with pytest.raises(RewindError, match="nothing to rewind: no lineage"):

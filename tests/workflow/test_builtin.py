@@ -659,7 +659,7 @@ def test_status_says_a_wake_cut_while_deriving_the_goals_resumes_the_goal_setter
     settings = load_settings().settings
     lines = describe_state(wake_state(".", "runs", settings=settings), in_tmp, settings)
     # the next `flower` derives the goals again in the goal setter's session, then works
-    assert lines[-1] == "下一步      `flower` 接着做 设定目标, 干活(第 3 次唤醒)"
+    assert lines[-1] == "下一步      `flower` 接着做 设定目标、干活(第 3 次唤醒)"
     model = standard_model()
     fake.set_script(model)
     ctx = asyncio.run(wake(None))
