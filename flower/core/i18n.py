@@ -28,9 +28,29 @@ def available_languages() -> list[str]:
     return [SOURCE_LANGUAGE, *(lang for lang in found if lang != SOURCE_LANGUAGE)]
 
 
+OTHER_WRITTEN_FORMS = {"zh": ("Hans", frozenset({"TW", "HK", "MO"}))}
+"""Languages whose catalog is one written form of several: the script it is written in,
+and the regions that write another by default. Simplified Chinese (``zh_CN``) answers
+for ``zh``, ``zh_SG``, ``zh_Hans``; Traditional Chinese (``zh_TW``, ``zh_HK``,
+``zh_Hant``) is another language, with no catalog yet."""
+
+
+def _same_written_form(subtags: list[str]) -> bool:
+    """Whether ``zh_Hant_TW`` (split) is written as the base language's catalog is."""
+    form = OTHER_WRITTEN_FORMS.get(subtags[0].lower())
+    if form is None:
+        return True
+    script, other_regions = form
+    scripts = [tag for tag in subtags[1:] if len(tag) == 4 and tag.isalpha()]
+    if scripts:
+        return scripts[0].lower() == script.lower()
+    return not any(tag.upper() in other_regions for tag in subtags[1:])
+
+
 def normalize_language(code: str) -> str | None:
-    """``zh_CN.UTF-8``, ``zh-cn``, ``zh`` -> ``zh_CN``; ``en_US`` -> ``en``; ``None``
-    when flower has no catalog for it (``C`` and ``POSIX`` are English)."""
+    """``zh_CN.UTF-8``, ``zh-cn``, ``zh``, ``zh-Hans-CN`` -> ``zh_CN``; ``en_US`` ->
+    ``en``; ``None`` when flower has no catalog for it (``zh_TW`` and ``zh_Hant`` are
+    Traditional Chinese, not ``zh_CN``); ``C`` and ``POSIX`` are English."""
     bare = code.split(".", 1)[0].split("@", 1)[0].replace("-", "_").strip()
     if not bare:
         return None
@@ -40,7 +60,10 @@ def normalize_language(code: str) -> str | None:
     by_lower = {lang.lower(): lang for lang in languages}
     if bare.lower() in by_lower:
         return by_lower[bare.lower()]
-    base = bare.split("_", 1)[0].lower()
+    subtags = bare.split("_")
+    if not _same_written_form(subtags):
+        return None
+    base = subtags[0].lower()
     same_base = [lang for lang in languages if lang.split("_", 1)[0].lower() == base]
     return same_base[0] if len(same_base) == 1 else None
 
@@ -67,9 +90,19 @@ def choose_language(
 
     A language flower has no catalog for is an error when flower's own settings name
     it, and English when only the locale does (as every gettext program falls back).
+    ``language = ""`` in a file is an error too; an empty variable counts as unset.
     """
-    if configured:
-        source = configured_source or "[tool.flower] language"
+    source = configured_source or "[tool.flower] language"
+    if configured is not None and not configured.strip() and source.startswith("env "):
+        configured = None  # an empty variable is an unset one, as an empty LANG is
+    if configured is not None:
+        if not configured.strip():
+            available = ", ".join(available_languages())
+            raise ConfigError(
+                _("{where}: the language is empty (available: {available})").format(
+                    where=source, available=available
+                )
+            )
         return checked_language(configured, source), source
     if environ.get("FLOWER_LANG"):
         return checked_language(environ["FLOWER_LANG"], "env FLOWER_LANG"), "env FLOWER_LANG"
