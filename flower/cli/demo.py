@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TextIO, cast
 
 from flower.cli.demo_script import DemoModel
+from flower.cli.output import pad, shown_width
 from flower.core.i18n import _, current_language, shown_step
 from flower.runtime.scripted_api import FakeMessagesAPI
 from flower.workflow.documents import documents
@@ -31,6 +32,7 @@ CUT_TIMEOUT = 60.0
 RUN_TIMEOUT = 120.0
 WORK_STEP = "干活"
 """The built-in work step's key in lineage (the same in every language)."""
+LINEAGE_FILE = "runs/lineage.json"
 
 
 class DemoFailed(Exception):
@@ -117,7 +119,7 @@ def _wait_for_cut(child: Child, model: DemoModel, workdir: Path) -> str:
 def lineage_line(session: str) -> str:
     """What lineage holds after the cut: the work step under its key, as the file stores
     it; in a language whose name for the step is not the key, the name is said too."""
-    line = f"   runs/lineage.json  {WORK_STEP} -> {session}"
+    line = f"   {LINEAGE_FILE}  {WORK_STEP} -> {session}"
     work = shown_step(WORK_STEP)
     if work == WORK_STEP:
         return line
@@ -164,7 +166,8 @@ def _play(workdir: Path, out: TextIO) -> None:
         files = documents(workdir)
         for path in (files.brief, files.goals):
             state = _("frozen") if path.exists() else _("missing")
-            say(f"   {path.name:<17} {state}")
+            # in the lineage line's column, by terminal columns: 需求.md is 7 wide
+            say(f"   {pad(path.name, shown_width(LINEAGE_FILE))}  {state}")
         say("\n" + _("3. Second run in the same directory, nothing said: flower"))
         second = Child(["run", "--yes"], workdir, env, out)
         code = second.wait(RUN_TIMEOUT)

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from cli_run_helpers import FLOWER
 
+from flower.cli.output import shown_width
+
 BANNER = {
     "zh_CN": ("接上上次  需求已确认 · 目标 3 条 · 干活上下文 ", "<- 接上次 · 第 2 次唤醒"),
     "en": ("  brief confirmed · 3 goals · work context ", "<- carrying on · wake 2"),
@@ -51,7 +53,13 @@ def test_demo_runs_offline_without_a_key(in_tmp: Path, lang: str) -> None:
     first, killed, second_run, files, model_says, result = SAYS[lang]
     assert first in out and killed in out and result in out
     for name in files:  # the brief and the goals the first run froze, named in the language
-        assert f"{name:<20} " in out
+        assert name in out
+    # step 2's little table: what each file holds starts in one terminal column (a Chinese
+    # character takes two)
+    table = [line for line in out.splitlines() if line.startswith(("   runs/", *files))]
+    heads = [re.match(r"\s+\S+\s+", line) for line in table]  # up to what it holds
+    assert len(table) == 3 and all(heads), table
+    assert len({shown_width(head.group()) for head in heads if head}) == 1, table
     for words in model_says:  # the scripted model's words, echoed by the runs
         assert words in out
     second = out[out.index(second_run) :]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gettext
 import io
+import re
 from pathlib import Path
 from typing import Any
 
@@ -90,3 +91,17 @@ def test_compiled_catalog_is_the_po(po: Path) -> None:
     shipped.pop("", None)  # the header carries babel's dates, not messages
     want.pop("", None)
     assert shipped == want, f"run: pybabel compile -d flower/locale -D flower ({po} changed)"
+
+
+def test_the_chinese_catalog_calls_pruning_by_one_word() -> None:
+    """修剪 for pruning (裁剪 is trim's), wherever the English says pruning or pruned (an
+    option or a placeholder named so is no word to translate)."""
+    word = re.compile(r"(?<![-{\w])prun(?:ing|ed)\b(?!})", re.IGNORECASE)
+    catalog = _po(LOCALE_DIR / "zh_CN" / "LC_MESSAGES" / "flower.po")
+    saying = [
+        m for m in catalog if m.id and word.search(m.id if isinstance(m.id, str) else m.id[0])
+    ]
+    assert len(saying) > 10
+    for message in saying:
+        translated = message.string if isinstance(message.string, str) else message.string[0]
+        assert "修剪" in translated and "剪枝" not in translated, (message.id, translated)
