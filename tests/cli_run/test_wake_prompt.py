@@ -130,3 +130,33 @@ def test_ctrl_c_at_a_brief_question_then_the_clarifier_resumes(
     assert lineage(ws)["steps"]["确认需求"] == sid
     resumed = [r for r in model.seen if r.texts()[0] == CLARIFIER.instructions][1]
     assert resumed.texts()[-1] == CLARIFY_RESUME and QUESTION in resumed.texts()
+
+
+@pytest.mark.parametrize(("typed", "code"), [("", 0), ("n", 1)], ids=["enter", "n"])
+def test_a_brief_never_written_asks_once_on_a_terminal(
+    flower: Flower, model: ScriptedModel, ws: Path, typed: str, code: int
+) -> None:
+    """Issue 23 item 7 at a real terminal: the clarifier's exchanges run out without a
+    brief, flower asks once whether the request is the brief; Enter goes on, n stops."""
+    from flower.cli.banner import brief_from_request_line, request_as_brief_question
+
+    model.override(CLARIFIER.instructions, lambda req: reply(QUESTION))  # never a brief
+    question = request_as_brief_question()
+    child = spawn(flower, REQUEST)
+    child.expect_exact(QUESTION)
+    child.expect_exact("> ")
+    child.sendline("")  # no answer: the clarifier goes on on its own assumptions
+    child.expect_exact(question)
+    child.sendline(typed)
+    rest = finish(child)
+    assert child.exitstatus == code, rest
+    assert question not in rest  # asked once
+    clarifiers = [r for r in model.seen if r.texts()[0] == CLARIFIER.instructions]
+    assert len(clarifiers) == 6
+    said = brief_from_request_line("需求.md")
+    if code == 0:
+        assert said in rest and "== 干活" in rest
+        assert REQUEST in (ws / "需求.md").read_text(encoding="utf-8")
+    else:
+        assert said not in rest and "== 设定目标" not in rest
+        assert not (ws / "需求.md").exists()
