@@ -82,7 +82,7 @@ def require_api_key() -> None:
     if not any(os.environ.get(name, "").strip() for name in KEY_VARIABLES):
         from flower.runtime.engine import NO_API_KEY
 
-        raise NoAPIKeyError(NO_API_KEY)
+        raise NoAPIKeyError(_(NO_API_KEY))
 
 
 def _settings(ctx: typer.Context, run_dir: str | None, model: str | None) -> Settings:

@@ -18,6 +18,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
+from flower.core.i18n import _
+
 FILE_MODE = 0o600
 DIR_MODE = 0o700
 DOCUMENT_MODE = 0o644
@@ -157,12 +159,19 @@ def check_private(path: str | os.PathLike[str], *, fd: int | None = None) -> boo
         _checked.add(key)
     if not mode & _OPEN_TO_OTHERS:
         return True
-    kind = "folder" if stat.S_ISDIR(mode) else "file"
-    wanted = DIR_MODE if stat.S_ISDIR(mode) else FILE_MODE
-    message = (
-        f"{kind} {key} is accessible by group or others (mode {stat.S_IMODE(mode):04o}); "
-        f"flower keeps transcripts private: chmod {wanted:o} {key}"
-    )
+    if stat.S_ISDIR(mode):
+        wanted = DIR_MODE
+        message = _(
+            "folder {path} is accessible by group or others (mode {mode}); "
+            "flower keeps transcripts private: chmod {wanted} {path}"
+        )
+    else:
+        wanted = FILE_MODE
+        message = _(
+            "file {path} is accessible by group or others (mode {mode}); "
+            "flower keeps transcripts private: chmod {wanted} {path}"
+        )
+    message = message.format(path=key, mode=f"{stat.S_IMODE(mode):04o}", wanted=f"{wanted:o}")
     # a warning, not also a log record: a library caller would see the message twice
     warnings.warn(message, PermissionWarning, stacklevel=2)
     return False

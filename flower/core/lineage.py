@@ -28,6 +28,7 @@ import msgspec
 
 from flower.core.errors import FlowerError
 from flower.core.fileperms import private_dir, replaced_atomically
+from flower.core.i18n import _
 from flower.core.protocols import LineageStore
 from flower.core.records import LineageMismatch, LineageRecord
 
@@ -139,7 +140,7 @@ class Lineage:
         try:
             settings = settings_for(settings, run_dir)
         except Exception as exc:
-            log.warning("settings unavailable for lineage: %s", exc)
+            log.warning(_("settings unavailable for lineage: %s"), exc)
             settings = None
         ident = workspace_identity(workspace, settings)
         record: LineageRecord | None
@@ -217,7 +218,7 @@ class Lineage:
             log.debug("lineage write failed (ignored): %s", exc)
             return False
         except Exception as exc:
-            log.warning("lineage write failed (ignored): %s", exc)
+            log.warning(_("lineage write failed (ignored): %s"), exc)
             return False
         self._base = copy.deepcopy(self.record)
         return True
@@ -334,7 +335,7 @@ class Lineage:
         try:
             folder = self.set_aside(set_aside_dir(workspace), only=only)
         except Exception as exc:  # continuity is an extra: go on, but overwrite nothing
-            log.warning("lineage could not be set aside, not written this run: %s", exc)
+            log.warning(_("lineage could not be set aside, not written this run: %s"), exc)
             self.store = NoLineageStore()
             return fresh
         return msgspec.structs.replace(fresh, archived=str(folder))

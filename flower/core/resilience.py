@@ -37,6 +37,21 @@ from flower.core.telemetry import Attributes, Tracing, default_tracing
 Kind = Literal["transient", "fatal", "unknown"]
 T = TypeVar("T")
 
+KIND_WORDS: dict[str, str] = {
+    "transient": N_("transient"),
+    "fatal": N_("fatal"),
+    "unknown": N_("unknown"),
+}
+"""Each kind by the English word it is shown by: the kind itself stays data
+(``errors[].kind``, the transcript's error entries, traces)."""
+
+
+def shown_kind(kind: str) -> str:
+    """``kind`` as the retry and give-up lines show it, in the active language."""
+    word = KIND_WORDS.get(kind)
+    return _(word) if word is not None else kind
+
+
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 
 RESUME_PROMPT = N_(
@@ -516,7 +531,7 @@ class Resilience:
                 ):
                     raise FatalAPIError(
                         _("{kind} API error on attempt {number}, not retried: {error}").format(
-                            kind=failure.kind, number=number, error=failure.text
+                            kind=shown_kind(failure.kind), number=number, error=failure.text
                         ),
                         errors,
                     ) from exc
@@ -530,7 +545,7 @@ class Resilience:
                     if counted >= conf.max_attempts:
                         raise GaveUpError(
                             _("gave up after {n} attempts; last error ({kind}): {error}").format(
-                                n=counted, kind=failure.kind, error=failure.text
+                                n=counted, kind=shown_kind(failure.kind), error=failure.text
                             ),
                             errors,
                         ) from exc
@@ -543,7 +558,7 @@ class Resilience:
                                 "API error ({kind}): {error}; attempt {attempt} of {attempts} "
                                 "in {delay:.1f} s"
                             ).format(
-                                kind=failure.kind,
+                                kind=shown_kind(failure.kind),
                                 error=failure.text,
                                 attempt=counted + 1,
                                 attempts=conf.max_attempts,
@@ -712,6 +727,7 @@ def make_prober(settings: Any) -> Prober:
 
 
 __all__ = [
+    "KIND_WORDS",
     "RESUME_PROMPT",
     "AttemptError",
     "AttemptInfo",
@@ -727,5 +743,6 @@ __all__ = [
     "format_duration",
     "make_prober",
     "retry_after",
+    "shown_kind",
     "status_of",
 ]

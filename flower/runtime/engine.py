@@ -22,6 +22,7 @@ import msgspec
 
 from flower.core.config import Settings, load_settings
 from flower.core.errors import FlowerError, InvalidKeyError, UnknownSessionError
+from flower.core.i18n import N_, _, ngettext
 from flower.core.keys import project_key
 from flower.core.protocols import SessionStoreBase
 from flower.core.records import SessionKey
@@ -48,11 +49,12 @@ class InvalidRunOptionError(FlowerError, ValueError):
     exit_code = 2
 
 
-NO_API_KEY = (
+NO_API_KEY = N_(
     "no API key: set ANTHROPIC_API_KEY (for example `export ANTHROPIC_API_KEY=sk-ant-...`, "
     "from https://console.anthropic.com/settings/keys) or ANTHROPIC_AUTH_TOKEN. "
     "`flower demo` runs without one."
 )
+"""An English msgid: ``_(NO_API_KEY)`` where it is raised, in the language of the run."""
 
 
 class OrphanWarning(UserWarning):
@@ -236,7 +238,7 @@ class Runtime:
             os.environ.get(name, "").strip()
             for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
         ):
-            raise MissingAPIKeyError(NO_API_KEY)
+            raise MissingAPIKeyError(_(NO_API_KEY))
         import anthropic
 
         # how long a silent connection may hang before resilience retries it
@@ -286,7 +288,11 @@ class Runtime:
         if killed:
             commands = "; ".join(repr(command[:80]) for command in killed)
             warnings.warn(
-                f"killed {len(killed)} command(s) a killed flower left running: {commands}",
+                ngettext(
+                    "killed {count} command a killed flower left running: {commands}",
+                    "killed {count} commands a killed flower left running: {commands}",
+                    len(killed),
+                ).format(count=len(killed), commands=commands),
                 OrphanWarning,
                 stacklevel=3,
             )
@@ -320,18 +326,24 @@ class Runtime:
         session's first user entry: the session it takes over from.
         """
         if not isinstance(prompt, str) or not prompt.strip():
-            raise InvalidRunOptionError(f"the prompt must be non-empty text, got {prompt!r}")
+            raise InvalidRunOptionError(
+                _("the prompt must be non-empty text, got {prompt}").format(prompt=repr(prompt))
+            )
         _check_options(resume, context_limit, relay_from)
         result = StepResult(step=step or agent.name, started_at=_iso_now())
         if resume is not None and not self.has_session(resume):
             raise UnknownSessionError(
-                f"no session {resume!r} for workspace {self.workspace} in the session store"
+                _("no session {session} for workspace {workspace} in the session store").format(
+                    session=repr(resume), workspace=self.workspace
+                )
             )
         if resume_at is not None:
             if resume is None:
                 raise InvalidRunOptionError(
-                    f"resume_at={resume_at!r} names an entry of the session to resume: "
-                    "it needs resume=ID"
+                    _(
+                        "resume_at={resume_at} names an entry of the session to resume: "
+                        "it needs resume=ID"
+                    ).format(resume_at=repr(resume_at))
                 )
             from flower.core.fork import fork
 
@@ -473,7 +485,9 @@ class Runtime:
         if session.writer is None:
             raw = self.store.load(key)
             if raw is None:
-                raise UnknownSessionError(f"session {session.session_id!r} disappeared")
+                raise UnknownSessionError(
+                    _("session {session} disappeared").format(session=repr(session.session_id))
+                )
             session.writer = TranscriptWriter(
                 self.store, key, str(self.workspace), leaf_uuid(raw) or _last_uuid(raw)
             )
@@ -520,16 +534,22 @@ def _check_options(resume: str | None, context_limit: int | None, relay_from: st
         not isinstance(context_limit, int) or isinstance(context_limit, bool) or context_limit <= 0
     ):
         raise InvalidRunOptionError(
-            f"context_limit must be a positive number of tokens or None, got {context_limit!r}"
+            _("context_limit must be a positive number of tokens or None, got {value}").format(
+                value=repr(context_limit)
+            )
         )
     if relay_from is None:
         return
     if not isinstance(relay_from, str) or not relay_from.strip():
-        raise InvalidRunOptionError(f"relay_from must be a session id, got {relay_from!r}")
+        raise InvalidRunOptionError(
+            _("relay_from must be a session id, got {value}").format(value=repr(relay_from))
+        )
     if resume is not None:
         raise InvalidRunOptionError(
-            "relay_from marks the first entry of a new session; it cannot be used with "
-            f"resume={resume!r}"
+            _(
+                "relay_from marks the first entry of a new session; it cannot be used with "
+                "resume={resume}"
+            ).format(resume=repr(resume))
         )
 
 
@@ -556,10 +576,12 @@ def _last_uuid(entries: list[dict[str, Any]]) -> str | None:
 def _describe_failure(exc: Any, model: str) -> str:
     last = exc.errors[-1] if exc.errors else None
     if last is not None and last.status == 404:
-        return (
-            f"unknown model {model!r}: the API answered 404 ({last.text}). Set "
+        return _(
+            "unknown model {model}: the API answered 404 ({error}). Set "
             "AgentSpec.model or [tool.flower.engine] model to a current model id."
-        )
+        ).format(model=repr(model), error=last.text)
     if last is not None and last.status == 401:
-        return f"the API rejected the credentials (401: {last.text}); check ANTHROPIC_API_KEY"
+        return _("the API rejected the credentials (401: {error}); check ANTHROPIC_API_KEY").format(
+            error=last.text
+        )
     return str(exc)

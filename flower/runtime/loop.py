@@ -304,7 +304,9 @@ async def converse(conv: Conversation) -> LoopOutcome:
         if conv.tally.turns >= conv.max_turns:
             return LoopOutcome(
                 False,
-                f"stopped at max_turns={conv.max_turns} before the agent finished",
+                _("stopped at max_turns={max_turns} before the agent finished").format(
+                    max_turns=conv.max_turns
+                ),
                 stop=STOP_MAX_TURNS,
             )
         # Checked here, at the top, so it only ever runs between turns: every tool_use
@@ -313,10 +315,15 @@ async def converse(conv: Conversation) -> LoopOutcome:
             tally = conv.tally
             return LoopOutcome(
                 False,
-                f"stopped before the context passed context_limit={conv.context_limit:,} "
-                f"tokens (last request {tally.context:,}, about "
-                f"{tally.expected_growth(conv.context_limit):,} more per turn); "
-                "relay to a new session",
+                _(
+                    "stopped before the context passed context_limit={limit:,} tokens "
+                    "(last request {context:,}, about {growth:,} more per turn); "
+                    "relay to a new session"
+                ).format(
+                    limit=conv.context_limit,
+                    context=tally.context,
+                    growth=tally.expected_growth(conv.context_limit),
+                ),
                 stop=STOP_CONTEXT_LIMIT,
             )
         response = await _request(conv)
@@ -329,8 +336,10 @@ async def converse(conv: Conversation) -> LoopOutcome:
             if cut_off:
                 return LoopOutcome(
                     False,
-                    f"the reply hit max_tokens={conv.max_tokens} twice "
-                    "in a row; raise AgentSpec.max_tokens",
+                    _(
+                        "the reply hit max_tokens={max_tokens} twice in a row; "
+                        "raise AgentSpec.max_tokens"
+                    ).format(max_tokens=conv.max_tokens),
                 )
             cut_off = True
             await _answer_cut_off(conv, response, entry["uuid"])
@@ -343,19 +352,20 @@ async def converse(conv: Conversation) -> LoopOutcome:
         elif stop in ("end_turn", "stop_sequence", "tool_use"):
             return LoopOutcome(True)
         elif stop == "refusal":
-            return LoopOutcome(
-                False,
-                "the model refused to continue (stop_reason=refusal)"
-                + (f": {response.text}" if response.text else ""),
-            )
+            refused = _("the model refused to continue (stop_reason=refusal)")
+            if response.text:  # the model's own words, as it wrote them
+                refused = _("{error}: {reply}").format(error=refused, reply=response.text)
+            return LoopOutcome(False, refused)
         elif stop == "model_context_window_exceeded":
             return LoopOutcome(
                 False,
-                "the conversation no longer fits the model's context "
-                "window; start a new session or relay",
+                _(
+                    "the conversation no longer fits the model's context window; "
+                    "start a new session or relay"
+                ),
             )
         else:
-            return LoopOutcome(False, f"unexpected stop_reason {stop!r}")
+            return LoopOutcome(False, _("unexpected stop_reason {stop}").format(stop=repr(stop)))
 
 
 async def _request(conv: Conversation) -> Response:

@@ -13,6 +13,7 @@ import os
 from typing import Any
 
 from flower.core.errors import ConfigError, StoreNotFoundError
+from flower.core.i18n import _
 from flower.core.lineage import Lineage, NoLineageStore, settings_for
 from flower.core.protocols import LineageStore
 from flower.stores.open import open_lineage_store
@@ -34,7 +35,7 @@ def configured_lineage_store(
         raise
     except Exception as exc:  # continuity is an extra: never block the work
         if not (read_only and isinstance(exc, StoreNotFoundError)):
-            log.warning("lineage store unavailable, continuing without continuity: %s", exc)
+            log.warning(_("lineage store unavailable, continuing without continuity: %s"), exc)
         return NoLineageStore()
 
 

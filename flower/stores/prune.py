@@ -23,7 +23,7 @@ import msgspec
 
 from flower.core.entries import json_bytes
 from flower.core.errors import ConfigError
-from flower.core.i18n import _, ngettext
+from flower.core.i18n import N_, _, ngettext
 from flower.core.protocols import PruneContext, PruningPolicy, SessionStoreBase
 from flower.core.records import Entry, SessionInfo, SessionKey
 from flower.core.suggest import did_you_mean
@@ -340,7 +340,9 @@ def build_policies(names: Sequence[str], settings: Settings) -> list[PruningPoli
     policies: list[PruningPolicy] = []
     for name in names:
         reg = registry.get("pruning_policies", name)
-        label = f"pruning policy {name!r} (plugin {reg.plugin!r})"
+        label = _("pruning policy {name!r} (plugin {plugin!r})").format(
+            name=name, plugin=reg.plugin
+        )
         try:
             policy = reg.factory(settings)
         except ConfigError as exc:
@@ -351,13 +353,19 @@ def build_policies(names: Sequence[str], settings: Settings) -> list[PruningPoli
             raise ConfigError(text, key="pruning.options") from None
         except Exception as exc:  # one broken plugin must not stop a resume
             warnings.warn(
-                f"{label} could not be created and is left out: {type(exc).__name__}: {exc}",
+                _("{policy} could not be created and is left out: {error}").format(
+                    policy=label, error=f"{type(exc).__name__}: {exc}"
+                ),
                 PruningWarning,
                 stacklevel=2,
             )
             continue
         if not callable(getattr(policy, "prune", None)):
-            warnings.warn(f"{label} has no prune() and is left out", PruningWarning, stacklevel=2)
+            warnings.warn(
+                _("{policy} has no prune() and is left out").format(policy=label),
+                PruningWarning,
+                stacklevel=2,
+            )
             continue
         if getattr(policy, "name", None) != name:  # warnings name what the config says
             with contextlib.suppress(AttributeError):
@@ -382,50 +390,68 @@ def check_policy_names(
     """A :class:`ConfigError` for a chain naming a policy no plugin provides or one
     policy twice, or for an options table of a policy no plugin provides. Plugins that
     failed to load are named: the missing policy may be one of theirs."""
-    offered = ", ".join(available) or "none"
+    offered = ", ".join(available) or _("none")
     unknown = [n for n in names if n not in available]
     if unknown:
         failed = (
-            f" (plugins that failed to load, which may provide it: {', '.join(failed_plugins)};"
-            " see `flower plugins`)"
+            " "
+            + _(
+                "(plugins that failed to load, which may provide it: {plugins}; "
+                "see `flower plugins`)"
+            ).format(plugins=", ".join(failed_plugins))
             if failed_plugins
             else ""
         )
         raise ConfigError(
-            f"[tool.flower.pruning] policies: no plugin provides {', '.join(map(repr, unknown))}"
-            f"{did_you_mean(unknown, available)}; available: {offered}{failed}",
+            _(
+                "[tool.flower.pruning] policies: no plugin provides {names}{did_you_mean}; "
+                "available: {available}{failed}"
+            ).format(
+                names=", ".join(map(repr, unknown)),
+                did_you_mean=did_you_mean(unknown, available),
+                available=offered,
+                failed=failed,
+            ),
             key="pruning.policies",
         )
     listed = [*settings.pruning.policies, *(n for n in names if n not in settings.pruning.policies)]
     repeated = sorted({n for n in listed if listed.count(n) > 1})
     if repeated:
         raise ConfigError(
-            f"[tool.flower.pruning] policies: {', '.join(map(repr, repeated))} listed twice; "
-            "each policy runs once, where it is listed",
+            _(
+                "[tool.flower.pruning] policies: {names} listed twice; "
+                "each policy runs once, where it is listed"
+            ).format(names=", ".join(map(repr, repeated))),
             key="pruning.policies",
         )
     for name in settings.pruning.options:
         if name not in available:
             raise ConfigError(
-                f"[tool.flower.pruning.options.{name}]: no plugin provides a policy {name!r}"
-                f"{did_you_mean([name], available)}; available: {offered}",
+                _(
+                    "[tool.flower.pruning.options.{name}]: no plugin provides a policy "
+                    "{name!r}{did_you_mean}; available: {available}"
+                ).format(
+                    name=name, did_you_mean=did_you_mean([name], available), available=offered
+                ),
                 key="pruning.options",
             )
         if name in BUILTIN_SETTINGS:
             raise ConfigError(
-                f"[tool.flower.pruning.options.{name}]: the built-in policy {name!r} takes "
-                f"no options table; {BUILTIN_SETTINGS[name]}",
+                _(
+                    "[tool.flower.pruning.options.{name}]: the built-in policy {name!r} takes "
+                    "no options table; {where}"
+                ).format(name=name, where=_(BUILTIN_SETTINGS[name])),
                 key="pruning.options",
             )
 
 
-# where each built-in policy is configured instead of an options table
+# where each built-in policy is configured instead of an options table (English msgids)
 BUILTIN_SETTINGS = {
-    "synthetic-errors": "it has no settings",
-    "denials": "set [tool.flower.pruning] keep_denials",
-    "interrupted": "it has no settings",
-    "ephemeral": "set [tool.flower.pruning] ephemeral and ephemeral_commands",
-    "trim": "set [tool.flower.trim] enabled, min_chars and keep_recent_turns",
+    "synthetic-errors": N_("it has no settings"),
+    "denials": N_("set [tool.flower.pruning] keep_denials"),
+    "interrupted": N_("it has no settings"),
+    "ephemeral": N_("set [tool.flower.pruning] ephemeral and ephemeral_commands"),
+    "trim": N_("set [tool.flower.trim] enabled, min_chars and keep_recent_turns"),
 }
 
 

@@ -440,7 +440,7 @@ def wake_state(
     try:
         settings = settings_for(settings, run_dir)
     except Exception as exc:
-        log.warning("settings unavailable: %s", exc)
+        log.warning(_("settings unavailable: %s"), exc)
         settings = None
     # to read only: a SQL lineage store that is not there is not created
     store = configured_lineage_store(settings, read_only=True) if read_only else None
@@ -490,7 +490,7 @@ def _unrecorded_words(lineage: Lineage, settings: Any, run_dir: Any) -> list[str
     try:
         words = SaidJournal(run_path).unrecorded(lineage.record.extra, lineage.workspace)
     except OSError as exc:  # the run itself will say what is wrong with the run dir
-        log.warning("%s unreadable: %s", run_path, exc)
+        log.warning(_("%s unreadable: %s"), run_path, exc)
         return []
     return [said.text for said in words if said.text.strip()]
 

@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from flower.core.i18n import N_, _
+from flower.core.i18n import N_, _, ngettext
 from flower.runtime.spec import AgentSpec, StepResult
 from flower.workflow.base import Context, Step, StepRun
 from flower.workflow.documents import (
@@ -232,9 +232,12 @@ def clarify_step(
                 run.ctx.brief_from_request = True
                 return result
         # the step fails though its last run ended well: recorded as such, in the manifest too
-        verdict = replace(
-            result, ok=False, error=f"the brief was not confirmed after {max_exchanges} exchanges"
-        )
+        error = ngettext(
+            "the brief was not confirmed after {count} exchange",
+            "the brief was not confirmed after {count} exchanges",
+            max_exchanges,
+        ).format(count=max_exchanges)
+        verdict = replace(result, ok=False, error=error)
         run.record(verdict)
         return verdict
 
@@ -261,7 +264,7 @@ def goals_step(
         goals = read_goals(goals_path(ctx))
         if goals == []:
             warnings.warn(
-                f"{goals_path(ctx)} lists no numbered goal; deriving it again",
+                _("{path} lists no numbered goal; deriving it again").format(path=goals_path(ctx)),
                 MalformedGoalsWarning,
                 stacklevel=2,
             )
@@ -288,7 +291,7 @@ def goals_step(
             if attempt < 2:
                 result = await run.turn(message("GOALS_RETRY"))
         result.ok = False
-        result.error = "the goal-setting step gave no numbered goals"
+        result.error = _("the goal-setting step gave no numbered goals")
         return result
 
     return Step(names.goals_step, agent, prompt, skip_if=frozen, body=body)

@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from flower.core.i18n import N_, _, every_translation
+from flower.core.i18n import N_, _, every_translation, ngettext
 from flower.core.telemetry import tracing_of
 from flower.runtime.spec import STOP_CONTEXT_LIMIT, StepResult
 from flower.workflow.context import RelayMove
@@ -357,10 +357,14 @@ async def relay_while_full(run: Any, result: StepResult, prompt: str, *, label: 
     relays = 0
     while result.stop == STOP_CONTEXT_LIMIT and run.session_id:
         if relays >= MAX_RELAYS_PER_TURN:
-            result.error = f"relayed {relays} times in one turn and the context is still full"
+            result.error = ngettext(
+                "relayed {count} time in one turn and the context is still full",
+                "relayed {count} times in one turn and the context is still full",
+                relays,
+            ).format(count=relays)
             return result
         if relays and run.ctx.relays[-1].turns <= 1:
-            result.error = (
+            result.error = _(
                 "the relayed session was at the context limit from its first request "
                 "(the handoff document is too big?); not relaying again"
             )

@@ -23,6 +23,7 @@ import msgspec
 
 from flower.core.entries import json_bytes
 from flower.core.fileperms import fsync_dir, private_dir, replaced_atomically
+from flower.core.i18n import _
 
 JOURNAL_FILE = "said.json"
 RECORDED_TOKENS = "said_tokens"
@@ -58,7 +59,9 @@ class SaidJournal:
             aside = self.path.with_name(f"{JOURNAL_FILE}.unreadable-{int(time.time())}")
             os.replace(self.path, aside)
             warnings.warn(
-                f"{self.path}: not a journal of words ({exc}); set aside as {aside.name}",
+                _("{path}: not a journal of words ({error}); set aside as {aside}").format(
+                    path=self.path, error=exc, aside=aside.name
+                ),
                 SaidJournalWarning,
                 stacklevel=2,
             )

@@ -122,6 +122,7 @@ def test_relay_from_is_on_the_first_user_entry_only(
     assert [e for e in entries[1:] if "relayFrom" in e] == []
 
 
+@pytest.mark.usefixtures("english")  # the errors are read in English
 @pytest.mark.parametrize(
     ("kw", "words"),
     [

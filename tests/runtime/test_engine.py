@@ -159,6 +159,7 @@ def test_a_resume_reads_the_transcript_from_the_store_once(
     assert fake_api.requests[-1].messages[-1]["content"][-1]["text"] == "And now?"
 
 
+@pytest.mark.usefixtures("english")  # the error is read in English
 def test_resume_of_an_unknown_session_is_a_clear_error(make_runtime: MakeRuntime) -> None:
     rt = make_runtime()
     with pytest.raises(UnknownSessionError, match="no session 'nope'"):
@@ -278,6 +279,7 @@ def test_a_stream_event_that_is_not_json_is_retried_like_a_cut_stream(
     assert [e.get("error") for e in entries if e.get("isApiErrorMessage")] == ["connection"]
 
 
+@pytest.mark.usefixtures("english")  # the error is read in English
 def test_unknown_model_is_fatal_and_clear(
     make_runtime: MakeRuntime, fake_api: FakeMessagesAPI
 ) -> None:

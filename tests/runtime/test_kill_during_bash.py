@@ -74,7 +74,7 @@ def test_the_next_run_kills_the_command_a_killed_flower_left_running(
             settings=sqlite_settings(in_tmp),
             resilience=fast_resilience(fake_api.base_url),
         )
-        with pytest.warns(OrphanWarning, match=r"killed 1 command\(s\).*sleep 300"):
+        with pytest.warns(OrphanWarning, match=r"结束了 1 个.*sleep 300"):
             result = asyncio.run(rt.run(AGENT, "carry on"))
         rt.close()
         assert result.ok, result.error

@@ -101,6 +101,7 @@ def test_an_existing_world_readable_file_is_warned_about_once(tmp_path: Path) ->
     assert mode(db) == 0o644  # warned about, never changed behind the user's back
 
 
+@pytest.mark.usefixtures("english")  # the warning is read in English
 def test_private_dir_leaves_existing_folders_alone(tmp_path: Path) -> None:
     (tmp_path / "shared").mkdir(mode=0o755)
     with pytest.warns(PermissionWarning, match="folder"):

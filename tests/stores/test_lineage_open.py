@@ -18,6 +18,7 @@ def sqlite_lineage(url: str, run_dir: Path) -> Settings:
     return Settings(run_dir=str(run_dir), lineage=LineageConfig(backend="sqlite", url=url))
 
 
+@pytest.mark.usefixtures("english")  # the warning is read in English
 def test_a_store_that_cannot_be_opened_remembers_nothing(
     in_tmp: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -513,7 +513,7 @@ def test_a_brief_never_confirmed_is_a_failure_the_manifest_shows(
     assert asked == ["写个脚本"]  # asked once, with the request
     records = read_manifest("runs")
     assert records[-1]["step"] == "确认需求" and records[-1]["ok"] is False
-    assert "the brief was not confirmed after 6 exchanges" in records[-1]["error"]
+    assert "来回 6 次后需求仍未确认" in records[-1]["error"]  # in the wake's language
     assert not (in_tmp / "需求.md").exists()
 
 

@@ -269,7 +269,7 @@ def test_a_relayed_session_full_from_its_first_request_fails_instead_of_looping(
     ctx = wake(relay_settings())
     assert not ctx["_ok"] and ctx["_failed"] == "干活"
     row = read_manifest("runs")[-1]
-    assert "from its first request" in row["error"] and row["stop"] == "context_limit"
+    assert "从第一次请求起" in row["error"] and row["stop"] == "context_limit"
     assert max(worker.contexts) < THRESHOLD
     (move,) = ctx["_relays"]  # relaying again would not help
     assert move["turns"] == 1 and row["session_id"] == move["to"]

@@ -161,6 +161,7 @@ def test_misuse_is_a_clear_error_at_construction(make: Any, says: str) -> None:
         make()
 
 
+@pytest.mark.usefixtures("english")  # the refusal is read in English
 def test_an_empty_prompt_is_refused_before_a_session_exists(in_tmp: Path) -> None:
     import asyncio
 
