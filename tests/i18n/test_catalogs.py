@@ -95,8 +95,9 @@ def test_compiled_catalog_is_the_po(po: Path) -> None:
 
 def test_the_chinese_catalog_calls_pruning_by_one_word() -> None:
     """修剪 for pruning (裁剪 is trim's), wherever the English says pruning or pruned (an
-    option or a placeholder named so is no word to translate)."""
-    word = re.compile(r"(?<![-{\w])prun(?:ing|ed)\b(?!})", re.IGNORECASE)
+    option, a dotted key such as [tool.flower.pruning] or a placeholder named so is no
+    word to translate)."""
+    word = re.compile(r"(?<![-.{\w])prun(?:ing|ed)\b(?!})", re.IGNORECASE)
     catalog = _po(LOCALE_DIR / "zh_CN" / "LC_MESSAGES" / "flower.po")
     saying = [
         m for m in catalog if m.id and word.search(m.id if isinstance(m.id, str) else m.id[0])

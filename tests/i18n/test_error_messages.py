@@ -67,17 +67,18 @@ KILLED = {
 }
 UNKNOWN_POLICY = {
     "en": "[tool.flower.pruning] policies: no plugin provides 'nope'; available: ",
-    "zh_CN": "[tool.flower.pruning] policies:没有插件提供 'nope';可用的:",
+    "zh_CN": "[tool.flower.pruning] policies:没有插件提供修剪策略 'nope';可用的:",
 }
 TWICE = {
     "en": "[tool.flower.pruning] policies: 'denials' listed twice; each policy runs once, "
     "where it is listed",
-    "zh_CN": "[tool.flower.pruning] policies:'denials' 列了两次;每个策略只在它列出的位置运行一次",
+    "zh_CN": "[tool.flower.pruning] policies:'denials' 列了两次;"
+    "每个修剪策略只在它列出的位置运行一次",
 }
 OPTIONS_OF_BUILTIN = {
     "en": "[tool.flower.pruning.options.denials]: the built-in policy 'denials' takes no "
     "options table; set [tool.flower.pruning] keep_denials",
-    "zh_CN": "[tool.flower.pruning.options.denials]:内置策略 'denials' 不接受选项表;"
+    "zh_CN": "[tool.flower.pruning.options.denials]:内置修剪策略 'denials' 不接受选项表;"
     "请设置 [tool.flower.pruning] keep_denials",
 }
 RETRY = {"en": "API error (transient): ", "zh_CN": "API 错误(暂时性):"}
