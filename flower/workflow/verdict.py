@@ -5,13 +5,23 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from flower.core.i18n import N_, _
+from flower.core.i18n import N_, _, every_translation
 
 NO_VERDICT = N_("the judge gave no verdict")
 """The note of a goal the judge did not rule on (it counts as unmet)."""
 
-_MET = ("未达成", "未完成", "unmet", "not met", "fail", "❌", "[ ]", "no")
-_OK = ("达成", "已达成", "完成", "met", "pass", "✅", "[x]", "yes")
+# TRANSLATORS: the words a judge's verdict line may open with for a goal
+# that is met ("1. met — the evidence", as the judge prompt asks), split
+# by "|", the prompt's word first. English and every catalog's words are
+# accepted in any language: a judge may answer in any of them.
+MET_WORDS = N_("met|pass|yes")
+# TRANSLATORS: as "met|pass|yes", for a goal that is not met ("2. not
+# met — what is missing, and where"), the prompt's word first.
+NOT_MET_WORDS = N_("not met|unmet|fail|no")
+MET_SIGNS = ("✅", "[x]")
+NOT_MET_SIGNS = ("❌", "[ ]")
+"""Marks that say the same in every language."""
+
 _VERDICT = re.compile(r"^\s*(?:[-*]\s*)?(?:G|目标\s*)?(\d+)\s*[.:：)、]\s*(.*)$", re.IGNORECASE)
 
 
@@ -38,14 +48,29 @@ class Verdict:
         )
 
 
-def _status(rest: str) -> tuple[bool | None, str]:
+def verdict_words() -> list[tuple[str, bool]]:
+    """Every word a verdict line may open with and whether it means met, longest first:
+    the words of every language flower has a catalog for, and the signs."""
+    words: dict[str, bool] = {}
+    for met, message, signs in (
+        (False, NOT_MET_WORDS, NOT_MET_SIGNS),
+        (True, MET_WORDS, MET_SIGNS),
+    ):
+        for translated in every_translation(message):
+            for word in translated.split("|"):
+                if word.strip():
+                    words.setdefault(word.strip().lower(), met)  # in both lists: not met
+        for sign in signs:
+            words.setdefault(sign, met)
+    # the longest that fits wins: "未达成" is not "达成", "not met" is not "no"
+    return sorted(words.items(), key=lambda item: -len(item[0]))
+
+
+def _status(rest: str, words: list[tuple[str, bool]]) -> tuple[bool | None, str]:
     low = rest.strip().lower()
-    for word in _MET:  # the negative forms first: "未达成" contains "达成"
+    for word, met in words:
         if low.startswith(word):
-            return False, rest.strip()[len(word) :].strip(" -—:：,，")
-    for word in _OK:
-        if low.startswith(word):
-            return True, rest.strip()[len(word) :].strip(" -—:：,，")
+            return met, rest.strip()[len(word) :].strip(" -—:：,，")
     return None, rest.strip()
 
 
@@ -54,6 +79,7 @@ def parse_verdict(reply: str, goals: list[str]) -> Verdict:
 
     The last line for a goal number wins (the conclusion comes at the end).
     """
+    words = verdict_words()
     found: dict[int, tuple[bool, str]] = {}
     for line in reply.splitlines():
         match = _VERDICT.match(line)
@@ -62,7 +88,7 @@ def parse_verdict(reply: str, goals: list[str]) -> Verdict:
         number = int(match.group(1))
         if not 1 <= number <= len(goals):
             continue
-        status, note = _status(match.group(2))
+        status, note = _status(match.group(2), words)
         if status is not None:
             found[number] = (status, note)
     verdict = Verdict(goals=list(goals))
@@ -73,4 +99,4 @@ def parse_verdict(reply: str, goals: list[str]) -> Verdict:
     return verdict
 
 
-__all__ = ["NO_VERDICT", "Verdict", "parse_verdict"]
+__all__ = ["MET_WORDS", "NOT_MET_WORDS", "NO_VERDICT", "Verdict", "parse_verdict", "verdict_words"]

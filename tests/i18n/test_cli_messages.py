@@ -18,7 +18,7 @@ from flower.cli.live import format_totals, summarize_result, totals
 from flower.cli.main import build_app
 from flower.core.config import ResilienceConfig
 from flower.core.errors import ConfigError, NoSuchPluginError
-from flower.core.i18n import language
+from flower.core.i18n import available_languages, language
 from flower.core.plugins import get_registry
 from flower.core.resilience import Resilience, endpoint
 from flower.core.run_lock import run_lock
@@ -158,12 +158,13 @@ def test_an_error_in_the_settings_is_said_before_they_choose_a_language(empty: P
     toml.write_text('[tool.flower]\nlanguage = "xx"\n')
     named = flower("zh_CN", "config")
     assert named.exit_code == 2
-    assert f"{toml} [tool.flower] language:未知的语言 'xx'(可用:en, zh_CN)" in named.output
+    available = ", ".join(available_languages())
+    assert f"{toml} [tool.flower] language:未知的语言 'xx'(可用:{available})" in named.output
     # an unknown FLOWER_LANG is itself the error, said in the locale's language
     toml.unlink()
     wrong = CliRunner().invoke(build_app(), ["config"], env={"FLOWER_LANG": "xx", "LANG": "zh"})
     assert wrong.exit_code == 2
-    assert "env FLOWER_LANG:未知的语言 'xx'(可用:en, zh_CN)" in wrong.output
+    assert f"env FLOWER_LANG:未知的语言 'xx'(可用:{available})" in wrong.output
 
 
 def test_the_run_lock(empty: Path) -> None:

@@ -82,7 +82,7 @@ def test_the_configured_language_wins_before_the_settings_are_loaded(in_tmp: Pat
     "table",
     [
         '[tool.flower\nlanguage = "zh_CN"\n',  # not TOML
-        '[tool.flower]\nlanguage = "fr"\n',  # a language flower does not speak
+        '[tool.flower]\nlanguage = "xx"\n',  # a language flower does not speak
         "[tool.flower]\nlanguage = 3\n",
         'tool = { flower = "zh_CN" }\n',  # [tool.flower] not a table
     ],
