@@ -222,7 +222,9 @@ class Runtime:
         try:
             self.on_event(event)
         except Exception as exc:  # live output must never stop a run
-            warnings.warn(f"on_event failed: {exc!r}", RuntimeWarning, stacklevel=2)
+            warnings.warn(
+                _("on_event failed: {error!r}").format(error=exc), RuntimeWarning, stacklevel=2
+            )
 
     def _fire_on_session(self, session_id: str, resumed: bool) -> None:
         if self.on_session is not None:
@@ -447,7 +449,9 @@ class Runtime:
                 session.writer.api_error(error.text, error.kind, error.status)
             except Exception as exc:  # the record of a failure is not worth a second one
                 warnings.warn(
-                    f"could not store the API error entry: {exc!r}", RuntimeWarning, stacklevel=2
+                    _("could not store the API error entry: {error!r}").format(error=exc),
+                    RuntimeWarning,
+                    stacklevel=2,
                 )
 
         finished = False

@@ -160,13 +160,15 @@ async def stream_response(
         # the SDK parses each event's data; JSON cut short is damage on the wire (a
         # broken proxy), worth a retry like a cut stream, not a failure of flower
         raise IncompleteResponseError(
-            f"the response stream carried an event that is not valid JSON ({exc})"
+            _("the response stream carried an event that is not valid JSON ({error})").format(
+                error=exc
+            )
         ) from exc
     finally:
         await stream.close()
     if not assembler.complete or assembler.message is None:
         raise IncompleteResponseError(
-            "connection closed before the response was complete (no message_stop)"
+            _("connection closed before the response was complete (no message_stop)")
         )
     request_id = stream.response.headers.get("request-id")
     return Response(assembler.message, request_id, assembler.raw_inputs)

@@ -49,7 +49,7 @@ class Reply:
     ``drop_after`` cuts the connection, ``error_after`` sends an SSE ``error`` event of
     ``error_type``, ``stall_after`` pauses ``stall_seconds`` before going on,
     ``garble_after`` sends that event with its JSON cut in half (a broken proxy), then
-    goes on.
+    goes on, ``end_after`` ends the stream there, cleanly but without ``message_stop``.
     """
 
     content: list[dict[str, Any]]
@@ -67,6 +67,7 @@ class Reply:
     stall_after: int | None = None
     stall_seconds: float = 30.0
     garble_after: int | None = None
+    end_after: int | None = None
     chunk: int = 24
     """Characters per ``text_delta`` / ``input_json_delta``."""
 
@@ -220,6 +221,14 @@ def dropped(item: Reply | str, after: int = 3) -> Reply:
     """``item`` with its stream cut after ``after`` events."""
     base = text(item) if isinstance(item, str) else item
     base.drop_after = after
+    return base
+
+
+def ended_early(item: Reply | str, after: int = 3) -> Reply:
+    """``item`` with its stream ended after ``after`` events: the HTTP response is whole,
+    the message is not (no ``message_stop``)."""
+    base = text(item) if isinstance(item, str) else item
+    base.end_after = after
     return base
 
 
@@ -667,6 +676,8 @@ class FakeMessagesAPI:
         for number, (event, data) in enumerate(_stream_events(self._message(item, request), item)):
             if number == item.drop_after:
                 raise _Dropped
+            if number == item.end_after:
+                break
             if number == item.error_after:
                 error = _error_body(item.error_type, "Overloaded")
                 _write_chunk(h, _sse("error", error))
@@ -823,6 +834,7 @@ __all__ = [
     "api_error",
     "conversation_problems",
     "dropped",
+    "ended_early",
     "model_not_found",
     "overloaded",
     "rate_limited",

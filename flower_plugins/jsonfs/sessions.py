@@ -347,7 +347,7 @@ class JsonfsSessionStore(SessionStoreBase):
             self._problems[path] = problems
             for problem in problems:
                 log.warning(
-                    "%s line %d (byte %d): skipped %s: %s",
+                    _("%s line %d (byte %d): skipped %s: %s"),
                     problem.path,
                     problem.line,
                     problem.offset,

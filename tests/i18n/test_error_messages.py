@@ -27,6 +27,7 @@ from flower.runtime.spec import AgentSpec
 from flower.testing.fake_api import (
     FakeMessagesAPI,
     RecordedRequest,
+    ended_early,
     reply,
     text,
     tool_use,
@@ -56,6 +57,10 @@ NO_GOAL_IN_FILE = {
 UNAUTHORIZED = {
     "en": "the API rejected the credentials (401: ",
     "zh_CN": "API 拒绝了凭据(401:",
+}
+CUT_STREAM = {
+    "en": "connection closed before the response was complete (no message_stop)",
+    "zh_CN": "响应还没完整连接就断开了(没有 message_stop)",
 }
 MAX_TURNS = {
     "en": "stopped at max_turns=1 before the agent finished",
@@ -184,6 +189,21 @@ def test_refused_credentials(in_tmp: Path, fake: FakeMessagesAPI, lang: str) -> 
     assert result.error.startswith(UNAUTHORIZED[lang])
     assert result.error.endswith("ANTHROPIC_API_KEY")
     assert [e["kind"] for e in result.errors] == ["fatal"]  # data, in every language
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_a_cut_stream(in_tmp: Path, fake: FakeMessagesAPI, lang: str) -> None:
+    fake.add(ended_early("an answer that is cut", after=2))
+    with language(lang):
+        rt = Runtime(workspace=".", run_dir="runs")
+        result = asyncio.run(rt.run(AgentSpec("x", ""), "hi"))
+        stored = rt.store.load(rt.key(result.session_id or ""))
+        rt.close()
+    assert not result.ok and result.error is not None
+    assert [e["text"] for e in result.errors] == [CUT_STREAM[lang]]
+    assert CUT_STREAM[lang] in result.error
+    shown = [e for e in stored or [] if e.get("isApiErrorMessage")]
+    assert len(shown) == 1 and CUT_STREAM[lang] in json.dumps(shown, ensure_ascii=False)
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import math
 from collections.abc import Callable
 from pathlib import Path
@@ -21,6 +22,7 @@ from flower.runtime.spec import AgentSpec
 from flower.testing.fake_api import (
     FakeMessagesAPI,
     dropped,
+    ended_early,
     model_not_found,
     overloaded,
     reply,
@@ -265,6 +267,21 @@ def test_dropped_stream_is_retried(make_runtime: MakeRuntime, fake_api: FakeMess
     assert result.errors[0]["kind"] == "transient"
 
 
+def test_a_stream_that_ends_before_message_stop_is_retried(
+    make_runtime: MakeRuntime, fake_api: FakeMessagesAPI
+) -> None:
+    # the HTTP response is whole, the message is not: a proxy that closed the stream early
+    fake_api.add(ended_early("a long answer that stops", after=3), text("whole"))
+    rt = make_runtime()
+    result = run(rt.run(READER, "Say it."))
+    assert result.ok and result.text == "whole" and result.attempts == 2
+    assert result.errors[0]["kind"] == "transient"
+    entries = rt.store.load(rt.key(result.session_id))
+    assert [e.get("error") for e in entries if e.get("isApiErrorMessage")] == ["connection"]
+    assert "a long answer" not in json.dumps(entries)  # the half answer was not stored
+
+
+@pytest.mark.usefixtures("english")  # the error is read in English
 def test_a_stream_event_that_is_not_json_is_retried_like_a_cut_stream(
     make_runtime: MakeRuntime, fake_api: FakeMessagesAPI
 ) -> None:
