@@ -290,9 +290,10 @@ def goals_step(
                 return result
             if attempt < 2:
                 result = await run.turn(message("GOALS_RETRY"))
-        result.ok = False
-        result.error = _("the goal-setting step gave no numbered goals")
-        return result
+        # as for the brief: the last run ended well, the step did not; the manifest says so
+        verdict = replace(result, ok=False, error=_("the goal-setting step gave no numbered goals"))
+        run.record(verdict)
+        return verdict
 
     return Step(names.goals_step, agent, prompt, skip_if=frozen, body=body)
 

@@ -176,6 +176,8 @@ def test_a_goals_file_without_goals_then_no_numbered_goals(
     assert warning in done.stderr.splitlines()
     step = {"en": "set goals failed: ", "zh_CN": "设定目标 失败:"}[lang]
     assert f"  !! {step}{NO_GOALS[lang]}" in done.stdout.splitlines()
+    failed = [(r["step"], r["error"]) for r in read_manifest(in_tmp / "runs") if not r["ok"]]
+    assert failed == [("设定目标", NO_GOALS[lang])]  # the manifest says what the screen said
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
