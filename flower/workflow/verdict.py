@@ -22,7 +22,24 @@ MET_SIGNS = ("✅", "[x]")
 NOT_MET_SIGNS = ("❌", "[ ]")
 """Marks that say the same in every language."""
 
-_VERDICT = re.compile(r"^\s*(?:[-*]\s*)?(?:G|目标\s*)?(\d+)\s*[.:：)、]\s*(.*)$", re.IGNORECASE)
+# TRANSLATORS: the words a judge may put before a goal's number on a verdict
+# line ("G1: met", "goal 1. met"), split by "|". Every catalog's words are
+# accepted in any language.
+GOAL_PREFIXES = N_("G|goal")
+
+
+def _verdict_line() -> re.Pattern[str]:
+    """A verdict line: a goal number, maybe after a prefix of any language, then the rest."""
+    prefixes = {
+        word.strip()
+        for translated in every_translation(GOAL_PREFIXES)
+        for word in translated.split("|")
+        if word.strip()
+    }
+    prefix = "|".join(re.escape(word) for word in sorted(prefixes, key=len, reverse=True))
+    return re.compile(
+        rf"^\s*(?:[-*]\s*)?(?:(?:{prefix})\s*)?(\d+)\s*[.:：)、]\s*(.*)$", re.IGNORECASE
+    )
 
 
 @dataclass
@@ -80,9 +97,10 @@ def parse_verdict(reply: str, goals: list[str]) -> Verdict:
     The last line for a goal number wins (the conclusion comes at the end).
     """
     words = verdict_words()
+    verdict_line = _verdict_line()
     found: dict[int, tuple[bool, str]] = {}
     for line in reply.splitlines():
-        match = _VERDICT.match(line)
+        match = verdict_line.match(line)
         if not match:
             continue
         number = int(match.group(1))
@@ -99,4 +117,12 @@ def parse_verdict(reply: str, goals: list[str]) -> Verdict:
     return verdict
 
 
-__all__ = ["MET_WORDS", "NOT_MET_WORDS", "NO_VERDICT", "Verdict", "parse_verdict", "verdict_words"]
+__all__ = [
+    "GOAL_PREFIXES",
+    "MET_WORDS",
+    "NOT_MET_WORDS",
+    "NO_VERDICT",
+    "Verdict",
+    "parse_verdict",
+    "verdict_words",
+]

@@ -11,17 +11,21 @@ import pytest
 
 from flower.core import i18n
 from flower.core.i18n import available_languages, choose_language, language, shown_step
-from flower.workflow.verdict import MET_WORDS, NOT_MET_WORDS, parse_verdict
+from flower.workflow.verdict import GOAL_PREFIXES, MET_WORDS, NOT_MET_WORDS, parse_verdict
 
 FRENCH = {
     MET_WORDS: "atteint|réussi|oui",
     NOT_MET_WORDS: "non atteint|pas atteint|échec|non",
+    GOAL_PREFIXES: "objectif",
     "work": "travail",
 }
 """A few messages of a French catalog (the rest falls back to English, as gettext does)."""
 
-GOALS = ["un", "deux", "trois", "quatre", "cinq"]
-REPLY = "1. atteint — ok\n2. non atteint — il manque README\n3. met\n4. 未达成 — 缺\n5. 达成"
+GOALS = ["un", "deux", "trois", "quatre", "cinq", "six", "sept"]
+REPLY = (
+    "1. atteint — ok\n2. non atteint — il manque README\n3. met\n4. 未达成 — 缺\n5. 达成\n"
+    "Objectif 6 : atteint\n目标 7: 达成"
+)
 """A judge answering in French, English and Chinese at once."""
 
 
@@ -65,7 +69,7 @@ def test_the_verdict_words_come_from_the_catalogs(with_french: Path) -> None:
     for lang in ("fr", "en", "zh_CN"):  # a judge may answer in any language flower has
         with language(lang):
             verdict = parse_verdict(REPLY, GOALS)
-        assert verdict.met == [True, False, True, False, True], lang
+        assert verdict.met == [True, False, True, False, True, True, True], lang
         assert verdict.notes[:2] == ["ok", "il manque README"]
 
 
@@ -73,5 +77,5 @@ def test_without_the_catalog_french_words_are_no_verdict() -> None:
     """The check above can fail: English and Chinese alone do not know `atteint`."""
     with language("en"):
         verdict = parse_verdict(REPLY, GOALS)
-    assert verdict.met == [False, False, True, False, True]
+    assert verdict.met == [False, False, True, False, True, False, True]
     assert verdict.notes[0] == "the judge gave no verdict"
