@@ -21,6 +21,7 @@ from flower.runtime.loop import MAX_TOKENS_NUDGE, TRUNCATED_TOOL_USE
 from flower.runtime.spec import AgentSpec
 from flower.testing.fake_api import (
     FakeMessagesAPI,
+    Reply,
     dropped,
     ended_early,
     model_not_found,
@@ -267,33 +268,29 @@ def test_dropped_stream_is_retried(make_runtime: MakeRuntime, fake_api: FakeMess
     assert result.errors[0]["kind"] == "transient"
 
 
-def test_a_stream_that_ends_before_message_stop_is_retried(
-    make_runtime: MakeRuntime, fake_api: FakeMessagesAPI
+@pytest.mark.usefixtures("english")  # the error is read in English
+@pytest.mark.parametrize(
+    ("damaged", "error"),
+    [
+        # the HTTP response is whole, the message is not: a proxy that closed it early
+        (ended_early("a long answer that stops", after=3), "before the response was complete"),
+        # a broken proxy cuts one event's JSON in half: a wire failure, not a bug of flower
+        (text("a long answer that is garbled", garble_after=3), "not valid JSON"),
+    ],
+    ids=["ended-before-message_stop", "event-not-json"],
+)
+def test_a_damaged_stream_is_retried_like_a_cut_one(
+    make_runtime: MakeRuntime, fake_api: FakeMessagesAPI, damaged: Reply, error: str
 ) -> None:
-    # the HTTP response is whole, the message is not: a proxy that closed the stream early
-    fake_api.add(ended_early("a long answer that stops", after=3), text("whole"))
+    fake_api.add(damaged, text("whole"))
     rt = make_runtime()
     result = run(rt.run(READER, "Say it."))
     assert result.ok and result.text == "whole" and result.attempts == 2
     assert result.errors[0]["kind"] == "transient"
+    assert error in result.errors[0]["text"]
     entries = rt.store.load(rt.key(result.session_id))
     assert [e.get("error") for e in entries if e.get("isApiErrorMessage")] == ["connection"]
     assert "a long answer" not in json.dumps(entries)  # the half answer was not stored
-
-
-@pytest.mark.usefixtures("english")  # the error is read in English
-def test_a_stream_event_that_is_not_json_is_retried_like_a_cut_stream(
-    make_runtime: MakeRuntime, fake_api: FakeMessagesAPI
-) -> None:
-    # a broken proxy cuts one event's JSON in half: a wire failure, not a bug of flower
-    fake_api.add(text("a long answer that is garbled", garble_after=3), text("whole"))
-    rt = make_runtime()
-    result = run(rt.run(READER, "Say it."))
-    assert result.ok and result.text == "whole" and result.attempts == 2
-    assert result.errors[0]["kind"] == "transient"
-    assert "not valid JSON" in result.errors[0]["text"]
-    entries = rt.store.load(rt.key(result.session_id))
-    assert [e.get("error") for e in entries if e.get("isApiErrorMessage")] == ["connection"]
 
 
 @pytest.mark.usefixtures("english")  # the error is read in English
