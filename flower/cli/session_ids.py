@@ -180,23 +180,27 @@ def _by_prefix(
 
 
 def _ambiguity(prefix: str, where: str, matches: dict[str, list[tuple[str, int]]]) -> str:
-    rows = sorted(
-        ((mtime, sid, project) for sid, found in matches.items() for project, mtime in found),
-        reverse=True,
+    """The error: one line per candidate id, newest first, with every project it is in
+    (newest first too), so the lines count the ids the first line counts."""
+    candidates = sorted(
+        (sorted(found, key=lambda place: place[1], reverse=True), sid)
+        for sid, found in matches.items()
     )
+    candidates.sort(key=lambda candidate: candidate[0][0][1], reverse=True)
     lines = [
         _(
             "session id prefix {prefix} is ambiguous in {store}: it starts {count} session "
             "ids; give more of the id. The candidates, newest first:"
         ).format(prefix=prefix, store=where, count=len(matches))
     ]
-    for mtime, sid, project in rows[:SHOWN_CANDIDATES]:
-        stamp = datetime.fromtimestamp(mtime / 1000, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
-        lines.append(f"  {sid}  {stamp}  {project}")
-    if len(rows) > SHOWN_CANDIDATES:
+    for places, sid in candidates[:SHOWN_CANDIDATES]:
+        stamp = datetime.fromtimestamp(places[0][1] / 1000, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+        projects = _(", ").join(project for project, _mtime in places)
+        lines.append(f"  {sid}  {stamp}  {projects}")
+    if len(candidates) > SHOWN_CANDIDATES:
         more = _("  ... and {count} more ({command})")
         lines.append(
-            more.format(count=len(rows) - SHOWN_CANDIDATES, command="flower sessions list")
+            more.format(count=len(candidates) - SHOWN_CANDIDATES, command="flower sessions list")
         )
     return "\n".join(lines)
 

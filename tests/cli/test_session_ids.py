@@ -72,6 +72,20 @@ def test_an_ambiguous_prefix_lists_the_candidates(cli: Cli, store_url: str) -> N
 
 
 @pytest.mark.usefixtures("ids")
+def test_an_id_in_two_projects_is_one_candidate(cli: Cli, store_url: str) -> None:
+    elsewhere = SessionKey("-work-gamma", FIRST.session_id)  # copied there, long ago
+    with open_session_store(store_url) as store:
+        store.append(elsewhere, transcript(FIRST.session_id, "/work", 1, prefix="71a2"))
+        store.set_modified(elsewhere, int(time.time() * 1000) - 3_600_000)
+    lines = cli("sessions", "show", "71a2").stderr.splitlines()
+    assert "it starts 2 session ids" in lines[0]
+    assert len(lines) == 3  # as many candidates as ids
+    assert lines[1].startswith(f"  {FIRST.session_id}  ")
+    assert lines[1].endswith("-work-alpha, -work-gamma")  # where it was written last first
+    assert lines[2].startswith(f"  {SECOND.session_id}  ")
+
+
+@pytest.mark.usefixtures("ids")
 def test_rm_takes_a_prefix_and_a_short_or_unknown_one_is_no_session(
     cli: Cli, store_url: str
 ) -> None:
