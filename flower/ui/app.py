@@ -161,7 +161,8 @@ def build_app(viewer: Viewer, *, token: str | None = None, language: str | None 
     it is built: ``flower ui`` chooses it as every command does)."""
     chosen = language or current_language()
     env = _environment(chosen)
-    say = translations(chosen).gettext  # the app's own messages, in the pages' language
+    catalog = translations(chosen)
+    say = catalog.gettext  # the app's own messages, in the pages' language
 
     def render(name: str, status: int = 200, **context: Any) -> HTMLResponse:
         context.setdefault("store_name", viewer.store_name)
@@ -226,7 +227,7 @@ def build_app(viewer: Viewer, *, token: str | None = None, language: str | None 
             summary=summary,
             by_policy=sorted(by_policy.items()),
             warnings=view.warnings,
-            chart_svg=chart.context_svg(points, viewer.settings.relay.threshold_tokens),
+            chart_svg=chart.context_svg(points, viewer.settings.relay.threshold_tokens, catalog),
             rounds=points,
             threshold=viewer.settings.relay.threshold_tokens,
             interval_ms=int(viewer.interval * 1000),

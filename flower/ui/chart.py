@@ -4,11 +4,12 @@ A round starts at each prompt (a user entry that is not a tool result, a compact
 summary or a meta line) and its context is that of its last request, what the last
 ``usage`` of the round reports (as ``bench context`` counts it): input + cache
 creation + cache read tokens. The chart draws it with the relay threshold and the
-1M-token window, server-side, without any script.
+1M-token window, server-side, without any script, its words in the page's language.
 """
 
 from __future__ import annotations
 
+import gettext as stdlib_gettext
 from collections.abc import Sequence
 from html import escape
 
@@ -66,8 +67,12 @@ def _tokens_label(tokens: float) -> str:
     return f"{tokens / 1000:g}K" if tokens else "0"
 
 
-def context_svg(points: Sequence[RoundContext], threshold: int) -> str:
-    """The chart: one point per round, the relay threshold and the window as lines."""
+def context_svg(
+    points: Sequence[RoundContext], threshold: int, catalog: stdlib_gettext.NullTranslations
+) -> str:
+    """The chart: one point per round, the relay threshold and the window as lines; its
+    words through ``catalog`` (the page's language, not the process's)."""
+    gettext, ngettext = catalog.gettext, catalog.ngettext
     top_tokens = max([WINDOW_TOKENS, *(p.tokens for p in points)]) * 1.05
     last_round = max([1, *(p.round_no for p in points)])
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
@@ -78,10 +83,11 @@ def context_svg(points: Sequence[RoundContext], threshold: int) -> str:
     def y(tokens: float) -> float:
         return TOP + plot_h - tokens / top_tokens * plot_h
 
+    title = gettext("context size per round")
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="context-chart" role="img" '
         f'viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}">',
-        "<title>context size per round</title>",
+        f"<title>{escape(title)}</title>",
         f'<rect x="{LEFT}" y="{TOP}" width="{plot_w}" height="{plot_h}" class="plot"/>',
     ]
     for tick in (0, 250_000, 500_000, 750_000, 1_000_000):
@@ -90,8 +96,12 @@ def context_svg(points: Sequence[RoundContext], threshold: int) -> str:
             f"{_tokens_label(tick)}</text>"
         )
     for tokens, css, words in (
-        (WINDOW_TOKENS, "window", "1M window"),
-        (threshold, "threshold", f"relay at {_tokens_label(threshold)}"),
+        (WINDOW_TOKENS, "window", gettext("1M window")),
+        (
+            threshold,
+            "threshold",
+            gettext("relay at {tokens}").format(tokens=_tokens_label(threshold)),
+        ),
     ):
         parts.append(
             f'<line x1="{LEFT}" x2="{LEFT + plot_w}" y1="{y(tokens):.1f}" y2="{y(tokens):.1f}" '
@@ -102,13 +112,18 @@ def context_svg(points: Sequence[RoundContext], threshold: int) -> str:
         line = " ".join(f"{x(p.round_no):.1f},{y(p.tokens):.1f}" for p in points)
         parts.append(f'<polyline class="context" points="{line}"/>')
         for p in points:
+            words = ngettext(
+                "round {round}: {tokens:,} tokens ({count} request)",
+                "round {round}: {tokens:,} tokens ({count} requests)",
+                p.requests,
+            ).format(round=p.round_no, tokens=p.tokens, count=p.requests)
             parts.append(
                 f'<circle class="round" cx="{x(p.round_no):.1f}" cy="{y(p.tokens):.1f}" r="3">'
-                f"<title>round {p.round_no}: {p.tokens:,} tokens "
-                f"({p.requests} requests)</title></circle>"
+                f"<title>{escape(words)}</title></circle>"
             )
+    axis = gettext("round (1-{last})").format(last=last_round)
     parts.append(
         f'<text x="{LEFT + plot_w / 2}" y="{HEIGHT - 8}" class="axis" text-anchor="middle">'
-        f"round (1-{last_round})</text></svg>"
+        f"{escape(axis)}</text></svg>"
     )
     return "".join(parts)

@@ -118,3 +118,45 @@ def test_the_workflow_page_shows_step_names_in_its_language(
     page = client(seeded, lang).get("/run").text
     assert shown in page
     assert not_shown not in page[page.index('id="manifest"') :]
+
+
+def chart_of(html: str) -> str:
+    return html[html.index("<svg") : html.index("</svg>")]
+
+
+@pytest.mark.parametrize(
+    ("lang", "said"),
+    [
+        (
+            "en",
+            [
+                "<title>context size per round</title>",
+                ">1M window</text>",
+                ">relay at 160K</text>",
+                "<title>round 1: 12,400 tokens (2 requests)</title>",
+                "<title>round 2: 30,000 tokens (1 request)</title>",  # not "1 requests"
+                ">round (1-2)</text>",
+            ],
+        ),
+        (
+            "zh_CN",
+            [
+                "<title>每轮的上下文大小</title>",
+                ">1M 窗口</text>",
+                ">160K 时接力</text>",
+                "<title>第 1 轮:12,400 token(2 次请求)</title>",
+                "<title>第 2 轮:30,000 token(1 次请求)</title>",
+                ">轮次(1-2)</text>",
+            ],
+        ),
+    ],
+)
+def test_the_context_chart_speaks_the_pages_language(
+    seeded: Settings, lang: str, said: list[str]
+) -> None:
+    svg = chart_of(client(seeded, lang).get(f"/s/{PROJECT}/{WORKING}").text)
+    for words in said:
+        assert words in svg
+    if lang != "en":  # no English word left among the chart's words (its class names are)
+        shown = " ".join(re.findall(r">([^<>]+)</(?:title|text)>", svg))
+        assert not re.search(r"round|relay|window|request|context", shown), shown

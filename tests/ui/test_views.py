@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ui_helpers import PROJECT, WORKING, Transcript, serve, settings_for, working_session
 
+from flower.core.i18n import translations
 from flower.stores.lineage import load_lineage
 from flower.ui import chart, conversation, runs
 
@@ -94,9 +95,10 @@ def test_a_round_is_measured_by_its_last_request() -> None:
     entries = working_session(WORKING)
     points = chart.rounds(entries)
     assert [(p.round_no, p.tokens, p.requests) for p in points] == [(1, 12_400, 2), (2, 30_000, 1)]
-    svg = chart.context_svg(points, 160_000)
+    svg = chart.context_svg(points, 160_000, translations("en"))
     assert svg.count("<circle") == 2 and "relay at 160K" in svg
-    assert chart.rounds([]) == [] and "<polyline" not in chart.context_svg([], 160_000)
+    assert chart.rounds([]) == []
+    assert "<polyline" not in chart.context_svg([], 160_000, translations("en"))
 
 
 def test_the_title_is_the_first_thing_said() -> None:
