@@ -196,6 +196,6 @@ def test_status_with_a_sql_lineage_creates_no_database(in_tmp: Path) -> None:
         '[tool.flower.lineage]\nbackend = "sqlite"\n', encoding="utf-8"
     )
     done = run_flower("status", cwd=in_tmp)
-    assert "接续记录    'sqlite' 接续记录存储 里没有" in done.stdout, done.stderr
+    assert "谱系        'sqlite' 谱系存储 里没有" in done.stdout, done.stderr
     assert "Traceback" not in done.stderr
     assert sorted(p.name for p in in_tmp.iterdir()) == ["pyproject.toml"]

@@ -100,7 +100,7 @@ def test_a_step_that_starts_by_finishing_a_killed_relay_says_it_goes_on(english:
 
 
 def test_lost_sessions_line() -> None:
-    assert lost_sessions_line(["干活"]) == "   !! 记录里的会话已不在存储里:干活 —— 这些步骤从头开始"
+    assert lost_sessions_line(["干活"]) == "   !! 谱系里的会话已不在存储里:干活 —— 这些步骤从头开始"
 
 
 def answers(*lines: str | type[BaseException]) -> Iterator[str]:

@@ -73,13 +73,13 @@ def test_sighup_mid_work_then_resumed_then_sessions_gone(
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == f"<- 在 {ws} 接上上次  需求已确认 · 目标 3 条 · 第 3 次唤醒"
-    assert lines[1] == "   !! 记录里的会话已不在存储里:确认需求、设定目标、干活 —— 这些步骤从头开始"
+    assert lines[1] == "   !! 谱系里的会话已不在存储里:确认需求、设定目标、干活 —— 这些步骤从头开始"
     # the mapping to the lost sessions is set aside, not overwritten: the way back is named
     [kept] = (ws / "notes" / "archive").glob("*/lineage.json")
     folder = kept.parent.relative_to(ws)
     assert lines[2] == (
         "   从头开始:确认需求、设定目标、干活的会话已不在存储里;"
-        f"旧的接续记录在 {folder}/ · `flower adopt {folder}` 可以回到原来那段"
+        f"旧的谱系在 {folder}/ · `flower adopt {folder}` 可以回到原来那段"
     )
     assert lines[3].startswith("== 干活 ==") and lines[3].endswith("  1/3")
 

@@ -145,3 +145,18 @@ def test_the_chinese_catalog_calls_pruning_by_one_word() -> None:
     for message in saying:
         translated = message.string if isinstance(message.string, str) else message.string[0]
         assert "修剪" in translated and "剪枝" not in translated, (message.id, translated)
+
+
+def test_the_chinese_catalog_calls_lineage_by_one_word() -> None:
+    """谱系 for lineage (not 接续记录, nor 记录, which is a transcript's 对话记录), wherever the
+    English says lineage (lineage.json, lineage_stores or a placeholder named so is no word
+    to translate)."""
+    word = re.compile(r"(?<![-.{/\w])lineages?\b(?![}.\w])", re.IGNORECASE)
+    catalog = _po(LOCALE_DIR / "zh_CN" / "LC_MESSAGES" / "flower.po")
+    saying = [
+        m for m in catalog if m.id and word.search(m.id if isinstance(m.id, str) else m.id[0])
+    ]
+    assert len(saying) > 10
+    for message in saying:
+        translated = message.string if isinstance(message.string, str) else message.string[0]
+        assert "谱系" in translated and "接续记录" not in translated, (message.id, translated)

@@ -54,7 +54,7 @@ def test_rewind(empty: Path) -> None:
     zh = flower("zh_CN", "rewind")
     assert en.exit_code == zh.exit_code == 2
     assert f"nothing to rewind: no lineage for {empty}" in en.output
-    assert f"没有可回退的:runs 里没有 {empty} 的记录" in zh.output
+    assert f"没有可回退的:runs 里没有 {empty} 的谱系" in zh.output
     assert not (empty / "runs").exists()
 
 
@@ -63,7 +63,7 @@ def test_adopt(empty: Path) -> None:
     zh = flower("zh_CN", "adopt")
     assert en.exit_code == zh.exit_code == 1
     assert "nothing to adopt here: no lineage of another directory" in en.output
-    assert "这里没有可接过的:记录存储里没有别的目录的记录" in zh.output
+    assert "这里没有可接过的:谱系存储里没有别的目录的谱系" in zh.output
 
 
 DOCTOR_ENV = {"FLOWER_PROBE_STRATEGY": "none", "ANTHROPIC_API_KEY": "sk-test"}

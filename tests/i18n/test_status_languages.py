@@ -43,7 +43,7 @@ def test_status_of_a_new_workspace_in_both_languages(in_tmp: Path) -> None:
     ]
     assert zh.stdout.splitlines() == [
         f"工作目录    {in_tmp.resolve()}",
-        "接续记录    runs/lineage.json 里没有(不存在、读不了或属于别的工作目录)",
+        "谱系        runs/lineage.json 里没有(不存在、读不了或属于别的工作目录)",
         "需求        需求.md 未确认",
         "目标        还没有(目标.md 不存在)",
         '下一步      没有可接着做的:flower "要做什么" 开始一件事',
@@ -65,8 +65,8 @@ def test_status_of_a_used_workspace_in_both_languages(used: Path) -> None:
         "nothing said, it first looks at the workspace",
     ]
     assert zh.stdout.splitlines()[1:] == [
-        "接续记录    runs/lineage.json, 唤醒 2 次",
-        "从头开始    干活的会话已不在存储里:下次运行把接续记录移到 notes/archive/"
+        "谱系        runs/lineage.json, 唤醒 2 次",
+        "从头开始    干活的会话已不在存储里:下次运行把谱系移到 notes/archive/"
         "(会话恢复后,`flower adopt` 可以把它接回来)",
         "需求        需求.md 未确认",
         "目标        还没有(目标.md 不存在)",
@@ -82,7 +82,7 @@ def test_status_names_a_lineage_store_in_both_languages(in_tmp: Path) -> None:
         "lineage     none in the 'sqlite' lineage store (missing, unreadable or another workspace)"
     )
     assert zh.stdout.splitlines()[1] == (
-        "接续记录    'sqlite' 接续记录存储 里没有(不存在、读不了或属于别的工作目录)"
+        "谱系        'sqlite' 谱系存储 里没有(不存在、读不了或属于别的工作目录)"
     )
 
 

@@ -144,7 +144,7 @@ def test_rewind_of_an_unknown_step_lists_the_steps_as_shown(worked: Path) -> Non
         "confirm the brief, set goals, work, fetch\n"
     )
     assert zh.stderr == (
-        "flower: error: 记录里没有步骤 'nope';已有的步骤:确认需求、设定目标、干活、fetch\n"
+        "flower: error: 谱系里没有步骤 'nope';已有的步骤:确认需求、设定目标、干活、fetch\n"
     )
     assert _recorded(worked) == STEPS
 

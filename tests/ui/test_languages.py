@@ -62,7 +62,7 @@ def test_the_pages_in_chinese(seeded: Settings) -> None:
     assert f"会话 <code>{WORKING}</code> · 项目 <code>{PROJECT}</code>" in page
     assert "context per round" not in page and "session <code>" not in page
     assert 'data-entries="实时:{count} 条记录"' in page  # the live line viewer.js writes
-    assert "还没有接力谱系(下次运行从头开始)" in web.get("/run").text
+    assert "还没有谱系(下次运行从头开始)" in web.get("/run").text
     missing = web.get(f"/s/{PROJECT}/nope")
     assert missing.status_code == 404 and "<h1>找不到</h1>" in missing.text
     assert f"flower: error: 项目 {PROJECT} 里没有会话 nope" in missing.text  # the prefix stays

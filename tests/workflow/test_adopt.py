@@ -56,7 +56,7 @@ def test_a_copied_directory_says_why_it_starts_fresh_and_keeps_the_old_lineage(
     before = (moved / "runs" / "lineage.json").read_bytes()
     old = str(moved.parent / "old")
     status = flower("status")
-    assert f"从头开始    这里的接续记录是为 {old} 写的" in status.stdout
+    assert f"从头开始    这里的谱系是为 {old} 写的" in status.stdout
     assert "`flower adopt`" in status.stdout
     assert (moved / "runs" / "lineage.json").read_bytes() == before  # status moves nothing
 
@@ -67,8 +67,8 @@ def test_a_copied_directory_says_why_it_starts_fresh_and_keeps_the_old_lineage(
     [kept] = archived(moved)
     folder = kept.parent.relative_to(moved)
     assert lines[1] == (
-        f"   从头开始:这里的接续记录是为 {old} 写的(目录被移动或复制过);"
-        f"旧的接续记录在 {folder}/ · `flower adopt {folder}` 可以回到原来那段"
+        f"   从头开始:这里的谱系是为 {old} 写的(目录被移动或复制过);"
+        f"旧的谱系在 {folder}/ · `flower adopt {folder}` 可以回到原来那段"
     )
     assert kept.read_bytes() == before  # byte for byte
     assert lineage_of(moved)["workspace"] == str(moved) and lineage_of(moved)["woke"] == 1
@@ -130,7 +130,7 @@ def test_an_unreadable_lineage_is_set_aside_byte_for_byte(
     assert "从头开始    runs/lineage.json 读不了" in status.stdout
     done = flower("run", "--yes", "顺便支持代码块高亮")
     assert done.exit_code == 0, done.output
-    assert "从头开始:runs/lineage.json 读不了;旧的接续记录在" in done.stdout
+    assert "从头开始:runs/lineage.json 读不了;旧的谱系在" in done.stdout
     [kept] = archived(in_tmp)
     assert kept.read_bytes() == damaged
     assert lineage_of(in_tmp)["woke"] == 1
