@@ -29,7 +29,7 @@ import msgspec
 from flower.core.entries import decode_entry, encode_entries, reported_usage
 from flower.core.errors import InvalidKeyError, StoreUnavailableError
 from flower.core.fileperms import check_private, fsync_dir, private_dir, read_only_reason
-from flower.core.i18n import _
+from flower.core.i18n import _, ngettext
 from flower.core.protocols import SessionStoreBase
 from flower.core.records import (
     Entry,
@@ -83,6 +83,8 @@ class LoadProblem:
     ``incomplete-batch``: the complete lines of an append of several entries that did
     not finish (its last line is missing), reported once, at the batch's first line."""
     detail: str
+    """What was wrong, in the language active when the file was read (only shown, in
+    the load's warning); ``kind`` is the identifier to compare."""
 
 
 class _UuidOnly(msgspec.Struct):
@@ -572,7 +574,8 @@ def _committed(
 
 
 def _unfinished(path: str, start: tuple[int, int], batch: list[Entry]) -> LoadProblem:
-    detail = f"an append that did not finish (its last line is missing); left out: {len(batch)}"
+    detail = _("an append that did not finish (its last line is missing); left out: {count}")
+    detail = detail.format(count=len(batch))
     return LoadProblem(path, start[0], start[1], "incomplete-batch", detail)
 
 
@@ -591,21 +594,20 @@ def _parse_line(
     if not complete:
         # Never an entry, even when the bytes happen to parse: the append that wrote them
         # did not finish (its newline is missing), and the uuid index does not count it.
-        problems.append(
-            LoadProblem(path, number, offset, "torn-tail", f"{len(line)} bytes, no newline")
-        )
+        torn = ngettext("{size} byte, no newline", "{size} bytes, no newline", len(line))
+        problems.append(LoadProblem(path, number, offset, "torn-tail", torn.format(size=len(line))))
         return None
     try:
         entry = decode_entry(line)
     except msgspec.DecodeError as exc:
-        problems.append(
-            LoadProblem(path, number, offset, "corrupt-line", f"{len(line)} bytes: {exc}")
-        )
+        corrupt = ngettext("{size} byte: {error}", "{size} bytes: {error}", len(line))
+        detail = corrupt.format(size=len(line), error=exc)
+        problems.append(LoadProblem(path, number, offset, "corrupt-line", detail))
         return None
     if not isinstance(entry, dict):
-        problems.append(
-            LoadProblem(path, number, offset, "not-an-object", f"a {type(entry).__name__}")
-        )
+        # TRANSLATORS: {type} is a Python type name: list, str, int...
+        detail = _("a {type}").format(type=type(entry).__name__)
+        problems.append(LoadProblem(path, number, offset, "not-an-object", detail))
         return None
     return entry
 

@@ -598,6 +598,7 @@ def test_messages_without_a_uuid_are_reported_not_silently_lost(policies: list) 
         prune(b.entries, [SyntheticErrors(), Denials()], PruneContext())  # intact: no warning
 
 
+@pytest.mark.usefixtures("english")  # asserts the English fix texts
 def test_a_tool_use_without_an_id_is_removed_not_answered_with_a_null_id() -> None:
     b = TranscriptBuilder()
     b.user("go")
@@ -675,6 +676,7 @@ def test_a_dropped_result_is_answered_by_the_safety_net() -> None:
     assert interrupted_note() in json.dumps(pruned, ensure_ascii=False)
 
 
+@pytest.mark.usefixtures("english")  # asserts the English fix texts
 def test_a_dropped_call_leaves_an_orphan_result_that_the_safety_net_removes() -> None:
     b = TranscriptBuilder(streamed=False)
     b.user("start")

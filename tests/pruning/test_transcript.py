@@ -233,6 +233,7 @@ def _block_entry(uid: str, parent: str | None, block: dict) -> dict:
     return _e(uid, parent, "assistant", message=message)
 
 
+@pytest.mark.usefixtures("english")  # asserts the English fix texts
 def test_repair_starts_a_chain_whose_first_entry_it_empties_with_the_next_one() -> None:
     entries = [
         _block_entry("a1", None, {"type": "tool_use", "name": "Bash", "input": {}}),
@@ -247,6 +248,7 @@ def test_repair_starts_a_chain_whose_first_entry_it_empties_with_the_next_one() 
     assert repair_conversation(out) == (out, [])
 
 
+@pytest.mark.usefixtures("english")  # asserts the English fix texts
 def test_repair_of_a_chain_holding_only_an_id_less_call_is_empty() -> None:
     out, fixes = repair_conversation(
         [_e("a", None, "assistant", message={"content": [{"type": "tool_use"}]})]
@@ -255,6 +257,7 @@ def test_repair_of_a_chain_holding_only_an_id_less_call_is_empty() -> None:
     assert conversation(out) == []
 
 
+@pytest.mark.usefixtures("english")  # asserts the English fix texts
 def test_repair_answers_a_call_whose_reply_ends_in_an_id_less_call() -> None:
     call = {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "make"}}
     entries = [

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from itertools import repeat
 from typing import Any
 
-from flower.core.i18n import N_, _
+from flower.core.i18n import N_, _, ngettext
 from flower.core.records import Entry
 from flower.core.transcript.blocks import content_blocks, is_conversation, tool_uses
 from flower.core.transcript.chain import active_chain
@@ -58,7 +58,9 @@ def _message_groups(chain: Sequence[Entry]) -> list[tuple[str, list[Entry]]]:
 
 
 def repair_conversation(entries: Sequence[Entry]) -> tuple[list[Entry], list[str]]:
-    """Make the active chain a valid Messages API conversation; say what was fixed.
+    """Make the active chain a valid Messages API conversation; say what was fixed
+    (in the active language: the fixes are only shown, in warnings and reports, never
+    stored).
 
     The safety net after the policy chain: unanswered tool_uses get the interrupted
     note as their result, tool results that answer nothing (or answer twice) are
@@ -81,7 +83,14 @@ def _repaired(entries: Sequence[Entry]) -> tuple[list[Entry], list[str], list[En
     out = without_repeats(entries)
     fixes: list[str] = []
     if len(out) != len(entries):
-        fixes.append(f"kept only the last copy of {len(entries) - len(out)} repeated entries")
+        repeats = len(entries) - len(out)
+        fixes.append(
+            ngettext(
+                "kept only the last copy of {count} repeated entry",
+                "kept only the last copy of {count} repeated entries",
+                repeats,
+            ).format(count=repeats)
+        )
     for attempt in range(6):
         chain = active_chain(out)
         if not conversation_problems(to_messages(chain)):
@@ -91,7 +100,7 @@ def _repaired(entries: Sequence[Entry]) -> tuple[list[Entry], list[str], list[En
             # summary) can keep the fixes off the walked chain: link the chain's
             # entries one after the other, then fix that
             out = _linked_in_order(out, chain)
-            fixes.append("re-linked the conversation's entries in order")
+            fixes.append(_("re-linked the conversation's entries in order"))
             continue
         out, step = _repair_once(out, chain)
         fixes.extend(step)
@@ -151,7 +160,7 @@ def _repair_once(entries: list[Entry], chain: list[Entry]) -> tuple[list[Entry],
                 new = replace_blocks(entry, _without_idless_call)
                 if new is not entry:  # a call no result can answer: the API refuses it
                     replacements[entry["uuid"]] = new
-                    fixes.append("removed a tool_use without an id")
+                    fixes.append(_("removed a tool_use without an id"))
                 asked += [b.get("id") for b in tool_uses(new)] if new is not None else []
             continue
         allowed = set(asked)
@@ -165,7 +174,11 @@ def _repair_once(entries: list[Entry], chain: list[Entry]) -> tuple[list[Entry],
                     return block
                 tid = block.get("tool_use_id")
                 if tid not in allowed or tid in seen:
-                    fixes.append(f"removed a tool_result for {tid!r} that answers nothing")
+                    fixes.append(
+                        _("removed a tool_result for {tool_id} that answers nothing").format(
+                            tool_id=repr(tid)
+                        )
+                    )
                     return None
                 seen.add(tid)
                 return block
@@ -189,7 +202,7 @@ def _repair_once(entries: list[Entry], chain: list[Entry]) -> tuple[list[Entry],
     first = _first_kept(groups, replacements)
     if first is not None and first[0] == "assistant":
         out = _omitted_note_before(out, first[1])
-        fixes.append("added a user note before a chain that started with the assistant")
+        fixes.append(_("added a user note before a chain that started with the assistant"))
     return out, fixes
 
 
@@ -226,7 +239,9 @@ def _answer_interrupted(
         anchor = kept[-1]
         note = synthetic_tool_result(tid, text, anchor, marker="repair")
         inserts.setdefault(anchor["uuid"], []).append(note)
-        fixes.append(f"answered tool_use {tid!r} with the interrupted note")
+        fixes.append(
+            _("answered tool_use {tool_id} with the interrupted note").format(tool_id=repr(tid))
+        )
     return insert_chains(entries, inserts)
 
 
