@@ -132,11 +132,21 @@ def test_compiled_catalog_is_the_po(po: Path) -> None:
     assert shipped == want, f"run: pybabel compile -d flower/locale -D flower ({po} changed)"
 
 
-def test_the_chinese_catalog_calls_pruning_by_one_word() -> None:
-    """修剪 for pruning (裁剪 is trim's), wherever the English says pruning or pruned (an
-    option, a dotted key such as [tool.flower.pruning] or a placeholder named so is no
-    word to translate)."""
-    word = re.compile(r"(?<![-.{\w])prun(?:ing|ed)\b(?!})", re.IGNORECASE)
+ONE_WORD = {
+    # 修剪 for pruning (裁剪 is trim's); an option, a dotted key such as
+    # [tool.flower.pruning] or a placeholder named so is no word to translate
+    "pruning": (r"(?<![-.{\w])prun(?:ing|ed)\b(?!})", "修剪", "剪枝"),
+    # 谱系 for lineage (not 接续记录, nor 记录, which is a transcript's 对话记录);
+    # lineage.json, lineage_stores or a placeholder named so is no word to translate
+    "lineage": (r"(?<![-.{/\w])lineages?\b(?![}.\w])", "谱系", "接续记录"),
+}
+
+
+@pytest.mark.parametrize("term", sorted(ONE_WORD))
+def test_the_chinese_catalog_calls_a_term_by_one_word(term: str) -> None:
+    """Wherever the English says the term, the Chinese says its one word, never the other."""
+    pattern, chosen, dropped = ONE_WORD[term]
+    word = re.compile(pattern, re.IGNORECASE)
     catalog = _po(LOCALE_DIR / "zh_CN" / "LC_MESSAGES" / "flower.po")
     saying = [
         m for m in catalog if m.id and word.search(m.id if isinstance(m.id, str) else m.id[0])
@@ -144,19 +154,4 @@ def test_the_chinese_catalog_calls_pruning_by_one_word() -> None:
     assert len(saying) > 10
     for message in saying:
         translated = message.string if isinstance(message.string, str) else message.string[0]
-        assert "修剪" in translated and "剪枝" not in translated, (message.id, translated)
-
-
-def test_the_chinese_catalog_calls_lineage_by_one_word() -> None:
-    """谱系 for lineage (not 接续记录, nor 记录, which is a transcript's 对话记录), wherever the
-    English says lineage (lineage.json, lineage_stores or a placeholder named so is no word
-    to translate)."""
-    word = re.compile(r"(?<![-.{/\w])lineages?\b(?![}.\w])", re.IGNORECASE)
-    catalog = _po(LOCALE_DIR / "zh_CN" / "LC_MESSAGES" / "flower.po")
-    saying = [
-        m for m in catalog if m.id and word.search(m.id if isinstance(m.id, str) else m.id[0])
-    ]
-    assert len(saying) > 10
-    for message in saying:
-        translated = message.string if isinstance(message.string, str) else message.string[0]
-        assert "谱系" in translated and "接续记录" not in translated, (message.id, translated)
+        assert chosen in translated and dropped not in translated, (message.id, translated)
