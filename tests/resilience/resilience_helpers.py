@@ -11,13 +11,43 @@ from typing import Any
 
 import anthropic
 import httpx2
-from anthropic._error_classes import make_status_error
 
 MESSAGES_URL = "https://api.anthropic.com/v1/messages"
 
 
 def _request() -> httpx2.Request:
     return httpx2.Request("POST", MESSAGES_URL)
+
+
+def _raised_by_the_sdk(response: httpx2.Response, *, stream: bool = False) -> anthropic.APIStatusError:
+    """The error the SDK itself raises when the API answers ``response``.
+
+    The SDK is called through its public surface with a mock transport (no network), so
+    the exception class and fields are whatever this version of the SDK builds.
+    """
+    client = anthropic.Anthropic(
+        api_key="sk-test",
+        base_url="http://api.flower.test",
+        max_retries=0,
+        http_client=httpx2.Client(transport=httpx2.MockTransport(lambda request: response)),
+    )
+    params: dict[str, Any] = {
+        "model": "claude-test",
+        "max_tokens": 16,
+        "messages": [{"role": "user", "content": "hi"}],
+    }
+    try:
+        if stream:
+            with client.messages.stream(**params) as events:
+                for _ in events:
+                    pass
+        else:
+            client.messages.create(**params)
+    except anthropic.APIStatusError as exc:
+        return exc
+    finally:
+        client.close()
+    raise AssertionError(f"the SDK raised nothing for {response}")
 
 
 def status_error(
@@ -29,25 +59,22 @@ def status_error(
     headers: dict[str, str] | None = None,
     raw_body: str | None = None,
 ) -> anthropic.APIStatusError:
-    """The exception the SDK raises for an HTTP error answer, built the SDK's way."""
+    """The exception the SDK raises for an HTTP error answer, raised by the SDK."""
     if raw_body is not None:
-        response = httpx2.Response(status, request=_request(), headers=headers, text=raw_body)
-        return make_status_error(raw_body, body=raw_body, response=response)
+        return _raised_by_the_sdk(httpx2.Response(status, headers=headers, text=raw_body))
     error: dict[str, Any] = {"type": error_type, "message": message}
     if error_code is not None:
         error["details"] = {"error_code": error_code}
     body = {"type": "error", "error": error}
-    response = httpx2.Response(status, request=_request(), headers=headers, json=body)
-    return make_status_error(f"Error code: {status} - {body}", body=body, response=response)
+    return _raised_by_the_sdk(httpx2.Response(status, headers=headers, json=body))
 
 
 def sse_error(error_type: str, message: str) -> anthropic.APIStatusError:
     """What the SDK raises for an ``event: error`` mid-stream: status 200, typed body."""
     body = {"type": "error", "error": {"type": error_type, "message": message}}
-    response = httpx2.Response(
-        200, request=_request(), headers={"content-type": "text/event-stream"}, text=""
-    )
-    return make_status_error(f"{body}", body=body, response=response)
+    events = f"event: error\ndata: {json.dumps(body)}\n\n"
+    response = httpx2.Response(200, headers={"content-type": "text/event-stream"}, text=events)
+    return _raised_by_the_sdk(response, stream=True)
 
 
 def connection_error(cause: Exception) -> anthropic.APIConnectionError:

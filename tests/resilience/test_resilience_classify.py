@@ -271,10 +271,27 @@ def test_a_wrapper_is_classified_by_what_it_wraps() -> None:
 
 
 def test_describe_names_the_root_cause_on_one_line() -> None:
-    error = connection_error(httpx2.ConnectError("[Errno 111] Connection refused"))
-    assert describe(error) == "Connection error. ([Errno 111] Connection refused)"
+    try:
+        try:
+            raise ConnectionRefusedError(111, "Connection refused")
+        except ConnectionRefusedError as inner:
+            raise RuntimeError("could not send") from inner
+    except RuntimeError as error:
+        assert describe(error) == "could not send ([Errno 111] Connection refused)"
+    sdk_error = connection_error(httpx2.ConnectError("[Errno 111] Connection refused"))
+    assert "[Errno 111] Connection refused" in describe(sdk_error)  # the root cause, kept
     assert "\n" not in describe("line one\nline two")
     assert len(describe("x" * 2000)) == 500
+
+
+@pytest.mark.parametrize("wording", ["Connection error.", "Connection to 127.0.0.1:9 failed", ""])
+def test_the_sdk_errors_are_classified_by_type_not_wording(wording: str) -> None:
+    request = httpx2.Request("POST", "http://127.0.0.1:9/v1/messages")
+    assert classify(anthropic.APIConnectionError(message=wording, request=request)) == "transient"
+    assert classify(anthropic.APITimeoutError(request=request)) == "transient"
+    overloaded = status_error(529, "overloaded_error", wording)
+    assert classify(overloaded) == "transient"
+    assert classify(status_error(401, "authentication_error", wording)) == "fatal"
 
 
 def test_status_of() -> None:
