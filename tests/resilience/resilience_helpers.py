@@ -19,7 +19,9 @@ def _request() -> httpx2.Request:
     return httpx2.Request("POST", MESSAGES_URL)
 
 
-def _raised_by_the_sdk(response: httpx2.Response, *, stream: bool = False) -> anthropic.APIStatusError:
+def _raised_by_the_sdk(
+    response: httpx2.Response, *, stream: bool = False
+) -> anthropic.APIStatusError:
     """The error the SDK itself raises when the API answers ``response``.
 
     The SDK is called through its public surface with a mock transport (no network), so
