@@ -116,13 +116,6 @@ def private_dir(path: str | os.PathLike[str], *, durable: bool = False) -> Path:
     return path
 
 
-def private_file(path: str | os.PathLike[str]) -> Path:
-    """Make a file flower just created owner-only (``0600``)."""
-    path = Path(path)
-    os.chmod(path, FILE_MODE)
-    return path
-
-
 def create_private(path: str | os.PathLike[str]) -> bool:
     """Create an empty ``0600`` file unless it exists; True when this call created it.
 
@@ -195,7 +188,6 @@ __all__ = [
     "locked",
     "open_private",
     "private_dir",
-    "private_file",
     "replaced_atomically",
 ]
 

@@ -17,7 +17,6 @@ import json
 import select
 import socket
 import threading
-import time
 import uuid
 from collections import deque
 from collections.abc import Callable, Collection, Iterable, Iterator
@@ -811,16 +810,6 @@ def _thinking_events(
     )
 
 
-def wait_until(predicate: Callable[[], bool], timeout: float = 5.0) -> bool:
-    """Poll ``predicate`` until it is true or ``timeout`` passes (for thread handoffs)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.005)
-    return predicate()
-
-
 __all__ = [
     "DEFAULT_API_KEY",
     "FakeMessagesAPI",
@@ -848,5 +837,4 @@ __all__ = [
     "text_block",
     "tool_use",
     "unauthorized",
-    "wait_until",
 ]

@@ -21,19 +21,6 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
-def read_range(fd: int, start: int, end: int) -> bytes:
-    """Bytes ``[start, end)`` of an open file, without moving its offset."""
-    parts: list[bytes] = []
-    pos = start
-    while pos < end:
-        chunk = os.pread(fd, end - pos, pos)
-        if not chunk:
-            break
-        parts.append(chunk)
-        pos += len(chunk)
-    return b"".join(parts)
-
-
 def iter_lines(fd: int, start: int, end: int) -> Iterator[tuple[int, bytes, bool]]:
     """``(offset, line, complete)`` for each line in ``[start, end)``, in bounded memory.
 

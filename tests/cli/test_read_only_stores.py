@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +15,7 @@ from cli_helpers import Cli, transcript
 from flower.core.keys import project_key
 from flower.core.records import SessionKey
 from flower.stores.open import open_session_store
+from tests.unprivileged import cannot_write_prefix
 
 SID = "71a21bd9-0d7e-4c6b-9b1e-2f0c1e1f3a10"
 
@@ -52,17 +52,6 @@ def test_reading_an_empty_postgres_schema_migrates_nothing(pg_url: str, in_tmp: 
     finally:
         engine.dispose()
     assert not (in_tmp / "t.db").exists()
-
-
-def _as_a_user_who_cannot_write() -> list[str]:
-    """The command prefix that runs a process without the power to write anywhere:
-    root (tests run as root) without the capabilities that bypass file modes."""
-    if os.geteuid() != 0:
-        return []
-    setpriv = shutil.which("setpriv")
-    if setpriv is None:
-        pytest.skip("running as root and no setpriv to drop the capability to write anywhere")
-    return [setpriv, "--bounding-set=-dac_override,-dac_read_search,-fowner"]
 
 
 @pytest.fixture(params=["sqlite", "jsonfs"])
@@ -133,7 +122,7 @@ def test_a_run_directory_the_user_cannot_write_can_be_read(read_only_run_dir: Pa
     import subprocess
 
     before = _files(read_only_run_dir)
-    prefix = _as_a_user_who_cannot_write()
+    prefix = cannot_write_prefix()
     env = {k: v for k, v in os.environ.items() if not k.startswith("FLOWER_")}
 
     def flower(*commands: list[str]) -> list[subprocess.CompletedProcess[str]]:

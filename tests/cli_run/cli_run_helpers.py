@@ -8,7 +8,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,10 +43,15 @@ class Flower:
         self.env = env
 
     def __call__(
-        self, *args: str, env: dict[str, str] | None = None, timeout: float = 90
+        self,
+        *args: str,
+        env: dict[str, str] | None = None,
+        timeout: float = 90,
+        prefix: Sequence[str] = (),
     ) -> subprocess.CompletedProcess[str]:
+        """``flower ARGS``; ``prefix`` runs it through another command (``setpriv ...``)."""
         return subprocess.run(
-            [*FLOWER, *args],
+            [*prefix, *FLOWER, *args],
             cwd=self.cwd,
             env=self.env if env is None else env,
             stdin=subprocess.DEVNULL,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -14,6 +13,7 @@ from flower.core.manifest import read_manifest
 from flower.testing.fake_api import RecordedRequest, Reply, reply
 from flower.workflow.builtin import WORKER
 from flower.workflow.goal import JUDGE
+from tests.unprivileged import cannot_write_prefix
 
 
 def test_first_run_json_on_stdout_banner_and_headers_on_stderr(flower: Flower, ws: Path) -> None:
@@ -177,10 +177,9 @@ def test_run_dir_that_cannot_be_written_is_refused_before_anything(
     assert sorted(p.name for p in ws.iterdir()) == ["plain-file"]
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes anywhere")
-def test_read_only_run_dir_is_refused(flower: Flower, ws: Path) -> None:
+def test_read_only_run_dir_is_refused(english: None, flower: Flower, ws: Path) -> None:
     (ws / "runs").mkdir(mode=0o555)
-    done = flower("--yes", REQUEST)
+    done = flower("--yes", REQUEST, prefix=cannot_write_prefix())
     assert done.returncode == 1 and "is not writable" in done.stderr
 
 

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import logging
+import os
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -46,7 +49,18 @@ def test_migrations_folder_is_not_an_importable_alembic_package() -> None:
     assert (folder / "env.py").is_file()
     assert not (folder / "__init__.py").exists()
     assert Path(alembic.__file__).parent != folder
-    assert hasattr(alembic, "op") or hasattr(alembic, "context") or alembic.__version__
+    # first on the path, as a checkout's root is for `python` run there: `import alembic`
+    # must still find the library, not the folder holding the migration scripts
+    done = subprocess.run(
+        [sys.executable, "-c", "import alembic.command, sys; print(alembic.command.__file__)"],
+        cwd=folder.parent,
+        env={**os.environ, "PYTHONPATH": str(folder.parent)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert Path(done.stdout.strip()) == Path(alembic.__file__).parent / "command.py"
 
 
 def test_upgrade_down_to_base_and_back_keeps_data_where_tables_stay(empty_url: str) -> None:
