@@ -157,8 +157,19 @@ def _nests_deeper(value: Any, limit: int) -> bool:
     return False
 
 
+def check_batch(entries: Any) -> Sequence[Entry]:
+    """Raise :class:`InvalidEntryError` unless ``entries`` is a list (or tuple): a dict,
+    a generator or a string is refused as a whole, before anything reads it."""
+    if not isinstance(entries, list | tuple):
+        raise InvalidEntryError(
+            _("entries must be a list of dicts, not a {type}").format(type=type(entries).__name__)
+        )
+    return entries
+
+
 def encode_entries(entries: Sequence[Entry]) -> list[bytes]:
     """Validate every entry of a batch, then encode each to compact JSON bytes."""
+    check_batch(entries)
     encoded = [_encode_if_exact(entry) for entry in entries]
     for i, (entry, raw) in enumerate(zip(entries, encoded, strict=True)):
         if (raw is None or _brackets(raw) > MAX_DEPTH) and _nests_deeper(entry, MAX_DEPTH):

@@ -32,7 +32,7 @@ from typing import Any
 
 import msgspec
 
-from flower.core.entries import decode_entry, encode_entries, reported_usage
+from flower.core.entries import check_batch, decode_entry, encode_entries, reported_usage
 from flower.core.errors import InvalidEntryError, InvalidKeyError
 from flower.core.i18n import _
 from flower.core.protocols import SessionStoreBase
@@ -344,6 +344,7 @@ class EncryptedSessionStore(SessionStoreBase):
 
     def append(self, key: SessionKey, entries: Sequence[Entry]) -> None:
         _refuse_reserved(key)
+        check_batch(entries)
         if not entries:
             return
         sealed = self._sealed(entries)

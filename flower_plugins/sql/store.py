@@ -22,6 +22,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError
 
 from flower.core.entries import (
+    check_batch,
     decode_entry,
     dedupe_batch,
     encode_entries,
@@ -195,6 +196,7 @@ class SqlSessionStore(SessionStoreBase):
         cached = self._pks.get(key)
         if cached is None:
             _subpath(key)  # keys already written through were checked then
+        check_batch(entries_)
         if not entries_:
             return
         encoded = encode_entries(entries_)  # rejects a bad batch before any write

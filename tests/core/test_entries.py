@@ -109,3 +109,13 @@ def test_an_accepted_entry_always_loads_back_equal(value: object) -> None:
     except InvalidEntryError:
         return
     assert decode_entry(raw) == entry
+
+
+@pytest.mark.parametrize(
+    ("batch", "kind"),
+    [({"type": "user"}, "dict"), ((e for e in [{"type": "user"}]), "generator"), ("user", "str")],
+)
+def test_a_batch_that_is_not_a_list_is_refused_as_such(batch: object, kind: str) -> None:
+    with pytest.raises(InvalidEntryError) as caught:
+        encode_entries(batch)  # type: ignore[arg-type]
+    assert str(caught.value) == f"entries must be a list of dicts, not a {kind}"

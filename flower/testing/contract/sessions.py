@@ -11,7 +11,8 @@ from typing import Any
 
 import msgspec
 
-from flower.core.errors import FlowerError, InvalidKeyError
+from flower.core.entries import check_batch
+from flower.core.errors import FlowerError, InvalidEntryError, InvalidKeyError
 from flower.core.protocols import SessionStoreBase
 from flower.core.records import Entry, SessionKey
 from flower.testing.contract.runner import Case, CaseContext, ContractSkip
@@ -522,6 +523,34 @@ def rejects_non_json_safe(ctx: Ctx) -> None:
         expect_equal(store.load(OTHER_KEY), entries(0, 2), f"existing session after {what}")
 
 
+def rejects_non_list_batches(ctx: Ctx) -> None:
+    store = ctx.store()
+    store.append(OTHER_KEY, entries(0, 2))
+    batches: list[tuple[str, Callable[[], Any]]] = [
+        ("a dict", lambda: entry(1)),
+        ("an empty dict", dict),
+        ("a generator", lambda: (e for e in entries(1, 2))),
+        ("a string", lambda: "user"),
+    ]
+    for what, make in batches:
+        try:
+            check_batch(make())
+        except InvalidEntryError as exc:
+            words = str(exc)  # "entries must be a list of dicts, ..." in the active language
+        for key in (KEY, OTHER_KEY):
+            try:
+                store.append(key, make())
+            except InvalidEntryError as exc:
+                if words not in str(exc):
+                    raise AssertionError(
+                        f"append of {what}: {exc!s:.200} does not say {words!r}"
+                    ) from exc
+            else:
+                raise AssertionError(f"append of {what} was not refused")
+        expect_equal(store.load(KEY), None, f"new session after refusing {what}")
+        expect_equal(store.load(OTHER_KEY), entries(0, 2), f"existing session after {what}")
+
+
 HOSTILE_NAMES = ["", ".", "..", "../x", "a/b", "/etc", "a\\b", "nul\x00byte", "cut \ud83d"]
 HOSTILE_SUBPATHS = [
     *("", "/abs", "../up", "a/../b", "a//b", "a/./b", "trailing/", "nul\x00", "a\\b"),
@@ -737,6 +766,11 @@ SESSION_CASES: list[Case[SessionStoreBase]] = [
         "rejects_non_json_safe",
         "a bad entry fails its batch, nothing written",
         rejects_non_json_safe,
+    ),
+    Case(
+        "rejects_non_list_batches",
+        "a dict, a generator or a string as the batch is refused as such, nothing written",
+        rejects_non_list_batches,
     ),
     Case(
         "hostile_keys_rejected", "'..', '/', NUL and empty names are refused", hostile_keys_rejected
