@@ -235,7 +235,8 @@ def _version() -> str:
 
 def _provider_from_environment() -> Any:
     """The SDK's provider with the exporters ``OTEL_TRACES_EXPORTER`` names (``otlp``
-    when unset), ``OTEL_SERVICE_NAME`` (``flower`` when unset) and the rest of the
+    when unset; ``console`` prints on stderr, never on the command's stdout),
+    ``OTEL_SERVICE_NAME`` (``flower`` when unset) and the rest of the
     standard variables, which the SDK and the exporters read themselves."""
     try:
         from opentelemetry.sdk.resources import SERVICE_NAME, Resource
@@ -247,9 +248,12 @@ def _provider_from_environment() -> Any:
     resource = Resource.create(attributes)
     provider = TracerProvider(resource=resource)  # flushed and shut down at exit
     for name in _exporter_names():
-        exporter = _load_exporter(name)()
-        processor = SimpleSpanProcessor if name == "console" else BatchSpanProcessor
-        provider.add_span_processor(processor(exporter))
+        if name == "console":
+            # stdout is the command's (``--json`` promises JSON there and nothing else)
+            exporter = _load_exporter(name)(out=sys.stderr)
+            provider.add_span_processor(SimpleSpanProcessor(exporter))
+        else:
+            provider.add_span_processor(BatchSpanProcessor(_load_exporter(name)()))
     return provider
 
 

@@ -58,6 +58,27 @@ def response_attributes(message: dict[str, Any], request_id: str | None) -> Attr
     }
 
 
+def error_attributes(error: BaseException) -> Attributes:
+    """``error.type`` of a failed request, as the conventions ask: the error code the
+    API answered with (``overloaded_error``, ``rate_limit_error``...), else the
+    exception's fully qualified class name (a refused connection, a cut stream); and the
+    HTTP status when the API sent one."""
+    from flower.core.resilience import status_of
+
+    code = None
+    body = getattr(error, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error")
+        found = inner.get("type") if isinstance(inner, dict) else None
+        code = found if isinstance(found, str) and found else None
+    kind = type(error)
+    status = status_of(error)
+    return {
+        "error.type": code or f"{kind.__module__}.{kind.__qualname__}",
+        "http.response.status_code": status if status is not None and status >= 400 else None,
+    }
+
+
 def tool_attributes(name: str, tool_use_id: str, session_id: str) -> Attributes:
     return {
         "gen_ai.operation.name": "execute_tool",

@@ -377,7 +377,11 @@ async def _request(conv: Conversation) -> Response:
     with tracing.span(f"chat {conv.model}", attributes, kind="client") as span:
         if tracing.capture_content:
             span.set(genai.request_content(conv.system, conv.messages))
-        response = await stream_response(conv.client, conv.params(), conv.emit)
+        try:
+            response = await stream_response(conv.client, conv.params(), conv.emit)
+        except Exception as exc:  # recorded and marked failed as it leaves the span
+            span.set(genai.error_attributes(exc))
+            raise
         span.set(genai.response_attributes(response.message, response.request_id))
         if tracing.capture_content:
             span.set(genai.response_content(response.message))

@@ -125,3 +125,29 @@ def test_a_typo_in_the_telemetry_table_is_a_config_error(in_tmp: Path) -> None:
     assert "[tool.flower.telemetry] capture_contnet" in done.stderr
     assert "unknown key" in done.stderr and "capture_content" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.slow
+def test_console_spans_go_to_stderr_so_json_output_stays_json(tmp_path: Path) -> None:
+    """``--json`` promises JSON on stdout and nothing else: the console exporter's spans
+    (issue 29 item 9) are printed on stderr."""
+    from flower.testing.fake_api import FakeMessagesAPI, text
+
+    (tmp_path / "seed.txt").write_text("tulip\n", encoding="utf-8")
+    with FakeMessagesAPI() as api:
+        api.add(text("tulip"))
+        done = subprocess.run(
+            [*FLOWER, "once", "--json", "Which word is in seed.txt?"],
+            cwd=tmp_path,
+            env=clean_env(
+                **api.env(), FLOWER_PROBE_STRATEGY="none", OTEL_TRACES_EXPORTER="console"
+            ),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+        )
+    assert done.returncode == 0, done.stderr
+    printed = json.loads(done.stdout)
+    assert printed["ok"] is True and printed["results"][0]["text"] == "tulip"
+    assert '"name": "invoke_agent worker"' in done.stderr

@@ -19,6 +19,7 @@ from flower.runtime.engine import Runtime
 from flower.runtime.spec import AgentSpec
 from flower.testing.fake_api import (
     FakeMessagesAPI,
+    accept_and_close,
     overloaded,
     rate_limited,
     reply,
@@ -210,6 +211,9 @@ def test_a_retry_after_an_outage_shows_the_failed_attempt_and_the_waits(
     assert any(event.name == "exception" for event in failed.events)
     [request] = recorder.children(failed)
     assert request.name == f"chat {MODEL}" and request.status.status_code == StatusCode.ERROR
+    # the conventions' error.type: the code the API answered with
+    assert request.attributes["error.type"] == "overloaded_error"
+    assert request.attributes["http.response.status_code"] == 529
     assert wait.attributes["flower.retry.attempt"] == 1
     assert wait.attributes["error.type"] == "transient"
     assert wait.attributes["http.response.status_code"] == 529
@@ -223,6 +227,25 @@ def test_a_retry_after_an_outage_shows_the_failed_attempt_and_the_waits(
     assert retried.attributes["flower.attempt.resuming"] is True
     assert retried.attributes["flower.session.id"] == result.session_id
     assert agent.attributes["flower.attempts"] == 2
+
+
+def test_a_request_cut_off_is_a_failed_chat_span_naming_the_error_class(
+    workspace: Path, fake_api: FakeMessagesAPI, recorder: Recorder
+) -> None:
+    from opentelemetry.trace import StatusCode
+
+    fake_api.add(accept_and_close(), text("tulip"))
+    result = run_reader(workspace, fake_api, recorder.tracing())
+    assert result.ok and result.attempts == 2
+    failed, answered = recorder.named(f"chat {MODEL}")
+    assert failed.status.status_code == StatusCode.ERROR
+    # no code from the API: the exception's fully qualified class, as the span's
+    # exception event names it
+    [event] = [e for e in failed.events if e.name == "exception"]
+    assert failed.attributes["error.type"] == event.attributes["exception.type"]
+    assert "." in failed.attributes["error.type"]
+    assert "http.response.status_code" not in failed.attributes
+    assert "error.type" not in answered.attributes
 
 
 def test_a_long_rate_limit_wait_is_a_span_of_its_own(
