@@ -169,7 +169,8 @@ def rewind(
     from flower.stores.lineage import load_lineage
 
     workspace = Path.cwd().resolve()
-    if pending(settings.run_path) is None:  # say what is missing before taking the lock
+    cut_short = pending(settings.run_path)
+    if cut_short is None:  # say what is missing before taking the lock
         step_key(
             load_lineage(workspace, settings=settings),
             step,
@@ -191,10 +192,36 @@ def rewind(
             )
         finally:
             store.close()
+    finished = cut_short is not None and plan.new_session == cut_short.new_session
     if as_json:
         import msgspec
 
-        print_json(msgspec.to_builtins(plan))
+        print_json({**msgspec.to_builtins(plan), "cut_short": finished})
         return
-    _report(plan, workspace)
+    if finished:
+        _report_cut_short(plan, turns)
+    else:
+        _report(plan, workspace)
     sys.stdout.flush()
+
+
+def _report_cut_short(plan: RewindPlan, asked: int) -> None:
+    """A rewind a crash cut short was pending: it was finished, and nothing more."""
+    typer.echo(
+        ngettext(
+            "finished the rewind of {step} a crash cut short ({n} turn back): now session "
+            "{new}; the old session {old} stays (flower sessions show {old})",
+            "finished the rewind of {step} a crash cut short ({n} turns back): now session "
+            "{new}; the old session {old} stays (flower sessions show {old})",
+            plan.turns,
+        ).format(
+            step=shown_step(plan.step), n=plan.turns, new=plan.new_session, old=plan.old_session
+        )
+    )
+    typer.echo(
+        ngettext(
+            "nothing more was rewound; to go {n} more turn back, type `flower rewind {n}` again",
+            "nothing more was rewound; to go {n} more turns back, type `flower rewind {n}` again",
+            asked,
+        ).format(n=asked)
+    )

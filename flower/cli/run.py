@@ -427,10 +427,10 @@ def _execute(
     failed = [r for r in results if not r.ok and r.step == ctx.failed]
     if failed:
         live.failure(failed[-1])
-    work_sid = ctx.sessions.get(live.work_step) or next(iter(ctx.sessions.values()), None)
-    live.summary(results, time.monotonic() - started, _transcript_hint(settings, work_sid))
+    shown_sid = _closing_session(ctx, live.work_step)
+    live.summary(results, time.monotonic() - started, _transcript_hint(settings, shown_sid))
     if ctx.goal_met is False:
-        live.line(_("   the judge found goals not met yet: `flower` here goes on"), "yellow")
+        live.line(_goals_not_met_line(ctx), "yellow")
     if json_out:
         _print_json(
             {
@@ -441,7 +441,44 @@ def _execute(
                 "results": _results_json(results),
             }
         )
-    return 0 if ctx.ok else 1
+    return run_code(ctx)
+
+
+GOALS_NOT_MET_EXIT = 4
+"""``flower "..."`` exit code: every step ran, but the judge's last round found goals
+not met (0: all met; 1: a step failed; ``flower`` here goes on with the rest)."""
+
+
+def run_code(ctx: Any) -> int:
+    """How a run of the built-in workflow exits: 1 when a step failed, else
+    :data:`GOALS_NOT_MET_EXIT` when the judge's last verdict left goals unmet, else 0."""
+    if not ctx.ok:
+        return 1
+    return GOALS_NOT_MET_EXIT if ctx.goal_met is False else 0
+
+
+def _closing_session(ctx: Any, work_step: str) -> str | None:
+    """The session the closing ``flower sessions show`` line names: the failed step's
+    (None when it failed before it had one), else the work step's."""
+    if ctx.failed is not None:
+        tried = [r.session_id for r in ctx.results if r.step.startswith(ctx.failed)]
+        return ctx.sessions.get(ctx.failed) or next(filter(None, reversed(tried)), None)
+    return ctx.sessions.get(work_step) or next(reversed(ctx.sessions.values()), None)
+
+
+def _goals_not_met_line(ctx: Any) -> str:
+    """The last line of a run whose judge left goals unmet: how many were met."""
+    from flower.core.i18n import ngettext
+
+    verdict = next((v for v in reversed(ctx.verdicts.values()) if v is not None), None)
+    if verdict is None:
+        return _("   the judge found goals not met yet: `flower` here goes on")
+    total, met = len(verdict.goals), sum(1 for m in verdict.met if m)
+    return ngettext(
+        "   {met} of {total} goal met: `flower` here goes on with the rest",
+        "   {met} of {total} goals met: `flower` here goes on with the rest",
+        total,
+    ).format(met=met, total=total)
 
 
 # -- once -----------------------------------------------------------------------------

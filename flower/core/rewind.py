@@ -287,10 +287,16 @@ def rewind(
     force: bool = False,
 ) -> RewindPlan:
     """Rewind ``step`` ``turns`` user turns back, holding the run directory's lock;
-    returns what was done."""
+    returns what was done.
+
+    When a rewind a crash cut short is pending here, that one is finished and returned
+    instead, and nothing more is rewound: the user who types the same ``flower rewind
+    N`` again after the crash gets the N turns asked for, not 2N."""
     run_path = Path(run_dir)
     with run_lock(run_path):
-        finish_pending(lineage, store, run_path)
+        cut_short = finish_pending(lineage, store, run_path)
+        if cut_short is not None:
+            return cut_short
         step = lineage_step(lineage, step, run_path)
         key = step_key(lineage, step, project_key, run_path)
         plan = plan_rewind(

@@ -69,3 +69,38 @@ def test_rewind_bad_input_is_exit_2_and_writes_nothing(flower: Flower, ws: Path)
     assert "1 user turn(s): it can go back at most 0" in too_far.stderr
     assert flower("rewind", "0").returncode == 2
     assert lineage(ws) == record and _sessions(ws) == sessions
+
+
+@pytest.mark.slow
+def test_rewind_typed_again_after_a_kill_finishes_the_cut_short_one_and_stops(
+    flower: Flower, ws: Path
+) -> None:
+    assert flower("--yes", REQUEST).returncode == 0
+    assert flower().returncode == 0
+    assert flower().returncode == 0  # three user turns in the work step
+    before = (ws / "runs" / "lineage.json").read_bytes()
+    old = lineage(ws)["steps"]["干活"]
+    done = flower("rewind", "1", "--json")
+    assert done.returncode == 0, done.stderr
+    plan = json.loads(done.stdout)
+    assert plan["cut_short"] is False and plan["old_session"] == old
+    # killed after the fork, before lineage pointed at it: the plan is still there
+    (ws / "runs" / "lineage.json").write_bytes(before)
+    del plan["cut_short"]
+    (ws / "runs" / "rewind.json").write_text(json.dumps(plan), encoding="utf-8")
+
+    english = {**flower.env, "FLOWER_LANG": "en"}  # for the checks of rewind's own words
+    again = flower("rewind", "1", env=english)
+    assert again.returncode == 0, again.stderr
+    assert lineage(ws)["steps"]["干活"] == plan["new_session"]
+    assert not (ws / "runs" / "rewind.json").exists()
+    assert (
+        f"finished the rewind of work a crash cut short (1 turn back): now session "
+        f"{plan['new_session']}" in again.stdout
+    )
+    assert "nothing more was rewound; to go 1 more turn back, type `flower rewind 1` again" in (
+        again.stdout
+    )
+    turns = json.loads(flower("rewind", "--list", "--json").stdout)["turns"]
+    assert len(turns) == 2  # three, one undone: not two undone
+    assert json.loads(flower("status", "--json").stdout)["checks"]["rewound"] == 1

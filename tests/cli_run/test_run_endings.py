@@ -1,0 +1,64 @@
+"""How a run ends, through the real console script (issue 29 item 4): its exit code and
+last line when goals are left unmet, and the session its closing line names."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from cli_run_helpers import REQUEST, Flower, ScriptedModel, lineage
+
+from flower.cli.run import GOALS_NOT_MET_EXIT
+from flower.testing.fake_api import RecordedRequest, Reply, reply, server_error
+from flower.workflow.clarify import goal_setter
+from flower.workflow.goal import JUDGE
+
+UNMET = "1. 达成\n2. 未达成 — 没跑\n3. 达成"
+
+
+def test_goals_left_unmet_exit_with_their_own_code_and_say_how_many_were_met(
+    flower: Flower, model: ScriptedModel, ws: Path
+) -> None:
+    model.override(JUDGE.instructions, lambda req: reply(UNMET))
+    done = flower("--yes", "--rounds", "2", REQUEST)
+    assert done.returncode == GOALS_NOT_MET_EXIT == 4, done.stderr
+    last = done.stdout.splitlines()[-1]
+    assert last == "   3 个目标达成了 2 个:在这里再跑 `flower` 会接着做剩下的"
+    # not an error's code: every step ran, and the next `flower` goes on
+    assert "失败" not in done.stdout
+
+    as_json = flower("--yes", "--rounds", "1", "--json")
+    assert as_json.returncode == GOALS_NOT_MET_EXIT, as_json.stderr
+    out = json.loads(as_json.stdout)
+    assert out["ok"] is True and out["goal_met"] is False
+
+
+def test_all_goals_met_still_exits_0(flower: Flower, ws: Path) -> None:
+    done = flower("--yes", REQUEST)
+    assert done.returncode == 0, done.stderr
+    assert "目标达成了" not in done.stdout
+
+
+def test_the_closing_line_names_the_session_of_the_step_that_failed(
+    flower: Flower, model: ScriptedModel, ws: Path
+) -> None:
+    def broken(req: RecordedRequest) -> Reply:
+        if len(req.messages) > 1:  # its first request is answered, the next fails
+            return server_error()  # type: ignore[return-value]
+        return reply("先看看需求。", tool_use_read())
+
+    model.override(goal_setter().instructions, broken)
+    done = flower("--yes", REQUEST)
+    assert done.returncode == 1, done.stderr
+    steps = lineage(ws)["steps"]
+    assert set(steps) == {"确认需求", "设定目标"}
+    assert "!! 设定目标 失败" in done.stdout
+    last = [line for line in done.stdout.splitlines() if "flower sessions show" in line]
+    assert last and last[-1].endswith(f"flower sessions show {steps['设定目标']}")
+    assert steps["确认需求"] not in done.stdout
+
+
+def tool_use_read() -> dict[str, object]:
+    from flower.testing.fake_api import tool_use
+
+    return tool_use("Read", {"file_path": "需求.md"})
