@@ -8,6 +8,7 @@ from typing import Any
 from flower.core.config import Settings
 from flower.core.errors import ConfigError, SchemaOutOfDateError, StoreUnavailableError
 from flower.core.i18n import _
+from flower.core.lease import lease_token
 from flower_plugins.sql.engine import Database, dialect_of, open_database, parse_url, redact
 from flower_plugins.sql.lineage import SqlLineageStore
 from flower_plugins.sql.migrate import ensure_schema, readable_schema
@@ -74,7 +75,9 @@ def open_session_store(
             ).format(backend=repr(backend), name=backend),
             key="sessions.backend",
         )
-    return SqlSessionStore(open_checked(url, backend, options, settings, read_only=read_only))
+    db = open_checked(url, backend, options, settings, read_only=read_only)
+    # a wake started by a fleet worker writes only while its lease holds
+    return SqlSessionStore(db, lease=None if read_only else lease_token())
 
 
 def open_lineage_store(

@@ -40,7 +40,7 @@ NAMING_CONVENTION = {
 VERSION_TABLE = "flower_alembic_version"
 """Our own version table, so a database shared with an application's Alembic is safe."""
 
-HEAD_REVISION = "0004_backfill_last_usage"
+HEAD_REVISION = "0005_fleet_leases"
 """The newest migration; a test checks it against the migration scripts' single head."""
 
 SEQ_SPAN = 2**32
@@ -103,6 +103,18 @@ lineage = Table(
     Column("steps", Text, nullable=False),
     Column("extra", Text, nullable=False),
     Column("updated_ms", BigInteger, nullable=False),
+)
+
+
+leases = Table(
+    "flower_leases",
+    metadata,
+    # One lease per project key: the fleet wakes one workspace on one worker at a time.
+    Column("project_key", Text, primary_key=True),
+    # The fencing token: raised by every take, checked by every append that carries one.
+    Column("token", BigInteger, nullable=False),
+    Column("holder", Text, nullable=False),
+    Column("expires_ms", BigInteger, nullable=False),
 )
 
 

@@ -6,6 +6,11 @@ CONFLICT DO NOTHING`` on ``(session, uuid)``, then touch the session's summary r
 The session row id is cached per process; if another process deleted the session
 meanwhile, the foreign key refuses the insert and the append is redone with a fresh
 row.
+
+A store given a fleet lease token (see :mod:`flower.core.lease`) first checks, in the
+append's own transaction, that the token is still the project's current one (on
+PostgreSQL under a share lock on the lease row, so a takeover waits for the append or
+the append sees the takeover): a worker that lost its task writes nothing.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from flower.core.entries import (
     json_bytes,
     reported_usage,
 )
+from flower.core.lease import LeaseLostError
 from flower.core.protocols import SessionStoreBase
 from flower.core.records import (
     Entry,
@@ -39,7 +45,7 @@ from flower.core.records import (
     newest_first,
 )
 from flower_plugins.sql.engine import Database
-from flower_plugins.sql.schema import MAIN_SUBPATH, entries, seq_range, sessions
+from flower_plugins.sql.schema import MAIN_SUBPATH, entries, leases, seq_range, sessions
 
 _decode = msgspec.json.Decoder().decode
 STREAM_CHUNK = 1000
@@ -100,9 +106,17 @@ def _batch_usages(batch: Sequence[Entry]) -> UsageCandidates:
 class SqlSessionStore(SessionStoreBase):
     """Transcripts in ``flower_sessions`` / ``flower_entries`` (see schema.py)."""
 
-    def __init__(self, db: Database, *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        db: Database,
+        *,
+        clock: Callable[[], float] = time.time,
+        lease: int | None = None,
+    ) -> None:
         self._db = db
         self._clock = clock
+        self._lease = lease
+        """The fleet's fencing token every append must still hold (None: no check)."""
         self._pks: dict[SessionKey, int] = {}
         self._clustered = db.dialect == "sqlite"
         dialect_insert: Callable[..., Any]  # the two dialects' insert, one signature
@@ -160,6 +174,12 @@ class SqlSessionStore(SessionStoreBase):
         if order != ("pk", "uuid"):
             raise AssertionError(f"unexpected parameter order {order}")
         self._integrity_error = db.engine.dialect.loaded_dbapi.IntegrityError
+        current_token = sa.select(leases.c.token).where(
+            leases.c.project_key == sa.bindparam("project_key")
+        )
+        if db.dialect != "sqlite":  # SQLite's BEGIN IMMEDIATE already serializes writers
+            current_token = current_token.with_for_update(read=True)
+        self._sql_lease_token = db.compile(current_token)
         self._sql_insert_session = db.compile(self._insert_session)
         self._sql_touch_session = db.compile(self._touch_session)
         self._select_pk = sa.select(sessions.c.id).where(
@@ -228,6 +248,11 @@ class SqlSessionStore(SessionStoreBase):
         pk: int | None,
         cursor: Any,
     ) -> None:
+        if self._lease is not None:
+            cursor.execute(self._sql_lease_token, {"project_key": key.project_key})
+            row = cursor.fetchone()
+            if row is None or int(row[0]) != self._lease:
+                raise LeaseLostError(key.project_key, self._lease)
         if pk is None:
             pk = self._session_pk(cursor, key, now)
         usage = self._added_usage(cursor, pk, usages) if usages else None
@@ -271,6 +296,72 @@ class SqlSessionStore(SessionStoreBase):
             if cursor.fetchone() is None:
                 return usage
         return None
+
+    # -- the fleet's lease (see flower.core.lease) ---------------------------------
+
+    def take_lease(
+        self, project_key: str, holder: str, ttl_s: float
+    ) -> tuple[int, str | None] | float:
+        """Take the lease of ``project_key`` for ``holder`` for ``ttl_s`` seconds.
+
+        Granted when nobody holds it, its holder let it expire, or ``holder`` holds it
+        already: returns the new fencing token (every take raises it) and the previous
+        holder (None if there was none or it was ``holder``). Held by another live
+        holder: returns the seconds until it expires.
+        """
+        now = int(self._clock() * 1000)
+        expires = now + int(ttl_s * 1000)
+
+        def work(conn: Connection) -> tuple[int, str | None] | float:
+            select = sa.select(leases.c.token, leases.c.holder, leases.c.expires_ms).where(
+                leases.c.project_key == project_key
+            )
+            if self._db.dialect != "sqlite":
+                select = select.with_for_update()
+            row = conn.execute(select).first()
+            if row is None:
+                conn.execute(
+                    sa.insert(leases).values(
+                        project_key=project_key, token=1, holder=holder, expires_ms=expires
+                    )
+                )
+                return 1, None
+            token, previous, until = int(row[0]), str(row[1]), int(row[2])
+            if previous != holder and until > now:
+                return (until - now) / 1000
+            conn.execute(
+                sa.update(leases)
+                .where(leases.c.project_key == project_key)
+                .values(token=token + 1, holder=holder, expires_ms=expires)
+            )
+            return token + 1, None if previous == holder else previous
+
+        for attempt in (1, 2):
+            try:
+                return self._db.write(work)
+            except sa.exc.IntegrityError:  # another taker inserted the row first
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    def renew_lease(self, project_key: str, token: int, ttl_s: float) -> bool:
+        """Extend the lease ``token`` holds; False when it no longer holds it."""
+        expires = int(self._clock() * 1000) + int(ttl_s * 1000)
+        update = (
+            sa.update(leases)
+            .where(leases.c.project_key == project_key, leases.c.token == token)
+            .values(expires_ms=expires)
+        )
+        return bool(self._db.write(lambda conn: conn.execute(update).rowcount))
+
+    def release_lease(self, project_key: str, token: int) -> None:
+        """Let the lease ``token`` holds go at once (the next take needs no wait)."""
+        update = (
+            sa.update(leases)
+            .where(leases.c.project_key == project_key, leases.c.token == token)
+            .values(expires_ms=0)
+        )
+        self._db.write(lambda conn: conn.execute(update))
 
     def delete(self, key: SessionKey) -> None:
         _subpath(key)

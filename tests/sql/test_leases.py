@@ -1,0 +1,82 @@
+"""The fleet's lease: an append that carries a fencing token writes only while the token
+is the project's current one, checked in the append's own transaction (both dialects)."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from flower.core.lease import LeaseLostError
+from flower.core.records import SessionKey
+from flower_plugins.sql.engine import open_database
+from flower_plugins.sql.migrate import upgrade
+from flower_plugins.sql.store import SqlSessionStore
+
+KEY = SessionKey("proj", "s1")
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path}/s.db"
+    return str(request.getfixturevalue("pg_url"))
+
+
+def _store(url: str, lease: int | None = None) -> SqlSessionStore:
+    db = open_database(url)
+    upgrade(db)
+    return SqlSessionStore(db, lease=lease)
+
+
+def entry(n: int) -> dict[str, object]:
+    return {"type": "user", "uuid": f"u{n}", "n": n}
+
+
+def test_a_taken_over_writer_writes_nothing_and_the_chain_stays_one(url: str) -> None:
+    boss = _store(url)
+    first = boss.take_lease("proj", "host-a", 30)
+    assert first == (1, None)
+    zombie = _store(url, lease=1)
+    zombie.append(KEY, [entry(1)])
+    # host-a stops renewing; host-b may only take the lease once it has expired
+    assert isinstance(boss.take_lease("proj", "host-b", 30), float)
+    boss.release_lease("proj", 1)  # (as if it had expired)
+    assert boss.take_lease("proj", "host-b", 30) == (2, "host-a")
+    taker = _store(url, lease=2)
+    taker.append(KEY, [entry(2)])
+    with pytest.raises(LeaseLostError) as lost:
+        zombie.append(KEY, [entry(3)])
+    assert "proj" in str(lost.value) and lost.value.exit_code == 75
+    taker.append(KEY, [entry(4)])
+    assert [e["n"] for e in boss.load(KEY) or []] == [1, 2, 4]
+    assert not boss.renew_lease("proj", 1, 30)
+    assert boss.renew_lease("proj", 2, 30)
+
+
+def test_the_same_holder_takes_its_lease_again_with_a_new_token(url: str) -> None:
+    store = _store(url)
+    assert store.take_lease("proj", "host-a", 30) == (1, None)
+    assert store.take_lease("proj", "host-a", 30) == (2, None)
+
+
+def test_a_token_for_a_project_never_leased_is_refused(url: str) -> None:
+    with pytest.raises(LeaseLostError):
+        _store(url, lease=1).append(KEY, [entry(1)])
+    assert _store(url).load(KEY) is None
+
+
+def test_two_takers_at_once_get_one_lease(url: str) -> None:
+    _store(url)  # the schema, once
+    got: list[object] = []
+
+    def take(holder: str) -> None:
+        got.append(_store(url).take_lease("proj", holder, 30))
+
+    threads = [threading.Thread(target=take, args=(f"h{i}",)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sum(isinstance(g, tuple) for g in got) == 1
