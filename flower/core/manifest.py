@@ -41,11 +41,15 @@ def run_id() -> str:
     return _run_id[1]
 
 
-def result_line(result: Any, run: str | None = None) -> dict[str, Any]:
-    """The manifest row of one StepResult: every field, ``duration_s`` and ``run``."""
+def result_line(
+    result: Any, run: str | None = None, extra: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The manifest row of one StepResult: every field, ``duration_s`` and ``run``, and
+    what ``extra`` adds (a judge run's ``verdict``)."""
     row = dataclasses.asdict(result)
     row["duration_s"] = result.duration_s
     row["run"] = run or run_id()
+    row.update(extra or {})
     return row
 
 
@@ -82,9 +86,10 @@ class Manifest:
     def run(self) -> str:
         return run_id()
 
-    def record(self, result: Any) -> None:
-        """Add one StepResult and flush the file."""
-        line = json.dumps(result_line(result, self.run), ensure_ascii=False, default=str)
+    def record(self, result: Any, extra: dict[str, Any] | None = None) -> None:
+        """Add one StepResult (with ``extra``'s keys) and flush the file."""
+        row = result_line(result, self.run, extra)
+        line = json.dumps(row, ensure_ascii=False, default=str)
         with _guard:
             key = str(self.path.resolve())
             run_id()  # resets the per-process lines after a fork

@@ -231,8 +231,16 @@ class StepRun:
         self.record(result)
         return result
 
-    async def judge(self, agent: AgentSpec, prompt: str, *, label: str) -> StepResult:
-        """A fresh session every time: never resumed, never written to lineage."""
+    async def judge(
+        self,
+        agent: AgentSpec,
+        prompt: str,
+        *,
+        label: str,
+        noted: Callable[[StepResult], dict[str, Any] | None] | None = None,
+    ) -> StepResult:
+        """A fresh session every time: never resumed, never written to lineage.
+        ``noted(result)`` gives keys its manifest row adds (the verdict)."""
         rt = self.runtime
         previous = getattr(rt, "on_session", None)
         rt.on_session = None
@@ -240,14 +248,15 @@ class StepRun:
             result = await rt.run(agent, prompt, resume=None, step=label)
         finally:
             rt.on_session = previous
-        self.record(result)
+        self.record(result, noted(result) if noted is not None else None)
         return result
 
-    def record(self, result: StepResult) -> None:
+    def record(self, result: StepResult, extra: dict[str, Any] | None = None) -> None:
+        """Keep ``result`` and write it to the manifest (with ``extra``'s keys)."""
         self.results.append(result)
         self.ctx.results.append(result)
         if self.manifest is not None:
-            self.manifest.record(result)
+            self.manifest.record(result, extra)
 
 
 async def one_turn(run: StepRun) -> StepResult:

@@ -10,6 +10,7 @@ per wake (a new wake is a new intention: the count starts again).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from flower.core.i18n import N_, _
 from flower.runtime.spec import AgentSpec, StepResult
 from flower.workflow.base import Step, StepRun, one_turn, replace_step
 from flower.workflow.documents import documents, read_goals
-from flower.workflow.verdict import NO_VERDICT, Verdict, parse_verdict
+from flower.workflow.verdict import NO_VERDICT, Verdict, manifest_fields, parse_verdict
 
 _JUDGE_INSTRUCTIONS = N_(
     "You are the one who accepts the work. You believe only what can be seen in the"
@@ -98,13 +99,17 @@ def with_goal(
             goals = read_goals(path)
             if not goals:
                 return result
+            verdicts: list[Verdict] = []
             verdict_run = await run.judge(
-                judge, _judge_prompt(path, goals), label=f"{step.name}·判定#{n}"
+                judge,
+                _judge_prompt(path, goals),
+                label=f"{step.name}·判定#{n}",
+                noted=_noting(goals, verdicts),
             )
-            if not verdict_run.ok:
+            if not verdict_run.ok or not verdicts:
                 _set(run, step.name, None, None)
                 return result
-            verdict = parse_verdict(verdict_run.text, goals)
+            verdict = verdicts[-1]
             _set(run, step.name, verdict, verdict.all_met)
             if verdict.all_met or n == limit:
                 return result
@@ -115,6 +120,20 @@ def with_goal(
         return result
 
     return replace_step(step, body=gated)
+
+
+def _noting(
+    goals: list[str], verdicts: list[Verdict]
+) -> Callable[[StepResult], dict[str, Any] | None]:
+    """What a judge run's manifest row adds: its verdict (kept in ``verdicts`` too)."""
+
+    def noted(judged: StepResult) -> dict[str, Any] | None:
+        if not judged.ok:
+            return None
+        verdicts.append(parse_verdict(judged.text, goals))
+        return manifest_fields(verdicts[-1])
+
+    return noted
 
 
 def _judge_prompt(path: Path, goals: list[str]) -> str:

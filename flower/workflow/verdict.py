@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from flower.core.i18n import N_, _, every_translation
 
@@ -65,6 +66,49 @@ class Verdict:
         )
 
 
+VERDICT_KEY = "verdict"
+"""The manifest key a judge run's row holds its verdict under (numbers only, no text):
+``{"goals": M, "met": N, "unmet": [goal numbers]}``."""
+
+
+@dataclass(frozen=True)
+class RoundVerdict:
+    """What a judge's round found, as its manifest row keeps it."""
+
+    goals: int
+    met: int
+    unmet: tuple[int, ...] = ()
+
+    @property
+    def all_met(self) -> bool:
+        return self.goals > 0 and self.met == self.goals
+
+
+def manifest_fields(verdict: Verdict) -> dict[str, Any]:
+    """The keys a judge run's manifest row adds for ``verdict``."""
+    unmet = [n for n, _goal, _note in verdict.unmet()]
+    return {VERDICT_KEY: {"goals": len(verdict.goals), "met": sum(verdict.met), "unmet": unmet}}
+
+
+def recorded_verdict(row: dict[str, Any], goals: list[str] | None = None) -> RoundVerdict | None:
+    """The verdict a judge run's manifest row records; for a row written before rows
+    held one, the judge's text read against ``goals`` (the goals file as it is now)
+    when given. None for a judge run that failed or a verdict that cannot be read."""
+    found = row.get(VERDICT_KEY)
+    if isinstance(found, dict):
+        count, met, unmet = found.get("goals"), found.get("met"), found.get("unmet")
+        if not isinstance(count, int) or not isinstance(met, int):
+            return None
+        numbers = [n for n in unmet if isinstance(n, int)] if isinstance(unmet, list) else []
+        return RoundVerdict(count, met, tuple(numbers))
+    text = row.get("text")
+    if not goals or row.get("ok") is not True or not isinstance(text, str) or not text:
+        return None
+    verdict = parse_verdict(text, goals)
+    unmet = tuple(n for n, _goal, _note in verdict.unmet())
+    return RoundVerdict(len(goals), sum(verdict.met), unmet)
+
+
 def verdict_words() -> list[tuple[str, bool]]:
     """Every word a verdict line may open with and whether it means met, longest first:
     the words of every language flower has a catalog for, and the signs."""
@@ -122,7 +166,11 @@ __all__ = [
     "MET_WORDS",
     "NOT_MET_WORDS",
     "NO_VERDICT",
+    "VERDICT_KEY",
+    "RoundVerdict",
     "Verdict",
+    "manifest_fields",
     "parse_verdict",
+    "recorded_verdict",
     "verdict_words",
 ]
