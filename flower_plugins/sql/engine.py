@@ -43,6 +43,29 @@ _PASSWORD_IN_URL = re.compile(r"(://[^:/@]*:)[^@]*@")
 _QUERY_PASSWORDS = ("password", "sslpassword")
 
 
+READ_ATTEMPTS = 5
+"""How often a read runs when its connection keeps being dropped under it (a read holds
+nothing, so running it again is always safe); a write runs at most twice."""
+READ_RETRY_PAUSE = 0.05
+"""Seconds before the second try of a read; doubled for each try after it."""
+_LOST_SQLSTATE_CLASSES = ("08", "57")
+"""Connection exception, operator intervention (a terminated backend, a shutdown)."""
+
+
+def lost_connection(exc: BaseException) -> bool:
+    """Whether the server ended the connection (by its SQLSTATE class), whatever the
+    driver's own state says yet."""
+    orig = getattr(exc, "orig", None) or exc
+    sqlstate = getattr(orig, "sqlstate", None) or ""
+    return sqlstate.startswith(_LOST_SQLSTATE_CLASSES)
+
+
+def _pause_before(attempt: int) -> None:
+    """The wait before read ``attempt`` (2, 3, ...): none for the first retry."""
+    if attempt > 2:
+        time.sleep(READ_RETRY_PAUSE * 2 ** (attempt - 3))
+
+
 def is_transient(exc: BaseException) -> bool:
     """Whether the database rolled the transaction back so that running it again may
     succeed (Postgres broke a deadlock or a serialization conflict)."""
@@ -252,7 +275,9 @@ class Database:
     def _raw(self, work: Callable[[Any], T], *, write: bool) -> T:
         dbapi = self.engine.dialect.loaded_dbapi
         begin_immediate = write and self.dialect == "sqlite"
-        for attempt in (1, 2):
+        attempts = 2 if write else READ_ATTEMPTS
+        for attempt in range(1, attempts + 1):
+            _pause_before(attempt)
             conn, cursor = self._hot_cursor()
             try:
                 if begin_immediate:
@@ -264,14 +289,17 @@ class Database:
                     conn.rollback()
                 return result
             except dbapi.Error as exc:
-                disconnected = self.engine.dialect.is_disconnect(exc, conn, cursor)
+                disconnected = self.engine.dialect.is_disconnect(
+                    exc, conn, cursor
+                ) or lost_connection(exc)
                 try:
                     conn.rollback()
                 except dbapi.Error:
                     disconnected = True
                 if disconnected:
                     self._drop_hot_connection()
-                if attempt == 1 and (disconnected or is_transient(exc)):
+                again = attempt < attempts if disconnected else attempt == 1
+                if again and (disconnected or is_transient(exc)):
                     if disconnected:
                         _warn_lost_connection()
                     continue
@@ -315,12 +343,15 @@ class Database:
         hot.invalidate()
 
     def read(self, work: Callable[[Connection], T]) -> T:
-        for attempt in (1, 2):
+        """Run ``work`` on a pooled connection; a connection dropped under it (see
+        :meth:`write`) gets it run again on a new one, up to :data:`READ_ATTEMPTS` times."""
+        for attempt in range(1, READ_ATTEMPTS + 1):
+            _pause_before(attempt)
             try:
                 with self.engine.connect() as conn:
                     return work(conn)
             except DBAPIError as exc:
-                if attempt == 1 and exc.connection_invalidated:
+                if attempt < READ_ATTEMPTS and (exc.connection_invalidated or lost_connection(exc)):
                     _warn_lost_connection()
                     continue
                 raise self.translate(exc) from exc

@@ -24,7 +24,6 @@ from typing import Any
 import msgspec
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
-from sqlalchemy.exc import DBAPIError
 
 from flower.core.entries import (
     check_batch,
@@ -200,6 +199,13 @@ class SqlSessionStore(SessionStoreBase):
         )
         self._sql_select_pk = db.compile(self._select_pk)
         self._sql_select_payloads = db.compile(self._select_payloads)
+        # iter_entries: one page after the last seq it yielded
+        page = sa.select(entries.c.seq, entries.c.payload).where(
+            *in_session_range
+            if self._clustered
+            else (entries.c.session_pk == sa.bindparam("pk"), entries.c.seq > sa.bindparam("after"))
+        )
+        self._sql_page = f"{db.compile(page.order_by(entries.c.seq))} LIMIT {STREAM_CHUNK}"
 
     @property
     def database(self) -> Database:
@@ -426,20 +432,42 @@ class SqlSessionStore(SessionStoreBase):
         return self._db.raw_read(work)
 
     def iter_entries(self, key: SessionKey) -> Iterator[Entry]:
-        """Stream a transcript in chunks: memory stays bounded for any length."""
-        try:
-            with self._db.engine.connect() as conn:
-                pk = self._pk(conn, key)
-                if pk is None:
-                    return
-                streamed = conn.execution_options(yield_per=STREAM_CHUNK).execute(
-                    self._select_payloads, self._payload_params(pk)
-                )
-                for chunk in streamed.scalars().partitions():
-                    for payload in chunk:
-                        yield decode_entry(payload)
-        except DBAPIError as exc:
-            raise self._db.translate(exc) from exc
+        """Stream a transcript in pages of :data:`STREAM_CHUNK` entries: memory stays
+        bounded for any length. Each page is its own short read after the last ``seq``
+        yielded, so a connection dropped between or during pages costs a re-read of one
+        page, never the stream (and no server-side cursor is left to close)."""
+        _subpath(key)
+        params = {
+            "project_key": key.project_key,
+            "session_id": key.session_id,
+            "subpath": key.subpath or MAIN_SUBPATH,
+        }
+        pk: int | None = None
+        after = 0
+
+        def page(cursor: Any) -> list[tuple[int, Any]]:
+            nonlocal pk
+            if pk is None:
+                cursor.execute(self._sql_select_pk, params)
+                row = cursor.fetchone()
+                if row is None:
+                    return []
+                pk = int(row[0])
+            bounds = self._payload_params(pk)
+            if self._clustered:
+                bounds["low"] = max(bounds["low"], after)
+            else:
+                bounds["after"] = after
+            cursor.execute(self._sql_page, bounds)
+            return list(cursor.fetchall())
+
+        while True:
+            rows = self._db.raw_read(page)
+            for seq, payload in rows:
+                yield decode_entry(payload)
+                after = seq
+            if len(rows) < STREAM_CHUNK:
+                return
 
     def exists(self, key: SessionKey) -> bool:
         return self._db.read(lambda conn: self._pk(conn, key)) is not None
