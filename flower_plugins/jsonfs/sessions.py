@@ -180,6 +180,7 @@ class JsonfsSessionStore(SessionStoreBase):
         self.fsync = fsync
         self._indexes: dict[str, _UuidIndex] = {}
         self._problems: dict[str, list[LoadProblem]] = {}
+        self._warned_outside: set[str] = set()
 
     @property
     def url(self) -> str:
@@ -385,7 +386,30 @@ class JsonfsSessionStore(SessionStoreBase):
 
     # -- listing -----------------------------------------------------------------
 
+    def _outside(self, project: str) -> bool:
+        """Whether the project folder ``project`` is a symlink that leads out of the
+        store: listings skip it, saying so once per store, and never read through it."""
+        path = self.root / project
+        if not path.is_symlink():
+            return False
+        try:
+            resolve_under(self.root, path)
+        except InvalidKeyError:
+            if project not in self._warned_outside:
+                self._warned_outside.add(project)
+                log.warning(
+                    _("%s is a symlink to %s, outside the store at %s; its sessions are skipped"),
+                    path,
+                    os.path.realpath(path),
+                    self.root,
+                )
+            return True
+        return False
+
     def list_sessions(self, project_key: str) -> list[SessionInfo]:
+        check_name("project_key", project_key)
+        if self._outside(project_key):
+            return []
         folder = self._project_dir(project_key)
         infos: list[SessionInfo] = []
         try:
@@ -415,7 +439,10 @@ class JsonfsSessionStore(SessionStoreBase):
         return sorted(
             item.name
             for item in scan
-            if _valid_name(item.name) and item.is_dir() and _holds_transcripts(item.path)
+            if _valid_name(item.name)
+            and item.is_dir()
+            and not (item.is_symlink() and self._outside(item.name))
+            and _holds_transcripts(item.path)
         )
 
     def list_subkeys(self, key: SessionKey) -> list[str]:

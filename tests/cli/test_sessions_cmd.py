@@ -425,3 +425,23 @@ def test_a_string_cut_mid_emoji_is_shown_escaped_in_every_view(in_tmp: Path) -> 
     assert json.loads(as_json.stdout)["entries"][1]["message"]["content"][0]["text"] == cut
     stats = run_flower("sessions", "show", "cut", "--pruned", "--stats", cwd=in_tmp)
     assert stats.returncode == 0 and "conversation 1" in stats.stdout, stats.stderr
+
+
+@pytest.mark.parametrize("store_url", ["jsonfs"], indirect=True)
+def test_a_project_folder_linked_outside_the_store_is_skipped_with_a_warning(
+    cli: Cli, seeded: dict[str, SessionKey], in_tmp: Path
+) -> None:
+    elsewhere = in_tmp / "elsewhere"
+    with open_session_store(f"jsonfs://{elsewhere}") as other:
+        other.append(SessionKey("-work-gamma", "s9"), transcript("s9", "/work/gamma"))
+    (in_tmp / "transcripts" / "-work-gamma").symlink_to(elsewhere / "-work-gamma")
+    result = cli("sessions", "list", "--json")
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)
+    assert sorted(r["session_id"] for r in rows) == ["s1", "s2", "s3"]
+    link = in_tmp / "transcripts" / "-work-gamma"
+    assert f"{link} is a symlink to {elsewhere / '-work-gamma'}, outside the store" in result.stderr
+    assert "its sessions are skipped" in result.stderr
+    result = cli("sessions", "list", "--project", "-work-gamma", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == []

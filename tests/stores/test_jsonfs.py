@@ -497,9 +497,29 @@ def test_symlink_out_of_the_root_is_refused(tmp_path: Path) -> None:
         store.append(key, [user(1)])
     with pytest.raises(InvalidKeyError):
         store.load(key)
-    with pytest.raises(InvalidKeyError):
-        store.list_sessions("escape")
     assert list(outside.iterdir()) == []
+
+
+@pytest.mark.usefixtures("english")
+def test_listings_skip_a_project_linked_out_of_the_root_with_one_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    JsonfsSessionStore(outside).append(SessionKey("-away", "s9"), [user(9)])
+    store = JsonfsSessionStore(root)
+    store.append(KEY, [user(1)])
+    (root / "-away").symlink_to(outside / "-away", target_is_directory=True)
+    with caplog.at_level(logging.WARNING, logger="flower.jsonfs"):
+        assert store.list_projects() == [PROJECT]
+        assert store.list_sessions("-away") == []
+        assert store.find_session("s9") is None
+    warned = [r.getMessage() for r in caplog.records]
+    assert warned == [
+        f"{root / '-away'} is a symlink to {outside / '-away'}, outside the store at {root}; "
+        "its sessions are skipped"
+    ]
+    with pytest.raises(InvalidKeyError, match="outside the store"):
+        store.load(SessionKey("-away", "s9"))
 
 
 def test_symlinked_root_and_inner_links_that_stay_inside_work(tmp_path: Path) -> None:
