@@ -878,9 +878,9 @@ def stats(
 
 def _attach_security_commands() -> None:
     """keygen, rekey, scan, gc and archive live in their own modules (docs/security.md)."""
-    from flower.cli import encryption, retention, secrets_scan
+    from flower.cli import encryption, repair, retention, secrets_scan
 
-    for module in (encryption, secrets_scan, retention):
+    for module in (encryption, secrets_scan, retention, repair):
         module.attach(app)
 
 

@@ -42,6 +42,17 @@ class StoreUnavailableError(FlowerError):
     """The store cannot be opened or reached (bad URL, server down, corrupted file)."""
 
 
+DAMAGE_MARKER_SUFFIX = ".damaged"
+"""``sessions.db.damaged`` beside a SQLite database flower found damaged: every later
+process refuses to write into that file (``flower sessions repair`` removes it)."""
+
+
+class StoreDamagedError(StoreUnavailableError):
+    """The store's file is damaged: what it holds is not what was written (SQLite found
+    a malformed page, or a load read less than the session holds). flower writes
+    nothing more into it; ``flower sessions repair`` saves what is readable."""
+
+
 class StoreNotFoundError(StoreUnavailableError):
     """A store opened only to read that does not exist (yet): opening it read-only
     creates nothing, so there is nothing to read."""

@@ -13,13 +13,13 @@ from __future__ import annotations
 import contextlib
 import hashlib
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import zip_longest
 
 import msgspec
 
-from flower.core.errors import UnknownSessionError
+from flower.core.errors import StoreUnavailableError, UnknownSessionError
 from flower.core.i18n import N_, _
 from flower.core.protocols import SessionStoreBase
 from flower.core.records import Entry, SessionKey
@@ -163,12 +163,14 @@ def copy_transcript(
     *,
     batch_size: int = DEFAULT_BATCH,
     progress: Progress | None = None,
+    entries: Iterable[Entry] | None = None,
 ) -> None:
-    """Append to ``target`` every entry of ``key`` it does not hold yet, in order."""
+    """Append to ``target`` every entry of ``key`` it does not hold yet, in order
+    (``entries``: those instead of the source's)."""
     by_uuid, anonymous = _target_index(target, key)
     loaded = _as_loaded(target)
     batch: list[Entry] = []
-    for entry in source.iter_entries(key):
+    for entry in source.iter_entries(key) if entries is None else entries:
         report.entries_read += 1
         if progress is not None and report.entries_read % PROGRESS_EVERY == 0:
             progress(report)
@@ -294,3 +296,74 @@ def verify_sessions(
             if found is not None:
                 mismatches.append(found)
     return mismatches
+
+
+@dataclass(frozen=True)
+class Salvaged:
+    """One transcript of a damaged store: how many entries were saved, and whether
+    damage cut it (its reading stopped, or entries its chain links to were lost)."""
+
+    key: SessionKey
+    entries: int
+    cut: bool
+
+
+@dataclass
+class SalvageReport:
+    copy: CopyReport = field(default_factory=CopyReport)
+    transcripts: list[Salvaged] = field(default_factory=list)
+
+    @property
+    def cut(self) -> list[Salvaged]:
+        return [t for t in self.transcripts if t.cut]
+
+
+def _readable(entries: Iterator[Entry], stopped: list[bool]) -> Iterator[Entry]:
+    """``entries`` up to the first one the store cannot read; a parent link to an entry
+    that did not come (a lost page in the middle) is noted in ``stopped`` too."""
+    seen: set[object] = set()
+    try:
+        for entry in entries:
+            parent = entry.get("parentUuid")
+            if isinstance(parent, str) and parent not in seen and not stopped:
+                stopped.append(True)
+            seen.add(entry.get("uuid"))
+            yield entry
+    except StoreUnavailableError:
+        stopped.append(True)
+
+
+def salvage_sessions(
+    source: SessionStoreBase,
+    target: SessionStoreBase,
+    keys: list[SessionKey],
+    *,
+    progress: Progress | None = None,
+) -> SalvageReport:
+    """Copy what is readable of every transcript in ``keys`` (mains and subpaths, each
+    given) from a damaged ``source`` into ``target``: each one up to the first entry
+    that cannot be read. A copy as :func:`copy_sessions` makes one, but damage ends one
+    transcript, not the whole copy."""
+    report = SalvageReport()
+    for key in keys:
+        stopped: list[bool] = []
+        before = report.copy.entries_read
+        try:
+            streamed = source.iter_entries(key)
+        except StoreUnavailableError:
+            streamed = iter(())
+            stopped.append(True)
+        copy_transcript(
+            source,
+            target,
+            key,
+            report.copy,
+            progress=progress,
+            entries=_readable(streamed, stopped),
+        )
+        report.transcripts.append(Salvaged(key, report.copy.entries_read - before, bool(stopped)))
+        if key.subpath is None:
+            report.copy.sessions += 1
+        if progress is not None:
+            progress(report.copy)
+    return report

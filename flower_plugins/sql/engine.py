@@ -11,7 +11,9 @@ the database without its password.
 from __future__ import annotations
 
 import errno
+import json
 import logging
+import os
 import re
 import threading
 import time
@@ -27,7 +29,12 @@ from sqlalchemy import event
 from sqlalchemy.engine import URL, Connection, Engine
 from sqlalchemy.exc import ArgumentError, DBAPIError, IntegrityError
 
-from flower.core.errors import StoreNotFoundError, StoreUnavailableError
+from flower.core.errors import (
+    DAMAGE_MARKER_SUFFIX,
+    StoreDamagedError,
+    StoreNotFoundError,
+    StoreUnavailableError,
+)
 from flower.core.fileperms import check_private, create_private, private_dir, read_only_reason
 from flower.core.i18n import _
 from flower.core.redact import redact_text
@@ -139,6 +146,83 @@ def dialect_of(url: URL) -> Dialect:
     return "sqlite" if url.get_backend_name() == "sqlite" else "postgres"
 
 
+QUICK_CHECK_MAX_BYTES = 256 * 2**20
+"""A SQLite database (with its WAL) up to this size gets ``PRAGMA integrity_check``
+each time a process opens it to write (about 0.7 s at this size on a small machine); a
+larger one is checked by its loads only."""
+_DAMAGE_WORDS = ("malformed", "corrupt", "not a database")
+"""What SQLite's errors about a damaged file say (``database disk image is malformed``,
+``file is not a database``)."""
+
+
+def is_damage(message: str) -> bool:
+    lowered = message.lower()
+    return any(word in lowered for word in _DAMAGE_WORDS)
+
+
+def damage_line(path: str, what: str) -> str:
+    """The one line a damaged SQLite database gets: the file, what was wrong, and how to
+    save what is readable. ``what`` is SQLite's or flower's words, never transcript text."""
+    return _(
+        "{path} is damaged ({what}); flower writes nothing more into it. Save every "
+        "readable session into a new store and set the damaged file aside with: "
+        "flower sessions repair"
+    ).format(path=path, what=what)
+
+
+def damage_marker(path: str | os.PathLike[str]) -> Path:
+    return Path(f"{os.fspath(path)}{DAMAGE_MARKER_SUFFIX}")
+
+
+def _identity(path: str | os.PathLike[str]) -> list[int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_dev, st.st_ino]
+
+
+def marked_damaged(path: str | os.PathLike[str]) -> str | None:
+    """What the marker beside ``path`` says was wrong with it, or None: no marker, or
+    one about another file that has since taken its place (a restored backup)."""
+    marker = damage_marker(path)
+    try:
+        found = json.loads(marker.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        return _("marked damaged by an earlier run")
+    if not isinstance(found, dict) or found.get("file") != _identity(path):
+        return None
+    return str(found.get("why") or _("marked damaged by an earlier run"))
+
+
+def mark_damaged(path: str | os.PathLike[str], why: str) -> None:
+    """Leave the marker beside ``path`` (best effort: a read-only folder keeps none)."""
+    marker = damage_marker(path)
+    text = json.dumps({"file": _identity(path), "why": why, "at": int(time.time())})
+    try:
+        create_private(marker)
+        marker.write_text(text, encoding="utf-8")
+    except OSError:
+        pass
+
+
+def first_complaint(rows: list[str]) -> str | None:
+    """What SQLite's ``PRAGMA quick_check`` or ``integrity_check`` said first, or None
+    when it found the file sound."""
+    if rows == ["ok"]:
+        return None
+    lines = [line.strip() for row in rows for line in row.splitlines()]
+    complaints = [line for line in lines if line and not line.startswith("***")]
+    return short_reason(complaints[0] if complaints else "; ".join(lines))
+
+
+def short_reason(text: str) -> str:
+    first = text.strip().splitlines()[0] if text.strip() else "?"
+    return first if len(first) <= 120 else first[:117] + "..."
+
+
 class ConnectionLostWarning(UserWarning):
     """A connection to the database was lost and flower reconnected and retried."""
 
@@ -210,6 +294,37 @@ class Database:
     _local: threading.local = field(default_factory=threading.local)
     _hot: weakref.WeakSet[HotConnection] = field(default_factory=weakref.WeakSet)
     _hot_lock: threading.Lock = field(default_factory=threading.Lock)
+    damaged: str | None = None
+    """Why this database was found damaged (then nothing more is written to it)."""
+
+    def found_damaged(self, what: str) -> StoreDamagedError:
+        """Remember that the database is damaged, in this process and, for a SQLite
+        file, in a marker beside it; the error to raise."""
+        path = self.sqlite_path
+        if self.damaged is None:
+            self.damaged = what
+            if path and path != ":memory:":
+                mark_damaged(path, what)
+        return StoreDamagedError(damage_line(path or self.safe_url, what))
+
+    def refuse_damaged(self) -> None:
+        """Raise before a write when the database was found damaged."""
+        if self.damaged is not None:
+            raise self.found_damaged(self.damaged)
+
+    def check_damage(self, *, thorough: bool = False) -> str | None:
+        """SQLite's ``quick_check`` of the whole file now (``integrity_check``, which
+        also compares every index with its table, when ``thorough``); None on
+        PostgreSQL or when the file is sound."""
+        if self.dialect != "sqlite":
+            return None
+        pragma = "integrity_check" if thorough else "quick_check"
+
+        def check(conn: Connection) -> str | None:
+            rows = conn.exec_driver_sql(f"PRAGMA {pragma}").fetchall()
+            return first_complaint([str(row[0]) for row in rows])
+
+        return self.read(check)
 
     def compile(self, statement: Any) -> str:
         """SQL text of a Core statement for this dialect (named/pyformat parameters)."""
@@ -242,6 +357,7 @@ class Database:
         aborted to break a deadlock is retried once; idempotency by uuid makes the
         retry safe.
         """
+        self.refuse_damaged()
         engine = self.engine.execution_options(**{_WRITE: True})
         for attempt in (1, 2):
             try:
@@ -273,6 +389,8 @@ class Database:
         return self._raw(work, write=False)
 
     def _raw(self, work: Callable[[Any], T], *, write: bool) -> T:
+        if write:
+            self.refuse_damaged()
         dbapi = self.engine.dialect.loaded_dbapi
         begin_immediate = write and self.dialect == "sqlite"
         attempts = 2 if write else READ_ATTEMPTS
@@ -358,6 +476,10 @@ class Database:
         raise AssertionError("unreachable")
 
     def translate(self, exc: BaseException) -> StoreUnavailableError:
+        if self.dialect == "sqlite":
+            message = _driver_message(exc)
+            if is_damage(message) and "not a database" not in message.lower():
+                return self.found_damaged(short_reason(message))
         return translate_error(exc, self.url, self.dialect, self.busy_timeout)
 
     def close(self) -> None:
@@ -385,13 +507,15 @@ def translate_error(
     lowered = message.lower()
     if dialect == "sqlite":
         path = url.database
-        if "not a database" in lowered or "malformed" in lowered:
-            return StoreUnavailableError(
+        if "not a database" in lowered:
+            return StoreDamagedError(
                 _(
                     "{path} is not a valid SQLite database ({message}); it was left untouched. "
                     "Move it aside to start a fresh one."
                 ).format(path=path, message=message)
             )
+        if is_damage(message):
+            return StoreDamagedError(damage_line(str(path), short_reason(message)))
         if "readonly" in lowered or "read-only" in lowered:
             return StoreUnavailableError(
                 _("cannot write {path}: {reason}").format(path=path, reason=read_only_reason(path))
@@ -568,6 +692,8 @@ def open_database(
         try:
             with engine.connect() as conn:
                 conn.exec_driver_sql(probe).scalar()
+            if dialect == "sqlite" and not read_only:
+                _refuse_damaged_file(db)
             return db
         except DBAPIError as exc:
             if attempt == 1 and exc.connection_invalidated:
@@ -581,6 +707,24 @@ def open_database(
                 raise db.translate(exc) from None
             raise
     raise AssertionError("unreachable")
+
+
+def _refuse_damaged_file(db: Database) -> None:
+    """Before a process writes to a SQLite file: refuse one an earlier run found damaged
+    (its marker), and one ``integrity_check`` finds damaged now (up to
+    :data:`QUICK_CHECK_MAX_BYTES`)."""
+    path = db.sqlite_path
+    if not path or path == ":memory:":
+        return
+    why = marked_damaged(path)
+    if why is None:
+        size = sum(os.stat(f).st_size for f in (path, path + "-wal") if os.path.exists(f))
+        if size <= QUICK_CHECK_MAX_BYTES:
+            why = db.check_damage(thorough=True)
+    if why is not None:
+        error = db.found_damaged(why)
+        db.close()
+        raise error
 
 
 def now_ms(clock: Callable[[], float] = time.time) -> int:

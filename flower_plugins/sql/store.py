@@ -33,6 +33,8 @@ from flower.core.entries import (
     json_bytes,
     reported_usage,
 )
+from flower.core.errors import StoreDamagedError, StoreUnavailableError
+from flower.core.i18n import _
 from flower.core.lease import LeaseLostError
 from flower.core.protocols import SessionStoreBase
 from flower.core.records import (
@@ -43,7 +45,7 @@ from flower.core.records import (
     check_subpath,
     newest_first,
 )
-from flower_plugins.sql.engine import Database
+from flower_plugins.sql.engine import Database, marked_damaged
 from flower_plugins.sql.schema import MAIN_SUBPATH, entries, leases, seq_range, sessions
 
 _decode = msgspec.json.Decoder().decode
@@ -198,6 +200,10 @@ class SqlSessionStore(SessionStoreBase):
             .order_by(entries.c.seq)
         )
         self._sql_select_pk = db.compile(self._select_pk)
+        # the same lookup read from the table itself, past its (maybe damaged) index
+        self._sql_scan_pk = self._sql_select_pk.replace(
+            "FROM flower_sessions", "FROM flower_sessions NOT INDEXED", 1
+        )
         self._sql_select_payloads = db.compile(self._select_payloads)
         # iter_entries: one page after the last seq it yielded
         page = sa.select(entries.c.seq, entries.c.payload).where(
@@ -426,10 +432,66 @@ class SqlSessionStore(SessionStoreBase):
                 try:
                     append(_decode(payload))
                 except msgspec.DecodeError:  # a lone surrogate escape: the lenient decoder
-                    append(decode_entry(payload))
+                    append(self._decode_stored(key, payload))
             return entries
 
-        return self._db.raw_read(work)
+        loaded = self._db.raw_read(work)
+        if loaded is None:
+            self._check_missing(key, params)
+        else:
+            self._check_links(key, loaded)
+        return loaded
+
+    # -- noticing damage ---------------------------------------------------------
+    # SQLite keeps no checksums: a damaged page may read as fewer rows, or none, without
+    # an error. What a load returns is checked against what the file itself says; a
+    # doubt is settled by SQLite's quick_check, and damage found is never written into.
+
+    def _decode_stored(self, key: SessionKey, payload: Any) -> Entry:
+        try:
+            return decode_entry(payload)
+        except (msgspec.DecodeError, ValueError):
+            raise self._db.found_damaged(
+                _("session {session}: an entry is not JSON").format(session=key.session_id)
+            ) from None
+
+    def _check_links(self, key: SessionKey, loaded: Sequence[Entry]) -> None:
+        """A chain whose parent links point at entries the load did not return is a
+        load that came back short, when SQLite finds the file damaged; an imported
+        transcript may hold such links on its own, and a sound file is believed."""
+        if self._db.dialect != "sqlite" or not loaded:
+            return
+        uuids = {entry.get("uuid") for entry in loaded}
+        for entry in loaded:
+            parent = entry.get("parentUuid")
+            if isinstance(parent, str) and parent not in uuids:
+                break
+        else:
+            return
+        self._settle(key, len(loaded))
+
+    def _check_missing(self, key: SessionKey, params: dict[str, str]) -> None:
+        """A session the key index does not find, but the table itself holds: the index
+        is damaged (a fresh start would write into the damaged file)."""
+        if self._db.dialect != "sqlite":
+            return
+
+        def scan(cursor: Any) -> Any:
+            cursor.execute(self._sql_scan_pk, params)
+            return cursor.fetchone()
+
+        if self._db.raw_read(scan) is not None:
+            raise self._db.found_damaged(
+                _("session {session}: its index row is missing").format(session=key.session_id)
+            )
+
+    def _settle(self, key: SessionKey, count: int) -> None:
+        why = self._db.check_damage(thorough=True)
+        if why is not None:
+            read = _("session {session}: {count} entries read").format(
+                session=key.session_id, count=count
+            )
+            raise self._db.found_damaged(f"{read}; {why}")
 
     def iter_entries(self, key: SessionKey) -> Iterator[Entry]:
         """Stream a transcript in pages of :data:`STREAM_CHUNK` entries: memory stays
@@ -464,7 +526,7 @@ class SqlSessionStore(SessionStoreBase):
         while True:
             rows = self._db.raw_read(page)
             for seq, payload in rows:
-                yield decode_entry(payload)
+                yield self._decode_stored(key, payload)
                 after = seq
             if len(rows) < STREAM_CHUNK:
                 return
@@ -507,6 +569,70 @@ class SqlSessionStore(SessionStoreBase):
             return None
         project, _ = min(rows, key=lambda row: (-row[1], row[0]))  # the newest
         return SessionKey(project, session_id)
+
+    def damage(self) -> str | None:
+        """Why this database is damaged (found earlier, or by SQLite's
+        ``integrity_check`` now), or None when it is sound."""
+        if self._db.damaged is not None:
+            return self._db.damaged
+        path = self._db.sqlite_path
+        found = marked_damaged(path) if path else None
+        if found is not None:
+            return found
+        try:
+            return self._db.check_damage(thorough=True)
+        except StoreDamagedError:
+            return self._db.damaged
+
+    def readable_keys(self) -> list[SessionKey]:
+        """Every transcript's key (subpaths too) that the sessions table itself still
+        gives, read past its indexes, row by row where a damaged page stops a scan: what
+        ``flower sessions repair`` saves."""
+        columns = "project_key, session_id, subpath"
+        scan = f"SELECT {columns} FROM flower_sessions NOT INDEXED"
+        if self._db.dialect != "sqlite":
+            scan = f"SELECT {columns} FROM flower_sessions"
+
+        def rows(cursor: Any) -> list[tuple[str, str, str]]:
+            cursor.execute(scan)
+            return list(cursor.fetchall())
+
+        try:
+            found = self._db.raw_read(rows)
+        except StoreUnavailableError:
+            found = self._rows_one_by_one(columns)
+        keys = []
+        for project, session, subpath in found:
+            try:
+                keys.append(SessionKey(project, session, subpath or None))
+            except ValueError:  # a damaged name: not a key to write under
+                continue
+        return keys
+
+    def _rows_one_by_one(self, columns: str) -> list[tuple[str, str, str]]:
+        def highest(cursor: Any) -> int:
+            cursor.execute("SELECT seq FROM sqlite_sequence WHERE name = 'flower_sessions'")
+            row = cursor.fetchone()
+            return int(row[0]) if row else 0
+
+        try:
+            top = self._db.raw_read(highest)
+        except StoreUnavailableError:
+            top = 0
+        found: list[tuple[str, str, str]] = []
+        for pk in range(1, max(top, 1000) + 1):
+
+            def one(cursor: Any, pk: int = pk) -> Any:
+                cursor.execute(f"SELECT {columns} FROM flower_sessions WHERE id = ?", (pk,))
+                return cursor.fetchone()
+
+            try:
+                row = self._db.raw_read(one)
+            except StoreUnavailableError:
+                continue
+            if row is not None:
+                found.append(row)
+        return found
 
     def last_usage(self, key: SessionKey) -> dict[str, Any] | None:
         query = sa.select(sessions.c.last_usage).where(
