@@ -113,9 +113,15 @@ class Lineage:
         store: LineageStore,
         workspace: str,
         record: LineageRecord | None = None,
+        *,
+        folder: str | os.PathLike[str] | None = None,
     ) -> None:
         self.store = store
         self.workspace = workspace
+        self.folder = Path(folder if folder is not None else workspace)
+        """The workspace folder: an old lineage is set aside under its notes/archive/."""
+        self.fresh: FreshStart | None = None
+        """Where the record found in place of this workspace's went, once set aside."""
         self.mismatch: LineageMismatch | None = None
         """What the store holds in place of a record for this workspace, if anything."""
         self.found = record is not None
@@ -151,7 +157,7 @@ class Lineage:
             record = None
         if not _is_valid(record, ident):
             record = None
-        lineage = cls(store, ident, record)
+        lineage = cls(store, ident, record, folder=workspace)
         if record is None:
             lineage.mismatch = _mismatch(store, ident)
         return lineage
@@ -207,7 +213,14 @@ class Lineage:
         counted, fields beside them) goes into the record as it is now, so another
         process's steps are kept. ``self.record`` becomes the merged record, changed in
         place (callers may hold its ``steps`` and ``extra``).
+
+        What the store holds in place of this workspace's record (written for another
+        folder, unreadable) is first set aside under ``notes/archive/``, as a wake does
+        (:meth:`start_fresh`): no caller, the CLI or the Python API, writes over it.
         """
+        if self.mismatch is not None:
+            self.start_fresh(self.folder)  # writes the record itself, or stops writing
+            return self.durable
         try:
             update = getattr(self.store, "update", None)
             if update is None:
@@ -300,7 +313,8 @@ class Lineage:
         """Copy what the store holds here (this workspace's record, or the foreign or
         unreadable one in its place) to ``into/lineage.json`` (``0600``), then write
         the record without it: without the steps ``only`` names when given, else a
-        record that starts over. Raises when the copy cannot be written, before
+        record that starts over (or, when the store held another folder's or an
+        unreadable record, this one as this process set it). Raises when the copy cannot be written, before
         anything is replaced."""
         target = Path(into)
         mismatch = self.mismatch
@@ -311,9 +325,10 @@ class Lineage:
         if only:
             for step in only:
                 self.record.steps.pop(step, None)
-        else:
+        elif mismatch is None:
             self.record = LineageRecord(workspace=self.workspace)
             self._base = copy.deepcopy(self.record)
+        # else this record never was the one stored: it keeps what this process set
         self.mismatch = None
         self.save()
         return target
@@ -337,8 +352,11 @@ class Lineage:
         except Exception as exc:  # continuity is an extra: go on, but overwrite nothing
             log.warning(_("lineage could not be set aside, not written this run: %s"), exc)
             self.store = NoLineageStore()
+            self.mismatch = None
+            self.fresh = fresh
             return fresh
-        return msgspec.structs.replace(fresh, archived=str(folder))
+        self.fresh = msgspec.structs.replace(fresh, archived=str(folder))
+        return self.fresh
 
     def archive(
         self, into: str | os.PathLike[str], extra: Sequence[str | os.PathLike[str]] = ()

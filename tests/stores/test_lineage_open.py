@@ -54,3 +54,35 @@ def test_the_core_lineage_works_on_the_store_it_is_given(in_tmp: Path) -> None:
     store = configured_lineage_store(settings)
     Lineage.load(in_tmp, store=store, settings=settings).record_session("干活", "s1")
     assert load_lineage(in_tmp, settings=settings).steps == {"干活": "s1"}
+
+
+MOVED = b'{"workspace": "/moved/from/here", "woke": 3, "steps": {"work": "s-old"}}\n'
+CUT_OFF = b'{"workspace": "/x", "woke": "three"'
+
+
+@pytest.mark.parametrize(
+    ("backend", "old"),
+    [("json", MOVED), ("json", CUT_OFF), ("sqlite", MOVED)],
+    ids=["json-moved", "json-unreadable", "sqlite-moved"],
+)
+def test_record_session_sets_the_old_lineage_aside_first_as_a_wake_does(
+    in_tmp: Path, backend: str, old: bytes
+) -> None:
+    runs = in_tmp / "runs"
+    runs.mkdir()
+    if backend == "json":
+        settings = Settings(run_dir=str(runs))
+        (runs / "lineage.json").write_bytes(old)
+    else:
+        settings = sqlite_lineage(f"sqlite:///{runs / 'lineage.db'}", runs)
+        Lineage.load("/moved/from/here", store=configured_lineage_store(settings)).record_session(
+            "work", "s-old"
+        )
+    lineage = load_lineage(in_tmp, settings=settings)
+    lineage.record_session("work", "s-new")
+    archives = list((in_tmp / "notes" / "archive").glob("*/lineage.json"))
+    assert len(archives) == 1, "the old record was not set aside"
+    kept = archives[0].read_bytes()
+    assert kept == old if backend == "json" else b"s-old" in kept
+    assert lineage.fresh is not None and lineage.fresh.archived == str(archives[0].parent)
+    assert load_lineage(in_tmp, settings=settings).steps == {"work": "s-new"}
