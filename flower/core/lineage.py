@@ -314,8 +314,8 @@ class Lineage:
         unreadable one in its place) to ``into/lineage.json`` (``0600``), then write
         the record without it: without the steps ``only`` names when given, else a
         record that starts over (or, when the store held another folder's or an
-        unreadable record, this one as this process set it). Raises when the copy cannot be written, before
-        anything is replaced."""
+        unreadable record, this one as this process set it). Raises when the copy
+        cannot be written, before anything is replaced."""
         target = Path(into)
         mismatch = self.mismatch
         raw = mismatch.raw if mismatch is not None else lineage_document(self.record)
