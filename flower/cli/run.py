@@ -693,7 +693,25 @@ def describe_state(state: WakeState, workspace: Path, settings: Settings) -> lis
     for text in checks.unrecorded:
         said = _("{words} (a run cut short before recording it)").format(words=_one_line(text))
         lines.append(_fact(N_("said"), said))
-    for step, sid in checks.recorded.items():
+    for text in checks.unheard:
+        said = _("{words} (not heard by {step} yet: the next `flower` passes it on)").format(
+            words=_one_line(text), step=shown_label(names.work_step)
+        )
+        lines.append(_fact(N_("said"), said))
+    rewind = checks.rewind
+    if rewind is not None and rewind.damaged:
+        lines.append(_fact(N_("rewind"), rewind.damaged))
+    elif rewind is not None:
+        cut = ngettext(
+            "{step} {n} turn back, cut short: the next `flower` or `flower rewind` finishes it "
+            "first (now session {session})",
+            "{step} {n} turns back, cut short: the next `flower` or `flower rewind` finishes it "
+            "first (now session {session})",
+            rewind.turns or 0,
+        ).format(step=shown_label(rewind.step or ""), n=rewind.turns, session=rewind.new_session)
+        lines.append(_fact(N_("rewind"), cut))
+    recorded = _in_run_order(checks.recorded, names)
+    for step, sid in recorded.items():
         size = checks.context.get(step)
         if checks.alive.get(step) and size is not None:
             kept = _("{step}: {session} (in the store, context {size})")
@@ -707,15 +725,35 @@ def describe_state(state: WakeState, workspace: Path, settings: Settings) -> lis
         shown = shown_label(step)
         lines.append(_fact(N_("step"), kept.format(step=shown, session=sid, size=size_text)))
     ours = builtin_view(state, settings)
-    others = [step for step in checks.recorded if step not in ours.checks.recorded]
+    others = [step for step in recorded if step not in ours.checks.recorded]
     if others:
         other = _(
             "{steps}: another workflow's steps (its Python code resumes them; `flower` runs "
             "the built-in workflow)"
         ).format(steps=shown_steps(others))
         lines.append(_fact(N_("other"), other))
+    verdict = checks.verdict
+    if verdict is not None:
+        woke = _("wake {n}").format(n=verdict.woke)
+        if verdict.met is None:
+            said = _("the judge gave no verdict ({wake})").format(wake=woke)
+        else:
+            said = ngettext(
+                "{met} of {goals} goal met ({wake})",
+                "{met} of {goals} goals met ({wake})",
+                verdict.goals,
+            ).format(met=verdict.met, goals=verdict.goals, wake=woke)
+        lines.append(_fact(N_("verdict"), said))
     lines.append(_fact(N_("next"), _next_run(state, settings, ours, names)))
     return lines
+
+
+def _in_run_order(steps: dict[str, str], names: Any) -> dict[str, str]:
+    """``steps`` in the order a wake runs them: the built-in workflow's steps in its
+    order, then any other workflow's as lineage lists them."""
+    order = [names.clarify_step, names.goals_step, names.work_step]
+    ours = {step: steps[step] for step in order if step in steps}
+    return {**ours, **{step: sid for step, sid in steps.items() if step not in ours}}
 
 
 def _next_run(state: WakeState, settings: Settings, ours: WakeState, names: Any) -> str:
@@ -729,7 +767,8 @@ def _next_run(state: WakeState, settings: Settings, ours: WakeState, names: Any)
         done = {names.clarify_step} if checks.brief else set()
         if checks.goals and not (checks.goals_stale or checks.unrecorded):
             done.add(names.goals_step)
-        resumed = [step for step in ours.steps if step not in done] or list(ours.steps)
+        steps = _in_run_order(ours.steps, names)
+        resumed = [step for step in steps if step not in done] or list(steps)
         return _("`flower` resumes {steps} (wake {n})").format(
             steps=shown_steps(resumed), n=state.woke + 1
         )

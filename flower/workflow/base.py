@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from flower.core.i18n import _
 from flower.core.lineage import Lineage
 from flower.core.manifest import Manifest
@@ -23,7 +25,7 @@ from flower.core.telemetry import tracing_of
 from flower.runtime.spec import STOP_CONTEXT_LIMIT, AgentSpec, StepResult
 from flower.stores.lineage import configured_lineage_store, load_lineage
 from flower.workflow.context import WorkflowContext
-from flower.workflow.state import WakeChecks, WakeFresh, WakeState
+from flower.workflow.state import WakeChecks, WakeFresh, WakeRewind, WakeState, WakeVerdict
 
 log = logging.getLogger(__name__)
 
@@ -471,6 +473,9 @@ def wake_state(
         goals_stale=lineage.record.extra.get("goals_stale") is True,
         unrecorded=_unrecorded_words(lineage, settings, run_dir),
         rewound=rewound_turns(lineage.record.extra, lineage.woke),
+        unheard=_unheard_words(lineage),
+        rewind=_pending_rewind(settings, run_dir),
+        verdict=last_verdict(lineage.record.extra),
     )
     steps = {name: sid for name, sid in recorded.items() if alive.get(name)}
     return WakeState(waking=bool(steps), checks=checks, woke=lineage.woke, steps=steps)
@@ -502,6 +507,53 @@ def _unrecorded_words(lineage: Lineage, settings: Any, run_dir: Any) -> list[str
         log.warning(_("%s unreadable: %s"), run_path, exc)
         return []
     return [said.text for said in words if said.text.strip()]
+
+
+def _unheard_words(lineage: Lineage) -> list[str]:
+    """What was said on wakes and kept in lineage until the work step hears it."""
+    from flower.workflow.memo import WakeMemo
+
+    return [text for text in WakeMemo(lineage).unheard if text.strip()]
+
+
+def _pending_rewind(settings: Any, run_dir: Any) -> WakeRewind | None:
+    """The plan of a rewind a crash cut short, if the run directory holds one."""
+    from flower.core.rewind import RewindError, pending
+
+    run_path = Path(getattr(settings, "run_dir", None) or run_dir)
+    try:
+        plan = pending(run_path)
+    except RewindError as exc:
+        return WakeRewind(damaged=str(exc))
+    except OSError as exc:  # the run itself will say what is wrong with the run dir
+        log.warning(_("%s unreadable: %s"), run_path, exc)
+        return None
+    if plan is None:
+        return None
+    return WakeRewind(step=plan.step, turns=plan.turns, new_session=plan.new_session)
+
+
+VERDICT = "verdict"
+"""Lineage extra: the judge's last verdict (a :class:`WakeVerdict`), kept for ``flower
+status``."""
+
+
+def record_verdict(lineage: Lineage | None, verdict: WakeVerdict) -> None:
+    """Keep the judge's last verdict in lineage (written at once)."""
+    if lineage is not None:
+        lineage.record.extra[VERDICT] = msgspec.to_builtins(verdict)
+        lineage.save()
+
+
+def last_verdict(extra: Mapping[str, Any]) -> WakeVerdict | None:
+    """The judge's last verdict kept in lineage, or None (none yet, or not readable)."""
+    raw = extra.get(VERDICT)
+    if not isinstance(raw, dict):
+        return None
+    try:
+        return msgspec.convert(raw, WakeVerdict)
+    except msgspec.ValidationError:
+        return None
 
 
 def _pending_request(lineage: Lineage) -> str | None:

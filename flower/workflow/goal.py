@@ -16,8 +16,9 @@ from typing import Any
 
 from flower.core.i18n import N_, _
 from flower.runtime.spec import AgentSpec, StepResult
-from flower.workflow.base import Step, StepRun, one_turn, replace_step
+from flower.workflow.base import Step, StepRun, one_turn, record_verdict, replace_step
 from flower.workflow.documents import documents, read_goals
+from flower.workflow.state import WakeVerdict
 from flower.workflow.verdict import NO_VERDICT, Verdict, manifest_fields, parse_verdict
 
 _JUDGE_INSTRUCTIONS = N_(
@@ -108,9 +109,11 @@ def with_goal(
             )
             if not verdict_run.ok or not verdicts:
                 _set(run, step.name, None, None)
+                _keep(run, step.name, len(goals), None)
                 return result
             verdict = verdicts[-1]
             _set(run, step.name, verdict, verdict.all_met)
+            _keep(run, step.name, len(goals), sum(1 for met in verdict.met if met))
             if verdict.all_met or n == limit:
                 return result
             result = await run.turn(
@@ -139,6 +142,11 @@ def _noting(
 def _judge_prompt(path: Path, goals: list[str]) -> str:
     listed = "\n".join(f"{i}. {g}" for i, g in enumerate(goals, 1))
     return _(_MESSAGES["JUDGE_PROMPT"]).format(goals_file=path.name, goals=listed)
+
+
+def _keep(run: StepRun, name: str, goals: int, met: int | None) -> None:
+    """The verdict in lineage, for ``flower status`` (``met`` None: no verdict)."""
+    record_verdict(run.lineage, WakeVerdict(step=name, goals=goals, met=met, woke=run.ctx.woke))
 
 
 def _set(run: StepRun, name: str, verdict: Verdict | None, met: bool | None) -> None:

@@ -28,6 +28,27 @@ class WakeFresh(_Keyed, msgspec.Struct, frozen=True):
     steps: list[str] = msgspec.field(default_factory=list)
 
 
+class WakeRewind(_Keyed, msgspec.Struct, frozen=True):
+    """A rewind a crash cut short (its plan is still in the run directory): the next
+    ``flower`` or ``flower rewind`` finishes it first. ``damaged``: the plan cannot be
+    read (the error says what to do)."""
+
+    step: str | None = None
+    turns: int | None = None
+    new_session: str | None = None
+    damaged: str | None = None
+
+
+class WakeVerdict(_Keyed, msgspec.Struct, frozen=True):
+    """The judge's last verdict on ``step``: ``met`` of ``goals`` goals met (``met`` None:
+    the judge gave no verdict), on wake ``woke``."""
+
+    step: str
+    goals: int
+    met: int | None
+    woke: int
+
+
 class WakeChecks(_Keyed, msgspec.Struct, frozen=True):
     """What :class:`WakeState` rests on; see :func:`~flower.workflow.base.wake_state`."""
 
@@ -43,6 +64,9 @@ class WakeChecks(_Keyed, msgspec.Struct, frozen=True):
     goals_stale: bool
     unrecorded: list[str]
     rewound: int | None
+    unheard: list[str] = msgspec.field(default_factory=list)
+    rewind: WakeRewind | None = None
+    verdict: WakeVerdict | None = None
 
 
 class WakeState(_Keyed, msgspec.Struct, frozen=True):
@@ -55,4 +79,4 @@ class WakeState(_Keyed, msgspec.Struct, frozen=True):
     steps: dict[str, str]
 
 
-__all__ = ["WakeChecks", "WakeFresh", "WakeState"]
+__all__ = ["WakeChecks", "WakeFresh", "WakeRewind", "WakeState", "WakeVerdict"]

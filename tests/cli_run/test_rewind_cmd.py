@@ -90,6 +90,11 @@ def test_rewind_typed_again_after_a_kill_finishes_the_cut_short_one_and_stops(
     (ws / "runs" / "rewind.json").write_text(json.dumps(plan), encoding="utf-8")
 
     english = {**flower.env, "FLOWER_LANG": "en"}  # for the checks of rewind's own words
+    status = flower("status", env=english).stdout.splitlines()
+    assert (
+        "rewind      work 1 turn back, cut short: the next `flower` or `flower rewind` "
+        f"finishes it first (now session {plan['new_session']})"
+    ) in status
     again = flower("rewind", "1", env=english)
     assert again.returncode == 0, again.stderr
     assert lineage(ws)["steps"]["干活"] == plan["new_session"]

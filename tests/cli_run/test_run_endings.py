@@ -27,6 +27,11 @@ def test_goals_left_unmet_exit_with_their_own_code_and_say_how_many_were_met(
     # not an error's code: every step ran, and the next `flower` goes on
     assert "失败" not in done.stdout
 
+    status = flower("status")
+    assert "验收        3 个目标达成了 2 个(第 1 次唤醒)" in status.stdout.splitlines()
+    verdict = json.loads(flower("status", "--json").stdout)["checks"]["verdict"]
+    assert verdict == {"step": "干活", "goals": 3, "met": 2, "woke": 1}
+
     as_json = flower("--yes", "--rounds", "1", "--json")
     assert as_json.returncode == GOALS_NOT_MET_EXIT, as_json.stderr
     out = json.loads(as_json.stdout)
@@ -62,3 +67,29 @@ def tool_use_read() -> dict[str, object]:
     from flower.testing.fake_api import tool_use
 
     return tool_use("Read", {"file_path": "需求.md"})
+
+
+def test_status_names_the_steps_in_run_order_and_the_words_not_heard_yet(
+    flower: Flower, model: ScriptedModel, ws: Path
+) -> None:
+    assert flower("--yes", REQUEST).returncode == 0
+    model.override(goal_setter().instructions, lambda req: server_error())  # type: ignore[arg-type,return-value]
+    cut = flower("--yes", "顺便支持代码块高亮")
+    assert cut.returncode == 1, cut.stdout  # the goals were not derived again: not heard
+    record = lineage(ws)
+    # lineage lists its steps in the order they were recorded, which need not be the
+    # order a wake runs them (a step set aside and recorded again goes last)
+    record["steps"] = dict(reversed(record["steps"].items()))
+    (ws / "runs" / "lineage.json").write_text(json.dumps(record, ensure_ascii=False))
+
+    status = flower("status")
+    assert status.returncode == 0, status.stderr
+    lines = status.stdout.splitlines()
+    said = "说过        顺便支持代码块高亮(干活 还没听到:下次 `flower` 会转给它)"
+    assert said in lines
+    steps = [line.split()[1].split(":")[0] for line in lines if line.startswith("步骤 ")]
+    assert steps == ["确认需求", "设定目标", "干活"]
+    assert lines[-1] == "下一步      `flower` 接着做 设定目标、干活(第 3 次唤醒)"
+    assert json.loads(flower("status", "--json").stdout)["checks"]["unheard"] == [
+        "顺便支持代码块高亮"
+    ]
