@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import NamedTuple
 
 from flower.core.errors import ConfigError
 
@@ -173,6 +174,7 @@ def ngettext(singular: str, plural: str, count: int) -> str:
 
 __all__ = [
     "N_",
+    "LabelParts",
     "_",
     "available_languages",
     "checked_language",
@@ -180,6 +182,7 @@ __all__ = [
     "current_language",
     "environment_language",
     "every_translation",
+    "label_parts",
     "language",
     "language_name",
     "ngettext",
@@ -208,16 +211,30 @@ def shown_step(name: str, gettext: Callable[[str], str] = _) -> str:
 _LABEL = re.compile(r"^(?P<step>.*?)(?P<judge>·判定)?(?P<tail>#(?:retry|round)?\d+)?$")
 
 
+class LabelParts(NamedTuple):
+    """A run label taken apart: ``干活·判定#1`` is step ``干活``, a judge's, tail ``#1``."""
+
+    step: str
+    judge: bool
+    tail: str  # "#retry1", "#round2", "#1" or ""
+
+
+def label_parts(label: str) -> LabelParts:
+    """The step, whether it is the judge's run and the tail of a manifest run label."""
+    match = _LABEL.match(label)
+    assert match is not None  # the pattern matches any string
+    return LabelParts(match.group("step"), bool(match.group("judge")), match.group("tail") or "")
+
+
 def shown_label(label: str, gettext: Callable[[str], str] = _) -> str:
     """A run label as the user reads it: ``干活·判定#1`` -> ``work·judge#1`` in English.
     Labels are data (manifest, lineage keys) and stay as written; only this changes.
     ``gettext`` is a catalog's own for a page that speaks its own language (flower ui)."""
-    match = _LABEL.match(label)
-    assert match is not None  # the pattern matches any string
-    step = shown_step(match.group("step"), gettext)
-    if match.group("judge"):
+    parts = label_parts(label)
+    step = shown_step(parts.step, gettext)
+    if parts.judge:
         step = gettext("{step}·judge").format(step=step)
-    return step + (match.group("tail") or "")
+    return step + parts.tail
 
 
 def shown_steps(labels: Iterable[str]) -> str:

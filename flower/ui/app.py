@@ -35,6 +35,7 @@ from flower.core.redact import redact_text
 from flower.ui import chart, conversation, listing, runs
 from flower.ui.pruned import PrunedView, pruned_view
 from flower.ui.readonly import NoStoreYet, ReadOnlyStore
+from flower.workflow.roles import SessionRole
 
 HERE = Path(__file__).parent
 TOKEN_COOKIE = "flower_ui_token"
@@ -100,6 +101,13 @@ class Viewer:
         view = PruningSessionStore.from_settings(self.store(), self.settings)
         view.options["dry_run"] = True  # trim shows its pointers, writes no file
         return view
+
+    def roles(self) -> dict[str, SessionRole]:
+        """What the run directory's manifest says each session was."""
+        from flower.core.manifest import read_manifest
+        from flower.workflow.roles import session_roles
+
+        return session_roles(read_manifest(self.settings.run_path), self.settings)
 
     def entries(self, key: SessionKey) -> list[Entry]:
         entries = self.store().load(key)
@@ -178,7 +186,14 @@ def build_app(viewer: Viewer, *, token: str | None = None, language: str | None 
         with viewer.lock:
             store = viewer.store()
             try:
-                result = listing.page(store, viewer.prices(), query=query, number=number)
+                result = listing.page(
+                    store,
+                    viewer.prices(),
+                    query=query,
+                    number=number,
+                    roles=viewer.roles(),
+                    gettext=say,
+                )
             except NotImplementedError:
                 raise FlowerError(
                     say(N_("{store} cannot list its sessions")).format(store=viewer.store_name)

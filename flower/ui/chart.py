@@ -3,8 +3,9 @@
 A round starts at each prompt (a user entry that is not a tool result, a compaction
 summary or a meta line) and its context is that of its last request, what the last
 ``usage`` of the round reports (as ``bench context`` counts it): input + cache
-creation + cache read tokens. The chart draws it with the relay threshold and the
-1M-token window, server-side, without any script, its words in the page's language.
+creation + cache read tokens. The chart draws it on an axis that fits the session,
+with the relay threshold and the 1M-token window as lines when they are in range,
+server-side, without any script, its words in the page's language.
 """
 
 from __future__ import annotations
@@ -67,13 +68,39 @@ def _tokens_label(tokens: float) -> str:
     return f"{tokens / 1000:g}K" if tokens else "0"
 
 
+def _tick_step(top: float) -> float:
+    """A round step (1, 2, 2.5 or 5 times a power of ten) that cuts ``top`` into 4 to 8."""
+    power = 10.0 ** max(0, len(str(int(top))) - 2)
+    while True:
+        for factor in (1, 2, 2.5, 5):
+            if top / (factor * power) <= 8:
+                return factor * power
+        power *= 10
+
+
+def scale(peak: int, marks: Sequence[int]) -> tuple[float, list[float]]:
+    """The y axis of a chart whose highest round is ``peak`` tokens: its top and ticks.
+    The axis fits the session, not the window: a small session fills the plot. A mark
+    (the relay threshold, the window) near the peak, within half again of it, stretches
+    the axis to show it; one far above is left out."""
+    if peak <= 0:
+        top = float(max(marks, default=WINDOW_TOKENS))
+    else:
+        near = [m for m in marks if m <= peak * 1.5]
+        top = max([peak * 1.15, *(m * 1.05 for m in near)])
+    step = _tick_step(top)
+    top = step * -(-top // step)  # a whole number of steps
+    return top, [step * n for n in range(round(top / step) + 1)]
+
+
 def context_svg(
     points: Sequence[RoundContext], threshold: int, catalog: stdlib_gettext.NullTranslations
 ) -> str:
-    """The chart: one point per round, the relay threshold and the window as lines; its
-    words through ``catalog`` (the page's language, not the process's)."""
+    """The chart: one point per round on an axis that fits the session, the relay
+    threshold and the window as lines when they are in range; its words through
+    ``catalog`` (the page's language, not the process's)."""
     gettext, ngettext = catalog.gettext, catalog.ngettext
-    top_tokens = max([WINDOW_TOKENS, *(p.tokens for p in points)]) * 1.05
+    top_tokens, ticks = scale(max([0, *(p.tokens for p in points)]), [threshold, WINDOW_TOKENS])
     last_round = max([1, *(p.round_no for p in points)])
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
 
@@ -90,7 +117,7 @@ def context_svg(
         f"<title>{escape(title)}</title>",
         f'<rect x="{LEFT}" y="{TOP}" width="{plot_w}" height="{plot_h}" class="plot"/>',
     ]
-    for tick in (0, 250_000, 500_000, 750_000, 1_000_000):
+    for tick in ticks:
         parts.append(
             f'<text x="{LEFT - 6}" y="{y(tick) + 4:.1f}" class="tick" text-anchor="end">'
             f"{_tokens_label(tick)}</text>"
@@ -103,6 +130,8 @@ def context_svg(
             gettext("relay at {tokens}").format(tokens=_tokens_label(threshold)),
         ),
     ):
+        if tokens > top_tokens:
+            continue  # out of range: the session is far below it
         parts.append(
             f'<line x1="{LEFT}" x2="{LEFT + plot_w}" y1="{y(tokens):.1f}" y2="{y(tokens):.1f}" '
             f'class="{css}"/><text x="{LEFT + plot_w - 4}" y="{y(tokens) - 4:.1f}" '

@@ -9,7 +9,7 @@ transcript. Only the rows of the page shown are read, for what the index does no
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -23,6 +23,7 @@ from flower.core.records import Entry, SessionKey
 from flower.core.transcript.usage import context_tokens
 from flower.runtime.pricing import cost_of, price_for
 from flower.ui.conversation import title_of
+from flower.workflow.roles import SessionRole, Titles
 
 PAGE_SIZE = 50
 
@@ -54,6 +55,8 @@ class RowSummary(msgspec.Struct):
     forked_from: ForkOrigin | None = None  # the session and entry this fork left at
     fork_end: str = ""  # uuid of the fork's last copied entry (the fork point)
     relay_from: str = ""
+    role: str = ""  # what the manifest says the session was, in the page's language
+    step: str = ""  # its run label as shown (work·judge#1)
 
 
 class ShownRow(msgspec.Struct):
@@ -125,6 +128,31 @@ def summarize(store: SessionStoreBase, row: SessionRow, prices: Mapping[str, Pri
     return summarize_entries(store.load(row.key) or [], prices)
 
 
+def known_as(
+    store: SessionStoreBase,
+    roles: Mapping[str, SessionRole],
+    gettext: Callable[[str], str],
+) -> Callable[[SessionRow, RowSummary], RowSummary]:
+    """What fills in a row the manifest knows: its role, its step and a title from the
+    user's request or the step (flower's own prompt is no title); other rows as they are."""
+
+    def load(project_key: str, session_id: str) -> list[Entry] | None:
+        return store.load(SessionKey(project_key, session_id))
+
+    titles = Titles(roles, load, gettext)
+
+    def fill(row: SessionRow, summary: RowSummary) -> RowSummary:
+        known = roles.get(row.session_id)
+        if known is None:
+            return summary
+        summary.role = known.shown_role(gettext)
+        summary.step = known.shown_step(gettext)
+        summary.title = titles(row.project_key, row.session_id) or summary.title
+        return summary
+
+    return fill
+
+
 def page(
     store: SessionStoreBase,
     prices: Mapping[str, Price],
@@ -132,15 +160,19 @@ def page(
     query: str = "",
     number: int = 1,
     size: int = PAGE_SIZE,
+    roles: Mapping[str, SessionRole] | None = None,
+    gettext: Callable[[str], str] = str,
 ) -> Page:
-    """Page ``number`` of the rows whose project or id hold every word of ``query``."""
+    """Page ``number`` of the rows whose project or id hold every word of ``query``;
+    rows of the sessions in ``roles`` (the manifest's) say who they were."""
     words = query.casefold().split()
     rows = [r for r in listing(store) if matches(r, words)] if words else listing(store)
     pages = max(1, -(-len(rows) // size))
     number = min(max(1, number), pages)
     shown = rows[(number - 1) * size : number * size]
+    fill = known_as(store, roles or {}, gettext)
     return Page(
-        rows=[ShownRow(r, summarize(store, r, prices)) for r in shown],
+        rows=[ShownRow(r, fill(r, summarize(store, r, prices))) for r in shown],
         total=len(rows),
         number=number,
         pages=pages,

@@ -8,7 +8,9 @@ from typing import Any
 import msgspec
 
 from flower.core.config import Settings
+from flower.core.i18n import label_parts
 from flower.core.manifest import MANIFEST_NAME, read_manifest
+from flower.workflow.verdict import RoundVerdict, recorded_verdict
 
 
 class StepRun(msgspec.Struct):
@@ -26,6 +28,18 @@ class StepRun(msgspec.Struct):
     started_at: str
     stop: str
     retired: list[str]
+    run: str = ""  # the process stamp: one per wake
+    judge: bool = False  # a judge's round
+    verdict: RoundVerdict | None = None  # what that round's judge found
+
+
+class Wake(msgspec.Struct):
+    """The step runs of one wake (one process: the manifest's ``run`` stamp), in order."""
+
+    number: int
+    run: str
+    started_at: str
+    runs: list[StepRun]
 
 
 class RunView(msgspec.Struct):
@@ -36,6 +50,7 @@ class RunView(msgspec.Struct):
     steps: dict[str, str]  # step -> session id (lineage)
     runs: list[StepRun]
     manifest: str  # the manifest's path
+    wakes: list[Wake] = msgspec.field(default_factory=list)
 
 
 def _errors(raw: Any) -> list[str]:
@@ -56,8 +71,11 @@ def _number(value: Any, default: float = 0.0) -> float:
     return float(value) if is_number else default
 
 
-def step_run(row: dict[str, Any]) -> StepRun:
+def step_run(row: dict[str, Any], goals: list[str] | None = None) -> StepRun:
+    """One manifest row; a judge's with its verdict (``goals``: the goals file as it is
+    now, to read the text of a row written before rows recorded the verdict)."""
     cost = row.get("cost_usd")
+    judge = label_parts(str(row.get("step", ""))).judge
     return StepRun(
         step=str(row.get("step", "?")),
         session_id=str(row.get("session_id") or ""),
@@ -71,7 +89,20 @@ def step_run(row: dict[str, Any]) -> StepRun:
         started_at=str(row.get("started_at") or ""),
         stop=str(row.get("stop") or ""),
         retired=[str(s) for s in row.get("retired") or [] if isinstance(s, str)],
+        run=str(row.get("run") or ""),
+        judge=judge,
+        verdict=recorded_verdict(row, goals) if judge else None,
     )
+
+
+def by_wake(runs: list[StepRun]) -> list[Wake]:
+    """The step runs grouped by the wake (process) that ran them, in manifest order."""
+    wakes: list[Wake] = []
+    for run in runs:
+        if not wakes or wakes[-1].run != run.run:
+            wakes.append(Wake(len(wakes) + 1, run.run, run.started_at, []))
+        wakes[-1].runs.append(run)
+    return wakes
 
 
 def run_view(settings: Settings, workspace: Path) -> RunView:
@@ -81,15 +112,25 @@ def run_view(settings: Settings, workspace: Path) -> RunView:
 
     lineage = load_lineage(workspace, settings=settings)
     run_dir = settings.run_path
+    goals = _goals_now(workspace, settings)
+    runs = [step_run(row, goals) for row in read_manifest(run_dir)]
     return RunView(
         run_dir=str(run_dir),
         workspace=str(workspace),
         lineage_found=lineage.found,
         woke=lineage.woke,
         steps=dict(lineage.steps),
-        runs=[step_run(row) for row in read_manifest(run_dir)],
+        runs=runs,
         manifest=str(run_dir / MANIFEST_NAME),
+        wakes=by_wake(runs),
     )
+
+
+def _goals_now(workspace: Path, settings: Settings) -> list[str]:
+    """The goals file's goals as it is now ([] without one)."""
+    from flower.workflow.documents import documents, read_goals
+
+    return read_goals(documents(workspace, settings).goals) or []
 
 
 def relayed_to(run_dir: Path, session_id: str) -> str:

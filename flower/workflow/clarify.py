@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from flower.core.i18n import N_, _, ngettext
+from flower.core.i18n import N_, _, every_translation, ngettext
 from flower.runtime.spec import AgentSpec, StepResult
 from flower.workflow.base import Context, Step, StepRun
 from flower.workflow.documents import (
@@ -131,6 +131,19 @@ def __getattr__(name: str) -> Any:
     if name == "GOAL_SETTER":
         return goal_setter()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def request_in(prompt: str) -> str | None:
+    """The user's request inside a clarifier's first prompt (in whichever language that
+    wake spoke); None when ``prompt`` is no such prompt or the user said nothing."""
+    text = prompt.strip()
+    for template in every_translation(_MESSAGES["CLARIFY_PROMPT"]):
+        head, found, tail = template.strip().partition("{request}")
+        if found and text.startswith(head) and text.endswith(tail):
+            request = text[len(head) : len(text) - len(tail)].strip()
+            if request and request not in every_translation(_MESSAGES["NO_REQUEST"]):
+                return request
+    return None
 
 
 Ask = Callable[[str], "str | Awaitable[str | None] | None"]

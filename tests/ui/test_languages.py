@@ -11,8 +11,9 @@ from starlette.testclient import TestClient
 from ui_helpers import PROJECT, WORKING
 
 from flower.core.config import Settings
-from flower.core.i18n import language
+from flower.core.i18n import language, translations
 from flower.stores.open import open_session_store
+from flower.ui import chart
 from flower.ui.app import Viewer, build_app
 
 
@@ -102,21 +103,30 @@ def test_the_token_gate_refuses_in_the_pages_language(seeded: Settings) -> None:
 
 @pytest.mark.parametrize(
     ("lang", "shown", "not_shown"),
-    [("en", "<td>work·judge#1</td>", "干活"), ("zh_CN", "<td>干活·判定#1</td>", "work·judge")],
+    [
+        ("en", ["<td>work·judge#1</td>", "1 of 2 goals met", "not met: 1", "wake 1"], "干活"),
+        ("zh_CN", ["<td>干活·判定#1</td>", "2 个目标达成 1 个", "未达成:1", "第 1 次唤醒"], "work"),
+    ],
 )
 def test_the_workflow_page_shows_step_names_in_its_language(
-    seeded: Settings, lang: str, shown: str, not_shown: str
+    seeded: Settings, lang: str, shown: list[str], not_shown: str
 ) -> None:
     """Step names are stored as their keys (干活·判定#1); the page shows them the way the
-    CLI does, in the page's language."""
+    CLI does, in the page's language, and the judge's verdict too."""
     import json
 
-    line = {"step": "干活·判定#1", "session_id": WORKING, "ok": True}
+    line = {
+        "step": "干活·判定#1",
+        "session_id": WORKING,
+        "ok": True,
+        "verdict": {"goals": 2, "met": 1, "unmet": [1]},
+    }
     (Path(seeded.run_dir) / "manifest.json").write_text(
         json.dumps(line, ensure_ascii=False) + "\n", encoding="utf-8"
     )
     page = client(seeded, lang).get("/run").text
-    assert shown in page
+    for words in shown:
+        assert words in page
     assert not_shown not in page[page.index('id="manifest"') :]
 
 
@@ -131,8 +141,6 @@ def chart_of(html: str) -> str:
             "en",
             [
                 "<title>context size per round</title>",
-                ">1M window</text>",
-                ">relay at 160K</text>",
                 "<title>round 1: 12,400 tokens (2 requests)</title>",
                 "<title>round 2: 30,000 tokens (1 request)</title>",  # not "1 requests"
                 ">round (1-2)</text>",
@@ -142,8 +150,6 @@ def chart_of(html: str) -> str:
             "zh_CN",
             [
                 "<title>每轮的上下文大小</title>",
-                ">1M 窗口</text>",
-                ">160K 时接力</text>",
                 "<title>第 1 轮:12,400 token(2 次请求)</title>",
                 "<title>第 2 轮:30,000 token(1 次请求)</title>",
                 ">轮次(1-2)</text>",
@@ -157,6 +163,14 @@ def test_the_context_chart_speaks_the_pages_language(
     svg = chart_of(client(seeded, lang).get(f"/s/{PROJECT}/{WORKING}").text)
     for words in said:
         assert words in svg
+    # the relay threshold and the window are marked once a session comes near them
+    big = chart.context_svg([chart.RoundContext(1, 900_000, 1)], 160_000, translations(lang))
+    marks = {
+        "en": (">1M window</text>", ">relay at 160K</text>"),
+        "zh_CN": (">1M 窗口</text>", ">160K 时接力</text>"),
+    }
+    assert all(mark in big for mark in marks[lang])
+    svg += big
     if lang != "en":  # no English word left among the chart's words (its class names are)
         shown = " ".join(re.findall(r">([^<>]+)</(?:title|text)>", svg))
         assert not re.search(r"round|relay|window|request|context", shown), shown

@@ -4,13 +4,16 @@ items (boundaries, images, thinking) and the context per round."""
 from __future__ import annotations
 
 import json
+import re
 import urllib.request
 from pathlib import Path
 
 from ui_helpers import PROJECT, WORKING, Transcript, serve, settings_for, working_session
 
 from flower.core.i18n import translations
+from flower.core.records import SessionKey
 from flower.stores.lineage import load_lineage
+from flower.stores.open import open_session_store
 from flower.ui import chart, conversation, runs
 
 PNG = (
@@ -96,9 +99,39 @@ def test_a_round_is_measured_by_its_last_request() -> None:
     points = chart.rounds(entries)
     assert [(p.round_no, p.tokens, p.requests) for p in points] == [(1, 12_400, 2), (2, 30_000, 1)]
     svg = chart.context_svg(points, 160_000, translations("en"))
-    assert svg.count("<circle") == 2 and "relay at 160K" in svg
+    assert svg.count("<circle") == 2
     assert chart.rounds([]) == []
     assert "<polyline" not in chart.context_svg([], 160_000, translations("en"))
+
+
+def _circles_y(svg: str) -> list[float]:
+    return [float(y) for y in re.findall(r'<circle class="round" cx="[^"]+" cy="([^"]+)"', svg)]
+
+
+def test_the_context_chart_scales_to_the_session() -> None:
+    """Issue 29 item 9: a small session fills the plot instead of lying flat under a 1M
+    axis; the relay threshold and the window are marked when they are in range."""
+    en = translations("en")
+    plot_bottom = chart.HEIGHT - chart.BOTTOM
+    plot_h = chart.HEIGHT - chart.TOP - chart.BOTTOM
+    small = chart.context_svg(chart.rounds(working_session(WORKING)), 160_000, en)
+    low, high = sorted(_circles_y(small), reverse=True)  # 12,400 then 30,000 tokens
+    assert plot_bottom - high > plot_h * 0.7  # the top round near the top of the plot
+    assert low - high > plot_h * 0.3  # and the two rounds far apart
+    assert "relay at" not in small and "1M window" not in small  # far above: no marks
+    ticks = re.findall(r'class="tick" text-anchor="end">([^<]+)<', small)
+    assert ticks[0] == "0" and ticks[-1] == "35K"
+
+    near = [chart.RoundContext(n, tokens, 1) for n, tokens in enumerate((40_000, 120_000), 1)]
+    svg = chart.context_svg(near, 160_000, en)
+    assert "relay at 160K" in svg and "1M window" not in svg  # within reach: marked
+    [threshold] = re.findall(r'<line [^>]*y1="([^"]+)"[^>]*class="threshold"', svg)
+    assert float(threshold) > chart.TOP  # inside the plot, above the highest round
+    assert float(threshold) < min(_circles_y(svg))
+
+    full = [chart.RoundContext(1, 300_000, 1), chart.RoundContext(2, 950_000, 1)]
+    svg = chart.context_svg(full, 160_000, en)
+    assert "relay at 160K" in svg and "1M window" in svg
 
 
 def test_the_title_is_the_first_thing_said() -> None:
@@ -107,3 +140,85 @@ def test_the_title_is_the_first_thing_said() -> None:
     t.prompt("  Fix   the\\ntests  ")
     assert conversation.title_of(t.entries) == "Fix the\\ntests"
     assert PROJECT  # the helpers' project key is what the pages are served under
+
+
+def _rows(html: str) -> dict[str, str]:
+    """The sessions page's rows by session id, as their cells' text."""
+    found = {}
+    for row in re.findall(r'<tr class="session-row" data-session="([^"]+)">(.*?)</tr>', html, re.S):
+        cells = re.findall(r"<td[^>]*>(.*?)</td>", row[1], re.S)
+        found[row[0]] = " | ".join(" ".join(re.sub("<[^>]+>", " ", c).split()) for c in cells)
+    return found
+
+
+def test_a_workflows_sessions_show_their_role_step_and_the_users_request(
+    tmp_path: Path,
+) -> None:
+    """Issue 29 item 9: every session of a run says who it was, and its title is what
+    the user asked, not flower's own prompt ("Check one by one whether the goals...")."""
+    from ui_helpers import REQUEST, workflow_run
+
+    settings = workflow_run(tmp_path, ["1. not met — no a.html yet\n2. met", "1. met\n2. met"])
+    with open_session_store(settings=settings) as store:  # one the manifest does not know
+        store.append(SessionKey(PROJECT, WORKING), working_session(WORKING))
+    served = serve(settings)
+    try:
+        with urllib.request.urlopen(served.url, timeout=10) as page:
+            listed = _rows(page.read().decode())
+        with urllib.request.urlopen(served.url + "run", timeout=10) as page:
+            run_page = page.read().decode()
+    finally:
+        served.stop()
+        served.viewer.close()  # type: ignore[attr-defined]
+    assert listed.pop(WORKING).startswith("List the files of the demo project |  |  |")
+    shown = sorted(row.split(" | ")[:3] for row in listed.values())
+    assert shown == sorted(
+        [
+            [REQUEST, "clarifier", "confirm the brief"],
+            [REQUEST, "goals", "set goals"],
+            [REQUEST, "worker", "work"],
+            [REQUEST, "judge", "work·judge#1"],
+            [REQUEST, "judge", "work·judge#2"],
+        ]
+    )
+    assert "Check one by one" not in " ".join(listed.values())
+
+    # the workflow page: the wake's step runs, and what the judge found each round
+    [wake] = re.findall(r'<section class="wake".*?</section>', run_page, re.S)
+    cells = [
+        " ".join(re.sub("<[^>]+>", " ", row).split())
+        for row in re.findall(r"<tr class=.*?</tr>", wake, re.S)
+    ]
+    judged = [c for c in cells if c.startswith("work·judge")]
+    assert judged[0].startswith("work·judge#1") and "1 of 2 goals met not met: 1" in judged[0]
+    assert judged[1].startswith("work·judge#2") and "2 of 2 goals met" in judged[1]
+    assert '<tr class="unmet judge">' in wake and '<tr class="ok judge">' in wake
+
+
+def test_the_workflow_page_groups_step_runs_by_wake(tmp_path: Path) -> None:
+    """Each wake (the manifest's run stamp) is a section of its own; a judge row written
+    before rows kept the verdict is read from its text against the goals file."""
+    run_dir = tmp_path / "runs"
+    run_dir.mkdir()
+    settings = settings_for(f"sqlite:///{run_dir / 'sessions.db'}", run_dir)
+    (tmp_path / "goals.md").write_text("# Goals\n\n1. a\n2. b\n3. c\n", encoding="utf-8")
+    rows = [
+        {"step": "干活", "session_id": "w", "ok": True, "run": "20261201-100000-aaaaaa"},
+        {"step": "干活·判定#1", "session_id": "j1", "ok": True, "run": "20261201-100000-aaaaaa",
+         "text": "1. met\n2. not met — no\n3. met"},
+        {"step": "干活", "session_id": "w", "ok": True, "run": "20261202-090000-bbbbbb"},
+        {"step": "干活·判定#1", "session_id": "j2", "ok": True, "run": "20261202-090000-bbbbbb",
+         "verdict": {"goals": 3, "met": 3, "unmet": []}},
+        {"step": "干活·判定#2", "session_id": "j3", "ok": False, "run": "20261202-090000-bbbbbb",
+         "error": "529 overloaded"},
+    ]  # fmt: skip
+    (run_dir / "manifest.json").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    view = runs.run_view(settings, tmp_path)
+    assert [(w.number, w.run, [r.session_id for r in w.runs]) for w in view.wakes] == [
+        (1, "20261201-100000-aaaaaa", ["w", "j1"]),
+        (2, "20261202-090000-bbbbbb", ["w", "j2", "j3"]),
+    ]
+    old, new, failed = view.wakes[0].runs[1], view.wakes[1].runs[1], view.wakes[1].runs[2]
+    assert (old.verdict.met, old.verdict.goals, old.verdict.unmet) == (2, 3, (2,))  # type: ignore[union-attr]
+    assert new.verdict is not None and new.verdict.all_met
+    assert failed.verdict is None and not failed.ok

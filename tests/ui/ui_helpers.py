@@ -134,3 +134,72 @@ def serve(
     served = Background(app, bind("127.0.0.1", 0)).start()
     served.viewer = viewer  # type: ignore[attr-defined]
     return served
+
+
+REQUEST = "Write md2html.py that turns a.md into a.html"
+BRIEF = """\
+## Background
+Notes in Markdown.
+
+## What to do
+Write md2html.py.
+
+## What not to do
+No GUI.
+
+## When it is done
+md2html.py a.md writes a.html.
+"""
+ROLE_MARKERS = (
+    ("make the brief clear", "clarifier"),
+    ("into acceptance goals", "goal-setter"),
+    ("accepts the work", "judge"),
+    ("does the work", "worker"),
+)
+
+
+def workflow_run(workspace: Path, verdicts: list[str]) -> Settings:
+    """One real ``flower`` run (in English) of the built-in workflow in ``workspace`` on
+    the scripted API (the brief, two goals, the work, then one judge round per verdict
+    in ``verdicts``): its run directory holds the store, lineage and manifest."""
+    import asyncio
+    import os
+
+    from flower.core.i18n import language
+    from flower.runtime.engine import Runtime
+    from flower.testing.fake_api import FakeMessagesAPI, RecordedRequest, text
+    from flower.workflow.builtin import builtin_workflow
+
+    answers = {
+        "clarifier": [BRIEF],
+        "goal-setter": ["1. md2html.py exists\n2. a.html is written"],
+        "worker": ["done"] * len(verdicts),
+        "judge": list(verdicts),
+    }
+
+    def model(req: RecordedRequest) -> Any:
+        system = req.body.get("system")
+        words = system if isinstance(system, str) else str(system)
+        who = next(name for marker, name in ROLE_MARKERS if marker in words)
+        return text(answers[who].pop(0))
+
+    run_dir = workspace / "runs"
+    settings = settings_for(f"sqlite:///{run_dir / 'sessions.db'}", run_dir)
+    saved = dict(os.environ)
+    here = Path.cwd()
+    with FakeMessagesAPI() as api, language("en"):
+        api.set_script(model)
+        os.environ.update(api.env())
+        os.environ["FLOWER_PROBE_STRATEGY"] = "none"
+        os.chdir(workspace)
+        try:
+            rt = Runtime(workspace=workspace, run_dir=run_dir, settings=settings)
+            try:
+                asyncio.run(builtin_workflow(REQUEST, settings=settings, rounds=3).run(rt))
+            finally:
+                rt.close()
+        finally:
+            os.chdir(here)
+            os.environ.clear()
+            os.environ.update(saved)
+    return settings
