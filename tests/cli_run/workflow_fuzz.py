@@ -55,6 +55,7 @@ from flower.testing.fake_api import (  # noqa: E402
     overloaded,
     reply,
     tool_use,
+    unauthorized,
 )
 from flower.testing.signals import let_children_hear_ctrl_c  # noqa: E402
 from flower.workflow.builtin import WORKER  # noqa: E402
@@ -604,7 +605,9 @@ def check_transcripts(sessions: dict[str, list[dict[str, Any]]]) -> None:
         expect(
             bool(raw) and raw[0].get("parentUuid") is None, f"{sid}: the first entry has a parent"
         )
-        for before, after in itertools.pairwise(raw):
+        # a fork (``flower rewind``) ends with its title, which is no link of the chain
+        chain = [e for e in raw if e.get("type") != "custom-title"]
+        for before, after in itertools.pairwise(chain):
             expect(
                 after.get("parentUuid") == before.get("uuid"),
                 f"{sid}: entry {after.get('type')} {after.get('uuid')} is not chained to the "
@@ -779,6 +782,544 @@ def check_woke(
         expect(int(shown.group(1)) == now, f"the banner said wake {shown.group(1)}, lineage {now}")
 
 
+# --------------------------------------------------------------------------- wake sequences
+#
+# Issue 29 item 10: every state a wake can leave lets the next plain `flower` go on. A
+# *sequence* is a fresh workspace and a few wakes, each with a model behaviour, a wake
+# input and perhaps a kill -9; then one plain `flower --yes` with a cooperative model,
+# which must reach the work step and finish. Everything runs in English and the model
+# answers in English, so any CJK character flower prints or writes is a finding.
+
+BEHAVIOURS = (
+    "cooperative",
+    "ok",
+    "empty",
+    "question",
+    "refusal",
+    "max_tokens",
+    "tools_only",
+    "storm529",
+    "one401",
+    "dropped",
+)
+"""How the model answers during one wake (see :class:`WakeModel`)."""
+API_FAULTS = ("storm529", "one401", "dropped", "refusal")
+"""The behaviours that may end a wake before its work step: an API error, or a refusal
+(the model declined; the run stops, the next wake asks again)."""
+WAKE_INPUTS = ("nothing", "sentence", "new", "rewind")
+"""What the user types: ``flower --yes``, ``flower --yes "..."``, ``flower --yes --new
+"..."``, ``flower rewind 1``."""
+STEP_AGENTS = ("clarifier", "goals", "worker", "judge")
+CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]+")
+CJK_WORDS = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]{4,}")
+"""Chinese in a binary file: four characters in a row, not bytes that happen to decode."""
+SENTENCE = re.compile(r"sentence (\d+) of seed (\d+): also add feature (\d+)")
+FEATURE = re.compile(r"add feature (\d+)")
+
+
+def _every_language(read: Any) -> set[str]:
+    from flower.core.i18n import available_languages, language
+
+    found = set()
+    for code in available_languages():
+        with language(code):
+            found.add(read())
+    return found
+
+
+def _agent_names() -> dict[str, str]:
+    from flower.workflow import builtin, clarify, goal
+
+    names: dict[str, str] = {}
+    for agent, read in (
+        ("clarifier", lambda: clarify.clarifier().instructions),
+        ("goals", lambda: clarify.goal_setter().instructions),
+        ("worker", lambda: builtin.worker_agent().instructions),
+        ("judge", lambda: goal.judge_agent().instructions),
+    ):
+        for text in _every_language(read):
+            names[text] = agent
+    return names
+
+
+WAKE_AGENTS = _agent_names()
+"""Each agent's instructions in every language flower speaks -> the agent."""
+
+
+def _handoffs() -> set[str]:
+    from flower.workflow import relay
+
+    return _every_language(lambda: relay.message("HANDOFF_PROMPT"))
+
+
+HANDOFFS = _handoffs()
+
+
+def agent_of(req: RecordedRequest) -> str:
+    return WAKE_AGENTS.get(_system(req), "other")
+
+
+@dataclass
+class Wake:
+    """One invocation of a sequence."""
+
+    behaviour: str
+    input: str
+    said: str | None = None
+    targets: tuple[str, ...] = STEP_AGENTS
+    """The agents that behave so; the others cooperate."""
+    kill: Kill | None = None
+
+    def args(self) -> list[str]:
+        if self.input == "rewind":
+            return ["rewind", "1"]
+        args = ["--yes"]
+        if self.input == "new":
+            args.append("--new")
+        if self.said is not None:
+            args.append(self.said)
+        return args
+
+    def __str__(self) -> str:
+        who = "all" if self.targets == STEP_AGENTS else "+".join(self.targets)
+        text = f"[{self.behaviour} ({who})] flower {' '.join(self.args())}"
+        return text + (f"  [{self.kill}]" if self.kill else "")
+
+
+def make_sequence(seed: int, wakes: int | None = None) -> list[Wake]:
+    """A seed's wakes (the final cooperative ``flower --yes`` is not among them)."""
+    rng = random.Random(f"wake{seed}")
+    count = wakes if wakes is not None else rng.randint(1, 4)
+    plan: list[Wake] = []
+    said = 0
+    for n in range(count):
+        behaviour = rng.choice(BEHAVIOURS)
+        kind = "sentence" if n == 0 else rng.choices(WAKE_INPUTS, [3, 3, 1, 2])[0]
+        text = None
+        if kind in ("sentence", "new"):
+            said += 1
+            text = f"sentence {said} of seed {seed}: also add feature {rng.randint(100, 999)}"
+        targets = STEP_AGENTS if rng.random() < 0.4 else (rng.choice(STEP_AGENTS),)
+        wake = Wake(behaviour, kind, text, targets)
+        if rng.random() < 0.6:
+            if kind == "rewind" or rng.random() < 0.5:
+                wake.kill = Kill(
+                    "write", rng.randint(1, 30), signal.SIGKILL, rng.choice(["before", "after"])
+                )
+            else:
+                wake.kill = Kill("request", rng.randint(1, 10), signal.SIGKILL)
+        plan.append(wake)
+    return plan
+
+
+class WakeModel:
+    """A model whose behaviour the sequence sets for each wake; cooperative, it answers
+    each agent from what the request holds, in English."""
+
+    def __init__(self, seed: int, ws: Path, files: list[str]) -> None:
+        self.seed = seed
+        self.ws = ws
+        self.files = files
+        self.behaviour = "cooperative"
+        self.targets: tuple[str, ...] = STEP_AGENTS
+        self.kill_at: int | None = None
+        self.pid: int | None = None
+        self.fired = False
+        self.count = 0
+        self.wake = 0
+        self.answered_401 = False
+        self.requests: list[RecordedRequest] = []
+        self.lock = threading.Lock()
+
+    def arm(self, pid: int, wake: int, behave: Wake | None, at: int | None) -> None:
+        with self.lock:
+            self.pid, self.kill_at, self.wake = pid, at, wake
+            self.behaviour = behave.behaviour if behave else "cooperative"
+            self.targets = behave.targets if behave else STEP_AGENTS
+            self.fired, self.count, self.answered_401 = False, 0, False
+            self.requests = []
+
+    def __call__(self, req: RecordedRequest) -> ScriptItem:
+        with self.lock:
+            self.count += 1
+            n = self.count
+            self.requests.append(req)
+            kill = self.kill_at == n and self.pid is not None
+            if kill:
+                self.fired = True
+                os.kill(self.pid, signal.SIGKILL)  # type: ignore[arg-type]
+        agent = agent_of(req)
+        rng = random.Random(f"{self.seed}:{self.wake}:{n}")
+        answer = self._behave(rng, agent, req)
+        if kill and isinstance(answer, Reply):
+            answer.delay = 0.5  # let the signal land before the answer does
+        return answer
+
+    # -- behaviours
+
+    def _behave(self, rng: random.Random, agent: str, req: RecordedRequest) -> ScriptItem:
+        how = self.behaviour if agent in self.targets else "cooperative"
+        if how == "one401":
+            with self.lock:
+                first, self.answered_401 = not self.answered_401, True
+            return unauthorized() if first else self._answer(rng, agent, req)
+        if how == "storm529":
+            return overloaded()
+        if how == "dropped":
+            answer = self._answer(rng, agent, req)
+            return dropped(answer, after=rng.randint(1, 4)) if rng.random() < 0.7 else answer
+        if how == "ok":
+            return reply("OK")
+        if how == "empty":
+            return Reply(content=[]) if rng.random() < 0.5 else reply("")
+        if how == "question":
+            return reply("Before I start: which folder should the files go in, and why?")
+        if how == "refusal":
+            words = "I can't help with that." if rng.random() < 0.5 else ""
+            return reply(words, stop_reason="refusal") if words else Reply([], "refusal")
+        if how == "tools_only":
+            return reply(tool_use("Glob", {"pattern": "*"}))
+        answer = self._answer(rng, agent, req)
+        if how == "max_tokens":
+            said = "".join(b.get("text", "") for b in answer.content if b.get("type") == "text")
+            return reply(said[: max(1, len(said) // 2)] or "Wri", stop_reason="max_tokens")
+        return answer
+
+    # -- the cooperative model
+
+    def _answer(self, rng: random.Random, agent: str, req: RecordedRequest) -> Reply:
+        answer = {
+            "clarifier": self._clarifier,
+            "goals": self._goals,
+            "worker": self._worker,
+            "judge": self._judge,
+        }.get(agent, self._other)(req)
+        answer.usage = {"input_tokens": 1500 + sum(len(t) for t in req.texts()) // 3}
+        return answer
+
+    def needed(self, text: str) -> list[str]:
+        extra = [f"feature{n}.txt" for n in FEATURE.findall(text)]
+        return list(dict.fromkeys([*self.files, *extra]))
+
+    def _clarifier(self, req: RecordedRequest) -> Reply:
+        asked = "\n".join(req.texts())
+        quoted = list(dict.fromkeys(m.group(0) for m in SENTENCE.finditer(asked)))
+        files = ", ".join(self.needed(asked))
+        return reply(
+            "Here is the brief.\n\n## Background\nA small toolbox.\n\n"
+            f"## What to do\nWrite {files}. The user said: {'; '.join(quoted) or '(nothing)'}\n\n"
+            "## What not to do\nNo network.\n\n"
+            "## When it is done\nEvery file is there and holds its own name.\n"
+        )
+
+    def _goals(self, req: RecordedRequest) -> Reply:
+        files = self.needed("\n".join(req.texts()))
+        return reply("\n".join(f"{i}. The workspace has {f}" for i, f in enumerate(files, 1)))
+
+    def _brief(self) -> str:
+        for name in ("brief.md", "需求.md"):
+            path = self.ws / name
+            if path.exists():
+                return path.read_text(encoding="utf-8", errors="replace")
+        return ""
+
+    def _worker(self, req: RecordedRequest) -> Reply:
+        if any(h in _last_user_text(req) for h in HANDOFFS):
+            return reply("# Handoff\n\nSee the brief; write the files still missing.")
+        said = "\n".join(t for m in req.messages if m.get("role") == "user" for t in _user_texts(m))
+        files = self.needed(self._brief() + "\n" + said)
+        missing = [f for f in files if not (self.ws / f).exists()]
+        if missing:
+            name = missing[0]
+            return reply(
+                f"Writing {name}.", tool_use("Write", {"file_path": name, "content": name})
+            )
+        return reply("Done: " + ", ".join(files) + " are written.")
+
+    def _judge(self, req: RecordedRequest) -> Reply:
+        if not _tool_uses(req):
+            return reply("Let me look.", tool_use("Glob", {"pattern": "*"}))
+        first = "\n".join(_user_texts(req.messages[0]))  # the judge's prompt
+        listed = first.split("Goals:", 1)[-1].split("Finally", 1)[0]
+        lines = []
+        for number, goal in re.findall(r"^(\d+)\. (.*)$", listed, re.MULTILINE):
+            name = re.search(r"The workspace has (\S+)", goal)
+            met = name is None or (self.ws / name.group(1)).exists()
+            lines.append(f"{number}. {'met' if met else 'not met'} — {goal[:60]}")
+        return reply("\n".join(lines) or "1. met — the workspace holds what was asked")
+
+    def _other(self, req: RecordedRequest) -> Reply:
+        return reply("(fuzz) a request the fuzzer does not know.")
+
+
+@dataclass
+class Said:
+    wake: int
+    text: str
+    new: bool
+
+
+class Sequence:
+    """One seed's workspace, its wakes, and the final cooperative wake."""
+
+    def __init__(self, seed: int, root: Path, plan: list[Wake]) -> None:
+        self.seed = seed
+        self.plan = plan
+        self.ws = (root / "ws").resolve()
+        self.ws.mkdir(parents=True)
+        self.home = root / "home"
+        self.home.mkdir()
+        hook = root / "hook"
+        hook.mkdir()
+        (hook / "sitecustomize.py").write_text(HOOK)
+        self.hook = hook
+        self.mark = root / "fired"
+        rng = random.Random(f"files{seed}")
+        self.files = [f"file{i}.txt" for i in range(rng.randint(1, 3))]
+        self.model = WakeModel(seed, self.ws, self.files)
+        self.said: list[Said] = []
+        self.resets: list[int] = []  # wakes after which the conversation was archived
+        self.dropped: set[str] = set()  # first requests a later one replaced (documented)
+        self.worker_heard: list[str] = []  # the user texts of every worker request
+        self.outcomes: list[Outcome] = []
+        self.stats: Counter[str] = Counter()
+        self.chinese: dict[str, tuple[int, str]] = {}
+        """Chinese found in an English run, by where: the wake that first showed it."""
+
+    def env(self, api: FakeMessagesAPI, wake: Wake | None) -> dict[str, str]:
+        env = flower_env(api, self.home)
+        env.update(
+            FLOWER_LANG="en",
+            LANG="en_US.UTF-8",
+            LC_ALL="en_US.UTF-8",
+            FLOWER_RESILIENCE_MAX_ATTEMPTS="3",
+            FLOWER_RESILIENCE_BASE_DELAY="0",
+            FUZZ_MARK=str(self.mark),
+        )
+        env.pop("LANGUAGE", None)
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (str(self.hook), os.environ.get("PYTHONPATH", "")) if p
+        )
+        if wake is not None and wake.kill is not None and wake.kill.at == "write":
+            k = wake.kill
+            env["FUZZ_WRITE_KILL"] = f"{k.k}:{int(k.sig)}:{k.when}"
+        return env
+
+    def invoke(self, api: FakeMessagesAPI, n: int, wake: Wake | None) -> Outcome:
+        args = wake.args() if wake is not None else ["--yes"]
+        self.mark.unlink(missing_ok=True)
+        proc = subprocess.Popen(
+            [*FLOWER, *args],
+            cwd=self.ws,
+            env=self.env(api, wake),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        at = wake.kill.k if wake is not None and wake.kill and wake.kill.at == "request" else None
+        self.model.arm(proc.pid, n, wake, at)
+        try:
+            out, err = proc.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = proc.communicate()
+            raise Violation(f"flower hung; stdout: {out[-800:]!r} stderr: {err[-800:]!r}") from None
+        fired = self.model.fired or self.mark.exists()
+        return Outcome(proc.returncode, out, err, fired, list(self.model.requests), "")
+
+    def archives(self) -> int:
+        folder = self.ws / "notes" / "archive"
+        return len(list(folder.iterdir())) if folder.is_dir() else 0
+
+    def taken_up(self) -> bool:
+        """Whether a step took up the first request (a brief, or any step in lineage)."""
+        lineage = read_lineage(self.ws) or {}
+        brief = any((self.ws / name).exists() for name in ("brief.md", "需求.md"))
+        return brief or bool(lineage.get("steps"))
+
+    def run(self) -> list[Finding]:
+        """The sequence's findings: the first that stops it (a wake that failed a check),
+        and Chinese in what an English run printed or wrote (one for each place)."""
+        found = self._run()
+        found += [
+            Finding(self.seed, n, problem, self.describe()) for n, problem in self.chinese.values()
+        ]
+        return found
+
+    def _run(self) -> list[Finding]:
+        with FakeMessagesAPI(self.model) as api:
+            for n, wake in enumerate([*self.plan, None]):
+                outcome: Outcome | None = None
+                try:
+                    archives, taken = self.archives(), self.taken_up()
+                    fresh = read_lineage(self.ws) is None and not taken
+                    outcome = self.invoke(api, n, wake)
+                    self.outcomes.append(outcome)
+                    if wake is not None:
+                        self.account(n, wake, outcome, archives, taken, fresh)
+                    self.check(n, wake, outcome, api)
+                except Violation as exc:
+                    output = ""
+                    if outcome is not None:
+                        output = f"exit {outcome.code}\n{outcome.stdout[-3000:]}\n"
+                        output += outcome.stderr[-3000:]
+                    return [Finding(self.seed, n, str(exc), self.describe(), output)]
+                self.stats["wakes"] += 1
+                self.stats["killed"] += outcome.fired
+                self.stats[f"exit{outcome.code}"] += 1
+        return []
+
+    def describe(self) -> list[Any]:
+        return [*self.plan, "[cooperative] flower --yes (the final wake)"]
+
+    def account(
+        self, n: int, wake: Wake, outcome: Outcome, archives: int, taken: bool, fresh: bool
+    ) -> None:
+        if wake.said is None:
+            if wake.input == "rewind" and outcome.code == 0:
+                self.stats["rewound"] += 1
+            return
+        if not taken and not (wake.input == "new" and not fresh):
+            # documented: what is said now replaces a first request no step took up
+            for earlier in self.expected():
+                self.dropped.add(earlier)
+        self.said.append(Said(n, wake.said, wake.input == "new"))
+        if wake.input == "new" and (fresh or self.archives() > archives):
+            self.resets.append(n)
+        elif self.archives() > archives:
+            self.resets.append(n)  # a killed --new archived on this later wake
+
+    def expected(self) -> list[str]:
+        """The sentences of the current task: since the last ``--new`` that archived."""
+        start = 0
+        if self.resets:
+            last = self.resets[-1]
+            news = [s.wake for s in self.said if s.new and s.wake <= last]
+            start = news[-1] if news else last
+        return [s.text for s in self.said if s.wake >= start and s.text not in self.dropped]
+
+    # -- checks
+
+    def check(self, n: int, wake: Wake | None, outcome: Outcome, api: FakeMessagesAPI) -> None:
+        killed = outcome.fired and wake is not None and wake.kill is not None
+        if killed:
+            expect(outcome.code == -9, f"exit {outcome.code} after kill -9")
+        else:
+            expect(outcome.code >= 0, f"exit {outcome.code} with no signal sent")
+        expect("Traceback" not in outcome.stderr, f"a traceback: {outcome.stderr[-1500:]}")
+        for problem in (
+            chinese_in(outcome.stdout, "stdout"),
+            chinese_in(outcome.stderr, "stderr"),
+            *chinese_in_files(self.ws),
+        ):
+            if problem is not None:
+                self.chinese.setdefault(problem.split(":")[0], (n, problem))
+        if api.rejections:
+            raise Violation(f"invalid: the fake rejected a request: {api.rejections[-1][1]}")
+        from engine_fuzz import check_request
+
+        for number, req in enumerate(outcome.requests, 1):
+            try:
+                check_request(req, number)
+            except EngineViolation as exc:
+                raise Violation(f"invalid: {exc}") from None
+            if agent_of(req) == "worker":
+                self.worker_heard.extend(
+                    t for m in req.messages if m.get("role") == "user" for t in _user_texts(m)
+                )
+        sessions = load_sessions(self.ws)
+        problem = chinese_in_sessions(sessions)
+        if problem is not None:
+            self.chinese.setdefault("Chinese in a session", (n, problem))
+        check_lineage(self.ws, sessions)
+        check_transcripts(sessions)
+        if wake is not None:
+            self.check_progress(wake, outcome)
+        if wake is None:
+            self.check_final(outcome)
+
+    def check_progress(self, wake: Wake, outcome: Outcome) -> None:
+        """A wake nothing cut short (no kill, no API fault) reaches the work step, whatever
+        the model says (the brief and the goals fall back; issue 29 items 1-3)."""
+        if outcome.fired or wake.input == "rewind" or wake.behaviour in API_FAULTS:
+            return
+        worked = any(agent_of(r) == "worker" for r in outcome.requests)
+        expect(
+            worked,
+            f"stuck: a wake whose model answered {wake.behaviour!r} did not reach the work"
+            f" step (exit {outcome.code})",
+        )
+
+    def check_final(self, outcome: Outcome) -> None:
+        worked = any(agent_of(r) == "worker" for r in outcome.requests)
+        expect(worked, f"final: flower --yes did not reach the work step (exit {outcome.code})")
+        expect(outcome.code == 0, f"final: flower --yes exited {outcome.code}")
+        judged = any(agent_of(r) == "judge" for r in outcome.requests)
+        expect(judged, "final: flower --yes ended without the judge")
+        expect(
+            not any(t in outcome.stdout for t in GOALS_NOT_MET),
+            "final: the judge found goals not met with a cooperative model",
+        )
+        brief = self.model._brief()
+        for text in self.expected():
+            heard = any(text in t for t in self.worker_heard) or text in brief
+            expect(heard, f"lost: {text!r} never reached the work step")
+
+
+def chinese_in(text: str, where: str) -> str | None:
+    """A problem naming the first Chinese in ``text`` (an English run's output), if any."""
+    found = CJK.search(text)
+    if found is None:
+        return None
+    start = max(0, found.start() - 60)
+    return f"Chinese in {where}: {text[start : found.end() + 60]!r}"
+
+
+def chinese_in_files(ws: Path) -> list[str]:
+    """No file flower wrote in the workspace or runs/ holds Chinese (the user's words and
+    the model's are English here, so any is flower's own): a problem for each that does."""
+    problems = []
+    for path in sorted(ws.rglob("*")):
+        name = path.relative_to(ws).as_posix()
+        if CJK.search(name):
+            problems.append(f"Chinese in the name {name}")
+        if not path.is_file():
+            continue
+        raw = path.read_bytes()
+        data = raw.decode("utf-8", errors="ignore")
+        where = name.split("/")[-1] if "archive/" in name else name
+        if b"\0" in raw:  # a database: words, not stray bytes that happen to decode
+            found = CJK_WORDS.search(data)
+            problem = chinese_in(found.group(0), where) if found else None
+        else:
+            problem = chinese_in(data, where)
+        if problem is not None:
+            problems.append(problem)
+    return problems
+
+
+def chinese_in_sessions(sessions: dict[str, list[dict[str, Any]]]) -> str | None:
+    """Chinese in a transcript of an English run (as stored, decoded), if any."""
+    for sid, raw in sessions.items():
+        problem = chinese_in(json.dumps(raw, ensure_ascii=False), "a session")
+        if problem is not None:
+            return problem.replace("a session", f"session {sid[:8]}", 1)
+    return None
+
+
+def run_sequence(seed: int, plan: list[Wake] | None = None) -> tuple[list[Finding], Counter[str]]:
+    keep = os.environ.get("FUZZ_KEEP")
+    plan = plan if plan is not None else make_sequence(seed)
+    if keep:
+        root = tempfile.mkdtemp(prefix=f"wake{seed}-", dir=keep)
+        seq = Sequence(seed, Path(root), plan)
+        return seq.run(), seq.stats
+    with tempfile.TemporaryDirectory(prefix=f"wake{seed}-") as root:
+        seq = Sequence(seed, Path(root), plan)
+        return seq.run(), seq.stats
+
+
 # --------------------------------------------------------------------------- driving
 
 
@@ -797,24 +1338,77 @@ def run_life(seed: int, plan: list[Invocation] | None = None) -> Finding | None:
 
 def main(argv: list[str]) -> int:
     import argparse
-    from concurrent.futures import ThreadPoolExecutor
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--seeds", default="0:4")
     parser.add_argument("--jobs", type=int, default=4)
+    parser.add_argument(
+        "--wake",
+        action="store_true",
+        help="play wake sequences (issue 29 item 10) instead of whole lives",
+    )
     args = parser.parse_args(argv)
     let_children_hear_ctrl_c()  # the lives send SIGINT, even from a background job
     start, stop = (int(x) for x in args.seeds.split(":"))
+    return (
+        fuzz_wakes(range(start, stop), args.jobs)
+        if args.wake
+        else fuzz_lives(range(start, stop), args.jobs)
+    )
+
+
+def fuzz_lives(seeds: range, jobs: int) -> int:
+    from concurrent.futures import ThreadPoolExecutor
+
     found = 0
-    with ThreadPoolExecutor(args.jobs) as pool:
-        for seed, finding in zip(
-            range(start, stop), pool.map(run_life, range(start, stop)), strict=True
-        ):
+    with ThreadPoolExecutor(jobs) as pool:
+        for seed, finding in zip(seeds, pool.map(run_life, seeds), strict=True):
             if finding is None:
                 print(f"seed {seed}: ok", flush=True)
             else:
                 found += 1
                 print(f"FINDING {finding}\n{finding.output}\n", flush=True)
+    return 1 if found else 0
+
+
+def kind_of(finding: Finding) -> str:
+    """What kind of violation ``finding`` is: ``stuck``, ``final``, ``lost``, ``invalid``,
+    ``Chinese in <where>``, or ``other`` (a bad exit, a traceback, a broken store)."""
+    head = finding.problem.split(":", 1)[0]
+    if head in ("stuck", "final", "lost", "invalid") or head.startswith("Chinese in"):
+        return head
+    return "other"
+
+
+def fuzz_wakes(seeds: range, jobs: int) -> int:
+    """Play each seed's wake sequence; print one line a seed, the findings, and a summary
+    of the violations by kind with their seeds."""
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    started = time.monotonic()
+    found: list[Finding] = []
+    total: Counter[str] = Counter()
+    with ThreadPoolExecutor(jobs) as pool:
+        for seed, (findings, stats) in zip(seeds, pool.map(run_sequence, seeds), strict=True):
+            total.update(stats)
+            total["sequences"] += 1
+            kinds = sorted({kind_of(f) for f in findings})
+            print(f"seed {seed}: {', '.join(kinds) or 'ok'} {dict(stats)}", flush=True)
+            for finding in findings:
+                found.append(finding)
+                print(f"FINDING {finding}\n{finding.output}\n", flush=True)
+    took = time.monotonic() - started
+    print(
+        f"{total['sequences']} sequences, {total['wakes']} wakes, {total['killed']} killed,"
+        f" {len(found)} violations in {took:.0f}s",
+        flush=True,
+    )
+    by_kind: dict[str, list[int]] = {}
+    for finding in found:
+        by_kind.setdefault(kind_of(finding), []).append(finding.seed)
+    for kind, seeds_of in sorted(by_kind.items()):
+        print(f"  {kind}: {len(seeds_of)} (seeds {', '.join(map(str, seeds_of))})", flush=True)
     return 1 if found else 0
 
 
