@@ -4,7 +4,7 @@ Each command runs N times as a fresh process (the way a user types it); the best
 of the N wall times, and the best of their CPU times (user + system, which another
 process's load on a shared machine disturbs less), are reported next to
 ``python -c pass`` and ``python -c "import typer, rich"`` (what any typer CLI with
-rich help pays before it does anything; the target is ``flower --help`` <= 1.3x that).
+rich help pays before it does anything): a figure to watch, not a target.
 ``status`` runs in an empty temporary directory (no store to open) and in a used one
 (lineage and a SQLite session store present); ``sessions list`` runs in the used one.
 
@@ -198,12 +198,7 @@ def main() -> None:
             f"   {cpu * 1000:8.1f} ms {cpu / floor_cpu:9.2f}x"
         )
     wall, cpu = results["flower --help"]
-    ratio = max(wall / floor, cpu / floor_cpu)
-    verdict = "met" if ratio <= 1.3 else "NOT met"
-    print(
-        f"target flower --help <= 1.3x {floor_name}: {wall / floor:.2f}x wall, "
-        f"{cpu / floor_cpu:.2f}x cpu, {verdict}"
-    )
+    print(f"flower --help / {floor_name}: {wall / floor:.2f}x wall, {cpu / floor_cpu:.2f}x cpu")
     floor_count = counted.get(floor_name)
     if counted and floor_count:
         print("\ninstructions executed (valgrind callgrind, one run each)")

@@ -6,9 +6,8 @@ not plug in; this ``TyperGroup`` subclass does three things itself:
 - **Routing.** ``flower "do this"`` goes to the ``run`` command, while a mistyped
   subcommand (``flower sesions``) is a usage error with a suggestion, never a prompt.
   Everything after a bare ``--`` is always a prompt (``flower -- sessions``).
-- **Lazy built-ins.** The commands of :attr:`FlowerGroup.lazy_commands` are listed
-  from their summaries and built only when one is invoked or its help is asked, so
-  ``flower --help`` imports none of them (see :mod:`flower.cli.lazy`).
+- **Lazy built-ins.** The commands of :attr:`FlowerGroup.lazy_commands` are built
+  only when one is invoked or help is asked (see :mod:`flower.cli.lazy`).
 - **Plugin commands.** The ``register_commands(app)`` hook runs only when a command
   name is not a built-in or when commands are listed (``--help``), so everyday
   commands do not pay for loading every plugin. A plugin whose hook raises is a
@@ -137,20 +136,6 @@ class FlowerGroup(TyperGroup):
         builtin = [c.name for c in self.lazy_commands]
         return [*builtin, *(name for name in super().list_commands(ctx) if name not in builtin)]
 
-    def format_commands(self, ctx: ClickContext, formatter: Any) -> None:
-        """The command list, as click writes it, from each lazy command's summary
-        (listing a command does not load it)."""
-        rows: list[tuple[str, Any]] = []
-        for name in self.list_commands(ctx):
-            lazy = self.lazy.get(name)
-            command = lazy.listed() if lazy is not None else self.commands.get(name)
-            if command is not None and not command.hidden:
-                rows.append((name, command))
-        if rows:
-            limit = formatter.width - 6 - max(len(name) for name, _ in rows)
-            with formatter.section("Commands"):
-                formatter.write_dl([(name, c.get_short_help_str(limit)) for name, c in rows])
-
     # -- routing ---------------------------------------------------------------
 
     def _first_positional(self, ctx: typer.Context, args: Sequence[str]) -> int | None:
@@ -242,13 +227,12 @@ class FlowerGroup(TyperGroup):
     # -- errors ----------------------------------------------------------------
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
+        from flower.core.config import configured_language
         from flower.core.i18n import set_language
-        from flower.core.pyproject import configured_language
 
-        # before any command is built, so every --help speaks it: the configured language
-        # read cheaply, else FLOWER_LANG or the locale (a mistake in the settings is said
-        # in that language, by the command that loads them)
-        set_language(configured_language(os.environ))
+        # before any command is built, so every --help speaks it (a mistake in the
+        # settings is said in the environment's language, by the command that loads them)
+        set_language(configured_language())
         translate_help(self)  # built before the language was known
         standalone = kwargs.get("standalone_mode", True)
         try:

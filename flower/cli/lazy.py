@@ -1,10 +1,9 @@
-"""Commands known by name and summary until they run (click's lazily loaded subcommands).
+"""Commands known by name until they run (click's lazily loaded subcommands).
 
-``flower --help`` lists every command but runs none: a :class:`LazyCommand` holds the
-command's name, the one sentence the listing shows, and where its code lives. The module
-is imported and typer builds the command (reading its annotated parameters) only when
-the command is invoked or its own ``--help`` is asked. The summary is the first sentence
-of the command's own help; ``tests/cli/test_lazy_commands.py`` checks the two agree.
+A :class:`LazyCommand` holds a command's name and where its code lives. The module is
+imported and typer builds the command (reading its annotated parameters) only when the
+command is invoked or help is asked: ``flower --help`` builds every command to show its
+first sentence, as click's documented ``LazyGroup`` does; ``flower config`` builds one.
 
 Help texts are English msgids (marked with ``N_``) and are translated when a command is
 built, by :func:`translate_help`: by then the CLI has settled the language, whatever
@@ -18,7 +17,6 @@ from collections.abc import Callable
 from typing import Any, NamedTuple, TypeVar
 
 import typer
-from typer.core import TyperCommand
 
 from flower.core.i18n import _
 
@@ -26,17 +24,11 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 class LazyCommand(NamedTuple):
-    """A root command or group, loaded on first use.
-
-    A NamedTuple rather than a msgspec Struct: ``flower --help`` reads these before
-    anything else and must not pay for importing msgspec.
-    """
+    """A root command or group, loaded on first use."""
 
     name: str
     target: str
     """``module:attribute``: a command function, or a ``typer.Typer`` for a group."""
-    summary: str
-    """What ``flower --help`` shows: the first sentence of the command's own help."""
 
     def load(self) -> Any:
         """The click command (or group) typer builds from the target."""
@@ -48,10 +40,6 @@ class LazyCommand(NamedTuple):
         else:
             holder.command(name=self.name)(found)
         return translate_help(typer.main.get_group(holder).commands[self.name])
-
-    def listed(self) -> Any:
-        """A stand-in with only the summary, for the listing (click shortens it)."""
-        return TyperCommand(name=self.name, help=_(self.summary))
 
 
 def translate_help(command: Any) -> Any:

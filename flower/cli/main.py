@@ -1,11 +1,10 @@
 """The ``flower`` console script: the typer app and its entry point.
 
-Kept light on purpose: importing this module loads typer and flower's small CLI
-modules only. Each built-in command is a :class:`~flower.cli.lazy.LazyCommand` of
-:data:`BUILTIN_COMMANDS`: its module is imported, and typer builds it, only when it
-runs or its own ``--help`` is asked (``flower --help`` lists them from their summaries).
-Stores, plugins, SQLAlchemy, the anthropic SDK and rich are imported inside the
-commands that need them.
+Importing this module loads typer and flower's small CLI modules only. Each built-in
+command is a :class:`~flower.cli.lazy.LazyCommand` of :data:`BUILTIN_COMMANDS`: its
+module is imported, and typer builds it, when it runs or help is asked (click's lazily
+loaded subcommands). Stores, SQLAlchemy, the anthropic SDK and rich are imported inside
+the commands that need them.
 """
 
 from __future__ import annotations
@@ -25,60 +24,21 @@ from flower.cli.lazy import LazyCommand
 from flower.core.i18n import N_
 
 ENGINE_COMMANDS = (
-    LazyCommand(
-        "run",
-        "flower.cli.run:run",
-        N_('Run the built-in workflow here (what `flower "..."` does).'),
-    ),
-    LazyCommand("once", "flower.cli.run:once", N_("One agent, no workflow, no lineage.")),
-    LazyCommand("status", "flower.cli.run:status", N_("What the next `flower` here would resume.")),
-    LazyCommand("demo", "flower.cli.run:demo", N_("See it work offline, no API key needed.")),
-    LazyCommand(
-        "adopt",
-        "flower.cli.adopt:adopt",
-        N_("Point this directory's lineage at the sessions of an old one, so `flower` carries on."),
-    ),
+    LazyCommand("run", "flower.cli.run:run"),
+    LazyCommand("once", "flower.cli.run:once"),
+    LazyCommand("status", "flower.cli.run:status"),
+    LazyCommand("demo", "flower.cli.run:demo"),
+    LazyCommand("adopt", "flower.cli.adopt:adopt"),
 )
 """The commands that run the workflow or read its state."""
 BUILTIN_COMMANDS = (
     *ENGINE_COMMANDS,
-    LazyCommand(
-        "rewind",
-        "flower.cli.rewind:rewind",
-        N_(
-            "Undo the last N user turns of the work step: its session is forked N turns back "
-            "(the old one stays, listed), the lineage points at the fork, and the files "
-            "flower's Write and Edit changed since are put back."
-        ),
-    ),
-    LazyCommand(
-        "sessions",
-        "flower.cli.sessions:app",
-        N_("List, show, export, import, remove and copy session transcripts."),
-    ),
-    LazyCommand(
-        "config",
-        "flower.cli.config:config",
-        N_("Show the effective configuration and the source of every value."),
-    ),
-    LazyCommand(
-        "plugins",
-        "flower.cli.plugins:plugins",
-        N_("List loaded plugins: distribution, version, hooks, what each registered, errors."),
-    ),
-    LazyCommand(
-        "doctor",
-        "flower.cli.doctor:doctor",
-        N_(
-            "Check configuration, session store, pruning chain, API endpoint and API key; "
-            "exit 1 if any fails."
-        ),
-    ),
-    LazyCommand(
-        "ui",
-        "flower.cli.ui:ui",
-        N_("Serve a read-only web viewer of the sessions, pruned views and runs (local)."),
-    ),
+    LazyCommand("rewind", "flower.cli.rewind:rewind"),
+    LazyCommand("sessions", "flower.cli.sessions:app"),
+    LazyCommand("config", "flower.cli.config:config"),
+    LazyCommand("plugins", "flower.cli.plugins:plugins"),
+    LazyCommand("doctor", "flower.cli.doctor:doctor"),
+    LazyCommand("ui", "flower.cli.ui:ui"),
 )
 """Every built-in command, in the order ``flower --help`` lists them (plugins' follow)."""
 CORE_COMMANDS = tuple(c for c in BUILTIN_COMMANDS if c not in ENGINE_COMMANDS)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,8 +20,7 @@ from typing import Annotated, Any, Literal, TypeVar
 import msgspec
 
 from flower.core.errors import ConfigError
-from flower.core.i18n import _, choose_language
-from flower.core.pyproject import find_pyproject
+from flower.core.i18n import _, choose_language, environment_language
 
 
 class _Section(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -373,6 +373,27 @@ def _env_value(var: str, raw: str, dotted: str) -> Any:
         ) from None
 
 
+def find_pyproject(start: Path | None = None) -> tuple[Path, dict[str, Any]] | None:
+    """The nearest pyproject.toml (walking up) that has a ``[tool.flower]`` table."""
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        candidate = folder / "pyproject.toml"
+        if not candidate.is_file():
+            continue
+        try:
+            data = tomllib.loads(candidate.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(
+                _("{file}: not valid TOML: {error}").format(file=candidate, error=exc)
+            ) from exc
+        table = data.get("tool", {}).get("flower")
+        if table is not None:
+            if not isinstance(table, dict):
+                raise ConfigError(_("{file}: [tool.flower] must be a table").format(file=candidate))
+            return candidate, table
+    return None
+
+
 def load_settings(
     cwd: Path | None = None,
     environ: Mapping[str, str] | None = None,
@@ -397,6 +418,8 @@ def load_settings(
             sources[dotted] = f"{pyproject} {_toml_key(dotted)}"
 
     for dotted, (var, raw) in _env_overrides(environ).items():
+        if dotted == "language" and not raw.strip():
+            continue  # an empty variable is an unset one, as an empty LANG is
         _set_dotted(merged, dotted, _env_value(var, raw, dotted))
         sources[dotted] = f"env {var}"
 
@@ -415,6 +438,17 @@ def load_settings(
         language=language,
         language_source=language_source,
     )
+
+
+def configured_language(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> str:
+    """The language the settings choose (:attr:`LoadedSettings.language`), for the CLI
+    to speak before a command runs. Settings that cannot be loaded leave the
+    environment's language: the command that loads them says what is wrong, in it."""
+    environ = os.environ if environ is None else environ
+    try:
+        return load_settings(cwd, environ).language
+    except (ConfigError, OSError):
+        return environment_language(environ)
 
 
 def effective_items(loaded: LoadedSettings) -> list[tuple[str, Any, str]]:

@@ -91,11 +91,9 @@ def choose_language(
 
     A language flower has no catalog for is an error when flower's own settings name
     it, and English when only the locale does (as every gettext program falls back).
-    ``language = ""`` in a file is an error too; an empty variable counts as unset.
+    ``language = ""`` in a file is an error too.
     """
     source = configured_source or "[tool.flower] language"
-    if configured is not None and not configured.strip() and source.startswith("env "):
-        configured = None  # an empty variable is an unset one, as an empty LANG is
     if configured is not None:
         if not configured.strip():
             available = ", ".join(available_languages())

@@ -12,13 +12,13 @@ import os
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from importlib import metadata
 from types import ModuleType
 from typing import Any, NamedTuple
 
 import pluggy
 
 from flower.core import hookspecs
-from flower.core.entry_points import FoundEntryPoint, scan
 from flower.core.errors import NoSuchPluginError, PluginError
 from flower.core.i18n import N_, _
 from flower.core.suggest import did_you_mean
@@ -225,32 +225,15 @@ def report_problem(infos: list[PluginInfo], name: str, error: str, *, skipped: b
     warnings.warn(text.format(name=name, error=error), PluginWarning, stacklevel=3)
 
 
-def _entry_points() -> list[FoundEntryPoint]:
-    """The group's entry points: read directly when the layout allows (fast), else
-    through ``importlib.metadata``; either way the path is scanned once per registry."""
-    found = scan(GROUP)
-    if found is not None:
-        return found
-    from importlib import metadata
-
-    return [
-        FoundEntryPoint(
-            ep.name,
-            ep.value,
-            ep.dist.name if ep.dist else None,
-            ep.dist.version if ep.dist else None,
-        )
-        for ep in metadata.entry_points(group=GROUP)
-    ]
+def _entry_points() -> list[metadata.EntryPoint]:
+    """The entry points of group ``flower``, from every installed distribution."""
+    return list(metadata.entry_points(group=GROUP))
 
 
-def _load(ep: FoundEntryPoint) -> Any:
-    """What ``EntryPoint.load()`` returns: the module, or the attribute it names."""
-    target: Any = importlib.import_module(ep.module)
-    for attr in (ep.attr or "").split("."):
-        if attr:
-            target = getattr(target, attr)
-    return target
+def _distribution(ep: metadata.EntryPoint) -> tuple[str | None, str | None]:
+    """Name and version of the distribution that declares ``ep`` (``None``: unknown)."""
+    dist = ep.dist
+    return (dist.name, dist.version) if dist is not None else (None, None)
 
 
 def _register_module(
@@ -297,11 +280,12 @@ def build_plugin_manager(
     # flower's own entry points first: a third-party one reusing a built-in's name is
     # then reported rather than silently taking the built-in's place
     for ep in sorted(
-        _entry_points(), key=lambda ep: ep.name not in BUILTIN_MODULES or ep.dist != "flower"
+        _entry_points(),
+        key=lambda ep: ep.name not in BUILTIN_MODULES or _distribution(ep)[0] != "flower",
     ):
-        dist, version = ep.dist, ep.version
+        dist, version = _distribution(ep)
         try:
-            module = _load(ep)
+            module = ep.load()
         except KeyboardInterrupt:
             raise
         except BaseException as exc:  # sys.exit() at import is a broken plugin too

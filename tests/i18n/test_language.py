@@ -95,9 +95,10 @@ def test_an_empty_pyproject_language_names_the_file_and_key(in_tmp: Path, englis
     )
 
 
-def test_an_empty_language_variable_is_unset() -> None:
-    env = {"FLOWER_LANG": "", "LANG": "zh_CN.UTF-8"}
-    assert choose_language("", "env FLOWER_LANGUAGE", env) == ("zh_CN", "env LANG")
+def test_an_empty_language_variable_is_unset(tmp_path: Path) -> None:
+    env = {"FLOWER_LANGUAGE": "", "FLOWER_LANG": "", "LANG": "zh_CN.UTF-8"}
+    loaded = load_settings(tmp_path, environ=env)
+    assert (loaded.language, loaded.language_source) == ("zh_CN", "env LANG")
 
 
 def test_locale_variables_in_gettext_order() -> None:
