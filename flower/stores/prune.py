@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import msgspec
 
 from flower.core.entries import json_bytes
-from flower.core.errors import ConfigError
+from flower.core.errors import ConfigError, NoSuchPluginError
 from flower.core.i18n import N_, _, ngettext
 from flower.core.protocols import PruneContext, PruningPolicy, SessionStoreBase
 from flower.core.records import Entry, SessionInfo, SessionKey
@@ -344,13 +344,9 @@ def build_policies(names: Sequence[str], settings: Settings) -> list[PruningPoli
             name=name, plugin=reg.plugin
         )
         try:
-            policy = reg.factory(settings)
-        except ConfigError as exc:
-            if exc.key is not None:
-                raise
-            table = f"[tool.flower.pruning.options.{name}]"
-            text = str(exc) if table in str(exc) else f"{table}: {exc}"
-            raise ConfigError(text, key="pruning.options") from None
+            policy = _made(reg.factory, name, settings)
+        except ConfigError:
+            raise
         except Exception as exc:  # one broken plugin must not stop a resume
             warnings.warn(
                 _("{policy} could not be created and is left out: {error}").format(
@@ -372,6 +368,40 @@ def build_policies(names: Sequence[str], settings: Settings) -> list[PruningPoli
                 policy.name = name
         policies.append(policy)
     return policies
+
+
+def _made(factory: Any, name: str, settings: Settings) -> Any:
+    """``factory(settings)``; a ``ConfigError`` it raises about its options names the
+    policy's table (``[tool.flower.pruning.options.<name>]``) and ``pruning.options``."""
+    try:
+        return factory(settings)
+    except ConfigError as exc:
+        if exc.key is not None:
+            raise
+        table = f"[tool.flower.pruning.options.{name}]"
+        text = str(exc) if table in str(exc) else f"{table}: {exc}"
+        raise ConfigError(text, key="pruning.options") from None
+
+
+def check_policy_options(settings: Settings) -> None:
+    """Each ``[tool.flower.pruning.options.<name>]`` table read by its policy, as a run
+    would when it first loads a transcript: a misspelt key or a wrong value is the same
+    :class:`ConfigError` there (exit 2), only before anything is sent or written. A
+    factory that fails another way is left for the run to report (a broken plugin)."""
+    from flower.core.plugins import get_registry
+
+    registry = get_registry()
+    for name in settings.pruning.options:
+        try:
+            reg = registry.get("pruning_policies", name)
+        except NoSuchPluginError:
+            continue  # check_policy_names says so
+        try:
+            _made(reg.factory, name, settings)
+        except ConfigError:
+            raise
+        except Exception:  # building it in the run warns, with its error
+            continue
 
 
 def configured_policies(

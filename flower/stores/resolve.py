@@ -28,15 +28,17 @@ def decode_options(reg: Registration, raw: dict[str, Any], table: str) -> Any:
 def check_configured_plugins(settings: Settings, *, pruning: bool = True) -> None:
     """What opening the configured stores and prober would say of their configuration
     (a backend, URL scheme or probe strategy no plugin provides, a bad option), and
-    (``pruning``) whether every pruning policy named is provided, without opening
+    (``pruning``) whether every pruning policy named is provided and its options table
+    reads (a misspelt key in a plugin policy's table is caught here), without opening
     anything: every command that reads the settings checks it before anything else."""
     registry = get_registry()
     if pruning:
-        from flower.stores.prune import check_policy_names, policy_names
+        from flower.stores.prune import check_policy_names, check_policy_options, policy_names
 
         failed = [info.name for info in registry.plugins if info.error]
         available = registry.names("pruning_policies")
         check_policy_names(policy_names(settings), settings, available, failed)
+        check_policy_options(settings)
     strategy = settings.probe.strategy
     try:
         registry.get("probers", strategy)

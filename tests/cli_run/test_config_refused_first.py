@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -10,6 +13,22 @@ from cli_run_helpers import REQUEST, Flower
 from flower.testing.fake_api import FakeMessagesAPI
 
 pytestmark = pytest.mark.usefixtures("english")  # expects flower's English output
+
+PLUGIN = Path(__file__).parents[1] / "pruning" / "plugin_pkg"
+
+
+def install_policy_plugin(site: Path) -> None:
+    """The tutorial's pruning policy plugin (tests/pruning/plugin_pkg) as pip leaves it."""
+    shutil.copytree(PLUGIN / "flower_drop_thinking", site / "flower_drop_thinking")
+    dist = site / "flower_drop_thinking-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: flower-drop-thinking\nVersion: 0.1\n"
+    )
+    entry = tomllib.loads((PLUGIN / "pyproject.toml").read_text())["project"]["entry-points"]
+    lines = ["[flower]", *(f"{k} = {v}" for k, v in entry["flower"].items())]
+    (dist / "entry_points.txt").write_text("\n".join(lines) + "\n")
+
 
 MISSPELT = '[tool.flower.pruning]\npolicies = ["synthetic-errors", "denails"]\n'
 
@@ -56,4 +75,33 @@ def test_a_missing_encryption_key_is_refused_before_anything_is_created(
     assert "Traceback" not in done.stderr
     assert api.requests == []
     # no lineage.json, no sessions.db, no lock file: not even the run directory
+    assert sorted(p.name for p in ws.iterdir()) == ["pyproject.toml"]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--yes", REQUEST], ["config"], ["status"]],
+    ids=["wake", "config", "status"],
+)
+def test_a_typo_in_a_plugin_policys_options_table_is_exit_2_before_any_request(
+    flower: Flower, ws: Path, api: FakeMessagesAPI, args: list[str], tmp_path: Path
+) -> None:
+    site = tmp_path / "site"
+    install_policy_plugin(site)
+    paths = [p for p in (flower.env.get("PYTHONPATH"), str(site)) if p]
+    env = {**flower.env, "PYTHONPATH": os.pathsep.join(paths)}
+    (ws / "pyproject.toml").write_text(
+        '[tool.flower.pruning]\npolicies = ["synthetic-errors", "drop-thinking"]\n'
+        "[tool.flower.pruning.options.drop-thinking]\nmsk = 1\n",
+        encoding="utf-8",
+    )
+    done = flower(*args, env=env)
+    assert done.returncode == 2, done.stderr
+    line = done.stderr.strip()
+    assert "\n" not in line and "Traceback" not in done.stderr
+    assert line == (
+        f"flower: error: {ws / 'pyproject.toml'}: [tool.flower.pruning.options.drop-thinking] "
+        "msk: unknown key (expected one of: keep_turns)"
+    )
+    assert api.requests == []
     assert sorted(p.name for p in ws.iterdir()) == ["pyproject.toml"]
