@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from flower.core.protocols import SessionStoreBase
     from flower.core.records import Entry, SessionKey
     from flower.stores.copy import CopyReport
+    from flower.workflow.roles import SessionRole
 
 app = typer.Typer(
     name="sessions",
@@ -102,15 +103,21 @@ def list_sessions(
                 )
                 for i in infos
             )
-    rows.sort(key=lambda row: row[2], reverse=True)
+        rows.sort(key=lambda row: row[2], reverse=True)
+        roles, titled = _known_sessions(ctx, store, [(p, s) for p, s, _m, _o in rows])
     if as_json:
         listed: list[dict[str, Any]] = []
         for p, s, m, o in rows:
+            known = roles.get(s)
             row: dict[str, Any] = {
                 "project_key": p,
                 "session_id": s,
                 "mtime_ms": m,
                 "modified": iso_time(m),
+                "role": (known.role or None) if known else None,
+                "step": known.step if known else None,
+                "label": known.label if known else None,
+                "title": titled.get(s),
             }
             if forks:
                 row["forked_from"] = (
@@ -125,13 +132,39 @@ def list_sessions(
         typer.echo(_("no sessions in {store}").format(store=where), err=True)
         return
     headers = [_("SESSION"), _("MODIFIED (UTC)"), _("PROJECT")]
+    table = [[s, iso_time(m), p] for p, s, m, _o in rows]
     if forks:
-        print_table(
-            [*headers, _("FORKED FROM")],
-            [(s, iso_time(m), p, o.session_id if o else "") for p, s, m, o in rows],
-        )
-    else:
-        print_table(headers, [(s, iso_time(m), p) for p, s, m, _o in rows])
+        headers.append(_("FORKED FROM"))
+        for line, (_p, _s, _m, o) in zip(table, rows, strict=True):
+            line.append(o.session_id if o else "")
+    if roles:  # a workflow ran here: who each of its sessions was, and what it was for
+        headers += [_("ROLE"), _("STEP"), _("TITLE")]
+        for line, (_p, s, _m, _o) in zip(table, rows, strict=True):
+            known = roles.get(s)
+            shown = (known.shown_role(_), known.shown_step(_)) if known else ("", "")
+            line += [*shown, titled.get(s, "")]
+    print_table(headers, table)
+
+
+def _known_sessions(
+    ctx: typer.Context, store: SessionStoreBase, listed: list[tuple[str, str]]
+) -> tuple[dict[str, SessionRole], dict[str, str]]:
+    """What the run directory's manifest says the ``listed`` sessions (project, id) were,
+    and their titles (the user's request, read from the clarifier's first prompt, or the
+    step); sessions it does not know are left out, and their transcripts are not read."""
+    from flower.core.manifest import read_manifest
+    from flower.core.records import SessionKey
+    from flower.workflow.roles import Titles, session_roles
+
+    settings = get_settings(ctx)
+    try:
+        everyone = session_roles(read_manifest(settings.run_path), settings)
+    except OSError:  # an unreadable run directory: the listing goes on without roles
+        return {}, {}
+    roles = {s: everyone[s] for _p, s in listed if s in everyone}
+    titles = Titles(roles, lambda p, s: store.load(SessionKey(p, s)), _)
+    titled = {s: titles(p, s) or "" for p, s in listed if s in roles}
+    return roles, titled
 
 
 def _pruned_entries(

@@ -445,3 +445,61 @@ def test_a_project_folder_linked_outside_the_store_is_skipped_with_a_warning(
     result = cli("sessions", "list", "--project", "-work-gamma", "--json")
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout) == []
+
+
+def test_list_says_each_workflow_sessions_role_step_and_request(
+    cli: Cli, seeded: dict[str, SessionKey], in_tmp: Path, store_url: str
+) -> None:
+    """Issue 29 item 9: the manifest of the run directory says who each session was;
+    its title is the user's request (from the clarifier's first prompt, in whichever
+    language that wake spoke), not flower's prompt. Other sessions stay as they were."""
+    from flower.core.i18n import language
+    from flower.workflow.clarify import message
+
+    request = "count the lines of notes.txt"
+    with language("zh_CN"):  # the run that asked spoke Chinese
+        prompt = message("CLARIFY_PROMPT").format(request=request)
+    clarifier = SessionKey("-work-alpha", "c1")
+    with open_session_store(store_url) as store:
+        store.append(
+            clarifier,
+            [{"type": "user", "uuid": "c1u", "parentUuid": None, "sessionId": "c1",
+              "message": {"role": "user", "content": prompt}}],
+        )  # fmt: skip
+    rows = [("确认需求", "c1"), ("干活", "s1"), ("干活·判定#1", "s2"), ("干活#round2", "s1")]
+    (in_tmp / "runs").mkdir()
+    (in_tmp / "runs" / "manifest.json").write_text(
+        "".join(
+            json.dumps({"step": step, "session_id": sid, "ok": True}, ensure_ascii=False) + "\n"
+            for step, sid in rows
+        ),
+        encoding="utf-8",
+    )
+    table = cli("sessions", "list").stdout.splitlines()
+    assert table[0].split() == ["SESSION", "MODIFIED", "(UTC)", "PROJECT", "ROLE", "STEP", "TITLE"]
+    lines = {line.split()[0]: line for line in table[1:]}
+    assert lines["c1"].endswith(f"clarifier  confirm the brief  {request}")
+    assert lines["s1"].endswith(f"worker     work               {request}")
+    assert lines["s2"].endswith(f"judge      work·judge#1       {request}")
+    assert lines["s3"].endswith("-work-beta")  # not the manifest's: no role, no title
+    listed = {r["session_id"]: r for r in json.loads(cli("sessions", "list", "--json").stdout)}
+    assert {k: listed["s2"][k] for k in ("role", "step", "label", "title")} == {
+        "role": "judge",
+        "step": "干活",
+        "label": "干活·判定#1",
+        "title": request,
+    }
+    assert listed["s3"]["role"] is None and listed["s3"]["title"] is None
+
+
+def test_list_says_roles_and_steps_in_chinese(
+    cli: Cli, seeded: dict[str, SessionKey], in_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (in_tmp / "runs").mkdir()
+    line = {"step": "干活·判定#1", "session_id": "s2", "ok": True}
+    (in_tmp / "runs" / "manifest.json").write_text(json.dumps(line) + "\n", encoding="utf-8")
+    monkeypatch.setenv("FLOWER_LANG", "zh_CN")
+    table = cli("sessions", "list").stdout.splitlines()
+    assert table[0].split()[-3:] == ["角色", "步骤", "标题"]
+    [judged] = [line for line in table if line.startswith("s2")]
+    assert judged.split()[-3:] == ["验收人", "干活·判定#1", "干活·判定#1"]  # no request: the step
