@@ -38,6 +38,7 @@ BUILTIN_COMMANDS = (
     LazyCommand("config", "flower.cli.config:config"),
     LazyCommand("plugins", "flower.cli.plugins:plugins"),
     LazyCommand("doctor", "flower.cli.doctor:doctor"),
+    LazyCommand("fleet", "flower.cli.fleet:app"),
     LazyCommand("ui", "flower.cli.ui:ui"),
 )
 """Every built-in command, in the order ``flower --help`` lists them (plugins' follow)."""

@@ -164,6 +164,23 @@ class TelemetryConfig(_Section):
     """Put prompts, replies and tool inputs/outputs into spans (off: only names and numbers)."""
 
 
+class FleetConfig(_Section):
+    """``[tool.flower.fleet]``: ``flower fleet`` (the ``fleet`` extra; docs/fleet.md)."""
+
+    database: str | None = None
+    """The fleet's database (DBOS's system database): ``postgresql+psycopg://...`` for
+    many hosts; unset: ``sqlite:///<run_dir>/fleet.sqlite``, one machine."""
+    workspaces: str | None = None
+    """The root every task's workspace must be under (a path every worker sees, e.g. a
+    shared volume); unset: the working directory."""
+    takeover_after: Annotated[float, msgspec.Meta(gt=0)] = 20.0
+    """Seconds without a worker's heartbeat before another worker takes its tasks over."""
+    heartbeat: Annotated[float, msgspec.Meta(gt=0)] = 2.0
+    """Seconds between a worker's heartbeats (keep it well under ``takeover_after``)."""
+    concurrency: Positive = 8
+    """Tasks one worker runs at once."""
+
+
 class Settings(_Section):
     run_dir: str = "runs"
     """Relative to the current working directory, not to the workspace (seed)."""
@@ -179,6 +196,7 @@ class Settings(_Section):
     engine: EngineConfig = msgspec.field(default_factory=EngineConfig)
     workflow: WorkflowConfig = msgspec.field(default_factory=WorkflowConfig)
     telemetry: TelemetryConfig = msgspec.field(default_factory=TelemetryConfig)
+    fleet: FleetConfig = msgspec.field(default_factory=FleetConfig)
 
     @property
     def run_path(self) -> Path:

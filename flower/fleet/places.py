@@ -1,0 +1,126 @@
+"""Where the fleet is: its database, its workspaces root, and a task's workspace.
+
+No DBOS here: these are plain checks on settings and paths, shared by the commands
+that only submit or read and by the worker.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import msgspec
+
+from flower.core.config import Settings, load_settings, sqlite_file
+from flower.core.errors import FlowerError
+from flower.core.i18n import _
+
+
+class FleetError(FlowerError):
+    """Bad input to a fleet command: the task is not submitted, nothing changes."""
+
+    exit_code = 2
+
+
+class UnknownTaskError(FleetError):
+    """A task id the fleet does not hold."""
+
+
+@dataclass(frozen=True)
+class FleetPlace:
+    """``[tool.flower.fleet]`` resolved against the directory the command runs in."""
+
+    database: str
+    workspaces: Path
+    takeover_after: float
+    heartbeat: float
+    concurrency: int
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.database.startswith("sqlite")
+
+    @classmethod
+    def from_settings(cls, settings: Settings, cwd: Path | None = None) -> FleetPlace:
+        here = (cwd or Path.cwd()).resolve()
+        conf = settings.fleet
+        database = conf.database or f"sqlite:///{settings.run_path / 'fleet.sqlite'}"
+        file = sqlite_file(database)
+        if file is not None:
+            file = file if file.is_absolute() else here / file
+            file.parent.mkdir(parents=True, exist_ok=True)
+            database = f"sqlite:///{file}"
+        root = Path(conf.workspaces).expanduser() if conf.workspaces else here
+        root = (root if root.is_absolute() else here / root).resolve()
+        return cls(
+            database=database,
+            workspaces=root,
+            takeover_after=conf.takeover_after,
+            heartbeat=min(conf.heartbeat, conf.takeover_after / 3),
+            concurrency=conf.concurrency,
+        )
+
+    def workspace(self, path: str | Path) -> Path:
+        """``path`` as a task's workspace: an existing directory under the root."""
+        resolved = Path(path).expanduser().resolve()
+        if not resolved.is_relative_to(self.workspaces):
+            raise FleetError(
+                _(
+                    "{path} is outside the fleet's workspaces root {root}: every worker "
+                    "must reach a task's workspace, so put it under the root or set "
+                    "[tool.flower.fleet] workspaces"
+                ).format(path=resolved, root=self.workspaces)
+            )
+        if not resolved.is_dir():
+            raise FleetError(_("{path} is not a directory").format(path=resolved))
+        return resolved
+
+
+def workspace_settings(workspace: Path) -> Settings:
+    """The settings a wake in ``workspace`` runs with, its relative paths made absolute
+    (a ``flower`` run there resolves them against the workspace)."""
+    settings = load_settings(cwd=workspace).settings
+    run_dir = Path(settings.run_dir)
+    sessions = settings.sessions
+    file = sqlite_file(settings.sessions_url())
+    if file is not None and not file.is_absolute():
+        sessions = msgspec.structs.replace(sessions, url=f"sqlite:///{workspace / file}")
+    return msgspec.structs.replace(
+        settings,
+        run_dir=str(run_dir if run_dir.is_absolute() else workspace / run_dir),
+        sessions=sessions,
+    )
+
+
+def check_workflow(target: str, workspace: Path) -> None:
+    """``module:function`` names a callable the workers can import (the workspace is on
+    the import path, as it is for the wake): a bad one fails the submit, not a worker."""
+    module_name, sep, attribute = target.partition(":")
+    if not sep or not module_name or not attribute:
+        raise FleetError(
+            _(
+                "--workflow takes module:function (a function returning a Workflow), not {target}"
+            ).format(target=target)
+        )
+    sys.path.insert(0, str(workspace))
+    try:
+        module = importlib.import_module(module_name)
+        found = getattr(module, attribute)
+    except Exception as exc:
+        raise FleetError(
+            _("--workflow {target} cannot be imported: {error}").format(
+                target=target, error=f"{type(exc).__name__}: {exc}"
+            )
+        ) from None
+    finally:
+        sys.path.remove(str(workspace))
+    if not callable(found) or inspect.isclass(found):
+        raise FleetError(
+            _("--workflow {target} is not a function returning a Workflow").format(target=target)
+        )
+
+
+__all__ = ["FleetError", "FleetPlace", "UnknownTaskError", "check_workflow", "workspace_settings"]

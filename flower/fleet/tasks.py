@@ -1,0 +1,181 @@
+"""Submit, list, cancel and resume fleet tasks, from any process (DBOS's client: no
+worker runs here). The Python face of ``flower fleet submit|status|cancel|resume``."""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from flower.core.i18n import _
+from flower.fleet import engine
+from flower.fleet.board import Board
+from flower.fleet.places import (
+    FleetError,
+    FleetPlace,
+    UnknownTaskError,
+    check_workflow,
+    workspace_settings,
+)
+from flower.fleet.worker import task_log
+
+TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+class Fleet:
+    """The fleet in ``place``'s database (created on first use)."""
+
+    def __init__(self, place: FleetPlace) -> None:
+        self.place = place
+        engine.migrate(place.database)
+        self.client = engine.client(place.database)
+        self.client.register_queue(
+            engine.QUEUE,
+            worker_concurrency=place.concurrency,
+            polling_interval_sec=engine.QUEUE_POLL,
+            on_conflict="never_update",
+            application_name=engine.APP_NAME,
+        )
+        self._board: Board | None = None
+
+    def close(self) -> None:
+        self.client.destroy()
+        if self._board is not None:
+            self._board.close()
+
+    def __enter__(self) -> Fleet:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def board(self) -> Board:
+        if self._board is None:
+            self._board = Board(self.place.database)
+        return self._board
+
+    # -- submit --------------------------------------------------------------------
+
+    def submit(
+        self,
+        workspace: str | Path,
+        said: str | None = None,
+        *,
+        task_id: str | None = None,
+        workflow: str | None = None,
+    ) -> tuple[str, bool]:
+        """Queue one wake of ``workspace``; ``(task id, whether it existed already)``.
+        The same id twice is one task: the second submit returns the first."""
+        path = self.place.workspace(workspace)
+        if task_id is not None and not TASK_ID.match(task_id):
+            raise FleetError(
+                _("task id {id}: use letters, digits, '.', '_' and '-' (at most 128)").format(
+                    id=repr(task_id)
+                )
+            )
+        if workspace_settings(path).sessions.backend == "jsonfs":
+            raise FleetError(
+                _(
+                    "{path} keeps its sessions in the jsonfs store, which cannot guarantee one "
+                    "writer per session: the fleet needs sqlite (one machine) or postgres"
+                ).format(path=path)
+            )
+        if workflow is not None:
+            check_workflow(workflow, path)
+        task_id = task_id or f"task-{uuid.uuid4().hex[:12]}"
+        if self._find(task_id) is not None:
+            return task_id, True
+        task = {"workspace": str(path), "said": said, "workflow": workflow, "at": time.time()}
+        self.client.enqueue(
+            {
+                "queue_name": engine.QUEUE,
+                "workflow_name": engine.WORKFLOW,
+                "workflow_id": task_id,
+                "app_version": engine.APP_VERSION,
+            },
+            task,
+        )
+        return task_id, False
+
+    # -- read ----------------------------------------------------------------------
+
+    def _find(self, task_id: str) -> Any:
+        found = self.client.list_workflows(workflow_ids=[task_id], load_output=False)
+        return found[0] if found else None
+
+    def get(self, task_id: str) -> Any:
+        found = self._find(task_id)
+        if found is None:
+            raise UnknownTaskError(_("no fleet task {id}").format(id=task_id))
+        return found
+
+    def status(self) -> list[dict[str, Any]]:
+        """Every task, oldest first: its state and what is known about it."""
+        hosts = {row.executor_id: row for row in self.board.rows()}
+        rows = []
+        for wf in self.client.list_workflows(name=engine.WORKFLOW):
+            rows.append(_row(wf, hosts))
+        return rows
+
+    # -- control -------------------------------------------------------------------
+
+    def cancel(self, task_id: str) -> None:
+        self.get(task_id)
+        self.client.cancel_workflow(task_id)
+
+    def resume(self, task_id: str) -> None:
+        """Queue a cancelled (or stuck) task again; a finished one stays finished."""
+        found = self.get(task_id)
+        if found.status in ("SUCCESS", "ERROR"):
+            raise FleetError(
+                _(
+                    "task {id} has finished: submit the workspace again (with a new id) to "
+                    "wake it once more"
+                ).format(id=task_id)
+            )
+        self.client.resume_workflow(task_id)
+
+
+def _row(wf: Any, hosts: dict[str, Any]) -> dict[str, Any]:
+    args: Any = (wf.input or {}).get("args") or ({},)
+    task = args[0] if args and isinstance(args[0], dict) else {}
+    output = wf.output if isinstance(wf.output, dict) else {}
+    state = {
+        "ENQUEUED": "queued",
+        "PENDING": "running",
+        "SUCCESS": "done" if output.get("ok") else "failed",
+        "ERROR": "failed",
+        "CANCELLED": "cancelled",
+    }.get(str(wf.status), str(wf.status).lower())
+    worker = hosts.get(wf.executor_id or "")
+    why = output.get("why") if state == "failed" else None
+    if str(wf.status) == "ERROR" and wf.error is not None:
+        why = str(wf.error)
+    workspace = task.get("workspace")
+    activity = None
+    if workspace and state == "running":
+        log = task_log(Path(workspace), "runs", wf.workflow_id)
+        if log.exists():
+            activity = log.stat().st_mtime
+    return {
+        "id": wf.workflow_id,
+        "state": state,
+        "workspace": workspace,
+        "said": task.get("said"),
+        "workflow": task.get("workflow"),
+        "host": worker.host if worker else None,
+        "worker": wf.executor_id if state == "running" else None,
+        "woke": output.get("woke"),
+        "cost_usd": output.get("cost_usd"),
+        "sessions": output.get("sessions") or {},
+        "why": why,
+        "created_ms": wf.created_at,
+        "updated_ms": wf.updated_at,
+        "last_activity": activity,
+    }
+
+
+__all__ = ["TASK_ID", "Fleet"]

@@ -1,0 +1,392 @@
+"""``flower fleet worker``: runs queued tasks, heartbeats, and takes over dead workers.
+
+Each task's wake runs as its own process in the task's workspace (the same ``flower``
+a person would run there, so everything a wake does holds), holding the workspace's
+session lease: the worker takes it before the wake starts, renews it with every
+heartbeat and passes its fencing token to the wake, whose store checks it on every
+append. A worker that finds it was taken over (it was paused or cut off longer than
+``takeover_after``) stops: its wakes' writes are refused by then anyway.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from flower.core.i18n import _
+from flower.core.keys import project_key
+from flower.core.lease import LEASE_VARIABLE, LeaseLostError
+from flower.fleet import engine
+from flower.fleet.board import Board
+from flower.fleet.places import FleetError, FleetPlace, workspace_settings
+
+ZOMBIE_EXIT = 75
+"""A worker that finds it was taken over exits with this code (EX_TEMPFAIL: restart it)."""
+
+
+def default_executor_id() -> str:
+    return f"{socket.gethostname()}-{os.getpid()}"
+
+
+def task_log(workspace: Path, run_dir: str, task_id: str) -> Path:
+    """Where a task's wake writes what it prints: under the workspace's run directory."""
+    base = Path(run_dir)
+    base = base if base.is_absolute() else workspace / base
+    return base / "fleet" / f"{task_id}.log"
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child
+    """The wake gets SIGTERM when its worker dies (Linux), so a killed worker leaves no
+    wake running unwatched (its lease would stop it at the next write anyway)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+@dataclass
+class Running:
+    task_id: str
+    proc: subprocess.Popen[str]
+    store: Any
+    project: str
+    token: int
+    lost_at: float | None = None
+    cancelled: bool = False
+
+
+@dataclass
+class Worker:
+    place: FleetPlace
+    executor_id: str = field(default_factory=default_executor_id)
+    say: Callable[[str], None] = print
+    host: str = field(default_factory=socket.gethostname)
+
+    def __post_init__(self) -> None:
+        self.board: Board | None = None
+        self.running: dict[str, Running] = {}
+        self.lock = threading.Lock()
+        self.stopping = threading.Event()
+        self.zombie = False
+
+    # -- the process ---------------------------------------------------------------
+
+    def run(self) -> int:
+        self.board = self._wait_for_database()
+        self.board.join(self.executor_id, self.host, os.getpid())
+        engine.migrate(self.place.database)
+        engine.register(self.run_step)
+        engine.launch(self.place.database, self.executor_id, self.place.concurrency)
+        self.say(
+            _("worker {worker} on {host}: at most {n} tasks at a time, database {db}").format(
+                worker=self.executor_id,
+                host=self.host,
+                n=self.place.concurrency,
+                db=_shown(self.place.database),
+            )
+        )
+        stop = threading.Event()
+
+        def on_signal(signum: int, frame: Any) -> None:
+            stop.set()
+
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, on_signal)
+        beat = threading.Thread(target=self._beat_loop, args=(stop,), daemon=True)
+        beat.start()
+        while not stop.wait(0.2):
+            pass
+        return self._leave()
+
+    def _wait_for_database(self) -> Board:
+        """Connect, or wait and probe with one status line, as the engine does offline."""
+        said = False
+        while True:
+            try:
+                board = Board(self.place.database)
+                if said:
+                    self.say(_("the fleet's database is back"))
+                return board
+            except Exception as exc:
+                if not said:
+                    self.say(
+                        _("the fleet's database cannot be reached ({error}); retrying").format(
+                            error=type(exc).__name__
+                        )
+                    )
+                    said = True
+                time.sleep(min(5.0, self.place.heartbeat * 2))
+
+    def _leave(self) -> int:
+        """Stop the wakes (they save their place), say the tasks are handed over, go."""
+        self.stopping.set()
+        with self.lock:
+            running = list(self.running.values())
+        for item in running:
+            with contextlib.suppress(OSError):
+                item.proc.send_signal(signal.SIGTERM)
+        for item in running:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                item.proc.wait(timeout=30)
+        assert self.board is not None
+        if not self.zombie:
+            with contextlib.suppress(Exception):
+                self.board.leave(self.executor_id)
+        if running and not self.zombie:
+            self.say(
+                _("worker stopped: its unfinished tasks ({n}) go on with the other workers").format(
+                    n=len(running)
+                )
+            )
+        else:
+            self.say(_("worker stopped"))
+        sys.stdout.flush()
+        # DBOS must not record the interrupted wakes as finished: leave without unwinding
+        os._exit(ZOMBIE_EXIT if self.zombie else 0)
+
+    # -- heartbeat, leases, cancellations, takeovers ---------------------------------
+
+    def _beat_loop(self, stop: threading.Event) -> None:
+        said_offline = False
+        while not stop.is_set():
+            try:
+                self._beat(stop)
+                if said_offline:
+                    self.say(_("the fleet's database is back"))
+                    said_offline = False
+            except Exception as exc:
+                if not said_offline:
+                    self.say(
+                        _("the fleet's database cannot be reached ({error}); retrying").format(
+                            error=type(exc).__name__
+                        )
+                    )
+                    said_offline = True
+            stop.wait(self.place.heartbeat)
+
+    def _beat(self, stop: threading.Event) -> None:
+        assert self.board is not None
+        if not self.board.beat(self.executor_id):
+            self.zombie = True
+            self.say(
+                _(
+                    "this worker was taken over: it was paused or cut off for more than "
+                    "{seconds:g} s, its tasks run on other workers now; stopping (restart it "
+                    "to take new tasks)"
+                ).format(seconds=self.place.takeover_after)
+            )
+            self._drop_lost(grace=self.place.heartbeat)
+            stop.set()
+            return
+        self._renew_leases()
+        self._drop_lost(grace=self.place.heartbeat)
+        self._check_cancelled()
+        for dead in self.board.claim_dead(self.executor_id, self.place.takeover_after):
+            ids = engine.pending_of(dead.executor_id)
+            if ids:
+                engine.hand_back(ids)
+                self.say(
+                    _("took over the tasks of {worker} on {host} (no heartbeat): {n}").format(
+                        n=len(ids), worker=dead.executor_id, host=dead.host
+                    )
+                )
+
+    def _renew_leases(self) -> None:
+        with self.lock:
+            running = list(self.running.values())
+        for item in running:
+            if item.lost_at is None and not item.store.renew_lease(
+                item.project, item.token, self.place.takeover_after
+            ):
+                item.lost_at = time.monotonic()
+                self.say(
+                    _("task {task}: another worker took it over; dropping it here").format(
+                        task=item.task_id
+                    )
+                )
+
+    def _drop_lost(self, grace: float) -> None:
+        """Stop the wakes whose lease is gone, after ``grace`` seconds (a write they try
+        meanwhile is refused by the store, which is what they should learn)."""
+        with self.lock:
+            running = list(self.running.values())
+        for item in running:
+            if self.zombie and item.lost_at is None:
+                item.lost_at = time.monotonic()
+            if item.lost_at is not None and time.monotonic() - item.lost_at >= grace:
+                with contextlib.suppress(OSError):
+                    item.proc.send_signal(signal.SIGTERM)
+
+    def _check_cancelled(self) -> None:
+        with self.lock:
+            running = list(self.running.values())
+        for item in running:
+            if not item.cancelled and engine.status_of(item.task_id) == "CANCELLED":
+                item.cancelled = True
+                self.say(_("task {task}: cancelled; stopping its wake").format(task=item.task_id))
+                with contextlib.suppress(OSError):
+                    item.proc.send_signal(signal.SIGTERM)
+
+    # -- one task ----------------------------------------------------------------------
+
+    def run_step(self, task_id: str, task: dict[str, Any]) -> dict[str, Any]:
+        """The DBOS step: one wake of the task's workspace; its small result."""
+        workspace = Path(task["workspace"])
+        try:
+            settings = workspace_settings(workspace)
+            store = _lease_store(settings)
+        except Exception as exc:
+            self.say(_("task {task}: {error}").format(task=task_id, error=exc))
+            return {"ok": False, "why": str(exc)}
+        project = project_key(workspace)
+        try:
+            token, previous = self._take_lease(store, project)
+            log_path = task_log(workspace, settings.run_dir, task_id)
+            log_path.parent.mkdir(parents=True, exist_ok=True)
+            with open(log_path, "a", encoding="utf-8") as log:
+                if previous is not None:
+                    assert self.board is not None
+                    line = _("taken over from {host}").format(host=self.board.host_of(previous))
+                    log.write(line + "\n")
+                    self.say(f"{task_id}: {line}")
+                else:
+                    self.say(
+                        _("task {task}: started in {path}").format(task=task_id, path=workspace)
+                    )
+                log.flush()
+                proc = subprocess.Popen(
+                    _command(task),
+                    cwd=workspace,
+                    env={**os.environ, LEASE_VARIABLE: str(token), "PYTHONUNBUFFERED": "1"},
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=log,
+                    text=True,
+                    preexec_fn=_die_with_parent,
+                )
+                item = Running(task_id, proc, store, project, token)
+                with self.lock:
+                    self.running[task_id] = item
+                try:
+                    out, _err = proc.communicate()
+                finally:
+                    with self.lock:
+                        self.running.pop(task_id, None)
+            if self.stopping.is_set():
+                threading.Event().wait()  # the process leaves without recording this step
+            if item.lost_at is not None:
+                raise LeaseLostError(project, token)
+            store.release_lease(project, token)
+            result = _result(out, proc.returncode)
+            done = _("done") if result["ok"] else _("failed")
+            self.say(_("task {task}: {state}").format(task=task_id, state=done))
+            return result
+        finally:
+            store.close()
+
+    def _take_lease(self, store: Any, project: str) -> tuple[int, str | None]:
+        """The workspace's lease, waiting while another live holder has it (a wake
+        taken over waits out the old holder's lease, at most ``takeover_after``)."""
+        while True:
+            got = store.take_lease(project, self.executor_id, self.place.takeover_after)
+            if isinstance(got, tuple):
+                return int(got[0]), got[1]
+            time.sleep(min(float(got), self.place.heartbeat) + 0.05)
+
+
+def _shown(url: str) -> str:
+    from flower.core.redact import redact_text
+
+    return redact_text(url)
+
+
+_OPENING = threading.Lock()
+"""Stores are opened one at a time: a first open migrates, and Alembic is not
+thread-safe."""
+
+
+def _lease_store(settings: Any) -> Any:
+    """The workspace's session store, raw (leases need no encryption), if it can fence."""
+    with _OPENING:
+        return _open_lease_store(settings)
+
+
+def _open_lease_store(settings: Any) -> Any:
+    from flower.stores.open import open_session_store
+
+    plain = msgspec.structs.replace(
+        settings, sessions=msgspec.structs.replace(settings.sessions, encrypt=False)
+    )
+    store = open_session_store(settings=plain)
+    if not hasattr(store, "take_lease"):
+        store.close()
+        raise FleetError(
+            _(
+                "the {backend} session store cannot guarantee one writer per session, so the "
+                "fleet does not use it: set [tool.flower.sessions] backend to sqlite (one "
+                "machine) or postgres (many hosts)"
+            ).format(backend=settings.sessions.backend)
+        )
+    return store
+
+
+def _command(task: dict[str, Any]) -> list[str]:
+    said = task.get("said")
+    workflow = task.get("workflow")
+    if workflow:
+        return [sys.executable, "-m", "flower.fleet.child", workflow, *([said] if said else [])]
+    # exactly what a person runs in the workspace: flower "..." --yes
+    return [
+        sys.executable,
+        "-m",
+        "flower.cli.main",
+        "run",
+        *([said] if said else []),
+        "--yes",
+        "--json",
+    ]
+
+
+def _result(out: str, code: int) -> dict[str, Any]:
+    """The small result DBOS keeps: ok, the wake number, the sessions, the cost."""
+    try:
+        data = json.loads(out[out.index("{") :]) if "{" in out else {}
+    except ValueError:
+        data = {}
+    if not isinstance(data, dict):
+        data = {}
+    results = data.get("results") or []
+    cost = sum(float(r.get("cost_usd") or 0) for r in results if isinstance(r, dict))
+    failed = [r for r in results if isinstance(r, dict) and not r.get("ok", True)]
+    why = None
+    if code != 0:
+        why = (failed[-1].get("error") if failed else None) or _("exit code {code}").format(
+            code=code
+        )
+    return {
+        "ok": code == 0 and bool(data.get("ok", True)),
+        "exit": code,
+        "woke": data.get("woke"),
+        "goal_met": data.get("goal_met"),
+        "sessions": data.get("sessions") or {},
+        "cost_usd": round(cost, 6),
+        "why": why,
+    }
+
+
+__all__ = ["ZOMBIE_EXIT", "Worker", "default_executor_id", "task_log"]

@@ -1,0 +1,82 @@
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fleet_helpers import HoldingModel, Workers, fleet_env
+
+from flower.testing.fake_api import FakeMessagesAPI
+
+TAKEOVER_AFTER = 2.0
+HEARTBEAT = 0.3
+
+
+@pytest.fixture
+def model() -> Iterator[HoldingModel]:
+    m = HoldingModel()
+    yield m
+    m.release()
+
+
+@pytest.fixture
+def api(model: HoldingModel) -> Iterator[FakeMessagesAPI]:
+    with FakeMessagesAPI(model) as fake:
+        yield fake
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def database(request: pytest.FixtureRequest) -> Iterator[str | None]:
+    """The fleet's database: SQLite under runs/ (the default), or a new Postgres database."""
+    if request.param == "sqlite":
+        yield None
+        return
+    import sqlalchemy as sa
+
+    from flower.testing.postgres import require_postgres, server_url
+
+    base = sa.make_url(server_url())
+    admin = sa.create_engine(base, isolation_level="AUTOCOMMIT")
+    name = f"fleet_{uuid.uuid4().hex[:10]}"
+    try:
+        with admin.connect() as conn:
+            conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+    except sa.exc.OperationalError as exc:  # the suite's rule: a missing server fails in CI
+        if require_postgres():
+            pytest.fail(f"Postgres is required: {exc}")
+        pytest.skip(f"no Postgres at 127.0.0.1:5432: {exc}")
+    yield base.set(database=name).render_as_string(hide_password=False)
+    with admin.connect() as conn:
+        conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    admin.dispose()
+
+
+@pytest.fixture
+def root(in_tmp: Path, database: str | None) -> Path:
+    """The fleet's directory: its pyproject (short takeover for tests) and workspaces."""
+    path = in_tmp / "fleet"
+    path.mkdir()
+    lines = [
+        "[tool.flower.fleet]",
+        f"takeover_after = {TAKEOVER_AFTER}",
+        f"heartbeat = {HEARTBEAT}",
+    ]
+    if database:
+        lines.append(f'database = "{database}"')
+    (path / "pyproject.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path.resolve()
+
+
+@pytest.fixture
+def env(api: FakeMessagesAPI, tmp_path: Path) -> dict[str, str]:
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    return fleet_env(api.env(), home)
+
+
+@pytest.fixture
+def workers(root: Path, env: dict[str, str]) -> Iterator[Workers]:
+    found = Workers(root, env)
+    yield found
+    found.close()

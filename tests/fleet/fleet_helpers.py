@@ -1,0 +1,160 @@
+"""Helpers for the fleet tests: real worker processes against the scripted API."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from flower.cli.demo_script import DemoModel
+from flower.runtime.scripted_api import RecordedRequest, Reply, reply
+
+FLOWER = [sys.executable, "-m", "flower.cli.main"]
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class HoldingModel(DemoModel):
+    """The demo's scripted model; while ``hold_worker`` is set, the work step's second
+    request (a tool has run) of every task is held: ``held`` counts them."""
+
+    def __init__(self) -> None:
+        super().__init__(python=sys.executable, hold_timeout=60)
+        self.hold_worker = False
+        self.quick = True
+        """The work step says it is done at once and the judge agrees (no tools): the
+        fewest requests a whole wake makes. Off: the demo's work, tools and all."""
+        self.seen: list[RecordedRequest] = []
+        self.held = 0
+        self._lock = threading.Lock()
+
+    def __call__(self, req: RecordedRequest) -> Reply:
+        with self._lock:
+            self.seen.append(req)
+        return super().__call__(req)
+
+    def _worker(self, req: RecordedRequest) -> Reply:
+        if self.quick:
+            return reply(self.script.done)
+        if self.hold_worker and _tool_uses(req) >= 1:
+            with self._lock:
+                self.held += 1
+        return super()._worker(req)
+
+    def _judge(self, req: RecordedRequest) -> Reply:
+        if self.quick:
+            return reply("\n".join(f"{n}. {self.script.met} — ok" for n in (1, 2, 3)))
+        return super()._judge(req)
+
+    def worker_requests(self) -> list[int]:
+        """How many tool calls each work-step request had made, sorted."""
+        from flower.workflow.builtin import worker_agent
+
+        system = worker_agent().instructions
+        return sorted(_tool_uses(r) for r in self.seen if _system(r) == system)
+
+
+def _system(req: RecordedRequest) -> str:
+    system = req.body.get("system")
+    if isinstance(system, list):
+        return "".join(b.get("text", "") for b in system if isinstance(b, dict))
+    return str(system or "")
+
+
+def _tool_uses(req: RecordedRequest) -> int:
+    return sum(
+        1
+        for m in req.messages
+        if m.get("role") == "assistant" and isinstance(m.get("content"), list)
+        for b in m["content"]
+        if isinstance(b, dict) and b.get("type") == "tool_use"
+    )
+
+
+def fleet_env(api_env: dict[str, str], home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("FLOWER_", "ANTHROPIC_"))}
+    env["FLOWER_LANG"] = os.environ.get("FLOWER_LANG", "zh_CN")
+    env.update(api_env)
+    env.update(
+        FLOWER_PROBE_STRATEGY="none",
+        FLOWER_RESILIENCE_MAX_ATTEMPTS="1",
+        PYTHONUNBUFFERED="1",
+        HOME=str(home),
+        PYTHONPATH=str(ROOT) + os.pathsep + env.get("PYTHONPATH", ""),
+    )
+    return env
+
+
+class Workers:
+    """Worker processes (each its own process group, so a kill takes its wakes too)."""
+
+    def __init__(self, root: Path, env: dict[str, str]) -> None:
+        self.root = root
+        self.env = env
+        self.procs: dict[str, subprocess.Popen[str]] = {}
+        self.logs: dict[str, Path] = {}
+
+    def start(self, name: str) -> subprocess.Popen[str]:
+        log = self.root / f"worker-{name}.out"
+        self.logs[name] = log
+        proc = subprocess.Popen(
+            [*FLOWER, "fleet", "worker", "--id", name],
+            cwd=self.root,
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+            stdout=log.open("w"),
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
+        self.procs[name] = proc
+        wait_for(lambda: "worker " in self.output(name), 30, f"worker {name} never started")
+        return proc
+
+    def output(self, name: str) -> str:
+        return self.logs[name].read_text(encoding="utf-8", errors="replace")
+
+    def signal(self, name: str, sig: int) -> None:
+        os.killpg(self.procs[name].pid, sig)
+
+    def close(self) -> None:
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                try:
+                    os.killpg(proc.pid, signal.SIGCONT)
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            proc.wait(timeout=30)
+
+
+def wait_for(check: Callable[[], Any], timeout: float, what: str) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        got = check()
+        if got:
+            return got
+        time.sleep(0.5)
+    raise AssertionError(what)
+
+
+def run(root: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*FLOWER, *args], cwd=root, env=env, capture_output=True, text=True, timeout=60
+    )
+
+
+def fleet_status(root: Path) -> list[dict[str, Any]]:
+    """``Fleet.status()`` of the fleet configured in ``root``, from this process."""
+    from flower.core.config import load_settings
+    from flower.fleet.places import FleetPlace
+    from flower.fleet.tasks import Fleet
+
+    place = FleetPlace.from_settings(load_settings(cwd=root, environ={}).settings, root)
+    with Fleet(place) as fleet:
+        return fleet.status()

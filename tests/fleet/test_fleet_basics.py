@@ -1,0 +1,109 @@
+"""flower fleet on one machine and on Postgres: submit, run, status, cancel, bad input.
+
+Real DBOS, real worker processes (distinct executor ids), the real ``flower`` wake
+against the scripted Messages API on loopback.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+from fleet_helpers import HoldingModel, Workers, fleet_status, run, wait_for
+
+
+def _status(root: Path, env: dict[str, str], cli: bool = False) -> dict[str, dict[str, Any]]:
+    """Every task by id: from ``flower fleet status --json``, or (to poll) in process."""
+    if cli:
+        done = run(root, env, "fleet", "status", "--json")
+        assert done.returncode == 0, done.stderr
+        return {row["id"]: row for row in json.loads(done.stdout)}
+    return {row["id"]: row for row in fleet_status(root)}
+
+
+def _workspace(root: Path, name: str) -> Path:
+    path = root / name
+    path.mkdir()
+    return path
+
+
+def test_tasks_run_once_each_on_the_workers(
+    root: Path, env: dict[str, str], workers: Workers, model: HoldingModel
+) -> None:
+    spaces = [_workspace(root, f"ws{i}") for i in range(3)]
+    for i, ws in enumerate(spaces):
+        done = run(root, env, "fleet", "submit", str(ws), model.script.request, "--id", f"t{i}")
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == f"t{i}"
+    again = run(root, env, "fleet", "submit", str(spaces[0]), "something else", "--id", "t0")
+    assert again.returncode == 0 and again.stdout.strip() == "t0"
+    assert _status(root, env, cli=True)["t0"]["state"] == "queued"
+    workers.start("a")
+    workers.start("b")
+    rows = wait_for(
+        lambda: (s := _status(root, env)) and all(r["state"] == "done" for r in s.values()) and s,
+        90,
+        "the tasks never finished",
+    )
+    assert sorted(rows) == ["t0", "t1", "t2"]
+    for i, ws in enumerate(spaces):
+        row = rows[f"t{i}"]
+        assert row["woke"] == 1
+        lineage = json.loads((ws / "runs" / "lineage.json").read_text(encoding="utf-8"))
+        assert row["sessions"] == lineage["steps"]
+    # t0 ran once, with the first text: each task's work step started once
+    assert model.worker_requests().count(0) == 3
+
+
+def test_submit_refuses_what_no_worker_could_run(root: Path, env: dict[str, str]) -> None:
+    outside = root.parent / "elsewhere"
+    outside.mkdir()
+    done = run(root, env, "fleet", "submit", str(outside), "x")
+    assert done.returncode == 2
+    assert str(outside) in done.stderr and "[tool.flower.fleet] workspaces" in done.stderr
+    ws = _workspace(root, "ws")
+    done = run(root, env, "fleet", "submit", str(ws), "--workflow", "no_such_module:make")
+    assert done.returncode == 2 and "no_such_module:make" in done.stderr
+    (ws / "flows.py").write_text("def make():\n    return None\n", encoding="utf-8")
+    done = run(root, env, "fleet", "submit", str(ws), "--workflow", "flows:absent")
+    assert done.returncode == 2 and "flows:absent" in done.stderr
+    done = run(root, env, "fleet", "submit", str(ws), "--workflow", "flows:make", "--id", "w")
+    assert done.returncode == 0, done.stderr
+    for command in ("cancel", "resume"):
+        done = run(root, env, "fleet", command, "nope")
+        assert done.returncode == 2 and "nope" in done.stderr
+    assert list(_status(root, env, cli=True)) == ["w"]
+
+
+def test_a_cancelled_task_never_runs_and_resume_queues_it(
+    root: Path, env: dict[str, str], workers: Workers, model: HoldingModel
+) -> None:
+    ws = _workspace(root, "ws")
+    assert run(root, env, "fleet", "submit", str(ws), "hi", "--id", "c").returncode == 0
+    assert run(root, env, "fleet", "cancel", "c").returncode == 0
+    workers.start("a")
+    assert _status(root, env)["c"]["state"] == "cancelled"
+    assert run(root, env, "fleet", "resume", "c").returncode == 0
+    wait_for(lambda: _status(root, env)["c"]["state"] == "done", 60, "never resumed")
+
+
+def test_the_same_id_from_two_processes_at_once_is_one_task(
+    root: Path, env: dict[str, str]
+) -> None:
+    ws = _workspace(root, "ws")
+    assert run(root, env, "fleet", "status").returncode == 0  # the database exists
+    results: list[str] = []
+
+    def submit() -> None:
+        done = run(root, env, "fleet", "submit", str(ws), "hi", "--id", "same")
+        results.append(done.stdout.strip() if done.returncode == 0 else done.stderr)
+
+    threads = [threading.Thread(target=submit) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == ["same", "same"]
+    assert list(_status(root, env)) == ["same"]
