@@ -1,0 +1,49 @@
+"""The wake-sequence fuzzer (issue 29 item 10) on a fixed set of seeds: after any model
+behaviour, kill -9 and wake input, the next plain ``flower --yes`` goes on.
+
+Each seed is one fresh workspace and its wakes (see ``workflow_fuzz.make_sequence`` and
+docs/testing-with-the-fake-api.md); the long run is ``python bench/wake_fuzz.py``.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from workflow_fuzz import Finding, kind_of, make_sequence, run_sequence
+
+SEEDS = (2, 9)
+"""Seeds whose sequences flower gets through today (add a seed here once the fix for
+what it found lands). Between them: a 401 to the judge and a kill -9 after the 4th
+store write; a refusal from every agent and a kill -9 after the 3rd write; each time
+then a cooperative ``flower --yes``."""
+
+
+@pytest.fixture(scope="module")
+def played() -> dict[int, list[Finding]]:
+    with ThreadPoolExecutor(2) as pool:
+        return dict(zip(SEEDS, (f for f, _ in pool.map(run_sequence, SEEDS)), strict=True))
+
+
+def _report(findings: list[Finding]) -> str:
+    return "\n\n".join(f"{f}\n{f.output}" for f in findings)
+
+
+def test_the_seeds_cover_kills_and_behaviours() -> None:
+    wakes = [wake for seed in SEEDS for wake in make_sequence(seed)]
+    assert any(w.kill is not None for w in wakes)
+    assert len({w.behaviour for w in wakes}) >= 2
+
+
+def test_every_wake_sequence_goes_on(played: dict[int, list[Finding]]) -> None:
+    found = [f for fs in played.values() for f in fs if not kind_of(f).startswith("Chinese in")]
+    assert not found, _report(found)
+
+
+@pytest.mark.xfail(
+    reason="issue 29 item 9: the step keys in lineage.json and manifest.json are Chinese",
+    strict=False,
+)
+def test_an_english_run_prints_and_writes_no_chinese(played: dict[int, list[Finding]]) -> None:
+    found = [f for fs in played.values() for f in fs if kind_of(f).startswith("Chinese in")]
+    assert not found, _report(found)
