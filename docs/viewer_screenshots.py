@@ -28,6 +28,11 @@ from flower.ui.server import Background, bind  # noqa: E402
 IMG = ROOT / "docs" / "img"
 MAIN = "5f0c2a9e-1d4b-4c1e-9a57-3b2d8c61e0a1"
 FORK = "9d8e7f60-5a4b-4c3d-8e2f-1a0b9c8d7e6f"
+CLARIFIER = "1c1a2b3c-0000-4000-8000-00000000c1a7"
+SETTER = "2d2e3f40-0000-4000-8000-0000000060a1"
+JUDGES = ("3e3f4a5b-0000-4000-8000-00000000d9e1", "4f4a5b6c-0000-4000-8000-00000000d9e2")
+REQUEST = "Convert every Markdown file under docs/ to HTML and check the links"
+GOALS = "1. every docs/*.md has its .html\n2. no broken link in the HTML"
 
 
 def _png(width: int, height: int) -> str:
@@ -49,7 +54,7 @@ def _png(width: int, height: int) -> str:
 
 def main_session() -> list[dict]:
     t = Transcript(MAIN)
-    t.prompt("Convert every Markdown file under docs/ to HTML and check the links")
+    t.prompt("Get this done as confirmed in brief.md; goals.md holds the acceptance goals")
     context = 26_000
     files = ["index", "guide", "api", "faq", "changelog", "install", "usage", "design"]
     for n, name in enumerate(files, start=1):
@@ -90,46 +95,70 @@ def seed(run_dir: Path) -> Settings:
             store.append(SessionKey("-work-site" if n % 2 else PROJECT, sid), working_session(sid))
         main = store.load(SessionKey(PROJECT, MAIN)) or []
         fork(store, SessionKey(PROJECT, MAIN), main[4]["uuid"], session_id=FORK)
-    steps = [
-        {
-            "step": "需求",
-            "session_id": MAIN,
+    # the workflow around MAIN: its clarifier, goal-setter and two judge rounds, over two
+    # wakes, as the manifest records them (so the list shows roles, steps and titles)
+    from flower.core.i18n import language
+    from flower.workflow.clarify import message
+    from flower.workflow.goal import JUDGE_PROMPT
+
+    with language("en"):
+        clarify_prompt = message("CLARIFY_PROMPT").format(request=REQUEST)
+        judge_prompt = JUDGE_PROMPT.format(goals_file="goals.md", goals=GOALS)
+    with open_session_store(settings=settings) as store:
+        for sid, prompt, answer in (
+            (CLARIFIER, clarify_prompt, "## Background\n..."),
+            (SETTER, "Below is the confirmed brief...", GOALS),
+            (JUDGES[0], judge_prompt, "1. met\n2. not met — 2 links still broken"),
+            (JUDGES[1], judge_prompt, "1. met\n2. met"),
+        ):
+            t = Transcript(sid)
+            t.prompt(prompt)
+            t.reply([{"type": "text", "text": answer}], 3_000)
+            store.append(SessionKey(PROJECT, sid), t.entries)
+    first, second = "20261130-100000-3f9a1c", "20261130-110000-8b7d2e"
+
+    def row(step: str, sid: str, run: str, started: str, **extra: object) -> dict:
+        return {
+            "step": step,
+            "session_id": sid,
             "ok": True,
             "cost_usd": 0.0123,
             "attempts": 1,
             "errors": [],
             "resumed": False,
             "duration_s": 14.2,
-            "started_at": "2026-11-30T10:00:00",
-        },
-        {
-            "step": "干活",
-            "session_id": MAIN,
-            "ok": False,
-            "cost_usd": 0.4410,
-            "attempts": 3,
-            "errors": [{"message": "529 overloaded, retried"}],
-            "error": "killed",
-            "resumed": False,
-            "duration_s": 301.0,
-            "started_at": "2026-11-30T10:01:00",
-        },
-        {
-            "step": "干活",
-            "session_id": MAIN,
-            "ok": True,
-            "cost_usd": 0.3120,
-            "attempts": 1,
-            "errors": [],
-            "resumed": True,
-            "duration_s": 188.5,
-            "started_at": "2026-11-30T11:00:00",
-        },
-    ]
+            "started_at": started,
+            "run": run,
+            **extra,
+        }
+
+    steps = [
+        row("确认需求", CLARIFIER, first, "2026-11-30T10:00:00"),
+        row("设定目标", SETTER, first, "2026-11-30T10:00:20"),
+        row(
+            "干活",
+            MAIN,
+            first,
+            "2026-11-30T10:01:00",
+            ok=False,
+            cost_usd=0.4410,
+            attempts=3,
+            errors=[{"message": "529 overloaded, retried"}],
+            error="killed",
+            duration_s=301.0,
+        ),
+        row("干活", MAIN, second, "2026-11-30T11:00:00", resumed=True, cost_usd=0.3120),
+        row("干活·判定#1", JUDGES[0], second, "2026-11-30T11:03:10",
+            verdict={"goals": 2, "met": 1, "unmet": [2]}),
+        row("干活#round2", MAIN, second, "2026-11-30T11:04:00", resumed=True, cost_usd=0.0610),
+        row("干活·判定#2", JUDGES[1], second, "2026-11-30T11:05:30",
+            verdict={"goals": 2, "met": 2, "unmet": []}),
+    ]  # fmt: skip
     lineage = load_lineage(run_dir.parent, settings=settings)
-    for _ in range(3):
+    for _ in range(2):
         lineage.bump_woke()
-    lineage.record_session("需求", MAIN)
+    lineage.record_session("确认需求", CLARIFIER)
+    lineage.record_session("设定目标", SETTER)
     lineage.record_session("干活", MAIN)
     (run_dir / "manifest.json").write_text("".join(json.dumps(s) + "\n" for s in steps))
     return settings
@@ -165,7 +194,7 @@ def shoot() -> None:
                 ("viewer-sessions", "", 700),
                 ("viewer-session", f"s/{PROJECT}/{MAIN}", 1500),
                 ("viewer-pruned", f"s/{PROJECT}/{MAIN}?view=pruned", 1500),
-                ("viewer-workflow", "run", 760),
+                ("viewer-workflow", "run", 900),
             ):
                 driver.set_window_size(1280, height)
                 driver.get(served.url + page)

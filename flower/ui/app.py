@@ -213,7 +213,11 @@ def build_app(viewer: Viewer, *, token: str | None = None, language: str | None 
             forks: dict[str, list[str]] = {}
             if look_for_forks or siblings <= FORK_SCAN_LIMIT:
                 forks, look_for_forks = fork_points(viewer.store(), key), True
-        summary = listing.summarize_entries(raw, viewer.prices())
+            roles = viewer.roles()
+            row = listing.SessionRow(key.project_key, key.session_id, 0)
+            summary = listing.known_as(viewer.store(), roles, say)(
+                row, listing.summarize_entries(raw, viewer.prices())
+            )
         shown = view.entries if pruned else raw
         shown_items = conversation.items(shown)
         origin = summary.forked_from

@@ -158,13 +158,20 @@ def test_a_workflows_sessions_show_their_role_step_and_the_users_request(
     the user asked, not flower's own prompt ("Check one by one whether the goals...")."""
     from ui_helpers import REQUEST, workflow_run
 
+    from flower.core.keys import project_key
+    from flower.core.manifest import read_manifest
+
     settings = workflow_run(tmp_path, ["1. not met — no a.html yet\n2. met", "1. met\n2. met"])
     with open_session_store(settings=settings) as store:  # one the manifest does not know
         store.append(SessionKey(PROJECT, WORKING), working_session(WORKING))
+    judges = [r["session_id"] for r in read_manifest(tmp_path / "runs") if "判定" in r["step"]]
     served = serve(settings)
     try:
         with urllib.request.urlopen(served.url, timeout=10) as page:
             listed = _rows(page.read().decode())
+        url = f"{served.url}s/{project_key(tmp_path)}/{judges[1]}"
+        with urllib.request.urlopen(url, timeout=10) as page:
+            judge_page = page.read().decode()
         with urllib.request.urlopen(served.url + "run", timeout=10) as page:
             run_page = page.read().decode()
     finally:
@@ -182,6 +189,9 @@ def test_a_workflows_sessions_show_their_role_step_and_the_users_request(
         ]
     )
     assert "Check one by one" not in " ".join(listed.values())
+    # a session's own page is headed the same way
+    assert f"<h1>{REQUEST}</h1>" in judge_page
+    assert '<span class="badge role">judge</span> work·judge#2' in judge_page
 
     # the workflow page: the wake's step runs, and what the judge found each round
     [wake] = re.findall(r'<section class="wake".*?</section>', run_page, re.S)
