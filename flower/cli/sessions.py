@@ -83,7 +83,6 @@ def list_sessions(
                 projects = store.list_projects()
             except NotImplementedError:
                 projects = [project_key(Path.cwd())]
-        from flower.core.fork import origin_of
         from flower.core.records import SessionKey
 
         rows: list[tuple[str, str, int, Any]] = []
@@ -99,7 +98,7 @@ def list_sessions(
                     proj,
                     i.session_id,
                     i.mtime_ms,
-                    origin_of(store, SessionKey(proj, i.session_id)) if forks else None,
+                    _origin(store, SessionKey(proj, i.session_id)) if forks else None,
                 )
                 for i in infos
             )
@@ -165,6 +164,18 @@ def _known_sessions(
     titles = Titles(roles, lambda p, s: store.load(SessionKey(p, s)), _)
     titled = {s: titles(p, s) or "" for p, s in listed if s in roles}
     return roles, titled
+
+
+def _origin(store: SessionStoreBase, key: SessionKey) -> Any:
+    """What ``key`` was forked from; nothing for a session the store cannot read (a
+    damaged one is said when it is shown, not by failing the whole listing)."""
+    from flower.core.errors import StoreDamagedError
+    from flower.core.fork import origin_of
+
+    try:
+        return origin_of(store, key)
+    except StoreDamagedError:
+        return None
 
 
 def _pruned_entries(

@@ -22,7 +22,7 @@ from typing import Any
 
 import msgspec
 
-from flower.core.errors import FlowerError, UnknownSessionError
+from flower.core.errors import FlowerError, StoreDamagedError, UnknownSessionError
 from flower.core.i18n import _
 from flower.core.protocols import SessionStore, SessionStoreBase
 from flower.core.records import Entry, SessionKey
@@ -320,7 +320,10 @@ def fork_points(store: SessionStoreBase, key: SessionKey) -> dict[str, list[str]
         other = SessionKey(key.project_key, info.session_id)
         if other == key:
             continue
-        origin = origin_of(store, other)
+        try:
+            origin = origin_of(store, other)
+        except StoreDamagedError:  # a damaged session is no reason not to show this one
+            continue
         if origin is not None and origin.session_id == key.session_id:
             points.setdefault(origin.message_uuid, []).append(info.session_id)
     return points
