@@ -112,6 +112,76 @@ def brief_from_request_line(brief_file: str) -> str:
     )
 
 
+def goals_question(goals_file: str, goals: list[str]) -> str:
+    """Asked once on a terminal when the goal setter gave no numbered goals: the goals
+    flower would go on with, and how to give others."""
+    listed = "".join(f"   {n}. {goal}\n" for n, goal in enumerate(goals, 1))
+    head = _("The model gave no numbered goals. {file} can go on with these:").format(
+        file=goals_file
+    )
+    tail = _("Type your own goals, one a line (an empty line ends), or Enter alone to use these")
+    return f"{head}\n{listed}{tail}"
+
+
+def goals_fallback_line(goals_file: str, goals: int, kept: int, typed: bool) -> str:
+    """Under the goals step's header when the goal setter gave no numbered goals: which
+    goals the run goes on with (``kept`` of the file's own, the rest added; or the
+    ``typed`` ones; or, with ``kept`` 0, the ones taken from the brief)."""
+    from flower.core.i18n import ngettext
+    from flower.workflow.documents import brief_headings
+
+    if typed:
+        text = ngettext(
+            "   -> {file} holds the {count} goal you typed; on to the work",
+            "   -> {file} holds the {count} goals you typed; on to the work",
+            goals,
+        )
+    elif not kept:
+        text = ngettext(
+            "   -> no numbered goals from the model: {file} takes {count} goal from the"
+            ' brief\'s "{section}"; on to the work',
+            "   -> no numbered goals from the model: {file} takes {count} goals from the"
+            ' brief\'s "{section}"; on to the work',
+            goals,
+        )
+    elif goals == kept:
+        text = _(
+            "   -> no new goals from the model: {file} keeps the {kept} it had; on to the work"
+        )
+    elif goals == kept + 1:
+        text = _(
+            "   -> no new goals from the model: {file} keeps the {kept} it had and adds what"
+            " you said as goal {first}; on to the work"
+        )
+    else:
+        text = _(
+            "   -> no new goals from the model: {file} keeps the {kept} it had and adds what"
+            " you said as goals {first} to {last}; on to the work"
+        )
+    return text.format(
+        file=goals_file,
+        count=goals,
+        section=brief_headings()[1],
+        kept=kept,
+        first=kept + 1,
+        last=goals,
+    )
+
+
+def goals_edited_line(goals_file: str, count: int) -> str:
+    """Under the banner when the goals file was edited after what the user said last:
+    it is used as it is, not derived again."""
+    from flower.core.i18n import ngettext
+
+    return ngettext(
+        "   -> {file} was edited after what you said: used as it is ({count} goal), not"
+        " derived again",
+        "   -> {file} was edited after what you said: used as it is ({count} goals), not"
+        " derived again",
+        count,
+    ).format(file=goals_file, count=count)
+
+
 def not_used_line(used: list[str], not_used: list[str]) -> str:
     """Under the banner when the brief or the goals are there under two languages' names:
     the one named in this run's language is used, the other left alone."""

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from flower.core.config import Settings
     from flower.core.lineage import FreshStart
     from flower.core.rewind import RewindPlan
+    from flower.workflow.clarify import GoalsFallback, GoalsOffer
     from flower.workflow.said_journal import SaidJournal
     from flower.workflow.state import WakeState
     from flower.workflow.wake import WakeChoice
@@ -212,6 +213,7 @@ def _run_builtin(
             return 0
         ask = _asker(read, out) if interactive else None
         go_on = _request_as_brief(live, settings, read if interactive else None, out)
+        goals = TerminalGoals(live, read if interactive else None, out)
         return _execute(
             settings,
             live,
@@ -219,6 +221,7 @@ def _run_builtin(
             start.journal,
             ask=ask,
             request_as_brief=go_on,
+            goals_fallback=goals,
             trim=trim,
             rounds=rounds,
             json_out=json_out,
@@ -389,6 +392,47 @@ def _request_as_brief(live: Live, settings: Settings, read: Any, out: TextIO) ->
     return decide
 
 
+class TerminalGoals:
+    """The goals step's :class:`~flower.workflow.clarify.GoalsFallback`: with no one to
+    ask (``--yes``, no terminal) the goals offered are used and one line says so; on a
+    terminal the user is asked once (type the goals, or Enter to use those)."""
+
+    def __init__(self, live: Live, read: Callable[[], str] | None, out: TextIO) -> None:
+        self.live = live
+        self.read = read
+        self.out = out
+
+    def choose(self, offer: GoalsOffer) -> list[str] | None:
+        from flower.cli.banner import goals_fallback_line
+
+        typed = self._ask(offer) if self.read is not None else []
+        goals = typed or offer.goals
+        line = goals_fallback_line(offer.goals_file, len(goals), offer.kept, bool(typed))
+        self.live.line(line, "green")
+        return goals
+
+    def _ask(self, offer: GoalsOffer) -> list[str]:
+        from flower.cli.banner import goals_question
+        from flower.workflow.documents import parse_goals
+
+        assert self.read is not None
+        self.out.write("\n" + goals_question(offer.goals_file, offer.goals) + "\n")
+        self.out.flush()
+        typed: list[str] = []
+        with reading_answer():
+            try:
+                while line := self.read().strip():
+                    typed.append((parse_goals(line) or [line])[0])
+            except EOFError:
+                pass  # no more lines: what was typed (or, with none, the offer) is used
+        return typed
+
+    def edited(self, goals_file: str, count: int) -> None:
+        from flower.cli.banner import goals_edited_line
+
+        self.live.line(goals_edited_line(goals_file, count), "green")
+
+
 def _execute(
     settings: Settings,
     live: Live,
@@ -397,6 +441,7 @@ def _execute(
     *,
     ask: Any,
     request_as_brief: Any = None,
+    goals_fallback: GoalsFallback | None = None,
     trim: bool,
     rounds: int | None,
     json_out: bool,
@@ -415,6 +460,7 @@ def _execute(
         rounds=rounds,
         journal=journal,
         request_as_brief=request_as_brief,
+        goals_fallback=goals_fallback,
     )
     try:
         ctx = run_stoppable(workflow.run(rt))

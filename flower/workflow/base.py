@@ -470,7 +470,7 @@ def wake_state(
         goals=len(goals or []),
         store=store_problem,
         request=_pending_request(lineage),
-        goals_stale=lineage.record.extra.get("goals_stale") is True,
+        goals_stale=_goals_stale(lineage, files.goals),
         unrecorded=_unrecorded_words(lineage, settings, run_dir),
         rewound=rewound_turns(lineage.record.extra, lineage.woke),
         unheard=_unheard_words(lineage),
@@ -554,6 +554,15 @@ def last_verdict(extra: Mapping[str, Any]) -> WakeVerdict | None:
         return msgspec.convert(raw, WakeVerdict)
     except msgspec.ValidationError:
         return None
+
+
+def _goals_stale(lineage: Lineage, goals: Path) -> bool:
+    """Whether the next run derives the goals again: words were said since, and the
+    user did not edit the goals file after them (then it is their answer)."""
+    from flower.workflow.memo import WakeMemo, goals_edited
+
+    extra = lineage.record.extra
+    return extra.get(WakeMemo.GOALS_STALE) is True and not goals_edited(extra, goals)
 
 
 def _pending_request(lineage: Lineage) -> str | None:

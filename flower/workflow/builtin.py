@@ -23,11 +23,12 @@ from flower.core.i18n import N_, _
 from flower.core.lineage import Lineage
 from flower.runtime.spec import AgentSpec, StepResult
 from flower.workflow.base import Context, Step, StepRun, Workflow, one_turn, replace_step
-from flower.workflow.clarify import Ask, RequestAsBrief, clarify_step, goals_step
+from flower.workflow.clarify import Ask, GoalsFallback, RequestAsBrief, clarify_step, goals_step
 from flower.workflow.documents import (
     append_to_brief,
     brief_is_complete,
     documents,
+    read_goals,
     read_text,
     workflow_names,
 )
@@ -117,7 +118,10 @@ def _transcript(runtime: Any, session_id: str | None) -> list[dict[str, Any]]:
         return []
 
 
-REQUEST = "request"  # lineage extra: the first request, until the clarifier holds it
+REQUEST = "request"
+"""Lineage extra: a first run's request (and what was said to its clarifier after it),
+until the brief is written: a clarifier that never writes one, resumed after a kill,
+a 401 or a dropped connection, falls back on it."""
 
 
 def _remember_request(
@@ -139,6 +143,20 @@ def _remember_request(
     return request
 
 
+def _request_with(lineage: Lineage | None, texts: list[str]) -> str | None:
+    """The request kept in lineage, with ``texts`` (said to a clarifier that has not
+    written the brief yet) added to it; saved by the caller, with the words."""
+    if lineage is None:
+        return "\n\n".join(texts) or None
+    extra = lineage.record.extra
+    earlier = extra.get(REQUEST) if isinstance(extra.get(REQUEST), str) else None
+    new = [text for text in texts if text not in (earlier or "")]
+    request = "\n\n".join([earlier, *new] if earlier else new) or None
+    if request and request != earlier:
+        extra[REQUEST] = request
+    return request
+
+
 def _forget_request(lineage: Lineage | None) -> None:
     if lineage is not None and REQUEST in lineage.record.extra:
         del lineage.record.extra[REQUEST]
@@ -157,6 +175,7 @@ def builtin_workflow(
     retries: int = 1,
     journal: SaidJournal | None = None,
     request_as_brief: RequestAsBrief | None = None,
+    goals_fallback: GoalsFallback | None = None,
 ) -> Workflow:
     """The workflow behind ``flower "..."``.
 
@@ -166,7 +185,9 @@ def builtin_workflow(
     wake) defaults to ``[tool.flower.workflow] rounds``. ``journal`` is where the
     caller kept ``said`` before anything could cut the run short: its words (a killed
     run's first) are recorded in lineage on start, then it is emptied.
-    ``request_as_brief``: see :func:`~flower.workflow.clarify.clarify_step`.
+    ``request_as_brief``: see :func:`~flower.workflow.clarify.clarify_step`;
+    ``goals_fallback``: see :func:`~flower.workflow.clarify.goals_step` (it is also
+    told when a goals file the user edited after what they said is used as it is).
     """
     names = workflow_names(settings)
     said = (said or "").strip() or None
@@ -198,12 +219,12 @@ def builtin_workflow(
         brief = documents(ctx.workspace, settings).brief
         if not brief_is_complete(brief):
             # a first run: what was said is the request, for the clarifier; kept in
-            # lineage until the clarifier's session holds it, so a run killed before
-            # that still knows what it was asked
+            # lineage until the brief is written, so a run cut short before that (even
+            # with the clarifier's session there) still has it to fall back on
             if names.clarify_step in ctx.known:
-                _forget_request(lineage)  # its session holds the request
                 # what is said now is kept until the clarifier's transcript holds it
                 clarify_memo = ctx.clarify_memo = ClarifyMemo(lineage)
+                ctx.request = _request_with(lineage, texts)  # saved with the words
                 if texts:
                     mark_recorded(clarify_memo.extra, journal_words)  # saved with the words
                     clarify_memo.said(*texts)
@@ -214,9 +235,16 @@ def builtin_workflow(
             return
         _forget_request(lineage)  # the brief holds it (a run killed before it said so)
         memo = ctx.wake_memo = WakeMemo(lineage)
+        goals = documents(ctx.workspace, settings).goals
+        if memo.goals_edited(goals):
+            # the user edited the goals after what they said: their answer, used as is
+            memo.goals_rederived()
+            if goals_fallback is not None:
+                goals_fallback.edited(goals.name, len(read_goals(goals) or []))
         if texts:
             mark_recorded(memo.extra, journal_words)  # saved with the words
-            memo.said(*texts)  # in lineage before anything else can be cut short
+            # in lineage before anything else can be cut short, with how the goals read
+            memo.said(*texts, goals=goals)
         for text in memo.unheard:  # (a wake cut short may have missed the brief too)
             if text not in (read_text(brief) or ""):
                 append_to_brief(brief, text, time.strftime("%Y-%m-%d %H:%M"))
@@ -224,8 +252,8 @@ def builtin_workflow(
         ctx.rederive_goals = memo.goals_stale
 
     def clarify_after(ctx: Context, result: StepResult) -> None:
-        if result.session_id:  # the clarifier's transcript holds the request now
-            _forget_request(ctx.lineage)
+        if brief_is_complete(documents(ctx.workspace, settings).brief):
+            _forget_request(ctx.lineage)  # the brief holds the request now
 
     clarify = clarify_step(said, ask=ask, settings=settings, request_as_brief=request_as_brief)
     clarify_inner = clarify.body
@@ -266,7 +294,7 @@ def builtin_workflow(
     return Workflow(
         [
             replace_step(clarify, body=clarify_body, after=clarify_after),
-            replace_step(goals_step(settings=settings), after=goals_after),
+            replace_step(goals_step(settings=settings, fallback=goals_fallback), after=goals_after),
             with_goal(work, judge=judge or judge_agent(), rounds=rounds),
         ],
         continuous=continuous,

@@ -17,7 +17,9 @@ import warnings
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
+
+import msgspec
 
 from flower.core.i18n import N_, _, every_translation, ngettext
 from flower.runtime.spec import AgentSpec, StepResult
@@ -32,6 +34,7 @@ from flower.workflow.documents import (
     brief_is_complete,
     documents,
     extract_brief,
+    goals_from_brief,
     is_complete_brief,
     parse_goals,
     read_goals,
@@ -153,6 +156,42 @@ RequestAsBrief = Callable[[str], "bool | Awaitable[bool]"]
 request itself the brief, so the run goes on (a first run gets to work)."""
 
 
+class GoalsOffer(msgspec.Struct, frozen=True):
+    """Goals flower can go on with when the goal setter gave no numbered goals."""
+
+    goals: list[str]
+    """The goals, in order."""
+    kept: int
+    """How many of them (the first) are the goals file's own, kept as they were; 0 when
+    they are taken from the brief's "What to do" (and what was added to it later)."""
+    goals_file: str
+    """The goals file's name."""
+
+
+class GoalsFallback(Protocol):
+    """What the goals step does when the goal setter gives no numbered goals, and says
+    when a goals file the user edited is used as it is (the CLI asks on a terminal)."""
+
+    def choose(self, offer: GoalsOffer) -> list[str] | Awaitable[list[str] | None] | None:
+        """The goals to go on with (``offer.goals``, or the user's own); None: the step
+        fails."""
+
+    def edited(self, goals_file: str, count: int) -> None:
+        """The goals file was edited after what the user said last: it is the user's
+        answer and is used as it is (``count`` goals); the goals are not derived again."""
+
+
+def fallback_goals(brief: str, goals: list[str] | None, said: list[str]) -> tuple[list[str], int]:
+    """The goals to go on with when the goal setter gives none, and how many of them
+    are kept from ``goals`` (the goals file's): those goals and every sentence in
+    ``said`` (what the user said that they lack yet) as one more goal each; without
+    goals, the ones :func:`~flower.workflow.documents.goals_from_brief` takes."""
+    if goals:
+        added = [" ".join(text.split()) for text in said]
+        return [*goals, *dict.fromkeys(a for a in added if a and a not in goals)], len(goals)
+    return goals_from_brief(brief), 0
+
+
 def brief_from_request(request: str) -> str:
     """A complete brief (the four sections) that is the request itself."""
     text = request.strip()
@@ -160,6 +199,37 @@ def brief_from_request(request: str) -> str:
     return "".join(
         f"## {title}\n\n{body}\n\n" for title, body in zip(brief_headings(), bodies, strict=True)
     )
+
+
+def request_in_prompt(prompt: str) -> str | None:
+    """The request inside a clarifier's first prompt (``CLARIFY_PROMPT`` in any
+    language), or None: how a clarifier resumed from an older run's lineage, which kept
+    no request once the clarifier's session held it, still finds what it was asked."""
+    for template in every_translation(_MESSAGES["CLARIFY_PROMPT"]):
+        head, _sep, tail = template.partition("{request}")
+        end = prompt.rfind(tail) if tail else len(prompt)
+        if prompt.startswith(head) and end >= len(head):
+            request = prompt[len(head) : end].strip()
+            if request and request not in every_translation(_MESSAGES["NO_REQUEST"]):
+                return request
+    return None
+
+
+def _first_prompt_of(run: StepRun) -> str | None:
+    """The first user words of ``run``'s session (None: none, or unreadable)."""
+    from flower.core.transcript.blocks import prompt_texts
+
+    if run.session_id is None:
+        return None
+    try:
+        entries = run.runtime.store.load(run.runtime.key(run.session_id)) or []
+    except Exception:  # an unreadable transcript: the request is not known
+        return None
+    for entry in entries:
+        texts = prompt_texts(entry)
+        if texts:
+            return "\n".join(texts)
+    return None
 
 
 # -- the steps -----------------------------------------------------------------------
@@ -234,6 +304,12 @@ def clarify_step(
             prompt = answer or message("NO_ANSWER")
         assert result is not None
         wanted = asked(run.ctx)
+        if request_as_brief is not None:
+            # what the session was first asked, when lineage lost it (an older flower
+            # dropped it once the clarifier's session held it)
+            first_asked = request_in_prompt(_first_prompt_of(run) or "")
+            if first_asked and first_asked not in wanted:
+                wanted = "\n\n".join(filter(None, [first_asked, wanted]))
         if wanted and request_as_brief is not None:
             decided = request_as_brief(wanted)
             if inspect.isawaitable(decided):
@@ -261,11 +337,15 @@ def goals_step(
     *,
     agent: AgentSpec | None = None,
     settings: Any = None,
+    fallback: GoalsFallback | None = None,
 ) -> Step:
     """Derive the goals file from the brief; skipped while the goals file is complete.
 
     ``ctx.rederive_goals`` (set when the user added something on wake) forces a
     new pass; the full brief is sent again on resume, which is what re-deriving needs.
+    When the goal setter gives no numbered goals, ``fallback.choose`` is offered the
+    goals of :func:`fallback_goals` (what ``ctx.wake_memo`` holds unheard is what the
+    user said); without ``fallback``, or when it chooses none, the step fails.
     """
     names = workflow_names(settings)
     agent = agent or goal_setter()
@@ -303,10 +383,30 @@ def goals_step(
                 return result
             if attempt < 2:
                 result = await run.turn(message("GOALS_RETRY"))
+        chosen = await _fall_back(run.ctx) if fallback is not None else None
+        if chosen:
+            write_atomic(goals_path(run.ctx), render_goals(chosen))
+            run.ctx.goals = chosen
+            return result
         # as for the brief: the last run ended well, the step did not; the manifest says so
         verdict = replace(result, ok=False, error=_("the goal-setting step gave no numbered goals"))
         run.record(verdict)
         return verdict
+
+    async def _fall_back(ctx: Context) -> list[str] | None:
+        assert fallback is not None
+        path = goals_path(ctx)
+        said = ctx.wake_memo.unheard if ctx.wake_memo is not None else []
+        goals, kept = fallback_goals(prompt_brief(ctx), read_goals(path), said)
+        if not goals:
+            return None
+        chosen = fallback.choose(GoalsOffer(goals, kept, path.name))
+        if inspect.isawaitable(chosen):
+            chosen = await chosen
+        return [" ".join(goal.split()) for goal in chosen or [] if goal.strip()] or None
+
+    def prompt_brief(ctx: Context) -> str:
+        return ctx.brief or read_text(documents(ctx.workspace, settings).brief) or ""
 
     return Step(names.goals_step, agent, prompt, skip_if=frozen, body=body)
 
@@ -314,6 +414,8 @@ def goals_step(
 __all__ = [
     "ADDENDUM_SECTION",
     "BRIEF_SECTIONS",
+    "GoalsFallback",
+    "GoalsOffer",
     "MalformedGoalsWarning",
     "RequestAsBrief",
     "WorkflowNames",
@@ -323,11 +425,13 @@ __all__ = [
     "clarifier",
     "clarify_step",
     "extract_brief",
+    "fallback_goals",
     "goal_setter",
     "goals_step",
     "is_complete_brief",
     "parse_goals",
     "read_goals",
     "render_goals",
+    "request_in_prompt",
     "workflow_names",
 ]

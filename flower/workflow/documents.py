@@ -166,6 +166,50 @@ def extract_brief(reply: str) -> str | None:
     return text + "\n" if is_complete_brief(text) else None
 
 
+_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)]|\d+、)\s+(\S.*?)\s*$")
+_STAMP = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\s+")
+
+
+def _items(body: str) -> list[str]:
+    """The goals a section's text reads as: each list item, else each paragraph (its
+    lines joined), one line each."""
+    items: list[str] = []
+    paragraph: list[str] = []
+    for line in [*body.splitlines(), ""]:
+        item = _ITEM.match(line)
+        if item or not line.strip():
+            if paragraph:
+                items.append(" ".join(paragraph))
+                paragraph = []
+            if item:
+                items.append(" ".join(item.group(1).split()))
+        else:
+            paragraph.append(" ".join(line.split()))
+    return [item for item in items if item]
+
+
+def goals_from_brief(text: str) -> list[str]:
+    """Goals taken from a brief when no one derived any: each item (or paragraph) of
+    its "What to do", then each sentence added to it on later wakes (``## Added later``),
+    in any language flower speaks."""
+    sections = brief_sections(text)
+    what = next(
+        (sections[names[1]] for names in _headings_of_every_language() if sections.get(names[1])),
+        "",
+    )
+    added = next(
+        (sections[name] for name in _addendum_names() if sections.get(name)),
+        "",
+    )
+    later = [_STAMP.sub("", item) for item in _items(added)]
+    goals = [*_items(what), *(item for item in later if item)]
+    return list(dict.fromkeys(goals))
+
+
+def _addendum_names() -> set[str]:
+    return {ADDENDUM_SECTION} | every_translation(_ADDENDUM_MESSAGE)
+
+
 def read_text(path: Path) -> str | None:
     try:
         return path.read_text(encoding="utf-8")
@@ -198,7 +242,7 @@ def write_atomic(path: Path, text: str) -> None:
 def append_to_brief(path: Path, said: str, when: str) -> None:
     """Append what the user said on a wake under ``## 补充`` (created once)."""
     text = read_text(path) or ""
-    known = {ADDENDUM_SECTION} | every_translation(_ADDENDUM_MESSAGE)
+    known = _addendum_names()
     if not any(f"## {name}" in text for name in known):
         text = text.rstrip() + f"\n\n## {_(_ADDENDUM_MESSAGE)}\n"
     text = text.rstrip() + f"\n\n- {when}: {said.strip()}\n"

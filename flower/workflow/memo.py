@@ -3,10 +3,13 @@ a wake cut short leaves the next one to finish the job (see flower.workflow.buil
 
 from __future__ import annotations
 
+import hashlib
+from pathlib import Path
 from typing import Any
 
 from flower.core.lineage import Lineage
 from flower.core.transcript.blocks import prompt_texts
+from flower.workflow.documents import read_goals
 
 
 class WakeMemo:
@@ -20,6 +23,10 @@ class WakeMemo:
     """Where the working step's transcript stood when the words were last sent to it:
     ``{"session": id or None, "entries": n}``; what a cut-short wake stored after that
     point was heard."""
+    GOALS_SEEN = "goals_when_said"
+    """A digest of the goals file when words were last said (:func:`goals_digest`): a
+    goals file that differs from it on a later wake was edited after them by the user,
+    and is the user's answer."""
 
     def __init__(self, lineage: Lineage | None) -> None:
         self.lineage = lineage
@@ -30,20 +37,31 @@ class WakeMemo:
         self.goals_stale = self.extra.get(self.GOALS_STALE) is True
         sent = self.extra.get(self.SENT_AFTER)
         self.sent_after: dict[str, Any] | None = sent if isinstance(sent, dict) else None
+        seen = self.extra.get(self.GOALS_SEEN)
+        self.goals_seen: str | None = seen if isinstance(seen, str) else None
 
     STALES_GOALS = True
     """Whether new words leave the goals to derive again."""
 
-    def said(self, *texts: str) -> None:
-        """Keep ``texts`` (in order) until the step hears them: one lineage save."""
+    def said(self, *texts: str, goals: Path | None = None) -> None:
+        """Keep ``texts`` (in order) until the step hears them, and how the goals file
+        ``goals`` read then: one lineage save."""
         self.unheard += texts
         self.goals_stale = self.goals_stale or self.STALES_GOALS
+        if self.STALES_GOALS and goals is not None:
+            self.goals_seen = goals_digest(goals)
         self._save()
 
     def goals_rederived(self) -> None:
-        if self.goals_stale:
+        if self.goals_stale or self.goals_seen is not None:
             self.goals_stale = False
+            self.goals_seen = None
             self._save()
+
+    def goals_edited(self, goals: Path) -> bool:
+        """Whether the goals are stale and the goals file ``goals`` was changed since
+        the words were said (by the user: their answer, used as it is)."""
+        return goals_edited(self.extra, goals)
 
     def heard(self, texts: list[str] | None = None) -> None:
         """Everything unheard (or only ``texts``) reached the working step."""
@@ -77,6 +95,7 @@ class WakeMemo:
             (self.UNHEARD, self.unheard),
             (self.GOALS_STALE, self.goals_stale),
             (self.SENT_AFTER, self.sent_after),
+            (self.GOALS_SEEN, self.goals_seen),
         ):
             if value:
                 self.extra[key] = value
@@ -93,7 +112,26 @@ class ClarifyMemo(WakeMemo):
     UNHEARD = "unheard_by_clarifier"
     GOALS_STALE = "clarify_goals_stale"  # never set: the goals come after the brief
     SENT_AFTER = "unheard_by_clarifier_sent_after"
+    GOALS_SEEN = "clarify_goals_when_said"  # never set, as GOALS_STALE
     STALES_GOALS = False
 
 
-__all__ = ["ClarifyMemo", "WakeMemo"]
+def goals_digest(goals: Path) -> str:
+    """What the goals file holds, as a digest (``""``: missing or unreadable)."""
+    try:
+        return hashlib.sha256(goals.read_bytes()).hexdigest()
+    except OSError:
+        return ""
+
+
+def goals_edited(extra: dict[str, Any], goals: Path) -> bool:
+    """Whether lineage's ``extra`` leaves the goals to derive again although the goals
+    file ``goals`` was changed since the words were said and lists goals: the user
+    answered, and the file is used as it is."""
+    seen = extra.get(WakeMemo.GOALS_SEEN)
+    if extra.get(WakeMemo.GOALS_STALE) is not True or not isinstance(seen, str):
+        return False
+    return goals_digest(goals) != seen and bool(read_goals(goals))
+
+
+__all__ = ["ClarifyMemo", "WakeMemo", "goals_digest", "goals_edited"]
