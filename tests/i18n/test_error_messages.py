@@ -169,7 +169,8 @@ def test_a_goals_file_without_goals_then_no_numbered_goals(
     brief, goals = FILES[lang]
     (in_tmp / brief).write_text(BRIEF[lang], encoding="utf-8")
     (in_tmp / goals).write_text("# Goals\n\nsomething, some day\n", encoding="utf-8")
-    fake.set_script(Model(lang, goal_setter="make it good"))  # never a numbered list
+    # never a numbered list; the judge finds both goals it falls back on met
+    fake.set_script(Model(lang, goal_setter="make it good", judge="1. met\n2. met"))
     env = {k: v for k, v in os.environ.items() if not k.startswith("FLOWER_")}
     env |= {"FLOWER_LANG": lang, "FLOWER_PROBE_STRATEGY": "none"}
     done = subprocess.run(
