@@ -201,20 +201,6 @@ def brief_from_request(request: str) -> str:
     )
 
 
-def request_in_prompt(prompt: str) -> str | None:
-    """The request inside a clarifier's first prompt (``CLARIFY_PROMPT`` in any
-    language), or None: how a clarifier resumed from an older run's lineage, which kept
-    no request once the clarifier's session held it, still finds what it was asked."""
-    for template in every_translation(_MESSAGES["CLARIFY_PROMPT"]):
-        head, _sep, tail = template.partition("{request}")
-        end = prompt.rfind(tail) if tail else len(prompt)
-        if prompt.startswith(head) and end >= len(head):
-            request = prompt[len(head) : end].strip()
-            if request and request not in every_translation(_MESSAGES["NO_REQUEST"]):
-                return request
-    return None
-
-
 def _first_prompt_of(run: StepRun) -> str | None:
     """The first user words of ``run``'s session (None: none, or unreadable)."""
     from flower.core.transcript.blocks import prompt_texts
@@ -307,7 +293,7 @@ def clarify_step(
         if request_as_brief is not None:
             # what the session was first asked, when lineage lost it (an older flower
             # dropped it once the clarifier's session held it)
-            first_asked = request_in_prompt(_first_prompt_of(run) or "")
+            first_asked = request_in(_first_prompt_of(run) or "")
             if first_asked and first_asked not in wanted:
                 wanted = "\n\n".join(filter(None, [first_asked, wanted]))
         if wanted and request_as_brief is not None:
@@ -432,6 +418,5 @@ __all__ = [
     "parse_goals",
     "read_goals",
     "render_goals",
-    "request_in_prompt",
     "workflow_names",
 ]

@@ -5,6 +5,7 @@ next ``flower`` goes on to the work and the judge."""
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -152,7 +153,7 @@ def test_on_a_terminal_the_goals_are_asked_once(
 # -- 2. a first step cut off keeps its fallback ----------------------------------------
 
 
-@pytest.mark.parametrize("cut", ["kill", "401"])
+@pytest.mark.parametrize("cut", ["kill", "401", "left-by-an-older-flower"])
 def test_a_first_run_cut_off_while_confirming_the_brief_recovers(
     flower: Flower, model: ScriptedModel, ws: Path, cut: str
 ) -> None:
@@ -161,7 +162,7 @@ def test_a_first_run_cut_off_while_confirming_the_brief_recovers(
 
     def terse_clarifier(req: RecordedRequest) -> Reply:
         clarifiers.append(req)
-        if len(clarifiers) == 2 and cut == "kill":
+        if len(clarifiers) == 2 and cut != "401":
             held.set()
             release.wait(30)
         if len(clarifiers) == 2 and cut == "401":
@@ -169,7 +170,7 @@ def test_a_first_run_cut_off_while_confirming_the_brief_recovers(
         return reply(TERSE)
 
     model.override(clarifier().instructions, terse_clarifier)
-    if cut == "kill":
+    if cut != "401":
         with flower.spawn("--yes", REQUEST) as proc:
             try:
                 assert held.wait(60), proc.communicate()
@@ -182,6 +183,10 @@ def test_a_first_run_cut_off_while_confirming_the_brief_recovers(
         first = flower("--yes", REQUEST)
         assert first.returncode == 1 and lineage(ws)["steps"].get("确认需求")
     assert lineage(ws).get("request") == REQUEST  # where the fallback finds it
+    if cut == "left-by-an-older-flower":  # it dropped the request once the clarifier held it
+        record = lineage(ws)
+        del record["request"]
+        (ws / "runs" / "lineage.json").write_text(json.dumps(record), encoding="utf-8")
 
     done = flower("--yes")
     assert done.returncode == 0, done.stdout + done.stderr
