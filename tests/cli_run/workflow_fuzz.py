@@ -1083,8 +1083,11 @@ class Sequence:
         self.worker_heard: list[str] = []  # the user texts of every worker request
         self.outcomes: list[Outcome] = []
         self.stats: Counter[str] = Counter()
-        self.chinese: dict[str, tuple[int, str]] = {}
-        """Chinese found in an English run, by where: the wake that first showed it."""
+        self.manifest_rows = 0  # rows in runs/manifest.json before the current wake
+        self.soft: dict[str, tuple[int, str]] = {}
+        """Violations that do not stop the sequence (Chinese in an English run, a wake that
+        did not reach the work step, a closing line naming another session), by kind: the
+        wake that first showed it and the problem."""
 
     def env(self, api: FakeMessagesAPI, wake: Wake | None) -> dict[str, str]:
         env = flower_env(api, self.home)
@@ -1140,10 +1143,10 @@ class Sequence:
 
     def run(self) -> list[Finding]:
         """The sequence's findings: the first that stops it (a wake that failed a check),
-        and Chinese in what an English run printed or wrote (one for each place)."""
+        and the first of each kind that does not (see :attr:`chinese`)."""
         found = self._run()
         found += [
-            Finding(self.seed, n, problem, self.describe()) for n, problem in self.chinese.values()
+            Finding(self.seed, n, problem, self.describe()) for n, problem in self.soft.values()
         ]
         return found
 
@@ -1153,6 +1156,7 @@ class Sequence:
                 outcome: Outcome | None = None
                 try:
                     archives, taken = self.archives(), self.taken_up()
+                    self.manifest_rows = len(manifest_rows(self.ws))
                     fresh = read_lineage(self.ws) is None and not taken
                     outcome = self.invoke(api, n, wake)
                     self.outcomes.append(outcome)
@@ -1214,7 +1218,7 @@ class Sequence:
             *chinese_in_files(self.ws),
         ):
             if problem is not None:
-                self.chinese.setdefault(problem.split(":")[0], (n, problem))
+                self.soft.setdefault(problem.split(":")[0], (n, problem))
         if api.rejections:
             raise Violation(f"invalid: the fake rejected a request: {api.rejections[-1][1]}")
         from engine_fuzz import check_request
@@ -1231,11 +1235,18 @@ class Sequence:
         sessions = load_sessions(self.ws)
         problem = chinese_in_sessions(sessions)
         if problem is not None:
-            self.chinese.setdefault("Chinese in a session", (n, problem))
+            self.soft.setdefault("Chinese in a session", (n, problem))
         check_lineage(self.ws, sessions)
         check_transcripts(sessions)
-        if wake is not None:
-            self.check_progress(wake, outcome)
+        # these do not stop the sequence: the next wakes and the final one still must go on
+        for check in (
+            lambda: self.check_closing_line(outcome),
+            lambda: wake is not None and self.check_progress(wake, outcome),
+        ):
+            try:
+                check()
+            except Violation as exc:
+                self.soft.setdefault(str(exc).split(":")[0], (n, str(exc)))
         if wake is None:
             self.check_final(outcome)
 
@@ -1251,6 +1262,24 @@ class Sequence:
             f" step (exit {outcome.code})",
         )
 
+    def check_closing_line(self, outcome: Outcome) -> None:
+        """After a failed step, the closing ``flower sessions show`` line names the session
+        that failed (issue 29 item 4)."""
+        if outcome.fired:
+            return
+        shown = re.findall(r"flower sessions show ([0-9a-f-]{36})", outcome.stdout)
+        failed = [
+            row
+            for row in manifest_rows(self.ws)[self.manifest_rows :]
+            if row.get("ok") is False and row.get("session_id")
+        ]
+        if shown and failed and outcome.code != 0:
+            expect(
+                shown[-1] == failed[-1]["session_id"],
+                f"ending: the closing line names session {shown[-1][:8]}, the step that failed"
+                f" ({failed[-1].get('step')}) ran in {failed[-1]['session_id'][:8]}",
+            )
+
     def check_final(self, outcome: Outcome) -> None:
         worked = any(agent_of(r) == "worker" for r in outcome.requests)
         expect(worked, f"final: flower --yes did not reach the work step (exit {outcome.code})")
@@ -1265,6 +1294,22 @@ class Sequence:
         for text in self.expected():
             heard = any(text in t for t in self.worker_heard) or text in brief
             expect(heard, f"lost: {text!r} never reached the work step")
+
+
+def manifest_rows(ws: Path) -> list[dict[str, Any]]:
+    try:
+        lines = (ws / "runs" / "manifest.json").read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return []
+    rows = []
+    for line in lines:
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue  # a line a kill cut short
+        if isinstance(row, dict):
+            rows.append(row)
+    return rows
 
 
 def chinese_in(text: str, where: str) -> str | None:
@@ -1375,7 +1420,7 @@ def kind_of(finding: Finding) -> str:
     """What kind of violation ``finding`` is: ``stuck``, ``final``, ``lost``, ``invalid``,
     ``Chinese in <where>``, or ``other`` (a bad exit, a traceback, a broken store)."""
     head = finding.problem.split(":", 1)[0]
-    if head in ("stuck", "final", "lost", "invalid") or head.startswith("Chinese in"):
+    if head in ("stuck", "final", "lost", "invalid", "ending") or head.startswith("Chinese in"):
         return head
     return "other"
 
