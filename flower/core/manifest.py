@@ -42,11 +42,19 @@ def run_id() -> str:
 
 
 def result_line(
-    result: Any, run: str | None = None, extra: dict[str, Any] | None = None
+    result: Any,
+    run: str | None = None,
+    extra: dict[str, Any] | None = None,
+    *,
+    keep_text: bool = True,
 ) -> dict[str, Any]:
     """The manifest row of one StepResult: every field, ``duration_s`` and ``run``, and
-    what ``extra`` adds (a judge run's ``verdict``)."""
+    what ``extra`` adds (a judge run's ``verdict``). Without ``keep_text`` (encryption
+    on) ``text``, the model's final words, is null: they stay only in the step's sealed
+    transcript (``session_id``)."""
     row = dataclasses.asdict(result)
+    if not keep_text:
+        row["text"] = None
     row["duration_s"] = result.duration_s
     row["run"] = run or run_id()
     row.update(extra or {})
@@ -79,8 +87,9 @@ def _lines_of(path: Path) -> list[bytes]:
 class Manifest:
     """The manifest of one run directory, as seen by this process."""
 
-    def __init__(self, run_dir: str | os.PathLike[str] = "runs") -> None:
+    def __init__(self, run_dir: str | os.PathLike[str] = "runs", *, keep_text: bool = True) -> None:
         self.path = Path(run_dir) / MANIFEST_NAME
+        self.keep_text = keep_text
 
     @property
     def run(self) -> str:
@@ -88,7 +97,7 @@ class Manifest:
 
     def record(self, result: Any, extra: dict[str, Any] | None = None) -> None:
         """Add one StepResult (with ``extra``'s keys) and flush the file."""
-        row = result_line(result, self.run, extra)
+        row = result_line(result, self.run, extra, keep_text=self.keep_text)
         line = json.dumps(row, ensure_ascii=False, default=str)
         with _guard:
             key = str(self.path.resolve())

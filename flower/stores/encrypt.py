@@ -450,6 +450,69 @@ def _refuse_reserved(key: SessionKey) -> None:
         )
 
 
+class FileSealer:
+    """Seals the conversation text flower keeps in its own small files (lineage's
+    ``extra``, the said journal) with the store's keyring: a JSON value becomes
+    ``{"_flower_enc": {"v", "kid", "n", "ct"}}``, AES-256-GCM under the current key,
+    the authenticated data binding it to its key id and to what it is (``purpose``)."""
+
+    def __init__(self, keyring: Keyring) -> None:
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+        self.keyring = keyring
+        self.kid = keyring.current_id
+        self._seal = AESGCM(keyring.current)
+        self._open = {kid: AESGCM(key) for kid, key in keyring.by_id().items()}
+
+    @staticmethod
+    def is_sealed(value: Any) -> bool:
+        return isinstance(value, dict) and set(value) == {ENC} and isinstance(value[ENC], dict)
+
+    def seal(self, value: Any, purpose: str) -> dict[str, Any]:
+        from flower.core.entries import json_bytes
+
+        nonce = os.urandom(NONCE_BYTES)
+        aad = f"flower-file/{VERSION}\x00{self.kid}\x00{purpose}".encode()
+        sealed = self._seal.encrypt(nonce, json_bytes(value), aad)
+        return {ENC: {"v": VERSION, "kid": self.kid, "n": _b64(nonce), "ct": _b64(sealed)}}
+
+    def open(self, value: Any, purpose: str) -> Any:
+        """The value ``value`` seals (``value`` itself when it is not sealed)."""
+        if not self.is_sealed(value):
+            return value
+        from cryptography.exceptions import InvalidTag
+
+        enc = value[ENC]
+        kid = enc.get("kid")
+        aead = self._open.get(kid) if isinstance(kid, str) else None
+        if aead is None:
+            raise EncryptionKeyError(
+                _("{what} was encrypted with key id {key_id}, which {source} does not hold").format(
+                    what=purpose, key_id=kid, source=self.keyring.source
+                )
+            )
+        try:
+            plain = aead.decrypt(
+                base64.b64decode(enc.get("n", "")),
+                base64.b64decode(enc.get("ct", "")),
+                f"flower-file/{VERSION}\x00{kid}\x00{purpose}".encode(),
+            )
+        except (InvalidTag, ValueError, TypeError):
+            raise EncryptionKeyError(
+                _("{what} does not decrypt: it was altered or cut short").format(what=purpose)
+            ) from None
+        return decode_entry(plain)
+
+
+def file_sealer(settings: Any) -> FileSealer | None:
+    """The sealer for flower's own files when ``settings`` turn encryption on, else None."""
+    if not getattr(getattr(settings, "sessions", None), "encrypt", False):
+        return None
+    from flower.stores.keyring import load_keyring
+
+    return FileSealer(load_keyring(settings))
+
+
 def encrypt_store(inner: SessionStoreBase, settings: Any) -> EncryptedSessionStore:
     """Wrap ``inner`` with the keys ``settings`` and the environment give."""
     from flower.stores.keyring import load_keyring
@@ -464,7 +527,9 @@ __all__ = [
     "DecryptWarning",
     "EncryptedSessionStore",
     "EncryptionKeyError",
+    "FileSealer",
     "encrypt_store",
+    "file_sealer",
     "key_id",
     "verify_key",
 ]

@@ -10,15 +10,72 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from typing import Any
+
+import msgspec
 
 from flower.core.errors import ConfigError, StoreNotFoundError
 from flower.core.i18n import _
 from flower.core.lineage import Lineage, NoLineageStore, settings_for
 from flower.core.protocols import LineageStore
+from flower.core.records import LineageRecord
+from flower.stores.encrypt import FileSealer, file_sealer
 from flower.stores.open import open_lineage_store
 
 log = logging.getLogger(__name__)
+
+
+SEALED_EXTRA = "sealed"
+"""With encryption on, the one key of a stored record's ``extra``: everything else it
+held (the pending request, sentences not heard yet, ...) sealed with the keyring."""
+
+
+class SealedLineageStore:
+    """A lineage store whose records keep ``extra`` sealed (see :data:`SEALED_EXTRA`);
+    the workspace, the wake count and the steps' session ids stay readable."""
+
+    def __init__(self, inner: LineageStore, sealer: FileSealer) -> None:
+        self.inner = inner
+        self.sealer = sealer
+        if hasattr(inner, "update"):
+            self.update = self._update
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def _sealed(self, record: LineageRecord) -> LineageRecord:
+        extra = self._opened(record).extra
+        if not extra:
+            return record
+        return msgspec.structs.replace(
+            record, extra={SEALED_EXTRA: self.sealer.seal(extra, "lineage")}
+        )
+
+    def _opened(self, record: LineageRecord) -> LineageRecord:
+        sealed = record.extra.get(SEALED_EXTRA)
+        if not self.sealer.is_sealed(sealed):
+            return record
+        opened = self.sealer.open(sealed, "lineage")
+        rest = {k: v for k, v in record.extra.items() if k != SEALED_EXTRA}
+        extra = {**rest, **opened} if isinstance(opened, dict) else rest
+        return msgspec.structs.replace(record, extra=extra)
+
+    def load(self, workspace: str) -> LineageRecord | None:
+        record = self.inner.load(workspace)
+        return None if record is None else self._opened(record)
+
+    def save(self, record: LineageRecord) -> None:
+        self.inner.save(self._sealed(record))
+
+    def _update(
+        self, workspace: str, change: Callable[[LineageRecord | None], LineageRecord]
+    ) -> LineageRecord:
+        def sealed_change(current: LineageRecord | None) -> LineageRecord:
+            opened = None if current is None else self._opened(current)
+            return self._sealed(change(opened))
+
+        return self._opened(self.inner.update(workspace, sealed_change))  # type: ignore[attr-defined]
 
 
 def configured_lineage_store(
@@ -30,13 +87,16 @@ def configured_lineage_store(
     """The lineage store ``settings`` configure, or a :class:`NoLineageStore` when it
     cannot be opened (``read_only``: when it is not there either, silently)."""
     try:
-        return open_lineage_store(settings=settings_for(settings, run_dir), read_only=read_only)
+        settings = settings_for(settings, run_dir)
+        store = open_lineage_store(settings=settings, read_only=read_only)
     except ConfigError:
         raise
     except Exception as exc:  # continuity is an extra: never block the work
         if not (read_only and isinstance(exc, StoreNotFoundError)):
             log.warning(_("lineage store unavailable, continuing without continuity: %s"), exc)
         return NoLineageStore()
+    sealer = file_sealer(settings)
+    return store if sealer is None else SealedLineageStore(store, sealer)
 
 
 def load_lineage(
@@ -53,4 +113,4 @@ def load_lineage(
     return Lineage.load(workspace, store=store, settings=settings, run_dir=run_dir)
 
 
-__all__ = ["configured_lineage_store", "load_lineage"]
+__all__ = ["SealedLineageStore", "configured_lineage_store", "load_lineage"]

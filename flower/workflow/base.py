@@ -355,7 +355,9 @@ class Workflow:
             ctx.woke = lineage.woke + 1  # written after on_start (see below)
         ctx.lineage = lineage
         ctx.known = dict(known)
-        manifest = Manifest(run_dir) if self.manifest else None
+        # with encryption on, a step's final text stays only in its (sealed) transcript
+        encrypted = bool(getattr(getattr(settings, "sessions", None), "encrypt", False))
+        manifest = Manifest(run_dir, keep_text=not encrypted) if self.manifest else None
         if self.on_start is not None:
             await _maybe_await(self.on_start(ctx))
         if lineage is not None:
@@ -502,7 +504,7 @@ def _unrecorded_words(lineage: Lineage, settings: Any, run_dir: Any) -> list[str
 
     run_path = Path(getattr(settings, "run_dir", None) or run_dir)
     try:
-        words = SaidJournal(run_path).unrecorded(lineage.record.extra, lineage.workspace)
+        words = SaidJournal(run_path, settings).unrecorded(lineage.record.extra, lineage.workspace)
     except OSError as exc:  # the run itself will say what is wrong with the run dir
         log.warning(_("%s unreadable: %s"), run_path, exc)
         return []

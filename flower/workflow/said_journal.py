@@ -24,6 +24,7 @@ import msgspec
 from flower.core.entries import json_bytes
 from flower.core.fileperms import fsync_dir, private_dir, replaced_atomically
 from flower.core.i18n import _
+from flower.stores.encrypt import FileSealer, file_sealer
 
 JOURNAL_FILE = "said.json"
 RECORDED_TOKENS = "said_tokens"
@@ -43,10 +44,18 @@ class SaidJournalWarning(UserWarning):
 
 
 class SaidJournal:
-    """The words of ``<run_path>/said.json``, oldest first."""
+    """The words of ``<run_path>/said.json``, oldest first; with encryption on
+    (``settings`` that say so, or a ``sealer``) the file holds them sealed."""
 
-    def __init__(self, run_path: str | os.PathLike[str]) -> None:
+    def __init__(
+        self,
+        run_path: str | os.PathLike[str],
+        settings: Any = None,
+        *,
+        sealer: FileSealer | None = None,
+    ) -> None:
         self.path = Path(run_path) / JOURNAL_FILE
+        self.sealer = sealer if sealer is not None else file_sealer(settings)
 
     def entries(self) -> list[Said]:
         try:
@@ -54,7 +63,7 @@ class SaidJournal:
         except (FileNotFoundError, NotADirectoryError):
             return []
         try:
-            return _decode(raw)
+            return _decode(raw, self.sealer)
         except msgspec.DecodeError as exc:
             aside = self.path.with_name(f"{JOURNAL_FILE}.unreadable-{int(time.time())}")
             os.replace(self.path, aside)
@@ -88,7 +97,7 @@ class SaidJournal:
         ``folder``/said.json (an archive)."""
         words = [s for s in self.entries() if s.workspace == workspace and s.token != keep]
         if words:
-            SaidJournal(folder)._write(words)
+            SaidJournal(folder, sealer=self.sealer)._write(words)
             self.clear(workspace, keep)
 
     def clear(self, workspace: str, keep: str | None = None) -> None:
@@ -106,14 +115,23 @@ class SaidJournal:
 
     def _write(self, entries: list[Said]) -> None:
         private_dir(self.path.parent)
+        value: Any = msgspec.to_builtins(entries)
+        if self.sealer is not None:
+            value = self.sealer.seal(value, JOURNAL_FILE)
         with replaced_atomically(self.path) as handle:
-            handle.write(json_bytes(msgspec.to_builtins(entries)))
+            handle.write(json_bytes(value))
         fsync_dir(self.path.parent)
 
 
-def _decode(raw: bytes) -> list[Said]:
+def _decode(raw: bytes, sealer: FileSealer | None) -> list[Said]:
     """The journal's entries; a lone surrogate's escape (what :func:`json_bytes` writes
-    for one) is read back as the surrogate."""
+    for one) is read back as the surrogate. A sealed journal is opened with ``sealer``
+    (without one, it is no journal this run can read)."""
+    if raw.lstrip().startswith(b"{"):
+        value = msgspec.json.decode(raw)
+        if sealer is None or not sealer.is_sealed(value):
+            raise msgspec.DecodeError(_("encrypted words, and encryption is off"))
+        return msgspec.convert(sealer.open(value, JOURNAL_FILE), type=list[Said])
     try:
         return msgspec.json.decode(raw, type=list[Said])
     except msgspec.DecodeError:

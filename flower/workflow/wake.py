@@ -121,7 +121,7 @@ def archive_conversation(settings: Any, workspace: Path, *, keep: str | None = N
     into = archive_dir(workspace)
     lineage.archive(into, extra=frozen)
     # words a killed run left unrecorded belong to the conversation archived with them
-    journal = SaidJournal(Path(settings.run_path))
+    journal = SaidJournal(Path(settings.run_path), settings)
     journal.move_to(into, workspace_identity(workspace, settings), keep=keep)
     return into
 
@@ -207,7 +207,7 @@ def begin(
     from flower.core.run_lock import run_lock
     from flower.workflow.said_journal import SaidJournal
 
-    journal = SaidJournal(settings.run_path)
+    journal = SaidJournal(settings.run_path, settings)
     said_in = workspace_identity(workspace, settings)  # as lineage names the workspace
     if new:
         if said is None and not interactive:
