@@ -1157,6 +1157,8 @@ class Sequence:
                 try:
                     archives, taken = self.archives(), self.taken_up()
                     self.manifest_rows = len(manifest_rows(self.ws))
+                    if wake is None:
+                        self.check_status(api, n)
                     fresh = read_lineage(self.ws) is None and not taken
                     outcome = self.invoke(api, n, wake)
                     self.outcomes.append(outcome)
@@ -1261,6 +1263,26 @@ class Sequence:
             f"stuck: a wake whose model answered {wake.behaviour!r} did not reach the work"
             f" step (exit {outcome.code})",
         )
+
+    def check_status(self, api: FakeMessagesAPI, n: int) -> None:
+        """Before the final wake, ``flower status`` answers, in English."""
+        done = subprocess.run(
+            [*FLOWER, "status"],
+            cwd=self.ws,
+            env=self.env(api, None),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        expect("Traceback" not in done.stderr, f"status: a traceback: {done.stderr[-1500:]}")
+        expect(done.returncode == 0, f"status: exit {done.returncode}: {done.stderr[-500:]}")
+        for problem in (
+            chinese_in(done.stdout, "status's stdout"),
+            chinese_in(done.stderr, "status's stderr"),
+        ):
+            if problem is not None:
+                self.soft.setdefault(problem.split(":")[0], (n, problem))
 
     def check_closing_line(self, outcome: Outcome) -> None:
         """After a failed step, the closing ``flower sessions show`` line names the session
