@@ -274,6 +274,8 @@ class Runtime:
             # trim's pointers name files under the run directory, which may lie outside
             readable=(Path(self.run_dir) / "trimmed",),
             ledger=self._ledger,
+            # with encryption on, no command text in the clear under the run directory
+            ledger_text=not self.settings.sessions.encrypt,
             snapshots=Path(self.run_dir).absolute() / SNAPSHOT_DIR,
         )
 
@@ -288,7 +290,8 @@ class Runtime:
 
         killed = reap(self._ledger)
         if killed:
-            commands = "; ".join(repr(command[:80]) for command in killed)
+            commands = "; ".join(repr(command[:80]) for command in killed if command)
+            commands = commands or _("(their text is not kept: encryption is on)")
             warnings.warn(
                 ngettext(
                     "killed {count} command a killed flower left running: {commands}",

@@ -470,6 +470,9 @@ class Trim:
         # files this instance already wrote or checked, by (path, bytes): later loads
         # only check that the file is still there, whole
         self._saved: dict[tuple[str, int], Path | str] = {}
+        # with encryption on, a file of tool output in the clear would undo it: results
+        # stay whole, in the sealed transcript
+        self.writes_files = not (settings is not None and settings.sessions.encrypt)
 
     def _cutoff(self, entries: list[Entry]) -> int:
         """Index of the first entry of the oldest turn that is kept whole."""
@@ -486,7 +489,7 @@ class Trim:
         return 0
 
     def prune(self, entries: list[Entry], ctx: PruneContext) -> list[Entry]:
-        cutoff = self._cutoff(entries)
+        cutoff = self._cutoff(entries) if self.writes_files else 0
         if cutoff == 0:
             return entries
         out = list(entries)

@@ -313,3 +313,16 @@ def test_unknown_entry_types_pass_through_untouched(policy: object, tmp_path: Pa
     out = policy.prune(odd, PruneContext(run_dir=tmp_path))  # type: ignore[attr-defined]
     assert out == odd
     assert all(a is b for a, b in zip(out, odd, strict=True))
+
+
+def test_trim_writes_no_file_of_tool_output_when_encryption_is_on(tmp_path: Path) -> None:
+    """Its file would hold the tool's output in the clear (issue 29 item 7): with
+    encryption on, results stay whole, in the sealed transcript."""
+    from flower.core.config import SessionsConfig, Settings
+
+    b = TranscriptBuilder(session_id="s-1")
+    _long_session(b, "line\n" * 2000)
+    settings = Settings(sessions=SessionsConfig(encrypt=True))
+    policy = Trim(settings, min_chars=1000, keep_recent_turns=3)
+    assert policy.prune(b.entries, PruneContext(run_dir=tmp_path)) == b.entries
+    assert not (tmp_path / "trimmed").exists()

@@ -71,6 +71,9 @@ class ToolContext:
     ledger: Path | None = None
     """Where Bash records the commands it runs, so that a run after a ``kill -9`` can
     kill what they left running (see :mod:`flower.runtime.tools.orphans`)."""
+    ledger_text: bool = True
+    """Whether a ledger record holds the command's text (off with encryption on: the
+    record names the process group, not what the model had it run)."""
     snapshots: Path | None = None
     """Where Write and Edit keep what a file held before they change it, for a rewind
     (see :mod:`flower.core.snapshots`); ``None`` keeps nothing."""

@@ -193,7 +193,8 @@ async def bash(args: BashInput, ctx: ToolContext) -> ToolOutcome:
     out = CappedOutput(ctx.max_output)
     env = _environment()
     # announced before it starts: a kill -9 before its record is written is covered too
-    announced = announce(ctx.ledger, args.command)
+    recorded = args.command if ctx.ledger_text else ""
+    announced = announce(ctx.ledger, recorded)
     if announced is not None:
         env[SPAWN_VARIABLE] = announced[0]
     spawning = asyncio.ensure_future(
@@ -223,7 +224,7 @@ async def bash(args: BashInput, ctx: ToolContext) -> ToolOutcome:
             raise cancelled  # the finally below kills the group, as for any cancel
         # inside the try: an interrupt landing while the record is written still
         # kills the group below
-        running = record(ctx.ledger, proc.pid, args.command)
+        running = record(ctx.ledger, proc.pid, recorded)
         if running is not None and announced is not None:
             forget(announced[1])  # the record covers it from here
             announced = None

@@ -71,6 +71,7 @@ class ToolBox:
         confine: bool = True,
         readable: tuple[Path, ...] = (),
         ledger: Path | None = None,
+        ledger_text: bool = True,
         snapshots: Path | None = None,
     ) -> None:
         unknown = [name for name in allowed if name not in RUNNERS]
@@ -92,6 +93,7 @@ class ToolBox:
             bash_timeout=bash_timeout,
             readable=tuple(Path(os.path.realpath(Path(r).expanduser())) for r in readable),
             ledger=ledger,
+            ledger_text=ledger_text,
             snapshots=snapshots,
         )
 
