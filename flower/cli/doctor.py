@@ -98,6 +98,16 @@ def check_store(settings: Settings) -> Check:
         store = open_session_store(settings.sessions.url, settings=settings, read_only=True)
         try:
             store.exists(SessionKey("flower-doctor", "probe"))
+            # a SQLite file: whether SQLite finds it sound, as a run's writer would
+            damage = getattr(getattr(store, "inner", store), "damage", None)
+            why = damage() if callable(damage) else None
+            if why is not None:
+                raise FlowerError(
+                    _(
+                        "{store} is damaged ({what}); save what is readable with: "
+                        "flower sessions repair"
+                    ).format(store=shown, what=why)
+                )
         finally:
             store.close()
 

@@ -218,3 +218,16 @@ def test_repair_saves_every_readable_session_and_sets_the_file_aside(db: Path) -
     assert lost and {t.key for t in done.report.cut} == lost
     assert sum(map(len, saved.values())) == done.report.copy.entries_written
     assert repair_sqlite(f"sqlite:///{db}").why is None  # sound now: nothing to do
+
+
+def test_doctor_fails_its_store_check_on_a_damaged_file(db: Path) -> None:
+    from flower.cli.doctor import check_store
+    from flower.core.config import SessionsConfig
+
+    settings = Settings(sessions=SessionsConfig(url=f"sqlite:///{db}"))
+    assert check_store(settings).ok
+    _lost_index_key(db)
+    before = _digest(db)
+    check = check_store(settings)
+    assert not check.ok and "flower sessions repair" in check.detail and str(db) in check.detail
+    assert _digest(db) == before
