@@ -25,7 +25,17 @@ _registered: dict[str, Any] = {}
 
 
 def migrate(url: str) -> None:
-    """Create or upgrade DBOS's tables in the fleet's database (under its own lock)."""
+    """Create or upgrade DBOS's tables in the fleet's database (under its own lock). A
+    SQLite file is put in WAL mode first, as DBOS's own tests do: under the default
+    rollback journal every write blocks every reader of the file."""
+    if url.startswith("sqlite:///"):
+        import sqlite3
+
+        connection = sqlite3.connect(url.removeprefix("sqlite:///"), timeout=30)
+        try:
+            connection.execute("PRAGMA journal_mode=WAL")
+        finally:
+            connection.close()
     DBOS.migrate(url)
 
 

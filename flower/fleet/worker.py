@@ -87,9 +87,9 @@ class Worker:
     # -- the process ---------------------------------------------------------------
 
     def run(self) -> int:
+        engine.migrate(self.place.database)
         self.board = self._wait_for_database()
         self.board.join(self.executor_id, self.host, os.getpid())
-        engine.migrate(self.place.database)
         engine.register(self.run_step)
         engine.launch(self.place.database, self.executor_id, self.place.concurrency)
         self.say(
@@ -256,6 +256,7 @@ class Worker:
         project = project_key(workspace)
         try:
             token, previous = self._take_lease(store, project)
+            self._wait_for_run_lock(task_id, workspace, settings.run_dir)
             log_path = task_log(workspace, settings.run_dir, task_id)
             log_path.parent.mkdir(parents=True, exist_ok=True)
             with open(log_path, "a", encoding="utf-8") as log:
@@ -270,7 +271,7 @@ class Worker:
                     )
                 log.flush()
                 proc = subprocess.Popen(
-                    _command(task),
+                    _command(task, taken_over=previous is not None),
                     cwd=workspace,
                     env={**os.environ, LEASE_VARIABLE: str(token), "PYTHONUNBUFFERED": "1"},
                     stdin=subprocess.DEVNULL,
@@ -298,6 +299,26 @@ class Worker:
             return result
         finally:
             store.close()
+
+    def _wait_for_run_lock(self, task_id: str, workspace: Path, run_dir: str) -> None:
+        """Wait while another ``flower`` works in the workspace (a person's own run, or a
+        wake this one took over that has not noticed yet: its next write is refused)."""
+        from flower.core.run_lock import BusyError, run_lock
+
+        said = False
+        while True:
+            try:
+                with run_lock(run_dir):
+                    return
+            except BusyError:
+                if not said:
+                    self.say(
+                        _(
+                            "task {task}: another flower is running in {path}; waiting for it"
+                        ).format(task=task_id, path=workspace)
+                    )
+                    said = True
+                time.sleep(self.place.heartbeat)
 
     def _take_lease(self, store: Any, project: str) -> tuple[int, str | None]:
         """The workspace's lease, waiting while another live holder has it (a wake
@@ -345,8 +366,11 @@ def _open_lease_store(settings: Any) -> Any:
     return store
 
 
-def _command(task: dict[str, Any]) -> list[str]:
-    said = task.get("said")
+def _command(task: dict[str, Any], taken_over: bool) -> list[str]:
+    """The wake's command line. A wake taken over is a plain ``flower --yes``: the words
+    were said by the first one (its said journal has them if it was cut short before
+    recording them), and saying them again would be a new sentence."""
+    said = None if taken_over else task.get("said")
     workflow = task.get("workflow")
     if workflow:
         return [sys.executable, "-m", "flower.fleet.child", workflow, *([said] if said else [])]

@@ -24,7 +24,7 @@ class HoldingModel(DemoModel):
     request (a tool has run) of every task is held: ``held`` counts them."""
 
     def __init__(self) -> None:
-        super().__init__(python=sys.executable, hold_timeout=60)
+        super().__init__(python=sys.executable, hold_timeout=60, lang="en")
         self.hold_worker = False
         self.quick = True
         """The work step says it is done at once and the judge agrees (no tools): the
@@ -51,11 +51,16 @@ class HoldingModel(DemoModel):
             return reply("\n".join(f"{n}. {self.script.met} — ok" for n in (1, 2, 3)))
         return super()._judge(req)
 
+    def requests_of(self, instructions: str) -> int:
+        return sum(1 for r in self.seen if _system(r) == instructions)
+
     def worker_requests(self) -> list[int]:
         """How many tool calls each work-step request had made, sorted."""
+        from flower.core.i18n import language
         from flower.workflow.builtin import worker_agent
 
-        system = worker_agent().instructions
+        with language("en"):
+            system = worker_agent().instructions
         return sorted(_tool_uses(r) for r in self.seen if _system(r) == system)
 
 
@@ -78,7 +83,7 @@ def _tool_uses(req: RecordedRequest) -> int:
 
 def fleet_env(api_env: dict[str, str], home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("FLOWER_", "ANTHROPIC_"))}
-    env["FLOWER_LANG"] = os.environ.get("FLOWER_LANG", "zh_CN")
+    env["FLOWER_LANG"] = "en"  # the model below answers English flowers
     env.update(api_env)
     env.update(
         FLOWER_PROBE_STRATEGY="none",
@@ -121,6 +126,34 @@ class Workers:
 
     def signal(self, name: str, sig: int) -> None:
         os.killpg(self.procs[name].pid, sig)
+
+    def freeze(self, name: str, databases: list[Path]) -> None:
+        """SIGSTOP the worker and its wakes at a moment none of them holds a write lock
+        on one of the SQLite ``databases``: a process frozen inside a SQLite write
+        transaction stalls every writer of that file (SQLite has one writer; Postgres
+        does not have this limit), which is not what the test is about."""
+        import sqlite3
+
+        for _ in range(50):
+            self.signal(name, signal.SIGSTOP)
+            time.sleep(0.2)
+            free = True
+            for db in databases:
+                if not db.exists():
+                    continue
+                conn = sqlite3.connect(db, timeout=0.5, isolation_level=None)
+                try:
+                    conn.execute("BEGIN IMMEDIATE")
+                    conn.execute("ROLLBACK")
+                except sqlite3.OperationalError:
+                    free = False
+                finally:
+                    conn.close()
+            if free:
+                return
+            self.signal(name, signal.SIGCONT)
+            time.sleep(0.1)
+        raise AssertionError(f"worker {name} always held a write lock")
 
     def close(self) -> None:
         for proc in self.procs.values():

@@ -1,0 +1,100 @@
+"""A dead worker's tasks are carried on by another, in the same sessions; a paused worker
+that comes back after the takeover writes nothing (one writer per session)."""
+
+from __future__ import annotations
+
+import json
+import signal
+from pathlib import Path
+from typing import Any
+
+from fleet_helpers import HoldingModel, Workers, fleet_status, run, wait_for
+
+from flower.core.i18n import language
+from flower.core.keys import project_key
+from flower.core.records import SessionKey
+from flower.fleet.places import workspace_settings
+from flower.stores.open import open_session_store
+from flower.workflow.clarify import clarifier, goal_setter
+
+WORK = "干活"
+
+
+def _states(root: Path) -> dict[str, str]:
+    return {row["id"]: row["state"] for row in fleet_status(root)}
+
+
+def _work_session(ws: Path) -> str:
+    lineage = json.loads((ws / "runs" / "lineage.json").read_text(encoding="utf-8"))
+    return str(lineage["steps"][WORK])
+
+
+def _transcript(ws: Path, sid: str) -> list[dict[str, Any]]:
+    store = open_session_store(settings=workspace_settings(ws))
+    try:
+        return store.load(SessionKey(project_key(ws), sid)) or []
+    finally:
+        store.close()
+
+
+def _submit(root: Path, env: dict[str, str], ws: Path, task_id: str, said: str) -> None:
+    ws.mkdir()
+    done = run(root, env, "fleet", "submit", str(ws), said, "--id", task_id)
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_killed_workers_tasks_finish_elsewhere_in_the_same_sessions(
+    root: Path, env: dict[str, str], workers: Workers, model: HoldingModel
+) -> None:
+    model.quick = False
+    model.hold_worker = True
+    spaces = {f"k{i}": root / f"ws{i}" for i in range(2)}
+    workers.start("a")
+    for task_id, ws in spaces.items():
+        _submit(root, env, ws, task_id, model.script.request)
+    wait_for(lambda: model.held >= 2, 90, "the wakes never reached their work")
+    sessions = {task_id: _work_session(ws) for task_id, ws in spaces.items()}
+    workers.start("b")
+    workers.signal("a", signal.SIGKILL)
+    model.release()
+    wait_for(lambda: set(_states(root).values()) == {"done"}, 90, "the tasks never finished")
+    for task_id, ws in spaces.items():
+        assert _work_session(ws) == sessions[task_id]  # the same conversation, carried on
+        log = (ws / "runs" / "fleet" / f"{task_id}.log").read_text(encoding="utf-8")
+        assert "taken over from" in log
+    assert "took over the tasks of a" in workers.output("b")
+    # no stored answer was asked for again: the brief and the goals were not re-run,
+    # and each work step's requests are its five, plus the one cut off by the kill
+    with language("en"):
+        assert model.requests_of(clarifier().instructions) == 2
+        assert model.requests_of(goal_setter().instructions) == 2
+    assert model.worker_requests() == [0, 0, 1, 1, 1, 1, 2, 2, 3, 3, 4, 4]
+
+
+def test_a_paused_worker_back_after_the_takeover_writes_nothing(
+    root: Path, env: dict[str, str], workers: Workers, model: HoldingModel
+) -> None:
+    model.quick = False
+    model.hold_worker = True
+    ws = root / "ws"
+    workers.start("a")
+    _submit(root, env, ws, "z", model.script.request)
+    wait_for(lambda: model.held >= 1, 90, "the wake never reached its work")
+    sid = _work_session(ws)
+    workers.start("b")
+    # the worker and its wake, frozen
+    workers.freeze("a", [root / "runs" / "fleet.sqlite", ws / "runs" / "sessions.db"])
+    model.hold_worker = False  # later requests pass; the zombie's stays held
+    # the taker holds the lease now, and waits for the frozen wake's run lock
+    wait_for(lambda: "waiting for it" in workers.output("b"), 60, "no takeover")
+    workers.signal("a", signal.SIGCONT)
+    model.release()  # the zombie's wake gets its answer and tries to store it
+    assert workers.procs["a"].wait(timeout=60) == 75
+    assert "this worker was taken over" in workers.output("a")
+    log = (ws / "runs" / "fleet" / "z.log").read_text(encoding="utf-8")
+    assert "lost the fleet lease" in log
+    wait_for(lambda: _states(root) == {"z": "done"}, 90, "the taken-over task never finished")
+    chain = _transcript(ws, sid)
+    parents = [e.get("parentUuid") for e in chain if e.get("uuid")]
+    assert len(parents) == len(set(parents))  # one chain: no entry of the zombie's beside it
+    assert _work_session(ws) == sid
