@@ -32,7 +32,10 @@ def repair(
 
     settings = get_settings(ctx)
     url = settings.sessions.url or default_store_url(settings) or ""
-    done = repair_sqlite(url, force=force)
+    from flower.core.run_lock import run_lock
+
+    with run_lock(settings.run_path):  # no run here writes while the file is swapped
+        done = repair_sqlite(url, force=force)
     if done.why is None or done.report is None:
         typer.echo(_("{path} is sound: nothing to repair").format(path=done.path))
         return

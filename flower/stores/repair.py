@@ -73,6 +73,9 @@ def repair_sqlite(url: str, *, force: bool = False) -> Repaired:
         try:
             report = salvage_sessions(source, target, _keys(source))
             _keep_ages(source, target, report)
+            copy_lineage = getattr(source, "copy_lineage_into", None)
+            if copy_lineage is not None:  # a SQL lineage store kept in the same file
+                copy_lineage(target)
         finally:
             target.close()
     finally:

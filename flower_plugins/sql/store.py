@@ -46,7 +46,14 @@ from flower.core.records import (
     newest_first,
 )
 from flower_plugins.sql.engine import Database, marked_damaged
-from flower_plugins.sql.schema import MAIN_SUBPATH, entries, leases, seq_range, sessions
+from flower_plugins.sql.schema import (
+    MAIN_SUBPATH,
+    entries,
+    leases,
+    lineage,
+    seq_range,
+    sessions,
+)
 
 _decode = msgspec.json.Decoder().decode
 STREAM_CHUNK = 1000
@@ -583,6 +590,30 @@ class SqlSessionStore(SessionStoreBase):
             return self._db.check_damage(thorough=True)
         except StoreDamagedError:
             return self._db.damaged
+
+    def copy_lineage_into(self, target: SqlSessionStore) -> int:
+        """Copy every lineage record this database still gives (a SQL lineage store
+        sharing the file) into ``target``'s database, keeping any it holds already: how
+        many were read. For ``flower sessions repair``."""
+        columns = [c.name for c in lineage.c]
+        scan = f"SELECT {', '.join(columns)} FROM {lineage.name}"
+
+        def rows(cursor: Any) -> list[tuple[Any, ...]]:
+            cursor.execute(scan)
+            return list(cursor.fetchall())
+
+        try:
+            found = self._db.raw_read(rows)
+        except StoreUnavailableError:
+            return 0
+        if found:
+            insert = sa.insert(lineage).prefix_with("OR IGNORE", dialect="sqlite")
+            target.database.write(
+                lambda conn: conn.execute(
+                    insert, [dict(zip(columns, row, strict=True)) for row in found]
+                )
+            )
+        return len(found)
 
     def readable_keys(self) -> list[SessionKey]:
         """Every transcript's key (subpaths too) that the sessions table itself still

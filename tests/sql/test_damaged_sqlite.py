@@ -11,6 +11,7 @@ import hashlib
 import random
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -201,7 +202,21 @@ def test_seeded_page_corruptions_are_never_read_short(db: Path, seed: int) -> No
         assert _digest(db) == before
 
 
+def _sql_lineage(db: Path) -> Any:
+    from flower_plugins.sql.factory import open_lineage_store
+
+    return open_lineage_store("sqlite", url=f"sqlite:///{db}", options=None, settings=Settings())
+
+
 def test_repair_saves_every_readable_session_and_sets_the_file_aside(db: Path) -> None:
+    from flower.core.records import LineageRecord
+
+    record = LineageRecord(workspace="/w", woke=3, steps={"work": "session-1"}, extra={"k": 1})
+    kept = _sql_lineage(db)
+    kept.save(record)
+    kept.close()
+    with sqlite3.connect(db) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     _fewer_children(db)
     damaged = db.read_bytes()
     done = repair_sqlite(f"sqlite:///{db}")
@@ -218,6 +233,11 @@ def test_repair_saves_every_readable_session_and_sets_the_file_aside(db: Path) -
     assert lost and {t.key for t in done.report.cut} == lost
     assert sum(map(len, saved.values())) == done.report.copy.entries_written
     assert repair_sqlite(f"sqlite:///{db}").why is None  # sound now: nothing to do
+    lineage = _sql_lineage(db)  # a SQL lineage kept in the same file comes along
+    try:
+        assert lineage.load("/w") == record
+    finally:
+        lineage.close()
 
 
 def test_doctor_fails_its_store_check_on_a_damaged_file(db: Path) -> None:
