@@ -215,7 +215,8 @@ class Interrupted:
         # asked it), every id answered, and where each reply's missing results would go
         # (after its last block entry, or after its last result entry).
         out = list(entries)
-        asked: list[tuple[str, Any]] = []  # (tool_use id, reply id), oldest first
+        asked: list[str] = []  # tool_use ids, oldest first
+        asked_by: list[Any] = []  # the reply that asked each (two lists: no tuple per call)
         answered: set[Any] = set()  # tool_use ids as stored
         reply_of_tool: dict[str, Any] = {}
         anchor_of_reply: dict[Any, Entry] = {}
@@ -225,21 +226,20 @@ class Interrupted:
                 continue
             uid = entry.get("uuid")
             message = entry.get("message")
-            if message.__class__ is not dict:
-                message = {}
-            content = message.get("content")
+            content = message.get("content") if message.__class__ is dict else None
             blocks = content if content.__class__ is list else ()
             if kind == "assistant":
                 if not uid:  # nothing to put a result after: left alone
                     continue
-                reply = message.get("id") or uid
+                reply = (message.get("id") if message.__class__ is dict else None) or uid
                 anchor_of_reply[reply] = entry
                 for block in blocks:
                     if block.__class__ is dict and block.get("type") == "tool_use":
                         tid = block.get("id")
                         if isinstance(tid, str):
                             reply_of_tool[tid] = reply
-                            asked.append((tid, reply))
+                            asked.append(tid)
+                            asked_by.append(reply)
                 continue
             residue = False
             for block in blocks:
@@ -252,7 +252,7 @@ class Interrupted:
             if residue:
                 out[i] = replace_blocks(entry, _neutral) or entry
         inserts: dict[str, list[Entry]] = {}
-        for tid, reply in asked:
+        for tid, reply in zip(asked, asked_by, strict=True):
             if tid not in answered:
                 anchor = anchor_of_reply[reply]
                 note = synthetic_tool_result(tid, interrupted_note(), anchor, marker="interrupted")
@@ -321,9 +321,10 @@ class Ephemeral:
 
     def prune(self, entries: list[Entry], ctx: PruneContext) -> list[Entry]:
         # one pass: the ephemeral calls, and the entries holding results (a result is
-        # marked wherever it sits, also before its call in damaged data)
+        # marked wherever it sits, also before its call in damaged data); nothing is
+        # kept per entry but its index, and only an entry that is marked is copied
         stale: set[Any] = set()  # tool_use ids as stored
-        answering: list[tuple[int, list[Any]]] = []  # (index, the ids its results answer)
+        answering: list[int] = []  # the indexes of the entries holding tool results
         for i, entry in enumerate(entries):
             kind = entry.get("type")
             if kind != "assistant" and kind != "user":
@@ -333,13 +334,10 @@ class Ephemeral:
             if content.__class__ is not list:
                 continue
             if kind == "user":
-                ids = [
-                    b.get("tool_use_id")
-                    for b in content
-                    if b.__class__ is dict and b.get("type") == "tool_result"
-                ]
-                if ids:
-                    answering.append((i, ids))
+                for b in content:
+                    if b.__class__ is dict and b.get("type") == "tool_result":
+                        answering.append(i)
+                        break
                 continue
             for block in content:
                 if block.__class__ is not dict or block.get("type") != "tool_use":
@@ -356,9 +354,8 @@ class Ephemeral:
             return entries
         mark = self._marker(stale)
         out = list(entries)
-        for i, ids in answering:
-            if not stale.isdisjoint(ids):
-                out[i] = replace_blocks(entries[i], mark) or entries[i]
+        for i in answering:
+            out[i] = replace_blocks(entries[i], mark) or entries[i]
         return out
 
     @staticmethod

@@ -61,6 +61,7 @@ from flower.core.transcript.messages import (
     conversation,
     conversation_problems,
     is_tool_id,
+    iter_messages,
     to_messages,
 )
 from flower.core.transcript.repair import (
@@ -98,6 +99,7 @@ __all__ = [
     "is_leaf",
     "is_tool_id",
     "iter_blocks",
+    "iter_messages",
     "leaf_uuid",
     "message_of",
     "message_texts",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from flower.core.errors import FlowerError
@@ -27,8 +27,14 @@ def to_messages(chain: Iterable[Entry]) -> list[dict[str, Any]]:
     tool_result blocks come before any other block, as the API requires. Messages with
     no content are left out. Block dicts are shared with the entries, not copied.
     """
-    messages: list[dict[str, Any]] = []
-    merged: list[Any] = []  # the content of the last message
+    return list(iter_messages(chain))
+
+
+def iter_messages(chain: Iterable[Entry]) -> Iterator[dict[str, Any]]:
+    """The messages of :func:`to_messages`, each yielded once it is whole: a check that
+    reads them one by one keeps none of them alive."""
+    role_now: str | None = None
+    merged: list[Any] = []  # the content of the message being built
     for entry in chain:
         if not is_conversation(entry):
             continue
@@ -36,22 +42,25 @@ def to_messages(chain: Iterable[Entry]) -> list[dict[str, Any]]:
         blocks = content_blocks(entry)
         if not blocks:
             continue
-        if messages and messages[-1]["role"] == role:
+        if role == role_now:
             if role == "user" and _repeats_the_last_words(merged, blocks):
                 continue
             merged.extend(blocks)
-        else:
-            merged = list(blocks)
-            messages.append({"role": role, "content": merged})
-    for message in messages:
-        if message["role"] == "user" and len(message["content"]) > 1:
-            content = message["content"]
-            results = [b for b in content if _is_block(b, "tool_result")]
-            if results and len(results) != len(content):
-                message["content"] = results + [
-                    b for b in content if not _is_block(b, "tool_result")
-                ]
-    return messages
+            continue
+        if role_now is not None:
+            yield _message(role_now, merged)
+        role_now, merged = role, list(blocks)
+    if role_now is not None:
+        yield _message(role_now, merged)
+
+
+def _message(role: str, content: list[Any]) -> dict[str, Any]:
+    """One message; a user message's tool results first, as the API requires."""
+    if role == "user" and len(content) > 1:
+        results = [b for b in content if _is_block(b, "tool_result")]
+        if results and len(results) != len(content):
+            content = results + [b for b in content if not _is_block(b, "tool_result")]
+    return {"role": role, "content": content}
 
 
 def _repeats_the_last_words(merged: list[Any], blocks: list[Any]) -> bool:
@@ -71,15 +80,16 @@ def _is_block(block: Any, kind: str) -> bool:
     return isinstance(block, dict) and block.get("type") == kind
 
 
-def conversation_problems(messages: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Why the Messages API would reject ``messages`` (empty list: it would not)."""
+def conversation_problems(messages: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Why the Messages API would reject ``messages`` (empty list: it would not); they
+    are read once, in order (:func:`iter_messages` may give them)."""
     problems: list[str] = []
-    if messages and messages[0].get("role") != "user":
-        problems.append("the first message is not from the user")
     pending: list[Any] = []  # the tool_use ids the last assistant message asked
     previous_role = None
     for i, message in enumerate(messages):
         role = message.get("role")
+        if i == 0 and role != "user":
+            problems.append("the first message is not from the user")
         content = message.get("content")
         if role not in ("user", "assistant"):
             problems.append(f"message {i} has role {role!r}")

@@ -21,7 +21,7 @@ from flower.core.transcript.editing import (
 from flower.core.transcript.messages import (
     conversation_problems,
     is_tool_id,
-    to_messages,
+    iter_messages,
 )
 
 INTERRUPTED_NOTE = N_(
@@ -93,7 +93,7 @@ def _repaired(entries: Sequence[Entry]) -> tuple[list[Entry], list[str], list[En
         )
     for attempt in range(6):
         chain = active_chain(out)
-        if not conversation_problems(to_messages(chain)):
+        if not conversation_problems(iter_messages(chain)):
             return out, fixes, chain
         if attempt == 3:
             # damaged links (a reply split across branches, a parent skipping the
