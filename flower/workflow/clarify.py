@@ -22,7 +22,7 @@ from typing import Any, Protocol
 import msgspec
 
 from flower.core.i18n import N_, _, every_translation, ngettext
-from flower.runtime.spec import AgentSpec, StepResult
+from flower.runtime.spec import STOP_MAX_TURNS, AgentSpec, StepResult
 from flower.workflow.base import Context, Step, StepRun
 from flower.workflow.documents import (
     ADDENDUM_SECTION,
@@ -201,6 +201,12 @@ def brief_from_request(request: str) -> str:
     )
 
 
+def _went_on(result: StepResult) -> StepResult:
+    """The step's result once it went on with a brief or goals: a last run that stopped
+    at ``max_turns`` (as the manifest records it) does not fail the step."""
+    return result if result.ok else replace(result, ok=True, error=None, stop=None)
+
+
 def _first_prompt_of(run: StepRun) -> str | None:
     """The first user words of ``run``'s session (None: none, or unreadable)."""
     from flower.core.transcript.blocks import prompt_texts
@@ -275,7 +281,7 @@ def clarify_step(
         gave_up_asking = ask is None
         for _exchange in range(max_exchanges):
             result = await run.turn(prompt)
-            if not result.ok:
+            if not result.ok and result.stop != STOP_MAX_TURNS:
                 return result
             brief = extract_brief(result.text)
             if brief is None and brief_is_complete(brief_path(run.ctx)):
@@ -283,7 +289,9 @@ def clarify_step(
             if brief is not None:
                 write_atomic(brief_path(run.ctx), brief)
                 run.ctx.brief = brief
-                return result
+                return _went_on(result)
+            if not result.ok:
+                break  # it spent all its turns (tools only) and wrote no brief: fall back
             answer = None if gave_up_asking or ask is None else await _ask(ask, result.text)
             if answer is None:
                 gave_up_asking = True
@@ -305,7 +313,7 @@ def clarify_step(
                 write_atomic(brief_path(run.ctx), brief)
                 run.ctx.brief = brief
                 run.ctx.brief_from_request = True
-                return result
+                return _went_on(result)
         # the step fails though its last run ended well: recorded as such, in the manifest too
         error = ngettext(
             "the brief was not confirmed after {count} exchange",
@@ -360,20 +368,22 @@ def goals_step(
     async def body(run: StepRun) -> StepResult:
         result = await run.turn(run.first_prompt())
         for attempt in range(3):
-            if not result.ok:
+            if not result.ok and result.stop != STOP_MAX_TURNS:
                 return result
             goals = parse_goals(result.text)
             if goals:
                 write_atomic(goals_path(run.ctx), render_goals(goals))
                 run.ctx.goals = goals
-                return result
+                return _went_on(result)
+            if not result.ok:
+                break  # it spent all its turns (tools only) and listed no goal: fall back
             if attempt < 2:
                 result = await run.turn(message("GOALS_RETRY"))
         chosen = await _fall_back(run.ctx) if fallback is not None else None
         if chosen:
             write_atomic(goals_path(run.ctx), render_goals(chosen))
             run.ctx.goals = chosen
-            return result
+            return _went_on(result)
         # as for the brief: the last run ended well, the step did not; the manifest says so
         verdict = replace(result, ok=False, error=_("the goal-setting step gave no numbered goals"))
         run.record(verdict)

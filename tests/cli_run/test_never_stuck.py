@@ -16,7 +16,14 @@ from cli_run_helpers import FLOWER, REQUEST, Flower, ScriptedModel, lineage
 
 from flower.cli.demo_script import demo_script
 from flower.core.i18n import language
-from flower.testing.fake_api import FakeMessagesAPI, RecordedRequest, Reply, reply, unauthorized
+from flower.testing.fake_api import (
+    FakeMessagesAPI,
+    RecordedRequest,
+    Reply,
+    reply,
+    tool_use,
+    unauthorized,
+)
 from flower.workflow.builtin import worker_agent
 from flower.workflow.clarify import clarifier, goal_setter
 from flower.workflow.documents import parse_goals, read_goals
@@ -126,6 +133,32 @@ def test_a_model_that_never_writes_goals_still_gets_to_work(
     with language(lang):
         assert not asked(seen, goal_setter().instructions)
     assert asked(seen, workers)
+
+
+def test_a_model_that_only_calls_tools_still_gets_to_work(
+    flower: Flower, api: FakeMessagesAPI, ws: Path
+) -> None:
+    """A clarifier and a goal setter that spend every turn on tool calls (they stop at
+    max_turns with no text) fall back as terse ones do (FINDINGS F4)."""
+    judge = judge_meets_every_goal(ws, "目标.md")
+    seen: list[RecordedRequest] = []
+
+    def model(req: RecordedRequest) -> Reply:
+        seen.append(req)
+        if system(req) == judge_agent().instructions:
+            return judge(req)
+        if system(req) == worker_agent().instructions:
+            return reply("做完了")
+        return reply(tool_use("Glob", {"pattern": "*"}))
+
+    api.set_script(model)
+    done = flower("--yes", REQUEST)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert "   -> 这句话本身就是需求(需求.md),接着设定目标、干活" in lines
+    assert lines.count(FROM_BRIEF["zh_CN"]) == 1
+    assert read_goals(ws / "目标.md") == [REQUEST]
+    assert asked(seen, worker_agent().instructions) and asked(seen, judge_agent().instructions)
 
 
 def test_on_a_terminal_the_goals_are_asked_once(
