@@ -103,11 +103,16 @@ class Viewer:
         return view
 
     def roles(self) -> dict[str, SessionRole]:
-        """What the run directory's manifest says each session was."""
+        """What the run directory's manifest says each session was (nothing when it
+        cannot be read: the pages show the sessions as they are)."""
         from flower.core.manifest import read_manifest
         from flower.workflow.roles import session_roles
 
-        return session_roles(read_manifest(self.settings.run_path), self.settings)
+        try:
+            rows = read_manifest(self.settings.run_path)
+        except OSError:
+            return {}
+        return session_roles(rows, self.settings)
 
     def entries(self, key: SessionKey) -> list[Entry]:
         entries = self.store().load(key)
