@@ -284,6 +284,9 @@ def test_a_goals_file_edited_after_the_sentence_is_the_users_answer(
     assert lineage(ws).get("goals_stale") is True
     mine = "# 我的目标\n\n1. md2html.py 能跑\n2. 统计行数\n"
     (ws / "目标.md").write_text(mine, encoding="utf-8")
+    status = used("status").stdout.splitlines()
+    (next_line,) = [line for line in status if line.startswith("下一步")]
+    assert "干活" in next_line and "设定目标" not in next_line  # the goals are not derived
 
     demo_goals = demo_script("zh_CN").goals
     model.override(goal_setter().instructions, lambda req: reply(demo_goals))
