@@ -81,7 +81,11 @@ def test_list_headers_and_json(cli: Cli, lang: str) -> None:
     header = listed.stdout.splitlines()[0].split("  ")
     assert [cell.strip() for cell in header if cell.strip()] == EXPECTED[lang]["header"]
     rows = json.loads(cli("sessions", "list", "--json").stdout)
-    assert sorted(rows[0]) == ["modified", "mtime_ms", "project_key", "session_id"]
+    assert sorted(rows[0]) == [
+        *("label", "modified", "mtime_ms", "project_key"),
+        *("role", "session_id", "step", "title"),  # null: no manifest knows s1
+    ]
+    assert [rows[0][k] for k in ("role", "step", "label", "title")] == [None] * 4
 
 
 def test_json_is_the_same_in_every_language(cli: Cli, lang: str) -> None:
