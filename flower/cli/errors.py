@@ -5,8 +5,24 @@ from __future__ import annotations
 import os
 import sys
 import traceback
+from collections.abc import Callable
 
 from flower.core.errors import ConfigError, FlowerError
+
+_open_line: list[Callable[[], None]] = []
+"""How to end the line the model's streamed text has left open (set by the live output
+while it streams): a warning or an error then starts on a line of its own."""
+
+
+def set_open_line(end: Callable[[], None] | None) -> None:
+    """``end`` ends the open line of streamed text (None: no line is open)."""
+    _open_line[:] = [] if end is None else [end]
+
+
+def end_open_line() -> None:
+    """End the line streamed text left open, if any, before writing to stderr."""
+    if _open_line:
+        _open_line.pop()()
 
 
 def debug_enabled() -> bool:
@@ -26,6 +42,7 @@ def report_error(exc: FlowerError) -> int:
 
         text = config_error_text(exc)
     message = redact_text(text or type(exc).__name__)
+    end_open_line()
     print(f"flower: error: {message}", file=sys.stderr)
     return int(getattr(exc, "exit_code", 1))
 
@@ -42,4 +59,5 @@ def warn(message: str) -> None:
     if line in _warned:
         return
     _warned.add(line)
+    end_open_line()
     print(line, file=sys.stderr)

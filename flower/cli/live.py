@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, TextIO, cast
 
 from flower.cli.banner import step_header
+from flower.cli.errors import set_open_line
 from flower.cli.output import OutputMayClose, compact_json, is_tty
 from flower.core.i18n import _, ngettext, shown_label
 from flower.runtime.engine import Runtime
@@ -178,9 +179,10 @@ class Live:
 
     def _end_text(self) -> None:
         if self._in_text:
+            self._in_text = False
+            set_open_line(None)
             self.stream.write("\n")
             self.stream.flush()
-            self._in_text = False
 
     # -- what a run reports
 
@@ -226,7 +228,9 @@ class Live:
 
     def on_event(self, event: Event) -> None:
         if isinstance(event, TextDelta):
-            self._in_text = True
+            if not self._in_text:
+                self._in_text = True
+                set_open_line(self._end_text)  # a warning meanwhile starts on its own line
             self.stream.write(event.text)
             self.stream.flush()
         elif isinstance(event, ToolCall):

@@ -104,11 +104,12 @@ def _show_flower_warning(
 ) -> None:
     """flower's own warnings (a plugin skipped, a pruning policy that failed, ...) as one
     ``flower: warning: ...`` line, without Python's file, line and source."""
-    if category.__module__.partition(".")[0] in ("flower", "flower_plugins"):
-        from flower.cli.errors import warn
+    from flower.cli.errors import end_open_line, warn
 
+    if category.__module__.partition(".")[0] in ("flower", "flower_plugins"):
         warn(str(message))
         return
+    end_open_line()  # streamed text left its line open: the warning starts a new one
     _default_showwarning(message, category, filename, lineno, file, line)
 
 

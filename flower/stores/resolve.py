@@ -4,11 +4,12 @@ what opening a store checks first, without importing any backend (``flower confi
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from flower.core.config import Settings, decode_section
-from flower.core.errors import NoSuchPluginError
+from flower.core.config import Settings, decode_section, sqlite_file
+from flower.core.errors import ConfigError, FlowerError, NoSuchPluginError
 from flower.core.i18n import _
 from flower.core.plugins import Registration, Registry, get_registry
 
@@ -53,6 +54,52 @@ def check_configured_plugins(settings: Settings, *, pruning: bool = True) -> Non
         else:
             reg = by_scheme(registry, kind, conf.url, section, configured=True)
         decode_options(reg, conf.options, f"tool.flower.{section}.options")
+    check_paths(settings)
+
+
+def _local_path(url: str, section: str) -> Path | None:
+    """The file or folder a built-in store URL names on this machine (a SQLite database,
+    a jsonfs root, a lineage file), or None for a server or a plugin's URL."""
+    file = sqlite_file(url)
+    if file is not None:
+        return file
+    scheme = _scheme(url)
+    if scheme not in ("jsonfs", "file"):
+        return None
+    from flower_plugins.jsonfs.factory import lineage_path_from_url, root_from_url
+
+    try:
+        return root_from_url(url) if scheme == "jsonfs" else lineage_path_from_url(url)
+    except FlowerError:
+        return None  # opening it says what is wrong
+
+
+def check_paths(settings: Settings) -> None:
+    """A configured place that does not exist is a :class:`ConfigError`, never created:
+    the run directory's parent folder, and the folder a configured store URL's file or
+    folder would be created in (a typo would otherwise give an empty store, silently).
+    flower creates only the last part: the run directory (``runs/`` by default, in the
+    working directory), a store's own file or folder, and a store's folder when it is
+    the run directory."""
+    run_dir = Path(settings.run_dir).expanduser().absolute()
+    places = [("run_dir", "[tool.flower] run_dir", run_dir, run_dir.parent)]
+    for section in ("sessions", "lineage"):
+        url = getattr(settings, section).url
+        path = _local_path(url, section) if url else None
+        if path is not None:
+            path = path.absolute()
+            name = f"[tool.flower.{section}] url"
+            parent = run_dir.parent if path.parent == run_dir else path.parent
+            places.append((f"{section}.url", name, path, parent))
+    for key, name, path, parent in places:
+        if not parent.exists():  # a file in its place: creating says why it cannot
+            raise ConfigError(
+                _(
+                    "{name}: {path} is in a folder that does not exist ({parent}); "
+                    "flower creates no folders above it: create it, or fix the path"
+                ).format(name=name, path=path, parent=parent),
+                key=key,
+            )
 
 
 def by_name(registry: Registry, kind: str, name: str, section: str) -> Registration:

@@ -105,3 +105,55 @@ def test_a_typo_in_a_plugin_policys_options_table_is_exit_2_before_any_request(
     )
     assert api.requests == []
     assert sorted(p.name for p in ws.iterdir()) == ["pyproject.toml"]
+
+
+@pytest.mark.parametrize(
+    ("table", "key", "value", "named"),
+    [
+        ("[tool.flower]", "run_dir", "{gone}/runs", "{gone}/runs"),
+        (
+            "[tool.flower.sessions]",
+            "url",
+            "sqlite:///{gone}/dir/sessions.db",
+            "{gone}/dir/sessions.db",
+        ),
+        ("[tool.flower.sessions]", "url", "jsonfs://{gone}/dir", "{gone}/dir"),
+        (
+            "[tool.flower.lineage]",
+            "url",
+            "file://{gone}/dir/lineage.json",
+            "{gone}/dir/lineage.json",
+        ),
+    ],
+    ids=["run-dir", "sqlite-url", "jsonfs-root", "lineage-url"],
+)
+@pytest.mark.parametrize("args", [["--yes", REQUEST], ["config"], ["status"]], ids=str)
+def test_a_place_in_a_folder_that_does_not_exist_is_named_not_created(
+    flower: Flower,
+    ws: Path,
+    api: FakeMessagesAPI,
+    tmp_path: Path,
+    args: list[str],
+    table: str,
+    key: str,
+    value: str,
+    named: str,
+) -> None:
+    gone = tmp_path / "no" / "such"
+    setting = value.format(gone=gone)
+    if table == "[tool.flower.sessions]" and setting.startswith("jsonfs"):
+        table += '\nbackend = "jsonfs"'
+    (ws / "pyproject.toml").write_text(f'{table}\n{key} = "{setting}"\n', encoding="utf-8")
+    done = flower(*args)
+    assert done.returncode == 2, done.stderr
+    line = done.stderr.strip()
+    assert "\n" not in line and "Traceback" not in done.stderr
+    section = table.split("\n")[0]
+    assert line == (
+        f"flower: error: {ws / 'pyproject.toml'}: {section} {key}: {named.format(gone=gone)} is "
+        f"in a folder that does not exist ({Path(named.format(gone=gone)).parent}); flower "
+        "creates no folders above it: create it, or fix the path"
+    )
+    assert api.requests == []
+    assert not (tmp_path / "no").exists()
+    assert sorted(p.name for p in ws.iterdir()) == ["pyproject.toml"]

@@ -86,6 +86,33 @@ def test_plain_live_output_and_headers(english: None) -> None:
     ]
 
 
+def test_a_warning_while_text_streams_starts_on_its_own_line(
+    english: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from flower.cli.errors import warn
+    from flower.cli.main import _show_flower_warning
+
+    terminal = io.StringIO()  # stdout and stderr on one terminal
+    monkeypatch.setattr("sys.stderr", terminal)
+    monkeypatch.setattr(  # Python's own display (pytest records warnings instead)
+        "flower.cli.main._default_showwarning",
+        lambda message, category, filename, lineno, file, line: terminal.write(
+            f"{filename}:{lineno}: {category.__name__}: {message}\n"
+        ),
+    )
+    live = Live(terminal, rich=False, rounds=1)
+    live.on_event(TextDelta("OK"))
+    warn("a line was skipped")  # what flower's log records and warnings become
+    live.on_event(TextDelta(" and more"))
+    _show_flower_warning(UserWarning("an old id"), UserWarning, "lib.py", 7)  # not flower's
+    live.on_event(TextDelta("."))
+    live.on_event(ToolCall("t1", "Read", {"file_path": "a.md"}))
+    lines = terminal.getvalue().splitlines()
+    assert lines[:3] == ["OK", "flower: warning: a line was skipped", " and more"]
+    assert lines[3] == "lib.py:7: UserWarning: an old id"
+    assert lines[-2:] == [".", "  -> Read: a.md"]
+
+
 def test_a_step_that_starts_by_finishing_a_killed_relay_says_it_goes_on(english: None) -> None:
     out = io.StringIO()
     live = Live(out, rich=False, rounds=3)
