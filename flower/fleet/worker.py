@@ -26,6 +26,7 @@ from typing import Any
 
 import msgspec
 
+from flower.core.errors import SchemaOutOfDateError
 from flower.core.i18n import _
 from flower.core.keys import project_key
 from flower.core.lease import LEASE_VARIABLE, LeaseLostError
@@ -353,7 +354,15 @@ def _open_lease_store(settings: Any) -> Any:
     plain = msgspec.structs.replace(
         settings, sessions=msgspec.structs.replace(settings.sessions, encrypt=False)
     )
-    store = open_session_store(settings=plain)
+    try:
+        store = open_session_store(settings=plain)
+    except SchemaOutOfDateError:
+        # an empty database gets flower's schema on first use (under the migration
+        # lock); an older one still asks for `flower db upgrade`
+        if not _no_flower_tables(plain.sessions_url()):
+            raise
+        migrating = msgspec.structs.replace(plain.sessions, auto_migrate=True)
+        store = open_session_store(settings=msgspec.structs.replace(plain, sessions=migrating))
     if not hasattr(store, "take_lease"):
         store.close()
         raise FleetError(
@@ -364,6 +373,17 @@ def _open_lease_store(settings: Any) -> Any:
             ).format(backend=settings.sessions.backend)
         )
     return store
+
+
+def _no_flower_tables(url: str) -> bool:
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(url)
+    try:
+        names = set(sa.inspect(engine).get_table_names())
+    finally:
+        engine.dispose()
+    return not names & {"flower_alembic_version", "flower_sessions"}
 
 
 def _command(task: dict[str, Any], taken_over: bool) -> list[str]:

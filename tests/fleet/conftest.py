@@ -26,10 +26,11 @@ def api(model: HoldingModel) -> Iterator[FakeMessagesAPI]:
         yield fake
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture
 def database(request: pytest.FixtureRequest) -> Iterator[str | None]:
-    """The fleet's database: SQLite under runs/ (the default), or a new Postgres database."""
-    if request.param == "sqlite":
+    """The fleet's database: SQLite under runs/ (the default), or a new Postgres database
+    for a test marked ``fleet_helpers.BOTH``."""
+    if getattr(request, "param", "sqlite") == "sqlite":
         yield None
         return
     import sqlalchemy as sa
@@ -69,10 +70,13 @@ def root(in_tmp: Path, database: str | None) -> Path:
 
 
 @pytest.fixture
-def env(api: FakeMessagesAPI, tmp_path: Path) -> dict[str, str]:
+def env(api: FakeMessagesAPI, tmp_path: Path, database: str | None) -> dict[str, str]:
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
-    return fleet_env(api.env(), home)
+    found = fleet_env(api.env(), home)
+    if database:  # many hosts: the sessions in the same (empty) Postgres database too
+        found["FLOWER_SESSIONS_URL"] = database
+    return found
 
 
 @pytest.fixture

@@ -12,8 +12,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from flower.cli.demo_script import DemoModel
 from flower.runtime.scripted_api import RecordedRequest, Reply, reply
+
+BOTH = pytest.mark.parametrize("database", ["sqlite", "postgres"], indirect=True)
+"""Run a test on the SQLite fleet (one machine) and on Postgres (many hosts)."""
 
 FLOWER = [sys.executable, "-m", "flower.cli.main"]
 ROOT = Path(__file__).resolve().parents[2]

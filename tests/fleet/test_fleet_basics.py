@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from fleet_helpers import HoldingModel, Workers, fleet_status, run, wait_for
+from fleet_helpers import BOTH, HoldingModel, Workers, fleet_status, run, wait_for
 
 
 def _status(root: Path, env: dict[str, str], cli: bool = False) -> dict[str, dict[str, Any]]:
@@ -29,6 +29,7 @@ def _workspace(root: Path, name: str) -> Path:
     return path
 
 
+@BOTH
 def test_tasks_run_once_each_on_the_workers(
     root: Path, env: dict[str, str], workers: Workers, model: HoldingModel
 ) -> None:
@@ -89,6 +90,7 @@ def test_a_cancelled_task_never_runs_and_resume_queues_it(
     wait_for(lambda: _status(root, env)["c"]["state"] == "done", 60, "never resumed")
 
 
+@BOTH
 def test_the_same_id_from_two_processes_at_once_is_one_task(
     root: Path, env: dict[str, str]
 ) -> None:

@@ -8,7 +8,8 @@ import signal
 from pathlib import Path
 from typing import Any
 
-from fleet_helpers import HoldingModel, Workers, fleet_status, run, wait_for
+import msgspec
+from fleet_helpers import BOTH, HoldingModel, Workers, fleet_status, run, wait_for
 
 from flower.core.i18n import language
 from flower.core.keys import project_key
@@ -29,8 +30,12 @@ def _work_session(ws: Path) -> str:
     return str(lineage["steps"][WORK])
 
 
-def _transcript(ws: Path, sid: str) -> list[dict[str, Any]]:
-    store = open_session_store(settings=workspace_settings(ws))
+def _transcript(ws: Path, sid: str, env: dict[str, str]) -> list[dict[str, Any]]:
+    settings = workspace_settings(ws)
+    if "FLOWER_SESSIONS_URL" in env:
+        sessions = msgspec.structs.replace(settings.sessions, url=env["FLOWER_SESSIONS_URL"])
+        settings = msgspec.structs.replace(settings, sessions=sessions)
+    store = open_session_store(settings=settings)
     try:
         return store.load(SessionKey(project_key(ws), sid)) or []
     finally:
@@ -43,6 +48,7 @@ def _submit(root: Path, env: dict[str, str], ws: Path, task_id: str, said: str) 
     assert done.returncode == 0, done.stderr
 
 
+@BOTH
 def test_a_killed_workers_tasks_finish_elsewhere_in_the_same_sessions(
     root: Path, env: dict[str, str], workers: Workers, model: HoldingModel
 ) -> None:
@@ -71,6 +77,7 @@ def test_a_killed_workers_tasks_finish_elsewhere_in_the_same_sessions(
     assert model.worker_requests() == [0, 0, 1, 1, 1, 1, 2, 2, 3, 3, 4, 4]
 
 
+@BOTH
 def test_a_paused_worker_back_after_the_takeover_writes_nothing(
     root: Path, env: dict[str, str], workers: Workers, model: HoldingModel
 ) -> None:
@@ -94,7 +101,7 @@ def test_a_paused_worker_back_after_the_takeover_writes_nothing(
     log = (ws / "runs" / "fleet" / "z.log").read_text(encoding="utf-8")
     assert "lost the fleet lease" in log
     wait_for(lambda: _states(root) == {"z": "done"}, 90, "the taken-over task never finished")
-    chain = _transcript(ws, sid)
+    chain = _transcript(ws, sid, env)
     parents = [e.get("parentUuid") for e in chain if e.get("uuid")]
     assert len(parents) == len(set(parents))  # one chain: no entry of the zombie's beside it
     assert _work_session(ws) == sid
