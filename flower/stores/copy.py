@@ -348,8 +348,10 @@ def salvage_sessions(
     for key in keys:
         stopped: list[bool] = []
         before = report.copy.entries_read
+        # a damaged store's own way to read what it still holds, when it has one
+        reader = getattr(source, "salvage_entries", source.iter_entries)
         try:
-            streamed = source.iter_entries(key)
+            streamed = reader(key)
         except StoreUnavailableError:
             streamed = iter(())
             stopped.append(True)

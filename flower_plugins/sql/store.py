@@ -505,6 +505,14 @@ class SqlSessionStore(SessionStoreBase):
         bounded for any length. Each page is its own short read after the last ``seq``
         yielded, so a connection dropped between or during pages costs a re-read of one
         page, never the stream (and no server-side cursor is left to close)."""
+        return self._stream(key, self._sql_select_pk)
+
+    def salvage_entries(self, key: SessionKey) -> Iterator[Entry]:
+        """:meth:`iter_entries` for ``flower sessions repair``: the session is found in
+        the sessions table itself, past a key index that may be damaged."""
+        return self._stream(key, self._sql_scan_pk if self._clustered else self._sql_select_pk)
+
+    def _stream(self, key: SessionKey, select_pk: str) -> Iterator[Entry]:
         _subpath(key)
         params = {
             "project_key": key.project_key,
@@ -517,7 +525,7 @@ class SqlSessionStore(SessionStoreBase):
         def page(cursor: Any) -> list[tuple[int, Any]]:
             nonlocal pk
             if pk is None:
-                cursor.execute(self._sql_select_pk, params)
+                cursor.execute(select_pk, params)
                 row = cursor.fetchone()
                 if row is None:
                     return []

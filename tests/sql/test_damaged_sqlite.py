@@ -251,3 +251,31 @@ def test_doctor_fails_its_store_check_on_a_damaged_file(db: Path) -> None:
     check = check_store(settings)
     assert not check.ok and "flower sessions repair" in check.detail and str(db) in check.detail
     assert _digest(db) == before
+
+
+def test_repair_keeps_an_encrypted_store_encrypted(tmp_path: Path) -> None:
+    from flower.stores.encrypt import EncryptedSessionStore
+    from flower.stores.keyring import generate_key, parse_keys
+
+    folder = tmp_path / "runs"
+    folder.mkdir(mode=0o700)
+    path = folder / "sessions.db"
+    keyring = parse_keys(generate_key(), "a test key")
+
+    def encrypted() -> EncryptedSessionStore:
+        return EncryptedSessionStore(
+            open_session_store(f"sqlite:///{path}", settings=Settings()), keyring
+        )
+
+    with encrypted() as store:
+        for key in KEYS:
+            store.append(key, _entries(key))
+    with sqlite3.connect(path) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    _lost_index_key(path)
+    done = repair_sqlite(f"sqlite:///{path}")
+    assert done.why is not None
+    assert SECRET.encode() not in path.read_bytes()  # copied sealed, as stored
+    with encrypted() as store:
+        for key in KEYS:
+            assert store.load(key) == _entries(key)
