@@ -1062,9 +1062,10 @@ class Said:
 class Sequence:
     """One seed's workspace, its wakes, and the final cooperative wake."""
 
-    def __init__(self, seed: int, root: Path, plan: list[Wake]) -> None:
+    def __init__(self, seed: int, root: Path, plan: list[Wake], *, status: bool = True) -> None:
         self.seed = seed
         self.plan = plan
+        self.status = status
         self.ws = (root / "ws").resolve()
         self.ws.mkdir(parents=True)
         self.home = root / "home"
@@ -1157,7 +1158,7 @@ class Sequence:
                 try:
                     archives, taken = self.archives(), self.taken_up()
                     self.manifest_rows = len(manifest_rows(self.ws))
-                    if wake is None:
+                    if wake is None and self.status:
                         self.check_status(api, n)
                     fresh = read_lineage(self.ws) is None and not taken
                     outcome = self.invoke(api, n, wake)
@@ -1375,15 +1376,19 @@ def chinese_in_sessions(sessions: dict[str, list[dict[str, Any]]]) -> str | None
     return None
 
 
-def run_sequence(seed: int, plan: list[Wake] | None = None) -> tuple[list[Finding], Counter[str]]:
+def run_sequence(
+    seed: int, plan: list[Wake] | None = None, *, status: bool = True
+) -> tuple[list[Finding], Counter[str]]:
+    """Play ``seed``'s sequence (or ``plan``): its findings and its figures. ``status``:
+    ask ``flower status`` before the final wake too (one more flower to start)."""
     keep = os.environ.get("FUZZ_KEEP")
     plan = plan if plan is not None else make_sequence(seed)
     if keep:
         root = tempfile.mkdtemp(prefix=f"wake{seed}-", dir=keep)
-        seq = Sequence(seed, Path(root), plan)
+        seq = Sequence(seed, Path(root), plan, status=status)
         return seq.run(), seq.stats
     with tempfile.TemporaryDirectory(prefix=f"wake{seed}-") as root:
-        seq = Sequence(seed, Path(root), plan)
+        seq = Sequence(seed, Path(root), plan, status=status)
         return seq.run(), seq.stats
 
 
