@@ -34,6 +34,8 @@ from flower.fleet import engine
 from flower.fleet.board import Board
 from flower.fleet.places import FleetError, FleetPlace, workspace_settings
 
+TASK_VARIABLE = "FLOWER_FLEET_TASK"
+"""The id of the fleet task a wake runs for (unset outside the fleet)."""
 ZOMBIE_EXIT = 75
 """A worker that finds it was taken over exits with this code (EX_TEMPFAIL: restart it)."""
 
@@ -274,7 +276,15 @@ class Worker:
                 proc = subprocess.Popen(
                     _command(task, taken_over=previous is not None),
                     cwd=workspace,
-                    env={**os.environ, LEASE_VARIABLE: str(token), "PYTHONUNBUFFERED": "1"},
+                    env={
+                        **os.environ,
+                        LEASE_VARIABLE: str(token),
+                        # the wake knows its task and the fleet's database (a shared
+                        # budget of model calls can live there: issue 31)
+                        TASK_VARIABLE: task_id,
+                        "FLOWER_FLEET_DATABASE": self.place.database,
+                        "PYTHONUNBUFFERED": "1",
+                    },
                     stdin=subprocess.DEVNULL,
                     stdout=subprocess.PIPE,
                     stderr=log,
@@ -433,4 +443,4 @@ def _result(out: str, code: int) -> dict[str, Any]:
     }
 
 
-__all__ = ["ZOMBIE_EXIT", "Worker", "default_executor_id", "task_log"]
+__all__ = ["TASK_VARIABLE", "ZOMBIE_EXIT", "Worker", "default_executor_id", "task_log"]

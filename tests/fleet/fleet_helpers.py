@@ -187,12 +187,16 @@ def run(root: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProc
     )
 
 
-def fleet_status(root: Path) -> list[dict[str, Any]]:
-    """``Fleet.status()`` of the fleet configured in ``root``, from this process."""
+def fleet_of(root: Path) -> Any:
+    """The :class:`~flower.fleet.tasks.Fleet` configured in ``root``, in this process."""
     from flower.core.config import load_settings
     from flower.fleet.places import FleetPlace
     from flower.fleet.tasks import Fleet
 
-    place = FleetPlace.from_settings(load_settings(cwd=root, environ={}).settings, root)
-    with Fleet(place) as fleet:
-        return fleet.status()
+    return Fleet(FleetPlace.from_settings(load_settings(cwd=root, environ={}).settings, root))
+
+
+def fleet_status(root: Path) -> list[dict[str, Any]]:
+    """``Fleet.status()`` of the fleet configured in ``root``, from this process."""
+    with fleet_of(root) as fleet:
+        return list(fleet.status())

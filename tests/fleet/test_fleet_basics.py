@@ -11,7 +11,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from fleet_helpers import BOTH, HoldingModel, Workers, fleet_status, run, wait_for
+import pytest
+from fleet_helpers import BOTH, HoldingModel, Workers, fleet_of, fleet_status, run, wait_for
+
+from flower.fleet.places import FleetError, UnknownTaskError
 
 
 def _status(root: Path, env: dict[str, str], cli: bool = False) -> dict[str, dict[str, Any]]:
@@ -58,24 +61,32 @@ def test_tasks_run_once_each_on_the_workers(
     assert model.worker_requests().count(0) == 3
 
 
-def test_submit_refuses_what_no_worker_could_run(root: Path, env: dict[str, str]) -> None:
+def test_submit_refuses_what_no_worker_could_run(
+    root: Path, env: dict[str, str], english: None
+) -> None:
     outside = root.parent / "elsewhere"
     outside.mkdir()
     done = run(root, env, "fleet", "submit", str(outside), "x")
     assert done.returncode == 2
     assert str(outside) in done.stderr and "[tool.flower.fleet] workspaces" in done.stderr
+    done = run(root, env, "fleet", "cancel", "nope")
+    assert done.returncode == 2 and "no fleet task nope" in done.stderr
     ws = _workspace(root, "ws")
-    done = run(root, env, "fleet", "submit", str(ws), "--workflow", "no_such_module:make")
-    assert done.returncode == 2 and "no_such_module:make" in done.stderr
     (ws / "flows.py").write_text("def make():\n    return None\n", encoding="utf-8")
-    done = run(root, env, "fleet", "submit", str(ws), "--workflow", "flows:absent")
-    assert done.returncode == 2 and "flows:absent" in done.stderr
-    done = run(root, env, "fleet", "submit", str(ws), "--workflow", "flows:make", "--id", "w")
-    assert done.returncode == 0, done.stderr
-    for command in ("cancel", "resume"):
-        done = run(root, env, "fleet", command, "nope")
-        assert done.returncode == 2 and "nope" in done.stderr
-    assert list(_status(root, env, cli=True)) == ["w"]
+    with fleet_of(root) as fleet:
+        for target in ("no_such_module:make", "flows:absent", "flows"):
+            with pytest.raises(FleetError) as refused:
+                fleet.submit(ws, workflow=target)
+            assert target in str(refused.value) and refused.value.exit_code == 2
+        with pytest.raises(FleetError, match="task id"):
+            fleet.submit(ws, "x", task_id="../etc")
+        with pytest.raises(UnknownTaskError):
+            fleet.resume("nope")
+        assert fleet.submit(ws, workflow="flows:make", task_id="w") == ("w", False)
+        assert [row["id"] for row in fleet.status()] == ["w"]
+    (ws / "pyproject.toml").write_text('[tool.flower.sessions]\nbackend = "jsonfs"\n')
+    with fleet_of(root) as fleet, pytest.raises(FleetError, match="jsonfs"):
+        fleet.submit(ws, "x")
 
 
 def test_a_cancelled_task_never_runs_and_resume_queues_it(
