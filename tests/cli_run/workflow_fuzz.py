@@ -1232,9 +1232,13 @@ class Sequence:
             except EngineViolation as exc:
                 raise Violation(f"invalid: {exc}") from None
             if agent_of(req) == "worker":
-                self.worker_heard.extend(
-                    t for m in req.messages if m.get("role") == "user" for t in _user_texts(m)
-                )
+                heard = [t for m in req.messages if m.get("role") == "user" for t in _user_texts(m)]
+                self.worker_heard.extend(heard)
+                for said in self.said:
+                    times = sum(said.text in t for t in heard)
+                    if times > 1:
+                        problem = f"worker request {number} carries {said.text!r} {times} times"
+                        self.soft.setdefault("twice", (n, f"twice: {problem}"))
         sessions = load_sessions(self.ws)
         problem = chinese_in_sessions(sessions)
         if problem is not None:
@@ -1447,7 +1451,8 @@ def kind_of(finding: Finding) -> str:
     """What kind of violation ``finding`` is: ``stuck``, ``final``, ``lost``, ``invalid``,
     ``Chinese in <where>``, or ``other`` (a bad exit, a traceback, a broken store)."""
     head = finding.problem.split(":", 1)[0]
-    if head in ("stuck", "final", "lost", "invalid", "ending") or head.startswith("Chinese in"):
+    kinds = ("stuck", "final", "lost", "twice", "invalid", "ending")
+    if head in kinds or head.startswith("Chinese in"):
         return head
     return "other"
 
