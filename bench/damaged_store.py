@@ -14,6 +14,9 @@ one page damaged and a plain ``flower --yes`` resumes in it. Each case ends as:
 - ``short``: flower exited 0 after resuming from a work session read short;
 - ``other``: anything else (shown).
 
+After a refusal, ``flower sessions repair`` then ``flower --yes`` run, and the case
+counts as ``went on after repair`` when both exit 0.
+
     PYTHONPATH=. python -m bench.damaged_store [--seeds 2] [--kinds random,zero,flip]
 """
 
@@ -173,6 +176,28 @@ def main() -> int:
                         else:
                             outcome = "other"
                         tally[outcome] += 1
+                        repaired = None
+                        if outcome == "refused":
+                            fixed = subprocess.run(
+                                [*FLOWER, "sessions", "repair"],
+                                cwd=ws,
+                                env=env,
+                                stdin=subprocess.DEVNULL,
+                                capture_output=True,
+                                text=True,
+                                timeout=180,
+                            )
+                            resumed = subprocess.run(
+                                [*FLOWER, "run", "--yes"],
+                                cwd=ws,
+                                env=env,
+                                stdin=subprocess.DEVNULL,
+                                capture_output=True,
+                                text=True,
+                                timeout=180,
+                            )
+                            repaired = fixed.returncode == 0 and resumed.returncode == 0
+                            tally["went on after repair" if repaired else "stuck after repair"] += 1
                         last = said.strip().splitlines()[-1:] if said.strip() else [""]
                         print(
                             json.dumps(
@@ -183,6 +208,7 @@ def main() -> int:
                                     "damaged": damaged,
                                     "exit": done.returncode,
                                     "outcome": outcome,
+                                    "repaired": repaired,
                                     "last": last[0][:160],
                                 }
                             ),

@@ -6,7 +6,12 @@ import os
 from typing import Any
 
 from flower.core.config import Settings
-from flower.core.errors import ConfigError, SchemaOutOfDateError, StoreUnavailableError
+from flower.core.errors import (
+    ConfigError,
+    SchemaOutOfDateError,
+    StoreDamagedError,
+    StoreUnavailableError,
+)
 from flower.core.i18n import _
 from flower.core.lease import lease_token
 from flower_plugins.sql.engine import Database, dialect_of, open_database, parse_url, redact
@@ -44,6 +49,10 @@ def open_checked(
             return db
         try:
             readable_schema(db)
+            return db
+        except StoreDamagedError:
+            # a damaged file is still read (what its sessions hold, for repair and
+            # show); only writers refuse it
             return db
         except SchemaOutOfDateError:
             if not _can_write(db.sqlite_path):

@@ -279,3 +279,14 @@ def test_repair_keeps_an_encrypted_store_encrypted(tmp_path: Path) -> None:
     with encrypted() as store:
         for key in KEYS:
             assert store.load(key) == _entries(key)
+
+
+def test_repair_saves_a_file_whose_schema_version_page_is_lost(db: Path) -> None:
+    """Even the page that says which schema the file has: a reader still reads it."""
+    (page,) = _pages(db, "flower_alembic_version", "leaf")
+    _patch(db, (page - 1) * PAGE, bytes(PAGE))
+    done = repair_sqlite(f"sqlite:///{db}")
+    assert done.why is not None and done.report is not None
+    with open_session_store(f"sqlite:///{db}", settings=Settings()) as store:
+        for key in KEYS:
+            assert store.load(key) == _entries(key)
