@@ -895,6 +895,9 @@ def make_sequence(seed: int, wakes: int | None = None) -> list[Wake]:
     for n in range(count):
         behaviour = rng.choice(BEHAVIOURS)
         kind = "sentence" if n == 0 else rng.choices(WAKE_INPUTS, [3, 3, 1, 2])[0]
+        retype = random.Random(f"retype{seed}:{n}").random() < 0.6
+        if plan and plan[-1].input == "rewind" and plan[-1].kill is not None and retype:
+            kind = "rewind"  # as a user would: the rewind was killed, type it again
         text = None
         if kind in ("sentence", "new"):
             said += 1
@@ -908,6 +911,8 @@ def make_sequence(seed: int, wakes: int | None = None) -> list[Wake]:
                 )
             else:
                 wake.kill = Kill("request", rng.randint(1, 10), signal.SIGKILL)
+            if kind == "rewind":  # a rewind writes twice or so: the fork, then lineage
+                wake.kill.k = 1 + (wake.kill.k - 1) % 3
         plan.append(wake)
     return plan
 
@@ -1085,7 +1090,8 @@ class Sequence:
         self.outcomes: list[Outcome] = []
         self.stats: Counter[str] = Counter()
         self.manifest_rows = 0  # rows in runs/manifest.json before the current wake
-        self.soft: dict[str, tuple[int, str]] = {}
+        self.rewind_base: int | None = None  # the work step's user turns before a rewind
+        self.soft: dict[str, tuple[int, str, str]] = {}
         """Violations that do not stop the sequence (Chinese in an English run, a wake that
         did not reach the work step, a closing line naming another session), by kind: the
         wake that first showed it and the problem."""
@@ -1147,7 +1153,8 @@ class Sequence:
         and the first of each kind that does not (see :attr:`chinese`)."""
         found = self._run()
         found += [
-            Finding(self.seed, n, problem, self.describe()) for n, problem in self.soft.values()
+            Finding(self.seed, n, problem, self.describe(), output)
+            for n, problem, output in self.soft.values()
         ]
         return found
 
@@ -1158,6 +1165,8 @@ class Sequence:
                 try:
                     archives, taken = self.archives(), self.taken_up()
                     self.manifest_rows = len(manifest_rows(self.ws))
+                    if wake is not None and wake.input == "rewind" and not self.rewinding():
+                        self.rewind_base = self.work_turns()
                     if wake is None and self.status:
                         self.check_status(api, n)
                     fresh = read_lineage(self.ws) is None and not taken
@@ -1165,6 +1174,7 @@ class Sequence:
                     self.outcomes.append(outcome)
                     if wake is not None:
                         self.account(n, wake, outcome, archives, taken, fresh)
+                    self.check_rewind(wake, outcome)
                     self.check(n, wake, outcome, api)
                 except Violation as exc:
                     output = ""
@@ -1221,7 +1231,7 @@ class Sequence:
             *chinese_in_files(self.ws),
         ):
             if problem is not None:
-                self.soft.setdefault(problem.split(":")[0], (n, problem))
+                self.note(n, problem.split(":")[0], problem, outcome)
         if api.rejections:
             raise Violation(f"invalid: the fake rejected a request: {api.rejections[-1][1]}")
         from engine_fuzz import check_request
@@ -1238,11 +1248,11 @@ class Sequence:
                     times = sum(said.text in t for t in heard)
                     if times > 1:
                         problem = f"worker request {number} carries {said.text!r} {times} times"
-                        self.soft.setdefault("twice", (n, f"twice: {problem}"))
+                        self.note(n, "twice", f"twice: {problem}", outcome)
         sessions = load_sessions(self.ws)
         problem = chinese_in_sessions(sessions)
         if problem is not None:
-            self.soft.setdefault("Chinese in a session", (n, problem))
+            self.note(n, "Chinese in a session", problem, outcome)
         check_lineage(self.ws, sessions)
         check_transcripts(sessions)
         # these do not stop the sequence: the next wakes and the final one still must go on
@@ -1253,7 +1263,7 @@ class Sequence:
             try:
                 check()
             except Violation as exc:
-                self.soft.setdefault(str(exc).split(":")[0], (n, str(exc)))
+                self.note(n, str(exc).split(":")[0], str(exc), outcome)
         if wake is None:
             self.check_final(outcome)
 
@@ -1287,7 +1297,45 @@ class Sequence:
             chinese_in(done.stderr, "status's stderr"),
         ):
             if problem is not None:
-                self.soft.setdefault(problem.split(":")[0], (n, problem))
+                self.soft.setdefault(problem.split(":")[0], (n, problem, done.stdout[-2000:]))
+
+    def note(self, n: int, kind: str, problem: str, outcome: Outcome) -> None:
+        """A violation that does not stop the sequence: the first of its kind is kept."""
+        output = f"exit {outcome.code}\n{outcome.stdout[-3000:]}\n{outcome.stderr[-3000:]}"
+        self.soft.setdefault(kind, (n, problem, output))
+
+    def rewinding(self) -> bool:
+        """Whether a rewind a kill cut short is pending here (its plan file is there)."""
+        return (self.ws / "runs" / "rewind.json").exists()
+
+    def work_turns(self) -> int | None:
+        """The user turns of the work step's session as lineage names it, if any."""
+        from flower.core.fork import user_turns
+        from flower.core.i18n import step_named
+        from flower.core.transcript.chain import active_chain
+
+        steps = (read_lineage(self.ws) or {}).get("steps") or {}
+        key = step_named("work", steps) or step_named("干活", steps)
+        entries = load_sessions(self.ws).get(steps[key]) if key else None
+        return len(user_turns(active_chain(entries))) if entries else None
+
+    def check_rewind(self, wake: Wake | None, outcome: Outcome) -> None:
+        """``rewind 1`` undoes one turn, even typed again after a kill cut the first one
+        short (that finishes the pending plan; issue 29 item 4: not 2 turns)."""
+        base = self.rewind_base
+        if wake is None or wake.input != "rewind":
+            if not self.rewinding():
+                self.rewind_base = None  # a wake finished the plan, then went on
+            return
+        if outcome.fired or self.rewinding() or outcome.code != 0:
+            return
+        self.rewind_base = None
+        now = self.work_turns()
+        if base is not None and now is not None:
+            expect(
+                now == base - 1,
+                f"ending: rewind 1 left the work step {now} of its {base} user turns",
+            )
 
     def check_closing_line(self, outcome: Outcome) -> None:
         """After a failed step, the closing ``flower sessions show`` line names the session
