@@ -9,7 +9,8 @@ import typer
 
 from flower.cli.context import RunDirOption, get_settings, get_state
 from flower.cli.lazy import command_help
-from flower.core.i18n import N_, _, ngettext, shown_step
+from flower.core.i18n import N_, _, ngettext
+from flower.core.labels import shown_step
 
 
 @command_help(

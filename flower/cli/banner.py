@@ -11,7 +11,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from flower.core.i18n import _, ngettext, shown_label, shown_step, shown_steps
+from flower.core.i18n import _, ngettext
+from flower.core.labels import shown_label, shown_step, shown_steps
 
 HEADER_WIDTH = 40
 
@@ -197,7 +198,7 @@ def lost_sessions_line(steps: list[str]) -> str:
     keeps "did it remember?" visible.
     """
     return _(
-        "   !! sessions in the record are no longer in the store: {steps} —— these steps start over"
+        "   !! sessions in the record are no longer in the store: {steps}; these steps start over"
     ).format(steps=shown_steps(steps))
 
 

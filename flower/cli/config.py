@@ -10,7 +10,8 @@ import typer
 from flower.cli.context import get_loaded_settings, store_name
 from flower.cli.lazy import command_help
 from flower.cli.output import compact_json, print_json
-from flower.core.i18n import N_, _, current_language, language_name, shown_step
+from flower.core.i18n import N_, _, current_language, language_name
+from flower.core.labels import shown_step
 from flower.core.redact import redact_text, redact_value
 
 if TYPE_CHECKING:
@@ -51,6 +52,32 @@ def _lookup_said(lookup: DocumentLookup, workspace: Path) -> str:
         others = ", ".join(str(_relative(p, workspace)) for p in lookup.not_used)
         return _("found: {file} ({others} not used)").format(file=name, others=others)
     return _("found: {file}").format(file=name)
+
+
+def _recorded_steps(workspace: Path, settings: Any) -> dict[str, str]:
+    """The step keys lineage holds here (read only: a store that is not there stays so)."""
+    conf = settings.lineage
+    if (
+        conf.backend == "json"
+        and not conf.url
+        and not (settings.run_path / "lineage.json").exists()
+    ):
+        return {}  # nothing recorded, and the stores stay unloaded (`config` starts fast)
+    from flower.stores.lineage import configured_lineage_store, load_lineage
+
+    store = configured_lineage_store(settings, read_only=True)
+    return load_lineage(workspace, settings=settings, store=store).steps
+
+
+def _step_said(key: str, recorded: dict[str, str], settings: Any) -> tuple[str, str]:
+    """An unset step name: the key a run here uses, and why (found in lineage, or this
+    language's)."""
+    from flower.workflow.documents import workflow_names
+
+    step = getattr(workflow_names(settings, recorded), key.rsplit(".", 1)[-1])
+    if step in recorded:
+        return step, _("default: found in lineage")
+    return step, _("default: {language}").format(language=language_name(current_language()))
 
 
 def _show(value: Any) -> str:
@@ -106,6 +133,7 @@ def config(
             }
         )
         return
+    steps = _recorded_steps(workspace, loaded.settings)
     none = _("(none: no [tool.flower] table found)")
     typer.echo(_("pyproject: {path}").format(path=pyproject or none))
     typer.echo(_("session store: {store}").format(store=redact_text(store_name(loaded.settings))))
@@ -115,6 +143,8 @@ def config(
         shown = _(SOURCE_WORDS[source]) if source in SOURCE_WORDS else source
         if key in lookups and value is None:  # unset: say what the lookup picks here
             shown = _lookup_said(lookups[key], workspace)
+        if key in STEP_KEYS and value is None:  # unset: the key a run here uses
+            value, shown = _step_said(key, steps, loaded.settings)
         if key in STEP_KEYS and isinstance(value, str) and shown_step(value) != value:
             shown = _("{source}; shown as {name}").format(source=shown, name=shown_step(value))
         typer.echo(f"{key.ljust(width)} = {_show(value)}  # {shown}")

@@ -24,14 +24,13 @@ from typing import TextIO, cast
 
 from flower.cli.demo_script import DemoModel
 from flower.cli.output import pad, shown_width
-from flower.core.i18n import _, current_language, shown_step
+from flower.core.i18n import _, current_language
+from flower.core.labels import WORK_STEP, builtin_key, shown_step
 from flower.runtime.scripted_api import FakeMessagesAPI
 from flower.workflow.documents import documents
 
 CUT_TIMEOUT = 60.0
 RUN_TIMEOUT = 120.0
-WORK_STEP = "干活"
-"""The built-in work step's key in lineage (the same in every language)."""
 LINEAGE_FILE = "runs/lineage.json"
 
 
@@ -96,7 +95,7 @@ def _work_session(workdir: Path) -> str | None:
     except (OSError, ValueError):
         return None
     steps = lineage.get("steps") if isinstance(lineage, dict) else None
-    return steps.get(WORK_STEP) if isinstance(steps, dict) else None
+    return steps.get(builtin_key(WORK_STEP)) if isinstance(steps, dict) else None
 
 
 def _wait_for_cut(child: Child, model: DemoModel, workdir: Path) -> str:
@@ -116,18 +115,16 @@ def _wait_for_cut(child: Child, model: DemoModel, workdir: Path) -> str:
     )
 
 
-def lineage_line(session: str) -> str:
-    """What lineage holds after the cut: the work step under its key, as the file stores
-    it; in a language whose name for the step is not the key, the name is said too."""
-    line = f"   {LINEAGE_FILE}  {WORK_STEP} -> {session}"
-    work = shown_step(WORK_STEP)
-    if work == WORK_STEP:
+def lineage_line(session: str, key: str | None = None) -> str:
+    """What lineage holds after the cut: the work step under its key (this run's
+    language's, as the demo's runs write it), and its name when the key is another
+    language's (a directory switched between languages keeps its keys)."""
+    key = key if key is not None else builtin_key(WORK_STEP)
+    line = f"   {LINEAGE_FILE}  {key} -> {session}"
+    work = shown_step(key)
+    if work == key:
         return line
-    return (
-        line
-        + "  "
-        + _("({step}: the file keeps the key, the same in every language)").format(step=work)
-    )
+    return line + "  " + _("({step}: the file keeps the key it was written with)").format(step=work)
 
 
 def _play(workdir: Path, out: TextIO) -> None:
@@ -137,7 +134,7 @@ def _play(workdir: Path, out: TextIO) -> None:
 
     model = DemoModel(python=sys.executable)  # in the language the demo speaks
     request = model.script.request
-    work = shown_step(WORK_STEP)
+    work = shown_step(builtin_key(WORK_STEP))
     with FakeMessagesAPI(model) as api:
         env = child_env(api)
         say(

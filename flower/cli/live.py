@@ -9,7 +9,6 @@ writes plain text, one thing a line, so logs and pipes stay greppable.
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -18,7 +17,8 @@ from typing import Any, TextIO, cast
 from flower.cli.banner import step_header
 from flower.cli.errors import set_open_line
 from flower.cli.output import OutputMayClose, compact_json, is_tty
-from flower.core.i18n import _, ngettext, shown_label
+from flower.core.i18n import _, ngettext
+from flower.core.labels import WORK_STEP, builtin_key, parse_label, same_step, shown_label
 from flower.runtime.engine import Runtime
 from flower.runtime.events import (
     Event,
@@ -43,8 +43,6 @@ KEY_ARGUMENT = {
     "Grep": "pattern",
 }
 """The argument that says what a known tool call does; others show compact JSON."""
-
-_LABEL = re.compile(r"^(?P<step>.*?)(?:(?P<judge>·判定)#(?P<jn>\d+)|#round(?P<rn>\d+)|#retry\d+)?$")
 
 
 def one_line(text: str, limit: int) -> str:
@@ -84,23 +82,6 @@ def summarize_result(content: str, *, is_error: bool, denied: bool) -> str:
     return ngettext("{n} line: {first}", "{n} lines: {first}", len(lines)).format(
         n=len(lines), first=first
     )
-
-
-@dataclass(frozen=True)
-class StepLabel:
-    """What a run label (``干活``, ``干活#round2``, ``干活·判定#1``) says."""
-
-    step: str
-    round_no: int
-    judge: bool
-
-
-def parse_label(label: str) -> StepLabel:
-    match = _LABEL.match(label)
-    assert match is not None  # the pattern matches any string
-    if match.group("judge"):
-        return StepLabel(match.group("step"), int(match.group("jn")), True)
-    return StepLabel(match.group("step"), int(match.group("rn") or 1), False)
 
 
 @dataclass
@@ -144,12 +125,12 @@ class Live:
         *,
         rich: bool | None = None,
         rounds: int = 3,
-        work_step: str = "干活",
+        work_step: str | None = None,
     ) -> None:
         self.stream = cast(TextIO, OutputMayClose(stream if stream is not None else sys.stdout))
         self.rich = is_tty(self.stream) if rich is None else rich
         self.rounds = rounds
-        self.work_step = work_step
+        self.work_step = work_step if work_step is not None else builtin_key(WORK_STEP)
         self.woke: int | None = 1  # None: no wakes (flower once)
         self._console: Any = None
         self._in_text = False
@@ -215,15 +196,14 @@ class Live:
         parsed = parse_label(label)
         resumed = resume is not None and resume not in self._born_here
         if parsed.judge:
-            head = step_header(
-                f"{parsed.step}·判定", parsed.round_no, self.rounds, resumed=False, woke=self.woke
-            )
-        elif "#retry" in label:
+            judged = label[: label.rindex("#")]  # the step with the judge's mark
+            head = step_header(judged, parsed.n, self.rounds, resumed=False, woke=self.woke)
+        elif parsed.kind == "retry":
             head = step_header(label, 1, 1, resumed=resumed, woke=self.woke)
         else:
-            gated = parsed.round_no > 1 or parsed.step == self.work_step
+            gated = parsed.kind == "round" or same_step(parsed.step, self.work_step)
             total = self.rounds if gated else 1
-            head = step_header(parsed.step, parsed.round_no, total, resumed=resumed, woke=self.woke)
+            head = step_header(parsed.step, parsed.n, total, resumed=resumed, woke=self.woke)
         self.line(head, "bold")
 
     def on_event(self, event: Event) -> None:
@@ -303,12 +283,10 @@ class LiveRuntime(Runtime):
 __all__ = [
     "Live",
     "LiveRuntime",
-    "StepLabel",
     "Totals",
     "describe_call",
     "format_totals",
     "one_line",
-    "parse_label",
     "summarize_result",
     "totals",
 ]

@@ -11,7 +11,8 @@ import typer
 from flower.cli.context import get_settings, open_store
 from flower.cli.lazy import command_help
 from flower.cli.output import print_json, print_table
-from flower.core.i18n import N_, _, ngettext, shown_step
+from flower.core.i18n import N_, _, ngettext
+from flower.core.labels import shown_step
 
 if TYPE_CHECKING:
     from flower.core.config import Settings

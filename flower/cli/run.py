@@ -27,7 +27,8 @@ from flower.cli.lazy import command_help
 from flower.cli.run_lock import RunDirError, require_writable
 from flower.cli.stopping import INTERRUPTED_EXIT, interrupted_exit, reading_answer, run_stoppable
 from flower.core.errors import FlowerError, NothingToDoError
-from flower.core.i18n import N_, _, shown_label, shown_steps
+from flower.core.i18n import N_, _
+from flower.core.labels import shown_label, shown_steps
 
 if TYPE_CHECKING:
     from flower.cli.live import Live
@@ -211,6 +212,12 @@ def _run_builtin(
             return INTERRUPTED_EXIT
         if start is None:
             return 0
+        # the step keys this wake uses: lineage's (in whichever language), else its own
+        from flower.stores.lineage import load_lineage
+
+        recorded = load_lineage(workspace, settings=settings, run_dir=settings.run_dir).steps
+        settings = wake.with_step_names(settings, recorded)
+        live.work_step = workflow_names(settings).work_step
         ask = _asker(read, out) if interactive else None
         go_on = _request_as_brief(live, settings, read if interactive else None, out)
         goals = TerminalGoals(live, read if interactive else None, out)
@@ -266,7 +273,9 @@ class TerminalWake:
     def banner(self, state: WakeState | None) -> None:
         from flower.workflow.documents import workflow_names
 
-        _banner(self.live, self.workspace, state, workflow_names(self.settings).work_step)
+        recorded = state.checks.recorded if state is not None else {}
+        work_step = workflow_names(self.settings, recorded).work_step
+        _banner(self.live, self.workspace, state, work_step)
         if state is not None:
             _not_used_line(self.live, self.workspace, self.settings)
 
@@ -688,8 +697,8 @@ def describe_state(state: WakeState, workspace: Path, settings: Settings) -> lis
     from flower.workflow.documents import documents, workflow_names
     from flower.workflow.wake import builtin_view, lineage_name
 
-    names = workflow_names(settings)
     checks = state.checks
+    names = workflow_names(settings, checks.recorded)
     lines = [_fact(N_("workspace"), short_path(workspace))]
     where = lineage_name(settings)
     if checks.lineage == "ok":

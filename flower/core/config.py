@@ -151,10 +151,13 @@ class WorkflowConfig(_Section):
     """The goals list, in the workspace; unset: ``goals.md`` or ``目标.md``, likewise."""
     rounds: Positive = 3
     """Work rounds per wake (the judge may send a step back this many times)."""
-    clarify_step: str = "确认需求"
-    goals_step: str = "设定目标"
-    work_step: str = "干活"
-    """Step names of the built-in workflow; lineage keys use them, so keep them stable."""
+    clarify_step: str | None = None
+    goals_step: str | None = None
+    work_step: str | None = None
+    """Step names of the built-in workflow, its keys in lineage and the manifest; unset:
+    the key lineage already holds for the step in any language, else the step's name in
+    the language of the run (``确认需求``, ``设定目标``, ``干活`` in Chinese, ``confirm the
+    brief``, ``set goals``, ``work`` in English)."""
 
 
 class TelemetryConfig(_Section):

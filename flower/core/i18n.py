@@ -8,11 +8,9 @@ picks it once from the settings and the environment, see :func:`choose_language`
 from __future__ import annotations
 
 import gettext
-import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import NamedTuple
 
 from flower.core.errors import ConfigError
 
@@ -172,7 +170,6 @@ def ngettext(singular: str, plural: str, count: int) -> str:
 
 __all__ = [
     "N_",
-    "LabelParts",
     "_",
     "available_languages",
     "checked_language",
@@ -180,79 +177,13 @@ __all__ = [
     "current_language",
     "environment_language",
     "every_translation",
-    "label_parts",
     "language",
     "language_name",
     "ngettext",
     "normalize_language",
     "set_language",
-    "shown_label",
-    "shown_step",
-    "shown_steps",
-    "step_named",
     "translations",
 ]
-
-
-STEP_NAMES = {"确认需求": N_("confirm the brief"), "设定目标": N_("set goals"), "干活": N_("work")}
-"""The built-in steps' keys (stable data: lineage and manifest keys, so a lineage written
-in either language resumes in the other) and the English names they are shown by."""
-
-
-def shown_step(name: str, gettext: Callable[[str], str] = _) -> str:
-    """A step's name as shown: a built-in step in the active language (or through
-    ``gettext``, a catalog's own), any other as is."""
-    message = STEP_NAMES.get(name)
-    return gettext(message) if message is not None else name
-
-
-_LABEL = re.compile(r"^(?P<step>.*?)(?P<judge>·判定)?(?P<tail>#(?:retry|round)?\d+)?$")
-
-
-class LabelParts(NamedTuple):
-    """A run label taken apart: ``干活·判定#1`` is step ``干活``, a judge's, tail ``#1``."""
-
-    step: str
-    judge: bool
-    tail: str  # "#retry1", "#round2", "#1" or ""
-
-
-def label_parts(label: str) -> LabelParts:
-    """The step, whether it is the judge's run and the tail of a manifest run label."""
-    match = _LABEL.match(label)
-    assert match is not None  # the pattern matches any string
-    return LabelParts(match.group("step"), bool(match.group("judge")), match.group("tail") or "")
-
-
-def shown_label(label: str, gettext: Callable[[str], str] = _) -> str:
-    """A run label as the user reads it: ``干活·判定#1`` -> ``work·judge#1`` in English.
-    Labels are data (manifest, lineage keys) and stay as written; only this changes.
-    ``gettext`` is a catalog's own for a page that speaks its own language (flower ui)."""
-    parts = label_parts(label)
-    step = shown_step(parts.step, gettext)
-    if parts.judge:
-        step = gettext("{step}·judge").format(step=step)
-    return step + parts.tail
-
-
-def shown_steps(labels: Iterable[str]) -> str:
-    """Steps or run labels as shown, in one list: ``work, set goals`` in English,
-    ``干活、设定目标`` in Chinese (the list separator is the language's too)."""
-    return _(", ").join(shown_label(label) for label in labels)
-
-
-def step_named(name: str, keys: Iterable[str]) -> str | None:
-    """The key among ``keys`` that ``name`` names, as a user types it: the key itself
-    (``干活``) or its shown name in any language flower speaks (``work``); a key wins
-    over another step's shown name. ``None`` when none does."""
-    keys = list(keys)
-    if name in keys:
-        return name
-    catalogs = [translations(lang).gettext for lang in available_languages()]
-    for key in keys:
-        if any(shown_step(key, gettext) == name for gettext in catalogs):
-            return key
-    return None
 
 
 def every_translation(message: str) -> set[str]:

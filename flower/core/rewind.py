@@ -26,7 +26,8 @@ import msgspec
 from flower.core.errors import FlowerError
 from flower.core.fileperms import private_dir, replaced_atomically
 from flower.core.fork import ForkError, UserTurn, fork, turns_back_point, user_turns
-from flower.core.i18n import N_, _, shown_steps, step_named
+from flower.core.i18n import N_, _
+from flower.core.labels import shown_steps, step_named
 from flower.core.records import Entry, LineageRecord, SessionKey
 from flower.core.run_lock import run_lock
 from flower.core.snapshots import Snapshots, digest, file_changes

@@ -29,7 +29,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from flower.core.config import Settings
 from flower.core.errors import FlowerError
-from flower.core.i18n import N_, current_language, shown_label, translations
+from flower.core.i18n import N_, current_language, translations
+from flower.core.labels import shown_label
 from flower.core.records import Entry, SessionKey
 from flower.core.redact import redact_text
 from flower.ui import chart, conversation, listing, runs

@@ -8,7 +8,7 @@ from typing import Any
 import msgspec
 
 from flower.core.config import Settings
-from flower.core.i18n import label_parts
+from flower.core.labels import label_parts
 from flower.core.manifest import MANIFEST_NAME, read_manifest
 from flower.workflow.verdict import RoundVerdict, recorded_verdict
 

@@ -19,6 +19,7 @@ from typing import Any
 import msgspec
 
 from flower.core.i18n import _
+from flower.core.labels import retry_label
 from flower.core.lineage import Lineage
 from flower.core.manifest import Manifest
 from flower.core.telemetry import tracing_of
@@ -227,9 +228,9 @@ class StepRun:
             retries += 1
             self.record(result)
             again = _(resume_prompt()) if self.session_id else prompt
-            retry_label = f"{self.name}#retry{retries}"
-            result = await self.raw_turn(again, resume=self.session_id, label=retry_label)
-            result = await relay_while_full(self, result, prompt, label=retry_label)
+            retried = retry_label(self.name, retries)
+            result = await self.raw_turn(again, resume=self.session_id, label=retried)
+            result = await relay_while_full(self, result, prompt, label=retried)
         self.record(result)
         return result
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -15,6 +16,7 @@ from typing import Any, Literal
 import msgspec
 
 from flower.core.i18n import N_, _, available_languages, every_translation, translations
+from flower.core.labels import CLARIFY_STEP, GOALS_STEP, WORK_STEP, builtin_key
 
 BRIEF_SECTIONS = ("背景", "要做什么", "不做什么", "怎样算完成")
 """The four sections of a complete brief, as ``## <name>`` headings (in Chinese; see
@@ -48,20 +50,29 @@ class WorkflowNames:
     """The brief's file name when the settings fix one; ``None``: :func:`documents` finds it."""
     goals_file: str | None = None
     """Likewise for the goals."""
-    clarify_step: str = "确认需求"
-    goals_step: str = "设定目标"
-    work_step: str = "干活"
+    clarify_step: str = ""
+    goals_step: str = ""
+    work_step: str = ""
 
 
-def workflow_names(settings: Any = None) -> WorkflowNames:
-    """File and step names from ``settings.workflow``, the seed's step names by default
-    (the files' names, unless set, are the language's: see :func:`documents`)."""
+def workflow_names(settings: Any = None, recorded: Iterable[str] = ()) -> WorkflowNames:
+    """File and step names from ``settings.workflow``. A step name not set there is the
+    key ``recorded`` (lineage's step keys) holds for the step in any language, else the
+    step's name in this wake's language (:func:`flower.core.labels.builtin_key`); the
+    files' names, unless set, are the language's too (see :func:`documents`)."""
     conf = getattr(settings, "workflow", None)
-    if conf is None:
-        return WorkflowNames()
-    defaults = WorkflowNames()
+    recorded = list(recorded)
+
+    def step(field: str, message: str) -> str:
+        configured = getattr(conf, field, None)
+        return configured if configured else builtin_key(message, recorded)
+
     return WorkflowNames(
-        **{f: getattr(conf, f, getattr(defaults, f)) for f in WorkflowNames.__dataclass_fields__}
+        brief_file=getattr(conf, "brief_file", None),
+        goals_file=getattr(conf, "goals_file", None),
+        clarify_step=step("clarify_step", CLARIFY_STEP),
+        goals_step=step("goals_step", GOALS_STEP),
+        work_step=step("work_step", WORK_STEP),
     )
 
 

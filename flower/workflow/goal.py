@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from flower.core.i18n import N_, _
+from flower.core.labels import judge_label, round_label
 from flower.runtime.spec import AgentSpec, StepResult
 from flower.workflow.base import Step, StepRun, one_turn, record_verdict, replace_step
 from flower.workflow.documents import documents, read_goals
@@ -104,7 +105,7 @@ def with_goal(
             verdict_run = await run.judge(
                 judge,
                 _judge_prompt(path, goals),
-                label=f"{step.name}·判定#{n}",
+                label=judge_label(run.name, n),
                 noted=_noting(goals, verdicts),
             )
             if not verdict_run.ok or not verdicts:
@@ -118,7 +119,7 @@ def with_goal(
                 return result
             result = await run.turn(
                 _(_MESSAGES["SEND_BACK"]).format(findings=verdict.findings()),
-                label=f"{step.name}#round{n + 1}",
+                label=round_label(run.name, n + 1),
             )
         return result
 

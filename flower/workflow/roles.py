@@ -17,7 +17,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from flower.core.i18n import N_, label_parts, shown_label, step_named
+from flower.core.i18n import N_
+from flower.core.labels import label_parts, shown_label, step_named
 from flower.workflow.clarify import request_in
 from flower.workflow.documents import workflow_names
 

@@ -9,6 +9,8 @@ from typing import Any
 from flower.core.i18n import N_, _, every_translation
 
 NO_VERDICT = N_("the judge gave no verdict")
+UNMET_WITH_NOTE = N_("{n}. {goal} — {note}")
+"""A goal not met and the judge's note on it, as the work step is told."""
 """The note of a goal the judge did not rule on (it counts as unmet)."""
 
 # TRANSLATORS: the words a judge's verdict line may open with for a goal
@@ -62,7 +64,8 @@ class Verdict:
 
     def findings(self) -> str:
         return "\n".join(
-            f"{n}. {goal}" + (f" —— {note}" if note else "") for n, goal, note in self.unmet()
+            _(UNMET_WITH_NOTE).format(n=n, goal=goal, note=note) if note else f"{n}. {goal}"
+            for n, goal, note in self.unmet()
         )
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -37,8 +38,7 @@ Verdict = Literal["wakes", "nothing", "stops"]
 def builtin_view(state: WakeState, settings: Any) -> WakeState:
     """``wake_state`` narrowed to the built-in workflow's steps, the ones `flower` runs:
     a workspace a Python ``Workflow`` of other steps used is no wake for it."""
-    names = workflow_names(settings)
-    ours = {names.clarify_step, names.goals_step, names.work_step}
+    ours = builtin_step_keys(settings)
     checks = state.checks
     fresh = checks.fresh
     if fresh is not None and fresh.reason == "gone":
@@ -53,6 +53,39 @@ def builtin_view(state: WakeState, settings: Any) -> WakeState:
     )
     steps = {k: v for k, v in state.steps.items() if k in ours}
     return msgspec.structs.replace(state, checks=checks, steps=steps, waking=bool(steps))
+
+
+def builtin_step_keys(settings: Any) -> set[str]:
+    """Every key the built-in workflow's steps may have in lineage: a name the settings
+    set, else the step's key in any language (a directory switched between languages
+    keeps the keys it has)."""
+    from flower.core.labels import CLARIFY_STEP, GOALS_STEP, WORK_STEP, step_keys
+
+    conf = getattr(settings, "workflow", None)
+    keys: set[str] = set()
+    for field, message in (
+        ("clarify_step", CLARIFY_STEP),
+        ("goals_step", GOALS_STEP),
+        ("work_step", WORK_STEP),
+    ):
+        configured = getattr(conf, field, None)
+        keys.update([configured] if configured else step_keys(message))
+    return keys
+
+
+def with_step_names(settings: Any, recorded: Iterable[str]) -> Any:
+    """``settings`` with the built-in workflow's step names fixed for this wake (see
+    :func:`~flower.workflow.documents.workflow_names`): the keys ``recorded`` holds, in
+    whichever language, else this wake's language's; every reader of the settings then
+    names the steps alike, whatever lineage records during the run."""
+    names = workflow_names(settings, recorded)
+    conf = msgspec.structs.replace(
+        settings.workflow,
+        clarify_step=names.clarify_step,
+        goals_step=names.goals_step,
+        work_step=names.work_step,
+    )
+    return msgspec.structs.replace(settings, workflow=conf)
 
 
 def is_used(state: WakeState) -> bool:
@@ -90,7 +123,7 @@ def words_to_pass_on(state: WakeState, said: str | None, settings: Any) -> list[
     now; on a first run what is said now replaces a request no step took up (as lineage
     has it), so then nothing."""
     unrecorded = list(state.checks.unrecorded)
-    names = workflow_names(settings)
+    names = workflow_names(settings, state.steps)
     replaced = said is not None and not (state.checks.brief or names.clarify_step in state.steps)
     return [] if replaced else unrecorded
 
@@ -289,6 +322,7 @@ __all__ = [
     "WakeStart",
     "archive_conversation",
     "begin",
+    "builtin_step_keys",
     "builtin_view",
     "check_store",
     "is_used",
@@ -297,5 +331,6 @@ __all__ = [
     "relative",
     "start_fresh",
     "verdict",
+    "with_step_names",
     "words_to_pass_on",
 ]

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from flower.cli.demo_script import DemoModel
+from flower.core.labels import WORK_STEP, step_keys
 from flower.testing.fake_api import FakeMessagesAPI, RecordedRequest, Reply
 
 _SCRIPT = Path(sys.executable).with_name("flower")
@@ -98,7 +99,8 @@ def wait_for_cut(proc: subprocess.Popen[str], model: DemoModel, ws: Path) -> str
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if model.worker_held.is_set():
-            sid = lineage(ws)["steps"].get("干活")
+            steps = lineage(ws)["steps"]  # the work step's key, in the run's language
+            sid = next((steps[k] for k in step_keys(WORK_STEP) if k in steps), None)
             if sid:
                 return str(sid)
         assert proc.poll() is None, proc.communicate()

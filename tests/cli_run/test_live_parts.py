@@ -13,11 +13,11 @@ from flower.cli.live import (
     Live,
     describe_call,
     format_totals,
-    parse_label,
     summarize_result,
     totals,
 )
 from flower.cli.wake import WakeChoice, wake_prompt
+from flower.core.labels import parse_label, shown_label
 from flower.runtime.events import SessionStarted, TextDelta, ToolCall, ToolResult, Waiting
 from flower.runtime.spec import StepResult
 
@@ -41,17 +41,27 @@ def test_summarize_result(english: None) -> None:
 
 
 @pytest.mark.parametrize(
-    ("label", "step", "round_no", "judge"),
+    ("label", "step", "kind", "n"),
     [
-        ("干活", "干活", 1, False),
-        ("干活#round3", "干活", 3, False),
-        ("干活·判定#2", "干活", 2, True),
-        ("确认需求#retry1", "确认需求", 1, False),
+        ("干活", "干活", "first", 1),
+        ("干活#round3", "干活", "round", 3),
+        ("干活·判定#2", "干活", "judge", 2),
+        ("work·judge#2", "work", "judge", 2),
+        ("干活·judge#1", "干活", "judge", 1),
+        ("确认需求#retry1", "确认需求", "retry", 1),
+        ("set goals#retry2", "set goals", "retry", 2),
+        ("fetch#3", "fetch", "first", 3),
     ],
 )
-def test_parse_label(label: str, step: str, round_no: int, judge: bool) -> None:
+def test_parse_label(label: str, step: str, kind: str, n: int) -> None:
     parsed = parse_label(label)
-    assert (parsed.step, parsed.round_no, parsed.judge) == (step, round_no, judge)
+    assert (parsed.step, parsed.kind, parsed.n) == (step, kind, n)
+
+
+def test_a_label_is_shown_in_the_language_whatever_language_wrote_it(english: None) -> None:
+    assert shown_label("干活·判定#2") == shown_label("work·judge#2") == "work·judge#2"
+    assert shown_label("设定目标#retry1") == "set goals#retry1"
+    assert shown_label("fetch#round2") == "fetch#round2"
 
 
 def test_totals_and_their_line(english: None) -> None:

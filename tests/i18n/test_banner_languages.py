@@ -43,7 +43,7 @@ EXPECTED = {
         "judge": "== work·judge#1 ========================  1/3",
         "once": "<- carrying on",
         "lost": "   !! sessions in the record are no longer in the store: work, confirm the brief"
-        " —— these steps start over",
+        "; these steps start over",
         "unrecorded": "   !! the last run was cut short before it recorded what you said;"
         " passing it on now: 再快点",
         "gone": "   starting fresh: the sessions of confirm the brief, work are gone from the"

@@ -11,8 +11,9 @@ from typer.testing import CliRunner, Result
 
 from flower.cli.demo import lineage_line
 from flower.cli.main import build_app
-from flower.core.i18n import language, step_named
+from flower.core.i18n import language
 from flower.core.keys import project_key
+from flower.core.labels import step_named
 from flower.core.records import SessionKey
 from flower.stores.open import open_session_store
 
@@ -160,14 +161,14 @@ def test_config_shows_the_step_keys_and_how_they_are_shown(in_tmp: Path) -> None
     en = [line for line in flower("en", "config").stdout.splitlines() if "_step " in line]
     zh = [line for line in flower("zh_CN", "config").stdout.splitlines() if "_step " in line]
     assert [" ".join(line.split()) for line in en] == [
-        "workflow.clarify_step = 确认需求 # default; shown as confirm the brief",
-        "workflow.goals_step = 设定目标 # default; shown as set goals",
-        "workflow.work_step = 干活 # default; shown as work",
+        "workflow.clarify_step = confirm the brief # default: English",
+        "workflow.goals_step = set goals # default: English",
+        "workflow.work_step = work # default: English",
     ]
     assert [" ".join(line.split()) for line in zh] == [
-        "workflow.clarify_step = 确认需求 # 默认",
-        "workflow.goals_step = 设定目标 # 默认",
-        "workflow.work_step = 干活 # 默认",
+        "workflow.clarify_step = 确认需求 # 默认:中文",
+        "workflow.goals_step = 设定目标 # 默认:中文",
+        "workflow.work_step = 干活 # 默认:中文",
     ]
     own = flower("en", "config", FLOWER_WORKFLOW_WORK_STEP="build").stdout.splitlines()
     assert [" ".join(line.split()) for line in own if "work_step" in line] == [
@@ -175,11 +176,20 @@ def test_config_shows_the_step_keys_and_how_they_are_shown(in_tmp: Path) -> None
     ]
 
 
+def test_config_names_the_keys_lineage_holds_in_another_language(worked: Path) -> None:
+    en = [line for line in flower("en", "config").stdout.splitlines() if "_step " in line]
+    assert [" ".join(line.split()) for line in en] == [
+        "workflow.clarify_step = 确认需求 # default: found in lineage; shown as confirm the brief",
+        "workflow.goals_step = 设定目标 # default: found in lineage; shown as set goals",
+        "workflow.work_step = 干活 # default: found in lineage; shown as work",
+    ]
+
+
 def test_the_demo_names_lineages_key_and_says_how_it_is_shown() -> None:
     with language("en"):
-        assert lineage_line("s-1") == (
-            "   runs/lineage.json  干活 -> s-1  "
-            "(work: the file keeps the key, the same in every language)"
+        assert lineage_line("s-1") == "   runs/lineage.json  work -> s-1"
+        assert lineage_line("s-1", "干活") == (
+            "   runs/lineage.json  干活 -> s-1  (work: the file keeps the key it was written with)"
         )
     with language("zh_CN"):
         assert lineage_line("s-1") == "   runs/lineage.json  干活 -> s-1"

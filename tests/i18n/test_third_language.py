@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from flower.core import i18n
-from flower.core.i18n import available_languages, choose_language, language, shown_step
+from flower.core.i18n import available_languages, choose_language, language
+from flower.core.labels import shown_step
 from flower.workflow.verdict import GOAL_PREFIXES, MET_WORDS, NOT_MET_WORDS, parse_verdict
 
 FRENCH = {
