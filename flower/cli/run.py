@@ -486,6 +486,8 @@ def _execute(
     live.summary(results, time.monotonic() - started, _transcript_hint(settings, shown_sid))
     if ctx.goal_met is False:
         live.line(_goals_not_met_line(ctx), "yellow")
+    elif ctx.ok and _unjudged(ctx):
+        live.line(_("   the judge gave no verdict: `flower` here goes on"), "yellow")
     if json_out:
         _print_json(
             {
@@ -501,22 +503,34 @@ def _execute(
 
 GOALS_NOT_MET_EXIT = 4
 """``flower "..."`` exit code: every step ran, but the judge's last round found goals
-not met (0: all met; 1: a step failed; ``flower`` here goes on with the rest)."""
+not met, or gave no verdict (0: all met; 1: a step failed; ``flower`` here goes on)."""
 
 
 def run_code(ctx: Any) -> int:
     """How a run of the built-in workflow exits: 1 when a step failed, else
-    :data:`GOALS_NOT_MET_EXIT` when the judge's last verdict left goals unmet, else 0."""
+    :data:`GOALS_NOT_MET_EXIT` when the judge's last verdict left goals unmet (or its
+    last round failed and gave none), else 0."""
     if not ctx.ok:
         return 1
-    return GOALS_NOT_MET_EXIT if ctx.goal_met is False else 0
+    return GOALS_NOT_MET_EXIT if ctx.goal_met is False or _unjudged(ctx) else 0
+
+
+def _unjudged(ctx: Any) -> bool:
+    """The judge's last round failed: the goals are not known to be met."""
+    return ctx.goal_met is None and any(v is None for v in ctx.verdicts.values())
 
 
 def _closing_session(ctx: Any, work_step: str) -> str | None:
     """The session the closing ``flower sessions show`` line names: the failed step's
     (None when it failed before it had one), else the work step's."""
     if ctx.failed is not None:
-        tried = [r.session_id for r in ctx.results if r.step.startswith(ctx.failed)]
+        from flower.core.labels import parse_label
+
+        tried = [
+            r.session_id
+            for r in ctx.results
+            if parse_label(r.step).step == ctx.failed and not parse_label(r.step).judge
+        ]
         return ctx.sessions.get(ctx.failed) or next(filter(None, reversed(tried)), None)
     return ctx.sessions.get(work_step) or next(reversed(ctx.sessions.values()), None)
 

@@ -93,3 +93,15 @@ def test_status_names_the_steps_in_run_order_and_the_words_not_heard_yet(
     assert json.loads(flower("status", "--json").stdout)["checks"]["unheard"] == [
         "顺便支持代码块高亮"
     ]
+
+
+def test_a_judge_that_gave_no_verdict_is_no_success(
+    flower: Flower, model: ScriptedModel, ws: Path
+) -> None:
+    model.override(JUDGE.instructions, lambda req: server_error())  # type: ignore[arg-type,return-value]
+    done = flower("--yes", REQUEST)
+    assert done.returncode == GOALS_NOT_MET_EXIT, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-1] == "   验收人没有给出结论:在这里再跑 `flower` 会接着做"
+    verdict = json.loads(flower("status", "--json").stdout)["checks"]["verdict"]
+    assert verdict == {"step": "干活", "goals": 3, "met": None, "woke": 1}
+    assert "验收        验收人没有给出结论(第 1 次唤醒)" in flower("status").stdout.splitlines()
