@@ -43,9 +43,10 @@ def client(url: str) -> DBOSClient:
     return DBOSClient(system_database_url=url, application_name=APP_NAME)
 
 
-def register(run_step: Callable[[str, dict[str, Any]], dict[str, Any]]) -> None:
+def register(run_step: Callable[[str, dict[str, Any]], dict[str, Any]], active: set[str]) -> None:
     """Declare the task workflow: one DBOS step, the wake, whose small result (never
-    the transcript) DBOS keeps; a finished wake is never run again."""
+    the transcript) DBOS keeps; a finished wake is never run again. ``active`` holds
+    the ids of the tasks whose workflow function is running in this process."""
 
     def wake(task: dict[str, Any]) -> dict[str, Any]:
         task_id = DBOS.workflow_id
@@ -55,7 +56,13 @@ def register(run_step: Callable[[str, dict[str, Any]], dict[str, Any]]) -> None:
     step = DBOS.step(name=STEP)(wake)
 
     def task(task: dict[str, Any]) -> dict[str, Any]:
-        return step(task)
+        task_id = DBOS.workflow_id
+        assert task_id is not None
+        active.add(task_id)
+        try:
+            return step(task)
+        finally:
+            active.discard(task_id)
 
     _registered["workflow"] = DBOS.workflow(name=WORKFLOW)(task)
 

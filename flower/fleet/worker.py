@@ -86,6 +86,10 @@ class Worker:
         self.lock = threading.Lock()
         self.stopping = threading.Event()
         self.zombie = False
+        self.active: set[str] = set()
+        """Tasks whose workflow function runs in this process now."""
+        self.orphans: dict[str, float] = {}
+        """PENDING tasks of this worker that run nowhere here, since when (monotonic)."""
 
     # -- the process ---------------------------------------------------------------
 
@@ -93,7 +97,7 @@ class Worker:
         engine.migrate(self.place.database)
         self.board = self._wait_for_database()
         self.board.join(self.executor_id, self.host, os.getpid())
-        engine.register(self.run_step)
+        engine.register(self.run_step, self.active)
         engine.launch(self.place.database, self.executor_id, self.place.concurrency)
         self.say(
             _("worker {worker} on {host}: at most {n} tasks at a time, database {db}").format(
@@ -146,6 +150,9 @@ class Worker:
         for item in running:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 item.proc.wait(timeout=30)
+            if not self.zombie and item.proc.poll() is not None:
+                with contextlib.suppress(Exception):  # the next worker need not wait it out
+                    item.store.release_lease(item.project, item.token)
         assert self.board is not None
         if not self.zombie:
             with contextlib.suppress(Exception):
@@ -199,6 +206,7 @@ class Worker:
         self._renew_leases()
         self._drop_lost(grace=self.place.heartbeat)
         self._check_cancelled()
+        self._hand_back_orphans()
         for dead in self.board.claim_dead(self.executor_id, self.place.takeover_after):
             ids = engine.pending_of(dead.executor_id)
             if ids:
@@ -208,6 +216,20 @@ class Worker:
                         n=len(ids), worker=dead.executor_id, host=dead.host
                     )
                 )
+
+    def _hand_back_orphans(self) -> None:
+        """Tasks DBOS has PENDING on this worker that run nowhere in it (an execution
+        that died on a database error, as when Postgres restarts mid-recovery: DBOS
+        #716) go back on the queue once they have been so for ``takeover_after``."""
+        now = time.monotonic()
+        idle = [i for i in engine.pending_of(self.executor_id) if i not in self.active]
+        self.orphans = {i: self.orphans.get(i, now) for i in idle}
+        due = [i for i, since in self.orphans.items() if now - since >= self.place.takeover_after]
+        if due:
+            engine.hand_back(due)
+            for task_id in due:
+                self.orphans.pop(task_id, None)
+                self.say(_("task {task}: its run here was lost; queued again").format(task=task_id))
 
     def _renew_leases(self) -> None:
         with self.lock:

@@ -4,12 +4,17 @@ that comes back after the takeover writes nothing (one writer per session)."""
 from __future__ import annotations
 
 import json
+import shutil
 import signal
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import msgspec
+import pytest
 from fleet_helpers import BOTH, HoldingModel, Workers, fleet_status, run, wait_for
+from own_postgres import OwnPostgres
 
 from flower.core.i18n import language
 from flower.core.keys import project_key
@@ -105,3 +110,66 @@ def test_a_paused_worker_back_after_the_takeover_writes_nothing(
     parents = [e.get("parentUuid") for e in chain if e.get("uuid")]
     assert len(parents) == len(set(parents))  # one chain: no entry of the zombie's beside it
     assert _work_session(ws) == sid
+
+
+def test_ctrl_c_on_a_worker_hands_its_wakes_to_the_others_at_once(
+    root: Path, env: dict[str, str], workers: Workers, model: HoldingModel
+) -> None:
+    model.quick = False
+    model.hold_worker = True
+    ws = root / "ws"
+    workers.start("a")
+    _submit(root, env, ws, "c", model.script.request)
+    wait_for(lambda: model.held >= 1, 90, "the wake never reached its work")
+    sid = _work_session(ws)
+    workers.start("b")
+    workers.signal("a", signal.SIGINT)  # Ctrl-C on its terminal: the worker and its wake
+    assert workers.procs["a"].wait(timeout=60) == 0
+    assert "its unfinished tasks (1) go on with the other workers" in workers.output("a")
+    model.release()
+    wait_for(lambda: _states(root) == {"c": "done"}, 90, "the task never finished")
+    assert _work_session(ws) == sid
+    assert "took over the tasks of a" in workers.output("b")
+
+
+@pytest.fixture
+def own_postgres() -> Iterator[OwnPostgres]:
+    # not under tmp_path: its parents are private to root, and the server runs as nobody
+    base = Path(tempfile.mkdtemp(prefix="flower-fleet-pg-"))
+    try:
+        server = OwnPostgres(base)
+        yield server
+        server.stop()
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def test_a_postgres_restart_during_a_takeover_leaves_nothing_pending(
+    root: Path,
+    env: dict[str, str],
+    workers: Workers,
+    model: HoldingModel,
+    own_postgres: OwnPostgres,
+) -> None:
+    """DBOS #716: workflows left PENDING when Postgres restarts during recovery. The
+    fleet's claim of a dead worker stays with the claimer, which hands its tasks back
+    until none is left, so a takeover cut short by the restart is finished after it."""
+    config = root / "pyproject.toml"
+    config.write_text(
+        config.read_text(encoding="utf-8") + f'database = "{own_postgres.url}"\n',
+        encoding="utf-8",
+    )
+    model.quick = False
+    model.hold_worker = True
+    spaces = {f"r{i}": root / f"ws{i}" for i in range(2)}
+    workers.start("a")
+    for task_id, ws in spaces.items():
+        _submit(root, env, ws, task_id, model.script.request)
+    wait_for(lambda: model.held >= 2, 90, "the wakes never reached their work")
+    workers.start("b")
+    workers.signal("a", signal.SIGKILL)
+    model.release()
+    # the takeover starts once a's heartbeat is TAKEOVER_AFTER old: restart right then
+    wait_for(lambda: "took over" in workers.output("b"), 60, "no takeover began")
+    own_postgres.restart()
+    wait_for(lambda: set(_states(root).values()) == {"done"}, 120, "a task stayed pending")
