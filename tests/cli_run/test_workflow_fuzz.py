@@ -43,10 +43,6 @@ def test_every_wake_sequence_goes_on(played: dict[int, list[Finding]]) -> None:
     assert not found, _report(found)
 
 
-@pytest.mark.xfail(
-    reason="issue 29 item 9: the step keys in lineage.json and manifest.json are Chinese",
-    strict=False,
-)
 def test_an_english_run_prints_and_writes_no_chinese(played: dict[int, list[Finding]]) -> None:
     found = [f for fs in played.values() for f in fs if kind_of(f).startswith("Chinese in")]
     assert not found, _report(found)
