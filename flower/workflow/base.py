@@ -570,7 +570,9 @@ def _goals_stale(lineage: Lineage, goals: Path) -> bool:
 
 def _pending_request(lineage: Lineage) -> str | None:
     """A first request no step has taken up yet (the run was killed before it could)."""
-    request = lineage.record.extra.get("request")
+    from flower.workflow.memo import REQUEST
+
+    request = lineage.record.extra.get(REQUEST)
     return request if isinstance(request, str) and request.strip() else None
 
 

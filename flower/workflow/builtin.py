@@ -34,6 +34,9 @@ from flower.workflow.documents import (
 )
 from flower.workflow.goal import judge_agent, with_goal
 from flower.workflow.memo import ClarifyMemo, WakeMemo
+from flower.workflow.memo import forget_request as _forget_request
+from flower.workflow.memo import remember_request as _remember_request
+from flower.workflow.memo import request_with as _request_with
 from flower.workflow.said_journal import Said, SaidJournal, mark_recorded
 
 _MESSAGES = {
@@ -116,51 +119,6 @@ def _transcript(runtime: Any, session_id: str | None) -> list[dict[str, Any]]:
         return list(runtime.store.load(runtime.key(session_id)) or [])
     except Exception:  # an unreadable transcript: nothing is known to have landed
         return []
-
-
-REQUEST = "request"
-"""Lineage extra: a first run's request (and what was said to its clarifier after it),
-until the brief is written: a clarifier that never writes one, resumed after a kill,
-a 401 or a dropped connection, falls back on it."""
-
-
-def _remember_request(
-    lineage: Lineage | None, said: str | None, journal_words: list[Said] | None = None
-) -> str | None:
-    """The request of a first run: what was said now, else what a run killed before its
-    clarifier started was asked (kept in lineage, written at once, with the tokens of
-    the ``journal_words`` it came from)."""
-    if lineage is None:
-        return said
-    extra = lineage.record.extra
-    earlier = extra.get(REQUEST) if isinstance(extra.get(REQUEST), str) else None
-    request = said or earlier  # what is said now replaces a request no step took up
-    if journal_words or (request and request != earlier):
-        if request:
-            extra[REQUEST] = request
-        mark_recorded(extra, journal_words or [])
-        lineage.save()
-    return request
-
-
-def _request_with(lineage: Lineage | None, texts: list[str]) -> str | None:
-    """The request kept in lineage, with ``texts`` (said to a clarifier that has not
-    written the brief yet) added to it; saved by the caller, with the words."""
-    if lineage is None:
-        return "\n\n".join(texts) or None
-    extra = lineage.record.extra
-    earlier = extra.get(REQUEST) if isinstance(extra.get(REQUEST), str) else None
-    new = [text for text in texts if text not in (earlier or "")]
-    request = "\n\n".join([earlier, *new] if earlier else new) or None
-    if request and request != earlier:
-        extra[REQUEST] = request
-    return request
-
-
-def _forget_request(lineage: Lineage | None) -> None:
-    if lineage is not None and REQUEST in lineage.record.extra:
-        del lineage.record.extra[REQUEST]
-        lineage.save()
 
 
 def builtin_workflow(

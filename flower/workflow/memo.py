@@ -1,5 +1,9 @@
-"""What was said on wakes and has not reached a step yet, kept in lineage until it has:
-a wake cut short leaves the next one to finish the job (see flower.workflow.builtin)."""
+"""What was said and has not reached a step yet, kept in lineage until it has: a wake
+cut short leaves the next one to finish the job (see flower.workflow.builtin).
+
+A first run's request (:data:`REQUEST`) until the brief is written; what was said on
+wakes until the working step (:class:`WakeMemo`) or a clarifier that has not written
+the brief (:class:`ClarifyMemo`) holds it, and whether the goals still lack it."""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from typing import Any
 from flower.core.lineage import Lineage
 from flower.core.transcript.blocks import prompt_texts
 from flower.workflow.documents import read_goals
+from flower.workflow.said_journal import Said, mark_recorded
 
 
 class WakeMemo:
@@ -134,4 +139,58 @@ def goals_edited(extra: dict[str, Any], goals: Path) -> bool:
     return goals_digest(goals) != seen and bool(read_goals(goals))
 
 
-__all__ = ["ClarifyMemo", "WakeMemo", "goals_digest", "goals_edited"]
+REQUEST = "request"
+"""Lineage extra: a first run's request (and what was said to its clarifier after it),
+until the brief is written: a clarifier that never writes one, resumed after a kill,
+a 401 or a dropped connection, falls back on it."""
+
+
+def remember_request(
+    lineage: Lineage | None, said: str | None, journal_words: list[Said] | None = None
+) -> str | None:
+    """The request of a first run: what was said now, else what a run killed before its
+    clarifier started was asked (kept in lineage, written at once, with the tokens of
+    the ``journal_words`` it came from)."""
+    if lineage is None:
+        return said
+    extra = lineage.record.extra
+    earlier = extra.get(REQUEST) if isinstance(extra.get(REQUEST), str) else None
+    request = said or earlier  # what is said now replaces a request no step took up
+    if journal_words or (request and request != earlier):
+        if request:
+            extra[REQUEST] = request
+        mark_recorded(extra, journal_words or [])
+        lineage.save()
+    return request
+
+
+def request_with(lineage: Lineage | None, texts: list[str]) -> str | None:
+    """The request kept in lineage, with ``texts`` (said to a clarifier that has not
+    written the brief yet) added to it; saved by the caller, with the words."""
+    if lineage is None:
+        return "\n\n".join(texts) or None
+    extra = lineage.record.extra
+    earlier = extra.get(REQUEST) if isinstance(extra.get(REQUEST), str) else None
+    new = [text for text in texts if text not in (earlier or "")]
+    request = "\n\n".join([earlier, *new] if earlier else new) or None
+    if request and request != earlier:
+        extra[REQUEST] = request
+    return request
+
+
+def forget_request(lineage: Lineage | None) -> None:
+    if lineage is not None and REQUEST in lineage.record.extra:
+        del lineage.record.extra[REQUEST]
+        lineage.save()
+
+
+__all__ = [
+    "REQUEST",
+    "ClarifyMemo",
+    "WakeMemo",
+    "forget_request",
+    "goals_digest",
+    "goals_edited",
+    "remember_request",
+    "request_with",
+]
