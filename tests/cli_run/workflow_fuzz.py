@@ -1311,11 +1311,10 @@ class Sequence:
     def work_turns(self) -> int | None:
         """The user turns of the work step's session as lineage names it, if any."""
         from flower.core.fork import user_turns
-        from flower.core.i18n import step_named
         from flower.core.transcript.chain import active_chain
 
         steps = (read_lineage(self.ws) or {}).get("steps") or {}
-        key = step_named("work", steps) or step_named("干活", steps)
+        key = next((k for k in ("work", "干活") if k in steps), None)  # either language's
         entries = load_sessions(self.ws).get(steps[key]) if key else None
         return len(user_turns(active_chain(entries))) if entries else None
 
