@@ -242,6 +242,16 @@ class FlowerGroup(TyperGroup):
             if not standalone:
                 raise
             sys.exit(code)
+        except OSError as exc:  # a full disk or read-only file system under flower's feet
+            from flower.core.fileperms import local_fault
+
+            fault = local_fault(exc)
+            if fault is None:
+                raise
+            code = report_error(fault)
+            if not standalone:
+                raise fault from exc
+            sys.exit(code)
 
 
 def _value_options(params: Sequence[CommandParameter]) -> dict[str, bool]:

@@ -75,3 +75,15 @@ class NothingToDoError(FlowerError):
     """A run cannot start: nothing to carry on, nothing said, and no terminal to ask on."""
 
     exit_code = 2
+
+
+class LocalFaultError(StoreUnavailableError, OSError):
+    """flower could not write one of its own files because of the machine (a full disk,
+    a quota, a read-only file system). Never retried as an API error: what was stored
+    before stays as it was, and the next ``flower`` carries on once it is fixed. Still
+    an ``OSError``, so what swallows a failed write (lineage) goes on doing so. Made by
+    :func:`flower.core.fileperms.local_fault`."""
+
+    def __init__(self, message: str, path: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path

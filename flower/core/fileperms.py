@@ -8,6 +8,8 @@ per file per process, through :mod:`warnings` and the ``flower.fileperms`` logge
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import fcntl
 import os
 import stat
@@ -18,6 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
+from flower.core.errors import LocalFaultError
 from flower.core.i18n import _
 
 FILE_MODE = 0o600
@@ -56,14 +59,30 @@ def replaced_atomically(
     """
     target = Path(path)
     tmp = target.with_name(f".{target.name}.{os.getpid()}-{os.urandom(4).hex()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
     try:
-        with os.fdopen(fd, "wb") as handle:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
+    except OSError as exc:
+        fault = local_fault(exc, target)
+        if fault is None:
+            raise
+        raise fault from exc
+    try:
+        handle = os.fdopen(fd, "wb")
+        try:
             yield handle
             handle.flush()
             if durable:
                 os.fsync(handle.fileno())
+        finally:
+            with contextlib.suppress(OSError):  # a failed flush is raised once, not twice
+                handle.close()
         os.replace(tmp, target)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        fault = local_fault(exc, target)  # a full disk: one line naming the file
+        if fault is None:
+            raise
+        raise fault from exc
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
@@ -203,3 +222,55 @@ def read_only_reason(path: str | os.PathLike[str] | None) -> str:
     if Path(path).exists() and not os.access(path, os.W_OK):
         return "the file is read-only for this user (only reading works)"
     return "the store is read-only (a read-only file system or mount?)"
+
+
+LOCAL_FAULT_ERRNOS = ("ENOSPC", "EDQUOT", "EROFS")
+"""A full disk, a spent quota, a read-only file system: the machine's, not the API's."""
+
+
+def _is_local_errno(error: BaseException) -> bool:
+    codes = {getattr(errno, name) for name in LOCAL_FAULT_ERRNOS if hasattr(errno, name)}
+    return isinstance(error, OSError) and error.errno in codes
+
+
+def local_fault(
+    error: BaseException, path: str | os.PathLike[str] | None = None
+) -> LocalFaultError | None:
+    """The :class:`LocalFaultError` ``error`` is or was raised from (its causes walked),
+    naming ``path`` (else the file the ``OSError`` names); None for any other error."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, LocalFaultError):
+            return current
+        if _is_local_errno(current):
+            return local_fault_error(current, path)  # type: ignore[arg-type]
+        current = current.__cause__ or (
+            None if current.__suppress_context__ else current.__context__
+        )
+    return None
+
+
+def local_fault_error(
+    error: OSError, path: str | os.PathLike[str] | None = None
+) -> LocalFaultError:
+    """One line for a local fault: the file, what the machine said, that nothing stored
+    was lost, what to do."""
+    where = os.fspath(path) if path is not None else (error.filename or "?")
+    if error.errno == errno.EROFS:
+        text = _(
+            "cannot write {path}: the file system is read-only. Nothing stored was lost; "
+            "make it writable and run flower again to carry on"
+        )
+    elif error.errno == getattr(errno, "EDQUOT", None):
+        text = _(
+            "cannot write {path}: the disk quota is used up. Nothing stored was lost; "
+            "free some space and run flower again to carry on"
+        )
+    else:
+        text = _(
+            "cannot write {path}: no space left on the device. Nothing stored was lost; "
+            "free some space and run flower again to carry on"
+        )
+    return LocalFaultError(text.format(path=where), str(where))

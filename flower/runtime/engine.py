@@ -22,6 +22,7 @@ import msgspec
 
 from flower.core.config import Settings, load_settings
 from flower.core.errors import FlowerError, InvalidKeyError, UnknownSessionError
+from flower.core.fileperms import local_fault
 from flower.core.i18n import N_, _, ngettext
 from flower.core.keys import project_key
 from flower.core.protocols import SessionStoreBase
@@ -76,7 +77,10 @@ def _iso_now() -> str:
 
 
 def _is_api_failure(exc: BaseException) -> bool:
-    """Errors of the wire (SDK, transport, a cut stream): the ones worth retrying."""
+    """Errors of the wire (SDK, transport, a cut stream): the ones worth retrying. A full
+    disk or a read-only file system is an ``OSError`` too, but the machine's: never."""
+    if local_fault(exc) is not None:
+        return False
     if isinstance(exc, IncompleteResponseError | TimeoutError | OSError):
         return True
     module = type(exc).__module__
@@ -443,7 +447,8 @@ class Runtime:
                 if _is_api_failure(exc):
                     raise
                 session.engine_failure = True
-                raise _EngineFailure(exc) from exc
+                cause = local_fault(exc) or exc  # one line naming the file, not a retry
+                raise _EngineFailure(cause) from exc
 
         def on_error(error: AttemptError) -> None:
             if session.engine_failure or session.writer is None:

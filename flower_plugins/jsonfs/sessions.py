@@ -28,7 +28,13 @@ import msgspec
 
 from flower.core.entries import decode_entry, encode_entries, reported_usage
 from flower.core.errors import InvalidKeyError, StoreUnavailableError
-from flower.core.fileperms import check_private, fsync_dir, private_dir, read_only_reason
+from flower.core.fileperms import (
+    check_private,
+    fsync_dir,
+    local_fault,
+    private_dir,
+    read_only_reason,
+)
 from flower.core.i18n import _, ngettext
 from flower.core.protocols import SessionStoreBase
 from flower.core.records import (
@@ -220,6 +226,15 @@ class JsonfsSessionStore(SessionStoreBase):
         if not lines:
             return
         path = self._path(key)
+        try:
+            self._append(path, entries, lines)
+        except OSError as exc:  # a full disk: one line naming the file, never a retry
+            fault = local_fault(exc, path)
+            if fault is None:
+                raise
+            raise fault from exc
+
+    def _append(self, path: Path, entries: Sequence[Entry], lines: list[bytes]) -> None:
         with _writing(path):
             private_dir(path.parent, durable=self.fsync)
             if not path.exists() and self._create(path, entries, lines):
@@ -290,9 +305,17 @@ class JsonfsSessionStore(SessionStoreBase):
             torn = os.pread(fd, 1, st.st_size - 1) != b"\n"
             close = _CLOSE_TORN if torn else _CLOSE_BATCH
         payload = close + (_MORE + b"\n").join(out) + b"\n"
-        write_all(fd, payload)
-        if self.fsync:
-            os.fdatasync(fd)
+        try:
+            write_all(fd, payload)
+            if self.fsync:
+                os.fdatasync(fd)
+        except OSError:
+            # Under the lock nobody else wrote: take back what of this batch reached
+            # the file (a full disk cut it), so the file ends where the last
+            # acknowledged append left it and a retry later starts clean.
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, st.st_size)
+            raise
         index.uuids |= fresh
         index.note_written(fd, st.st_size, payload)
 

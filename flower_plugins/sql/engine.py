@@ -31,11 +31,18 @@ from sqlalchemy.exc import ArgumentError, DBAPIError, IntegrityError
 
 from flower.core.errors import (
     DAMAGE_MARKER_SUFFIX,
+    LocalFaultError,
     StoreDamagedError,
     StoreNotFoundError,
     StoreUnavailableError,
 )
-from flower.core.fileperms import check_private, create_private, private_dir, read_only_reason
+from flower.core.fileperms import (
+    check_private,
+    create_private,
+    local_fault_error,
+    private_dir,
+    read_only_reason,
+)
 from flower.core.i18n import _
 from flower.core.redact import redact_text
 from flower_plugins.sql.options import SqlOptions
@@ -497,6 +504,27 @@ def _driver_message(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(orig).__name__
 
 
+def _sqlite_local_fault(exc: BaseException, path: str | None) -> LocalFaultError | None:
+    """A full disk or a read-only file system under the database, which SQLite reports as
+    "database or disk is full" or as a bare "disk I/O error": the machine's fault, said
+    as such (see :func:`flower.core.errors.local_fault`)."""
+    orig = getattr(exc, "orig", None) or exc
+    name = str(getattr(orig, "sqlite_errorname", "") or "")
+    if not path or not name.startswith(("SQLITE_FULL", "SQLITE_IOERR", "SQLITE_READONLY")):
+        return None
+    try:
+        disk = os.statvfs(Path(path).parent)
+    except OSError:
+        return None
+    if disk.f_flag & os.ST_RDONLY:
+        code = errno.EROFS
+    elif name == "SQLITE_FULL" or disk.f_bavail == 0:
+        code = errno.ENOSPC
+    else:
+        return None
+    return local_fault_error(OSError(code, os.strerror(code)), path)
+
+
 def translate_error(
     exc: BaseException, url: URL, dialect: Dialect, busy_timeout: float = 0.0
 ) -> StoreUnavailableError:
@@ -507,6 +535,9 @@ def translate_error(
     lowered = message.lower()
     if dialect == "sqlite":
         path = url.database
+        fault = _sqlite_local_fault(exc, path)
+        if fault is not None:
+            return fault
         if "not a database" in lowered:
             return StoreDamagedError(
                 _(

@@ -1,9 +1,11 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import itertools
 import json
 import math
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -529,3 +531,34 @@ def test_a_stalled_request_is_retried_after_the_request_timeout(
     assert result.ok and result.text == "after the stall" and result.attempts == 2
     assert result.errors[0]["kind"] == "transient"
     assert time.monotonic() - started < 4  # it did not wait the stall out
+
+
+@pytest.mark.usefixtures("english")  # the error is read in English
+@pytest.mark.parametrize(
+    ("code", "words"),
+    [
+        (errno.EROFS, "the file system is read-only"),
+        (errno.EDQUOT, "the disk quota is used up"),
+        (errno.ENOSPC, "no space left on the device"),
+    ],
+)
+def test_a_store_that_cannot_write_for_the_machines_sake_is_not_retried_as_an_api_error(
+    make_runtime: MakeRuntime,
+    fake_api: FakeMessagesAPI,
+    monkeypatch: pytest.MonkeyPatch,
+    code: int,
+    words: str,
+) -> None:
+    from flower.core.errors import LocalFaultError
+
+    fake_api.add(text("tulip"))
+    rt = make_runtime()
+
+    def refuse(key: SessionKey, entries: Any) -> None:
+        raise OSError(code, os.strerror(code))
+
+    monkeypatch.setattr(rt.store, "append", refuse)
+    with pytest.raises(LocalFaultError) as caught:
+        run(rt.run(READER, "Which flower?"))
+    assert f"{words}. Nothing stored was lost" in str(caught.value)
+    assert len(fake_api.requests) <= 1  # no retry of the request

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from flower.core.config import Settings
-from flower.core.errors import FlowerError
+from flower.core.errors import FlowerError, LocalFaultError
 from flower.core.records import LineageRecord
 from flower.stores.open import open_lineage_store
 from flower_plugins.jsonfs import JsonLineageStore, lineage_path_from_url
@@ -112,7 +112,7 @@ def test_failed_replace_keeps_the_old_file_and_no_tmp(
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(os, "replace", broken_replace)
-    with pytest.raises(OSError, match="No space"):
+    with pytest.raises(LocalFaultError, match=r"lineage\.json"):  # a full disk: names the file
         store.save(LineageRecord(workspace=WS, woke=2))
     monkeypatch.undo()
     assert store.load(WS) == old
