@@ -56,8 +56,6 @@ class Registration(NamedTuple):
 
     ``options`` may be registered as ``"module:Name"``: the options type is then
     imported when a store is opened, so registering stays free of its imports.
-    (A NamedTuple: ``flower --help`` registers every plugin's, and a dataclass costs
-    more to create.)
     """
 
     kind: str
