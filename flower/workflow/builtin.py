@@ -19,6 +19,8 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import msgspec
+
 from flower.core.i18n import N_, _
 from flower.core.lineage import Lineage
 from flower.runtime.spec import AgentSpec, StepResult
@@ -121,6 +123,19 @@ def _transcript(runtime: Any, session_id: str | None) -> list[dict[str, Any]]:
         return []
 
 
+def _step_names_on_disk(settings: Any) -> Any:
+    """``settings`` with every unset step name fixed from the lineage on disk."""
+    conf = getattr(settings, "workflow", None)
+    fields = ("clarify_step", "goals_step", "work_step")
+    if not isinstance(conf, msgspec.Struct) or all(getattr(conf, f, None) for f in fields):
+        return settings
+    from flower.stores.lineage import load_lineage
+    from flower.workflow.wake import with_step_names
+
+    recorded = load_lineage(".", settings=settings).steps
+    return with_step_names(settings, recorded)
+
+
 def builtin_workflow(
     said: str | None = None,
     *,
@@ -146,7 +161,12 @@ def builtin_workflow(
     ``request_as_brief``: see :func:`~flower.workflow.clarify.clarify_step`;
     ``goals_fallback``: see :func:`~flower.workflow.clarify.goals_step` (it is also
     told when a goals file the user edited after what they said is used as it is).
+
+    Step names the settings leave unset are the keys the lineage of the current
+    directory holds, in whichever language, else this wake's language's (see
+    :func:`~flower.workflow.documents.workflow_names`; the CLI fixes them per wake).
     """
+    settings = _step_names_on_disk(settings)
     names = workflow_names(settings)
     said = (said or "").strip() or None
 

@@ -193,3 +193,19 @@ def test_the_demo_names_lineages_key_and_says_how_it_is_shown() -> None:
         )
     with language("zh_CN"):
         assert lineage_line("s-1") == "   runs/lineage.json  干活 -> s-1"
+
+
+def test_the_python_api_keeps_a_key_lineage_holds_in_another_language(in_tmp: Path) -> None:
+    from flower.core.config import load_settings
+    from flower.workflow.builtin import builtin_workflow
+
+    ws = in_tmp.resolve()
+    (ws / "runs").mkdir(mode=0o700)
+    record = {"workspace": str(ws), "woke": 1, "steps": {"干活": "work-1"}}
+    (ws / "runs" / "lineage.json").write_text(json.dumps(record), encoding="utf-8")
+    with language("en"):
+        workflow = builtin_workflow(settings=load_settings().settings)
+        fresh = builtin_workflow()  # no settings: the keys of the wake's language
+    # the step lineage names keeps its key; the others get the English run's
+    assert [step.name for step in workflow.steps] == ["confirm the brief", "set goals", "干活"]
+    assert [step.name for step in fresh.steps] == ["confirm the brief", "set goals", "work"]
