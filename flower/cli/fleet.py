@@ -127,18 +127,51 @@ def status(
     ctx: typer.Context,
     json_out: Annotated[bool, typer.Option("--json", help=N_("Machine-readable output."))] = False,
 ) -> None:
+    from flower.fleet.budget import fleet_report
+
     with _fleet(ctx) as fleet:
-        rows = fleet.status()
+        report = fleet_report(fleet.place.database, fleet.status())
     if json_out:
         from flower.cli.output import print_json
 
-        print_json(rows)
+        print_json(report)
         return
+    rows = report["tasks"]
     if not rows:
         print(_("no fleet tasks"))
-        return
     for row in rows:
         print(_describe(row))
+    _print_budget(report)
+
+
+def _print_budget(report: dict[str, Any]) -> None:
+    """The totals, the budget's last minute against its limits, and a park."""
+    totals, budget = report["totals"], report["budget"]
+    if totals["requests"]:
+        print(
+            _(
+                "total: {requests} requests, {input} input and {output} output tokens, ${cost:.4f}"
+            ).format(
+                requests=totals["requests"],
+                input=totals["input_tokens"],
+                output=totals["output_tokens"],
+                cost=totals["cost_usd"],
+            )
+        )
+    used, limits = budget["used_last_minute"], budget["effective"]
+    parts = []
+    for kind, word in (
+        ("requests", _("requests")),
+        ("input_tokens", _("input tokens")),
+        ("output_tokens", _("output tokens")),
+    ):
+        limit = limits[kind]
+        shown = f"{used[kind]}/{limit}" if limit else f"{used[kind]}"
+        parts.append(f"{shown} {word}")
+    print(_("budget, last minute: {use}").format(use=", ".join(parts)))
+    if budget["parked_until"]:
+        until = time.strftime("%H:%M:%S", time.localtime(budget["parked_until"]))
+        print(_("parked until {until}: the API answered 429").format(until=until))
 
 
 def _describe(row: dict[str, Any]) -> str:
@@ -146,6 +179,13 @@ def _describe(row: dict[str, Any]) -> str:
     if state == "running":
         where = row["host"] or row["worker"] or "?"
         text = _("running on {host}").format(host=where)
+        if row.get("parked_until"):
+            until = time.strftime("%H:%M:%S", time.localtime(row["parked_until"]))
+            text += " · " + _("parked until {until}").format(until=until)
+        if row.get("requests"):
+            text += " · " + _("{n} tokens, ${cost:.4f} so far").format(
+                n=row["input_tokens"] + row["output_tokens"], cost=row["cost_so_far_usd"]
+            )
         if row["last_activity"]:
             ago = max(0, int(time.time() - row["last_activity"]))
             text += " · " + _("last activity {n} s ago").format(n=ago)

@@ -461,7 +461,14 @@ def _execute(
     from flower.workflow.builtin import builtin_workflow
 
     started = time.monotonic()
-    rt = LiveRuntime(live, workspace=".", run_dir=settings.run_dir, trim=trim, settings=settings)
+    rt = LiveRuntime(
+        live,
+        workspace=".",
+        run_dir=settings.run_dir,
+        trim=trim,
+        settings=settings,
+        gate=call_gate(settings),
+    )
     workflow = builtin_workflow(
         said,
         settings=rt.settings,
@@ -617,7 +624,14 @@ def _run_once(
     live = Live(out, rounds=1, work_step="once")
     live.woke = None  # `once` is one run by hand, not a wake
     started = time.monotonic()
-    rt = LiveRuntime(live, workspace=".", run_dir=settings.run_dir, trim=trim, settings=settings)
+    rt = LiveRuntime(
+        live,
+        workspace=".",
+        run_dir=settings.run_dir,
+        trim=trim,
+        settings=settings,
+        gate=call_gate(settings),
+    )
     try:
         if resume is not None:
             from flower.cli.session_ids import resume_key
@@ -884,3 +898,13 @@ __all__ = [
     "require_api_key",
     "require_writable",
 ]
+
+
+def call_gate(settings: Settings) -> Any:
+    """The fleet's shared budget when this run is a fleet task's wake, or when
+    ``[tool.flower.fleet] share_limits`` is on; else None (calls go at once)."""
+    if not os.environ.get("FLOWER_FLEET_DATABASE") and not settings.fleet.share_limits:
+        return None
+    from flower.fleet.budget import gate_for
+
+    return gate_for(settings)

@@ -167,6 +167,16 @@ class TelemetryConfig(_Section):
     """Put prompts, replies and tool inputs/outputs into spans (off: only names and numbers)."""
 
 
+class FleetLimits(_Section):
+    """``[tool.flower.fleet.limits]``: the organisation's budget per minute, shared by
+    every model call of every worker (and of a plain ``flower`` with ``share_limits``);
+    unset: no limit of that kind (docs/fleet.md)."""
+
+    requests_per_minute: Positive | None = None
+    input_tokens_per_minute: Positive | None = None
+    output_tokens_per_minute: Positive | None = None
+
+
 class FleetConfig(_Section):
     """``[tool.flower.fleet]``: ``flower fleet`` (the ``fleet`` extra; docs/fleet.md)."""
 
@@ -182,6 +192,9 @@ class FleetConfig(_Section):
     """Seconds between a worker's heartbeats (keep it well under ``takeover_after``)."""
     concurrency: Positive = 8
     """Tasks one worker runs at once."""
+    limits: FleetLimits = msgspec.field(default_factory=FleetLimits)
+    share_limits: bool = False
+    """A plain ``flower`` run here draws its model calls from the fleet's budget too."""
 
 
 class Settings(_Section):

@@ -142,6 +142,40 @@ class Prober(Protocol):
     def reachable(self, host: str, port: int, timeout: float) -> bool: ...
 
 
+@dataclass(frozen=True)
+class GateAnswer:
+    """A :class:`CallGate`'s answer: a ``ticket`` (the call may go now), or ``wait``
+    seconds before asking again; ``parked_until`` (epoch seconds) when the wait is a
+    rate limit the API named, which every caller of the gate waits out."""
+
+    ticket: Any = None
+    wait: float = 0.0
+    parked_until: float | None = None
+
+
+@runtime_checkable
+class CallGate(Protocol):
+    """Asked before every model call; a shared budget of requests and tokens per minute
+    (the fleet's, docs/fleet.md). The engine waits while it says wait; no gate: every
+    call goes at once."""
+
+    def reserve(self, input_tokens: int, output_tokens: int) -> GateAnswer:
+        """Reserve one request of about these many tokens, or say how long to wait."""
+        ...
+
+    def settle(
+        self, ticket: Any, usage: dict[str, Any], limits: dict[str, str], cost_usd: float | None
+    ) -> None:
+        """The call ``ticket`` was answered: its real ``usage`` and the API's
+        ``anthropic-ratelimit-*`` headers (``limits``). Never raises."""
+        ...
+
+    def park(self, seconds: float) -> bool:
+        """The API answered 429 asking to wait ``seconds``: park every caller that long.
+        True when parked (the wait is then the gate's, not a retry's)."""
+        ...
+
+
 @dataclass
 class PruneContext:
     """What a pruning policy may know besides the entries themselves."""

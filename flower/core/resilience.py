@@ -31,7 +31,7 @@ from urllib.parse import urlsplit
 from flower.core.config import ResilienceConfig, Settings
 from flower.core.errors import ConfigError, FlowerError, PluginError
 from flower.core.i18n import N_, _
-from flower.core.protocols import Prober
+from flower.core.protocols import CallGate, Prober
 from flower.core.telemetry import Attributes, Tracing, default_tracing
 
 Kind = Literal["transient", "fatal", "unknown"]
@@ -478,7 +478,11 @@ class Resilience:
         rng: random.Random | None = None,
         now: Callable[[], datetime] = datetime.now,
         tracing: Tracing | None = None,
+        gate: CallGate | None = None,
     ) -> None:
+        self.gate = gate
+        """Asked before every model call (:meth:`admit`); None: calls go at once."""
+        self._parked_said: float | None = None
         self.config = config or ResilienceConfig()
         self.tracing = tracing if tracing is not None else default_tracing()
         _check_config(self.config)
@@ -535,8 +539,13 @@ class Resilience:
                         ),
                         errors,
                     ) from exc
+                asked_wait = retry_after(exc) if failure.status == 429 else None
                 long_wait = self._long_rate_limit_wait(failure, exc)
-                if long_wait is not None:
+                if asked_wait is not None and self.gate is not None and self.gate.park(asked_wait):
+                    # every caller of the gate waits it out before its next call (admit):
+                    # not an attempt, not an offline wait, and the step resumes its session
+                    pass
+                elif long_wait is not None:
                     asked = _wait_attributes(failure, long_wait)
                     with self.tracing.span("flower.rate_limit_wait", asked):
                         long_waited = await self._wait_as_asked(long_wait, long_waited, errors, exc)
@@ -568,6 +577,41 @@ class Resilience:
                         await self.sleep(delay)
             number += 1
             info = AttemptInfo(number, has_session())
+
+    async def admit(self, input_tokens: int, output_tokens: int) -> Any:
+        """Wait until the gate lets one model call of about these many tokens go; its
+        ticket (None without a gate). One status line per wait, one per park."""
+        gate = self.gate
+        if gate is None:
+            return None
+        said_budget = False
+        while True:
+            answer = gate.reserve(input_tokens, output_tokens)
+            if answer.ticket is not None:
+                return answer.ticket
+            if answer.parked_until is not None:
+                if self._parked_said != answer.parked_until:
+                    self._parked_said = answer.parked_until
+                    until = datetime.fromtimestamp(answer.parked_until)
+                    self.on_status(
+                        _(
+                            "parked until {until}: the API asked every caller to wait "
+                            "(not counted as an attempt)"
+                        ).format(until=f"{until:%H:%M:%S}")
+                    )
+            elif not said_budget:
+                said_budget = True
+                self.on_status(
+                    _("waiting for the shared budget (about {wait:.1f} s)").format(wait=answer.wait)
+                )
+            await self.sleep(max(min(answer.wait, 1.0), 0.01))
+
+    def settle(
+        self, ticket: Any, usage: dict[str, Any], limits: dict[str, str], cost: float | None
+    ) -> None:
+        """Tell the gate what the call ``ticket`` really used."""
+        if self.gate is not None and ticket is not None:
+            self.gate.settle(ticket, usage, limits, cost)
 
     def _delay(self, attempt: int, error: BaseException) -> float:
         conf = self.config

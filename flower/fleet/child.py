@@ -34,7 +34,10 @@ def main(argv: list[str]) -> int:
     target, said = argv[0], (argv[1] if len(argv) > 1 else None)
     settings = load_settings().settings
     workflow = _workflow(target, said)
-    runtime = Runtime(workspace=".", run_dir=settings.run_dir, settings=settings)
+    from flower.fleet.budget import gate_for
+
+    gate = gate_for(settings)
+    runtime = Runtime(workspace=".", run_dir=settings.run_dir, settings=settings, gate=gate)
     try:
         ctx = asyncio.run(workflow.run(runtime))
     finally:

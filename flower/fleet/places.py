@@ -9,12 +9,12 @@ from __future__ import annotations
 import importlib
 import inspect
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import msgspec
 
-from flower.core.config import Settings, load_settings, sqlite_file
+from flower.core.config import FleetLimits, Settings, load_settings, sqlite_file
 from flower.core.errors import FlowerError
 from flower.core.i18n import _
 
@@ -38,6 +38,8 @@ class FleetPlace:
     takeover_after: float
     heartbeat: float
     concurrency: int
+    limits: FleetLimits = field(default_factory=FleetLimits)
+    """The shared budget of model calls (flower.fleet.budget)."""
 
     @property
     def is_sqlite(self) -> bool:
@@ -61,6 +63,7 @@ class FleetPlace:
             takeover_after=conf.takeover_after,
             heartbeat=min(conf.heartbeat, conf.takeover_after / 3),
             concurrency=conf.concurrency,
+            limits=conf.limits,
         )
 
     def workspace(self, path: str | Path) -> Path:

@@ -97,6 +97,7 @@ class Worker:
         engine.migrate(self.place.database)
         self.board = self._wait_for_database()
         self.board.join(self.executor_id, self.host, os.getpid())
+        _set_limits(self.place)
         engine.register(self.run_step, self.active)
         engine.launch(self.place.database, self.executor_id, self.place.concurrency)
         self.say(
@@ -361,6 +362,17 @@ class Worker:
             if isinstance(got, tuple):
                 return int(got[0]), got[1]
             time.sleep(min(float(got), self.place.heartbeat) + 0.05)
+
+
+def _set_limits(place: FleetPlace) -> None:
+    """This worker's ``[tool.flower.fleet.limits]`` become the fleet's budget."""
+    from flower.fleet.budget import Budget
+
+    budget = Budget(place.database, "worker")
+    try:
+        budget.set_limits(place.limits)
+    finally:
+        budget.close()
 
 
 def _shown(url: str) -> str:

@@ -25,7 +25,7 @@ from flower.core.errors import FlowerError, InvalidKeyError, UnknownSessionError
 from flower.core.fileperms import local_fault
 from flower.core.i18n import N_, _, ngettext
 from flower.core.keys import project_key
-from flower.core.protocols import SessionStoreBase
+from flower.core.protocols import CallGate, SessionStoreBase
 from flower.core.records import SessionKey
 from flower.core.telemetry import Attributes, Tracing, tracing_for
 from flower.runtime.events import Event, EventSink, SessionStarted, StepDone, Waiting
@@ -124,6 +124,7 @@ class Runtime:
         resilience: Any = None,
         on_event: EventSink | None = None,
         tracing: Tracing | None = None,
+        gate: CallGate | None = None,
     ) -> None:
         self.workspace = Path(os.path.realpath(Path(workspace).expanduser()))
         self.run_dir = Path(run_dir)
@@ -145,6 +146,8 @@ class Runtime:
         self._retry_view: PruningSessionStore | None = None
         self.client = client
         self.resilience = resilience
+        self.gate = gate
+        """Asked before every model call (a shared budget: the fleet's); None: no gate."""
         self.on_event = on_event
         self.on_session: Callable[[str], None] | None = None
         self.project_key = project_key(self.workspace)
@@ -253,6 +256,8 @@ class Runtime:
 
     def _make_resilience(self, client: Any) -> Any:
         if self.resilience is not None:
+            if self.gate is not None and getattr(self.resilience, "gate", None) is None:
+                self.resilience.gate = self.gate
             return self.resilience
         from flower.core.resilience import Resilience
 
@@ -262,6 +267,7 @@ class Runtime:
             base_url=base_url,
             on_status=lambda line: self._emit(Waiting(line)),
             tracing=self.tracing,
+            gate=self.gate,
         )
 
     def _toolbox(self, agent: AgentSpec) -> Any:
@@ -441,6 +447,7 @@ class Runtime:
                     tally=tally,
                     context_limit=context_limit,
                     tracing=self.tracing,
+                    resilience=resilience,
                 )
                 return await converse(conv)
             except Exception as exc:

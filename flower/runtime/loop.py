@@ -49,6 +49,8 @@ class Response:
     request_id: str | None
     raw_inputs: dict[str, str] = field(default_factory=dict)
     """tool_use id -> the input text, for inputs that were not a JSON object."""
+    limits: dict[str, str] = field(default_factory=dict)
+    """The API's ``anthropic-ratelimit-*`` headers of this response."""
 
     @property
     def stop_reason(self) -> str | None:
@@ -147,6 +149,9 @@ class _Assembler:
             self.message["usage"][name] = value
 
 
+RATELIMIT = "anthropic-ratelimit-"
+
+
 async def stream_response(
     client: Any, params: dict[str, Any], emit: Callable[[Event], None]
 ) -> Response:
@@ -170,8 +175,9 @@ async def stream_response(
         raise IncompleteResponseError(
             _("connection closed before the response was complete (no message_stop)")
         )
-    request_id = stream.response.headers.get("request-id")
-    return Response(assembler.message, request_id, assembler.raw_inputs)
+    headers = stream.response.headers
+    limits = {k.lower(): v for k, v in headers.items() if k.lower().startswith(RATELIMIT)}
+    return Response(assembler.message, headers.get("request-id"), assembler.raw_inputs, limits)
 
 
 # --------------------------------------------------------------------------- messages
@@ -281,6 +287,8 @@ class Conversation:
     tally: Tally
     context_limit: int | None = None
     tracing: Tracing = OFF
+    resilience: Any = None
+    """The :class:`~flower.core.resilience.Resilience` whose gate every call passes."""
 
     @property
     def session_id(self) -> str:
@@ -377,15 +385,38 @@ async def _request(conv: Conversation) -> Response:
     with tracing.span(f"chat {conv.model}", attributes, kind="client") as span:
         if tracing.capture_content:
             span.set(genai.request_content(conv.system, conv.messages))
+        params = conv.params()
+        gate = conv.resilience if getattr(conv.resilience, "gate", None) is not None else None
+        ticket = None
+        if gate is not None:
+            ticket = await gate.admit(*_expected_tokens(conv, params))
         try:
-            response = await stream_response(conv.client, conv.params(), conv.emit)
+            response = await stream_response(conv.client, params, conv.emit)
         except Exception as exc:  # recorded and marked failed as it leaves the span
             span.set(genai.error_attributes(exc))
             raise
         span.set(genai.response_attributes(response.message, response.request_id))
         if tracing.capture_content:
             span.set(genai.response_content(response.message))
+    if gate is not None:
+        usage = response.message.get("usage") or {}
+        gate.settle(ticket, usage, response.limits, cost_of(usage, conv.price))
     return response
+
+
+def _expected_tokens(conv: Conversation, params: dict[str, Any]) -> tuple[int, int]:
+    """(input, output) tokens the next request will likely count against a budget: the
+    last request's uncached input and the growth since, else about four bytes a token;
+    the last reply's length, else a quarter of ``max_tokens``."""
+    last = conv.tally.last_usage
+    if last:
+        written = last.get("cache_creation_input_tokens") or 0
+        sent = int(last.get("input_tokens") or 0) + int(written)
+        input_tokens = max(sent, 1) + max(conv.tally.growth, 0)
+    else:
+        input_tokens = _estimate(params["messages"]) + len(conv.system) // 4
+    pending = conv.tally.pending or conv.max_tokens // 4
+    return max(input_tokens, 1), max(min(pending, conv.max_tokens), 1)
 
 
 def _account(conv: Conversation, response: Response) -> None:

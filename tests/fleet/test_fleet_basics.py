@@ -22,7 +22,7 @@ def _status(root: Path, env: dict[str, str], cli: bool = False) -> dict[str, dic
     if cli:
         done = run(root, env, "fleet", "status", "--json")
         assert done.returncode == 0, done.stderr
-        return {row["id"]: row for row in json.loads(done.stdout)}
+        return {row["id"]: row for row in json.loads(done.stdout)["tasks"]}
     return {row["id"]: row for row in fleet_status(root)}
 
 

@@ -1,0 +1,269 @@
+"""The fleet's shared budget (issue 31): every model call of every process draws from one
+rolling minute in the fleet's database, and a 429 parks every caller."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+from fleet_helpers import ROOT, HoldingModel, Workers, run, wait_for
+
+from flower.core.config import FleetLimits, ResilienceConfig, SessionsConfig, Settings
+from flower.core.resilience import Resilience
+from flower.fleet.budget import Budget
+from flower.runtime.engine import Runtime
+from flower.runtime.scripted_api import Fault, RecordedRequest, Reply, rate_limited, text
+from flower.runtime.spec import AgentSpec
+from flower.testing.fake_api import FakeMessagesAPI
+
+RESERVER = """
+import sys, time
+from pathlib import Path
+from flower.fleet.budget import Budget
+budget = Budget(sys.argv[1], sys.argv[2])
+go = Path(sys.argv[3])
+(go.parent / (go.name + "." + sys.argv[2])).touch()
+while not go.exists():
+    time.sleep(0.01)
+start = time.time()
+got = 0
+while time.time() < start + float(sys.argv[4]):
+    if budget.reserve(int(sys.argv[5]), 1).ticket is not None:
+        got += 1
+print(got)
+"""
+
+
+def _reserve_in(url: str, processes: int, seconds: float, tokens: int) -> list[int]:
+    """``processes`` processes reserve as fast as they can for ``seconds``: each one's grants."""
+    go = Path(tempfile.mkdtemp()) / "go"
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", RESERVER, url, f"p{i}", str(go), str(seconds), str(tokens)],
+            stdout=subprocess.PIPE,
+            text=True,
+            env={"PYTHONPATH": str(ROOT)},
+        )
+        for i in range(processes)
+    ]
+    wait_for(lambda: len(list(go.parent.glob("go.*"))) == processes, 60, "never ready")
+    go.touch()
+    return [int(proc.communicate(timeout=60)[0]) for proc in procs]
+
+
+@pytest.mark.parametrize("database", ["sqlite", "postgres"], indirect=True)
+def test_processes_share_one_minute_of_requests_and_tokens(
+    in_tmp: Path, database: str | None
+) -> None:
+    url = database or f"sqlite:///{in_tmp / 'fleet.sqlite'}"
+    budget = Budget(url, "test")
+    budget.set_limits(FleetLimits(requests_per_minute=7))
+    assert sum(_reserve_in(url, 4, 2.0, 100)) == 7  # four processes racing: 7, never 8
+    assert budget.snapshot()["used_last_minute"]["requests"] == 7
+    budget.set_limits(FleetLimits(input_tokens_per_minute=7 * 100 + 1000))
+    # 700 tokens reserved above; 1000 left: three more calls of 300, not four
+    assert sum(_reserve_in(url, 3, 1.5, 300)) == 3
+    answer = budget.reserve(300, 1)
+    assert answer.ticket is None and 30 < answer.wait <= 61  # until 300 tokens expire
+    budget.close()
+
+
+def test_a_settled_call_counts_what_the_api_reported_and_follows_its_smaller_limit(
+    in_tmp: Path,
+) -> None:
+    budget = Budget(f"sqlite:///{in_tmp / 'fleet.sqlite'}", "t1")
+    budget.set_limits(FleetLimits(requests_per_minute=50, output_tokens_per_minute=900))
+    ticket = budget.reserve(5000, 4000).ticket
+    assert ticket is not None
+    headers = {
+        "anthropic-ratelimit-requests-limit": "3",
+        "anthropic-ratelimit-output-tokens-limit": "100000",
+    }
+    budget.settle(ticket, {"input_tokens": 40, "output_tokens": 60}, headers, 0.25)
+    snap = budget.snapshot()
+    assert snap["used_last_minute"] == {"requests": 1, "input_tokens": 40, "output_tokens": 60}
+    assert snap["effective"] == {"requests": 3, "input_tokens": None, "output_tokens": 900}
+    assert snap["tasks"]["t1"] == {
+        "requests": 1,
+        "input_tokens": 40,
+        "output_tokens": 60,
+        "cost_usd": 0.25,
+    }
+    assert budget.reserve(1, 1).ticket is not None
+    assert budget.reserve(1, 1).ticket is not None
+    assert budget.reserve(1, 1).ticket is None  # the API said 3 a minute, the config 50
+    budget.close()
+
+
+class _Timed:
+    """A script that records when each request arrived."""
+
+    def __init__(self, items: list[Any]) -> None:
+        self.items = items
+        self.at: list[float] = []
+
+    def __call__(self, request: RecordedRequest) -> Reply | Fault:
+        self.at.append(time.time())
+        item = self.items.pop(0)
+        return text(item) if isinstance(item, str) else item
+
+
+def test_a_429_parks_every_caller_and_the_step_resumes_its_session_uncounted(
+    in_tmp: Path, english: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = f"sqlite:///{in_tmp / 'fleet.sqlite'}"
+    script = _Timed([rate_limited(retry_after=2), "done"])
+    lines: list[str] = []
+    other = Budget(url, "another worker")
+    seen_by_other: list[float | None] = []
+    with FakeMessagesAPI(script) as fake:
+        for name, value in fake.env().items():
+            monkeypatch.setenv(name, value)
+        gate = Budget(url, "t1")
+        # max_attempts=1: a 429 counted as an attempt would end the step at once
+        resilience = Resilience(
+            ResilienceConfig(max_attempts=1, base_delay=0.0),
+            base_url=fake.base_url,
+            on_status=lines.append,
+        )
+        sessions = SessionsConfig(backend="sqlite", url=f"sqlite:///{in_tmp / 'sessions.db'}")
+        rt = Runtime(
+            in_tmp,
+            in_tmp / "runs",
+            settings=msgspec.structs.replace(Settings(), sessions=sessions),
+            resilience=resilience,
+            gate=gate,
+        )
+
+        def watch() -> None:
+            while not script.at:
+                time.sleep(0.05)
+            time.sleep(0.5)
+            seen_by_other.append(other.reserve(1, 1).parked_until)
+
+        watcher = threading.Thread(target=watch)
+        watcher.start()
+        result = asyncio.run(rt.run(AgentSpec("w", "", model="claude-test"), "hi"))
+        watcher.join()
+        rt.close()
+        requests = list(fake.requests)
+    assert result.ok, result.error
+    assert len(script.at) == 2 and script.at[1] - script.at[0] >= 1.9
+    assert seen_by_other[0] is not None and seen_by_other[0] >= script.at[0] + 1.9
+    assert [line for line in lines if line.startswith("parked until")] and len(
+        [line for line in lines if line.startswith("parked until")]
+    ) == 1
+    # the same session: the second request carries the first prompt, then the resume prompt
+    assert requests[1].texts()[0] == "hi" and result.resumed
+    other.close()
+    gate.close()
+
+
+# -- the fleet: worker processes -------------------------------------------------------
+
+
+class _Limited(HoldingModel):
+    """The demo model behind an API that answers 429 (retry-after) beyond ``rpm`` requests
+    in any 60 s, and that can be told to answer one 429 with ``retry-after`` now."""
+
+    def __init__(self, rpm: int | None = None) -> None:
+        super().__init__()
+        self.rpm = rpm
+        self.at: list[float] = []
+        self.limited = 0
+        self.force: float | None = None
+        self.forced_at: float | None = None
+
+    def __call__(self, req: RecordedRequest) -> Any:
+        now = time.time()
+        with self._lock:
+            self.at.append(now)
+            if self.force is not None:
+                seconds, self.force = self.force, None
+                self.forced_at = now
+                return rate_limited(retry_after=seconds)
+            recent = [t for t in self.at[:-1] if t > now - 60]
+            if self.rpm is not None and len(recent) >= self.rpm:
+                self.limited += 1
+                return rate_limited(retry_after=60 - (now - recent[0]))
+        return super().__call__(req)
+
+
+@pytest.fixture
+def model() -> Any:
+    m = _Limited()
+    yield m
+    m.release()
+
+
+def _submit(root: Path, env: dict[str, str], n: int) -> None:
+    for i in range(n):
+        ws = root / f"ws{i}"
+        ws.mkdir()
+        done = run(root, env, "fleet", "submit", str(ws), "hi", "--id", f"t{i}")
+        assert done.returncode == 0, done.stderr
+
+
+def _limits(root: Path, **limits: int) -> None:
+    with (root / "pyproject.toml").open("a", encoding="utf-8") as f:
+        f.write("\n[tool.flower.fleet.limits]\n")
+        for name, value in limits.items():
+            f.write(f"{name} = {value}\n")
+
+
+def test_three_workers_never_send_more_than_the_budget_a_minute(
+    root: Path, env: dict[str, str], workers: Workers, model: _Limited
+) -> None:
+    model.rpm = 3
+    _limits(root, requests_per_minute=3)
+    _submit(root, env, 4)
+    for name in ("a", "b", "c"):
+        workers.start(name)
+    wait_for(lambda: len(model.at) >= 3, 120, "the workers never reached the budget")
+    time.sleep(5)  # every wake keeps asking: the budget holds them
+    assert len(model.at) == 3 and model.limited == 0
+    done = run(root, env, "fleet", "status", "--json")
+    report = json.loads(done.stdout)
+    assert report["budget"]["used_last_minute"]["requests"] == 3
+    assert report["budget"]["effective"]["requests"] == 3
+    assert report["totals"]["requests"] == 3
+    assert sum(row["requests"] for row in report["tasks"]) == 3
+    shown = run(root, env, "fleet", "status").stdout
+    assert "budget, last minute: 3/3 requests" in shown
+
+
+def test_a_forced_429_parks_every_worker_and_every_task_finishes(
+    root: Path, env: dict[str, str], workers: Workers, model: _Limited
+) -> None:
+    _submit(root, env, 3)
+    for name in ("a", "b", "c"):
+        workers.start(name)
+    model.force = 4.0
+    wait_for(lambda: model.forced_at is not None, 120, "no request reached the API")
+    time.sleep(0.8)
+    shown = run(root, env, "fleet", "status").stdout
+    assert "parked until" in shown
+    rows = wait_for(
+        lambda: (
+            (r := json.loads(run(root, env, "fleet", "status", "--json").stdout)["tasks"])
+            and all(row["state"] in ("done", "failed") for row in r)
+            and r
+        ),
+        180,
+        "the tasks never finished",
+    )
+    assert [row["state"] for row in rows] == ["done"] * 3, rows
+    assert model.forced_at is not None
+    inside = [t for t in model.at if model.forced_at < t < model.forced_at + 3.9]
+    assert inside == []  # nothing reached the API while parked
+    logs = "".join(p.read_text() for p in root.glob("ws*/runs/fleet/*.log"))
+    assert "parked until" in logs
