@@ -33,7 +33,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 
-FLOW = '''
+FLOW = """
 from flower import AgentSpec, Step, Workflow
 
 agent = AgentSpec(name="bench", instructions="bench agent", max_turns=1)
@@ -44,7 +44,7 @@ def make():
         [Step(f"s{i}", agent, f"step {i}", resume_prompt=f"step {i} again") for i in (1, 2, 3)],
         retries=0,
     )
-'''
+"""
 
 
 class Model:
@@ -155,7 +155,7 @@ def throughput(args: argparse.Namespace, root: Path, env: dict[str, str]) -> dic
 def plain(args: argparse.Namespace, root: Path, env: dict[str, str]) -> dict[str, Any]:
     spaces = _workspaces(root, args.tasks, "p")
     slots = args.workers * args.concurrency
-    script = f"cd \"$0\" && {sys.executable} -m flower.fleet.child bench_flow:make >/dev/null"
+    script = f'cd "$0" && {sys.executable} -m flower.fleet.child bench_flow:make >/dev/null'
     started = time.monotonic()
     subprocess.run(
         ["xargs", "-P", str(slots), "-n", "1", "sh", "-c", script],

@@ -204,6 +204,22 @@ def _describe(row: dict[str, Any]) -> str:
     return f"{row['id']}  {text}  {row['workspace']}"
 
 
+@app.command("logs")
+@command_help(N_("A task's banner and step lines, as its wake printed them."))
+def logs(
+    ctx: typer.Context,
+    task_id: Annotated[str, typer.Argument(metavar="ID", help=N_("The task id."))],
+) -> None:
+    from flower.fleet.logs import log_of
+
+    with _fleet(ctx) as fleet:
+        log = log_of(fleet, task_id)
+    if log is None:
+        print(_("task {id} has not run yet: nothing logged").format(id=task_id), file=sys.stderr)
+        return
+    sys.stdout.write(log.read_text(encoding="utf-8", errors="replace"))
+
+
 @app.command("cancel")
 @command_help(N_("Cancel a task: a queued one never runs, a running wake is stopped."))
 def cancel(

@@ -277,11 +277,10 @@ def test_a_forced_429_parks_every_worker_and_every_task_finishes(
         workers.start(name)
     model.force = 10.0
     wait_for(lambda: model.forced_at is not None, 120, "no request reached the API")
-    time.sleep(0.5)
     budget = Budget(f"sqlite:///{root / 'runs' / 'fleet.sqlite'}", "test")
-    parked = budget.snapshot()["parked_until"]
+    parked = wait_for(lambda: budget.snapshot()["parked_until"], 9, "the 429 parked nothing")
     budget.close()
-    assert parked is not None and parked >= model.forced_at + 9.5
+    assert parked >= model.forced_at + 9.5
     shown = run(root, env, "fleet", "status").stdout
     assert "parked until" in shown or time.time() > parked  # (a slow machine)
     rows = wait_for(
@@ -297,5 +296,10 @@ def test_a_forced_429_parks_every_worker_and_every_task_finishes(
     assert model.forced_at is not None
     inside = [t for t in model.at if model.forced_at < t < model.forced_at + 9.9]
     assert inside == []  # nothing reached the API while parked
-    logs = "".join(p.read_text() for p in root.glob("ws*/runs/fleet/*.log"))
-    assert "parked until" in logs
+    logs = [run(root, env, "fleet", "logs", f"t{i}") for i in range(3)]
+    assert all(done.returncode == 0 for done in logs)
+    assert all("== confirm the brief" in done.stdout for done in logs)
+    assert any("parked until" in done.stdout for done in logs)  # the wakes said so
+    assert logs[0].stdout == (root / "ws0" / "runs" / "fleet" / "t0.log").read_text()
+    unknown = run(root, env, "fleet", "logs", "nope")
+    assert unknown.returncode == 2 and "no fleet task nope" in unknown.stderr
