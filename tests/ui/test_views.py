@@ -159,12 +159,14 @@ def test_a_workflows_sessions_show_their_role_step_and_the_users_request(
     from ui_helpers import REQUEST, workflow_run
 
     from flower.core.keys import project_key
+    from flower.core.labels import label_parts
     from flower.core.manifest import read_manifest
 
     settings = workflow_run(tmp_path, ["1. not met — no a.html yet\n2. met", "1. met\n2. met"])
     with open_session_store(settings=settings) as store:  # one the manifest does not know
         store.append(SessionKey(PROJECT, WORKING), working_session(WORKING))
-    judges = [r["session_id"] for r in read_manifest(tmp_path / "runs") if "判定" in r["step"]]
+    rows = read_manifest(tmp_path / "runs")
+    judges = [r["session_id"] for r in rows if label_parts(r["step"]).judge]
     served = serve(settings)
     try:
         with urllib.request.urlopen(served.url, timeout=10) as page:
