@@ -11,7 +11,7 @@ for Postgres). Reports:
   not waiting for the model (DBOS, the wake process's start-up, flower's stores);
 - the same N tasks run as plain processes, ``xargs -P (W x C)``, no fleet;
 - takeover: kill -9 of a worker with a task in flight, to the first request of the
-  taken-over step (``--takeover-after``, default 20 s as shipped).
+  taken-over step (``--takeover-after``, default 15 s as shipped).
 
 ``python -m bench.fleet --tasks 200 --workers 4 --concurrency 8 --latency 1`` is the
 issue's configuration; the defaults are smaller so it runs in a few minutes.
@@ -212,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--latency", type=float, default=1.0)
-    parser.add_argument("--takeover-after", type=float, default=20.0)
+    parser.add_argument("--takeover-after", type=float, default=15.0)
     parser.add_argument("--database", default=None, help="a Postgres URL (default: SQLite)")
     parser.add_argument("--skip", nargs="*", default=[], choices=["fleet", "plain", "takeover"])
     args = parser.parse_args(argv)

@@ -186,7 +186,7 @@ class FleetConfig(_Section):
     workspaces: str | None = None
     """The root every task's workspace must be under (a path every worker sees, e.g. a
     shared volume); unset: the working directory."""
-    takeover_after: Annotated[float, msgspec.Meta(gt=0)] = 20.0
+    takeover_after: Annotated[float, msgspec.Meta(gt=0)] = 15.0
     """Seconds without a worker's heartbeat before another worker takes its tasks over."""
     heartbeat: Annotated[float, msgspec.Meta(gt=0)] = 2.0
     """Seconds between a worker's heartbeats (keep it well under ``takeover_after``)."""

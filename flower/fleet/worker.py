@@ -94,6 +94,9 @@ class Worker:
     # -- the process ---------------------------------------------------------------
 
     def run(self) -> int:
+        import faulthandler
+
+        faulthandler.register(signal.SIGUSR1, all_threads=True)  # where is it stuck?
         engine.migrate(self.place.database)
         self.board = self._wait_for_database()
         self.board.join(self.executor_id, self.host, os.getpid())
@@ -145,6 +148,10 @@ class Worker:
         self.stopping.set()
         with self.lock:
             running = list(self.running.values())
+        if self.zombie:  # its wakes are refused at their next write: let them learn it
+            deadline = time.monotonic() + self.place.takeover_after
+            while time.monotonic() < deadline and any(i.proc.poll() is None for i in running):
+                time.sleep(0.1)
         for item in running:
             with contextlib.suppress(OSError):
                 item.proc.send_signal(signal.SIGTERM)
@@ -201,7 +208,6 @@ class Worker:
                     "to take new tasks)"
                 ).format(seconds=self.place.takeover_after)
             )
-            self._drop_lost(grace=self.place.heartbeat)
             stop.set()
             return
         self._renew_leases()

@@ -23,16 +23,19 @@ from flower.fleet.places import workspace_settings
 from flower.stores.open import open_session_store
 from flower.workflow.clarify import clarifier, goal_setter
 
-WORK = "干活"
-
 
 def _states(root: Path) -> dict[str, str]:
     return {row["id"]: row["state"] for row in fleet_status(root)}
 
 
 def _work_session(ws: Path) -> str:
+    """The work step's session in the workspace's lineage (the wakes speak English)."""
+    from flower.workflow.documents import workflow_names
+
     lineage = json.loads((ws / "runs" / "lineage.json").read_text(encoding="utf-8"))
-    return str(lineage["steps"][WORK])
+    with language("en"):
+        work = workflow_names(None, lineage["steps"]).work_step
+    return str(lineage["steps"][work])
 
 
 def _transcript(ws: Path, sid: str, env: dict[str, str]) -> list[dict[str, Any]]:
@@ -172,4 +175,11 @@ def test_a_postgres_restart_during_a_takeover_leaves_nothing_pending(
     # the takeover starts once a's heartbeat is TAKEOVER_AFTER old: restart right then
     wait_for(lambda: "took over" in workers.output("b"), 60, "no takeover began")
     own_postgres.restart()
-    wait_for(lambda: set(_states(root).values()) == {"done"}, 120, "a task stayed pending")
+    try:
+        wait_for(lambda: set(_states(root).values()) == {"done"}, 120, "a task stayed pending")
+    except AssertionError:
+        workers.signal("b", signal.SIGUSR1)
+        import time
+
+        time.sleep(3)
+        raise
