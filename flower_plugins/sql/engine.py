@@ -156,7 +156,8 @@ def dialect_of(url: URL) -> Dialect:
 QUICK_CHECK_MAX_BYTES = 256 * 2**20
 """A SQLite database (with its WAL) up to this size gets ``PRAGMA integrity_check``
 each time a process opens it to write (about 0.7 s at this size on a small machine); a
-larger one is checked by its loads only."""
+larger one gets it for its sessions table and key indexes only, and its loads check
+the rest."""
 _DAMAGE_WORDS = ("malformed", "corrupt", "not a database")
 """What SQLite's errors about a damaged file say (``database disk image is malformed``,
 ``file is not a database``)."""
@@ -319,13 +320,15 @@ class Database:
         if self.damaged is not None:
             raise self.found_damaged(self.damaged)
 
-    def check_damage(self, *, thorough: bool = False) -> str | None:
+    def check_damage(self, *, thorough: bool = False, table: str | None = None) -> str | None:
         """SQLite's ``quick_check`` of the whole file now (``integrity_check``, which
-        also compares every index with its table, when ``thorough``); None on
-        PostgreSQL or when the file is sound."""
+        also compares every index with its table, when ``thorough``; of ``table`` and
+        its indexes only, when given); None on PostgreSQL or when the file is sound."""
         if self.dialect != "sqlite":
             return None
         pragma = "integrity_check" if thorough else "quick_check"
+        if table is not None:
+            pragma = f"{pragma}({table})"
 
         def check(conn: Connection) -> str | None:
             rows = conn.exec_driver_sql(f"PRAGMA {pragma}").fetchall()
@@ -752,6 +755,8 @@ def _refuse_damaged_file(db: Database) -> None:
         size = sum(os.stat(f).st_size for f in (path, path + "-wal") if os.path.exists(f))
         if size <= QUICK_CHECK_MAX_BYTES:
             why = db.check_damage(thorough=True)
+        else:  # the small sessions table and its key indexes, at least
+            why = db.check_damage(thorough=True, table="flower_sessions")
     if why is not None:
         error = db.found_damaged(why)
         db.close()

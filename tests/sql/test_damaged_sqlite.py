@@ -290,3 +290,20 @@ def test_repair_saves_a_file_whose_schema_version_page_is_lost(db: Path) -> None
     with open_session_store(f"sqlite:///{db}", settings=Settings()) as store:
         for key in KEYS:
             assert store.load(key) == _entries(key)
+
+
+def test_a_large_file_still_gets_its_sessions_table_checked_by_a_writer(db: Path) -> None:
+    """Above the size a whole check costs too much, the sessions table and its key
+    indexes are still checked before a write: a lost index row is refused at once."""
+    _lost_index_key(db)
+    before = _digest(db)
+    import flower_plugins.sql.engine as engine
+
+    limit = engine.QUICK_CHECK_MAX_BYTES
+    engine.QUICK_CHECK_MAX_BYTES = 0
+    try:
+        with pytest.raises(StoreDamagedError):
+            open_session_store(f"sqlite:///{db}", settings=Settings())
+    finally:
+        engine.QUICK_CHECK_MAX_BYTES = limit
+    assert _digest(db) == before
