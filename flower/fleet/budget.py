@@ -19,6 +19,7 @@ import contextlib
 import os
 import socket
 import time
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -75,6 +76,20 @@ usage = sa.Table(
     sa.Column("updated_ms", sa.BigInteger, nullable=False),
 )
 
+waiters = sa.Table(
+    "flower_fleet_waiters",
+    metadata,
+    sa.Column("who", sa.Text, primary_key=True),
+    sa.Column("since_ms", sa.BigInteger, nullable=False),  # when its call was first refused
+    sa.Column("seen_ms", sa.BigInteger, nullable=False),  # its last ask
+)
+"""Callers waiting for the budget: a freed request goes to the one that waited longest."""
+
+STALE_MS = 5_000
+"""A waiter not seen this long has gone (its process died or its call went elsewhere)."""
+TURN_WAIT = 0.2
+"""Seconds a caller waits while an older waiter has the next turn."""
+
 _HEADERS = {
     "requests": "anthropic-ratelimit-requests",
     "input_tokens": "anthropic-ratelimit-input-tokens",
@@ -117,6 +132,8 @@ class Budget:
         self.engine = sa.create_engine(url, **kwargs)
         self.task = task
         self.clock = clock
+        self.who = f"{task}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self._since: int | None = None
         for attempt in (1, 2):
             try:
                 metadata.create_all(self.engine, checkfirst=True)
@@ -175,8 +192,14 @@ class Budget:
                     (_wait_ms(window, i, limits[kind], want[kind], now) for i, kind in _kinds()),
                     default=0,
                 )
+                if wait_ms == 0 and self._older_waiters(conn, now) >= _free(window, limits):
+                    wait_ms = int(TURN_WAIT * 1000)  # an older waiter has this turn
                 if wait_ms > 0:
+                    self._wait_in_line(conn, now)
                     return GateAnswer(wait=wait_ms / 1000)
+                if self._since is not None:
+                    conn.execute(sa.delete(waiters).where(waiters.c.who == self.who))
+                    self._since = None
                 inserted = conn.execute(
                     sa.insert(calls).values(
                         at_ms=now,
@@ -191,6 +214,28 @@ class Budget:
             return GateAnswer(ticket=Ticket(int(call_id), input_tokens, output_tokens))
         except sa.exc.DBAPIError:
             return GateAnswer(wait=1.0)  # the database is away: wait for it, send nothing
+
+    def _older_waiters(self, conn: sa.Connection, now: int) -> int:
+        """Live callers that have waited longer than this one (than now if it is new)."""
+        since = self._since if self._since is not None else now
+        found = conn.execute(
+            sa.select(sa.func.count())
+            .select_from(waiters)
+            .where(
+                waiters.c.since_ms < since,
+                waiters.c.seen_ms > now - STALE_MS,
+                waiters.c.who != self.who,
+            )
+        ).scalar()
+        return int(found or 0)
+
+    def _wait_in_line(self, conn: sa.Connection, now: int) -> None:
+        if self._since is None:
+            self._since = now
+        done = conn.execute(sa.update(waiters).where(waiters.c.who == self.who).values(seen_ms=now))
+        if not done.rowcount:
+            conn.execute(sa.insert(waiters).values(who=self.who, since_ms=self._since, seen_ms=now))
+        conn.execute(sa.delete(waiters).where(waiters.c.seen_ms < now - 10 * STALE_MS))
 
     def settle(
         self, ticket: Any, used: dict[str, Any], limits: dict[str, str], cost_usd: float | None
@@ -299,6 +344,12 @@ class Budget:
 
 def _kinds() -> list[tuple[int, str]]:
     return [(1, "requests"), (2, "input_tokens"), (3, "output_tokens")]
+
+
+def _free(window: Sequence[Any], limits: dict[str, int | None]) -> int:
+    """Requests the window has room for now (one when only tokens are limited)."""
+    limit = limits["requests"]
+    return max(limit - len(window), 0) if limit else 1
 
 
 def _effective(row: Any) -> dict[str, int | None]:

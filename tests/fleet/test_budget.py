@@ -132,6 +132,27 @@ def test_limits_are_checked_and_share_limits_joins_a_plain_run(in_tmp: Path) -> 
         gate.close()
 
 
+def test_a_caller_that_waits_is_served_before_a_newer_one(in_tmp: Path) -> None:
+    url = f"sqlite:///{in_tmp / 'fleet.sqlite'}"
+    now = [1_000_000]
+    first, waiting, newer = (Budget(url, t, clock=lambda: now[0]) for t in ("a", "b", "c"))
+    first.set_limits(FleetLimits(requests_per_minute=2))
+    assert first.reserve(10, 10).ticket is not None
+    now[0] += 30_000
+    assert first.reserve(10, 10).ticket is not None
+    now[0] += 1_000
+    assert waiting.reserve(10, 10).ticket is None  # b waits from here
+    now[0] += 29_000
+    assert waiting.reserve(10, 10).ticket is None  # still waiting, still in line
+    now[0] += 1_000  # the first call left the window: one request is free
+    assert newer.reserve(10, 10).ticket is None  # c is newer than b: not its turn
+    assert waiting.reserve(10, 10).ticket is not None  # b's turn
+    now[0] += 29_500  # the second call left the window
+    assert newer.reserve(10, 10).ticket is not None  # then c's
+    for budget in (first, waiting, newer):
+        budget.close()
+
+
 class _Timed:
     """A script that records when each request arrived."""
 
