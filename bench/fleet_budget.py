@@ -105,6 +105,8 @@ def main(argv: list[str] | None = None) -> int:
         "max_in_any_60s": max_window(times),
         # each request holds the budget for 60 s: a saturated budget gives R
         "achieved_rpm": round(len(times) / (span + 60) * 60, 1),
+        # the budget-bound ideal over the time it took: 1.0 = as fast as the budget allows
+        "ideal_over_wall": round(ideal / span, 3) if span else None,
         "share_429": round(model.limited / total, 4) if total else 0.0,
         "first_to_last_request_s": round(span, 1),
         "budget_bound_ideal_s": ideal,

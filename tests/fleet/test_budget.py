@@ -144,10 +144,10 @@ def test_a_caller_that_waits_is_served_before_a_newer_one(in_tmp: Path) -> None:
     assert waiting.reserve(10, 10).ticket is None  # b waits from here
     now[0] += 29_000
     assert waiting.reserve(10, 10).ticket is None  # still waiting, still in line
-    now[0] += 1_000  # the first call left the window: one request is free
+    now[0] += 2_500  # the first call left the window (and its margin): one request is free
     assert newer.reserve(10, 10).ticket is None  # c is newer than b: not its turn
     assert waiting.reserve(10, 10).ticket is not None  # b's turn
-    now[0] += 29_500  # the second call left the window
+    now[0] += 30_000  # the second call left the window
     assert newer.reserve(10, 10).ticket is not None  # then c's
     for budget in (first, waiting, newer):
         budget.close()
