@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "cli_run"))
 
-from workflow_fuzz import fuzz_wakes
+import workflow_fuzz
 
 from flower.testing.signals import let_children_hear_ctrl_c
 
@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     start, _, stop = args.seeds.partition(":")
     seeds = range(int(start), int(stop)) if stop else range(int(start), int(start) + 1)
     let_children_hear_ctrl_c()
-    return fuzz_wakes(seeds, args.jobs)
+    return workflow_fuzz.fuzz_wakes(seeds, args.jobs)
 
 
 if __name__ == "__main__":
