@@ -112,10 +112,20 @@ def submit(
             help=N_("Run your own Workflow (a function returning one) instead of the built-in."),
         ),
     ] = None,
+    priority: Annotated[
+        int | None,
+        typer.Option(
+            "--priority",
+            metavar="N",
+            help=N_("Queue order: lower goes first (1 is first; default 1000); ties by age."),
+        ),
+    ] = None,
 ) -> None:
     text = " ".join(said or []).strip() or None
     with _fleet(ctx) as fleet:
-        found, existed = fleet.submit(workspace, text, task_id=task_id, workflow=workflow)
+        found, existed = fleet.submit(
+            workspace, text, task_id=task_id, workflow=workflow, priority=priority
+        )
     if existed:
         print(_("{id} (submitted before: this is that task)").format(id=found), file=sys.stderr)
     print(found)

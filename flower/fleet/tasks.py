@@ -21,6 +21,9 @@ from flower.fleet.places import (
 )
 from flower.fleet.worker import task_log
 
+DEFAULT_PRIORITY = 1000
+"""A task's place in the queue without ``--priority``: lower goes first, ties by age."""
+MAX_PRIORITY = 2**31 - 1
 TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
@@ -66,6 +69,7 @@ class Fleet:
         *,
         task_id: str | None = None,
         workflow: str | None = None,
+        priority: int | None = None,
     ) -> tuple[str, bool]:
         """Queue one wake of ``workspace``; ``(task id, whether it existed already)``.
         The same id twice is one task: the second submit returns the first."""
@@ -83,6 +87,12 @@ class Fleet:
                     "writer per session: the fleet needs sqlite (one machine) or postgres"
                 ).format(path=path)
             )
+        if priority is not None and not 1 <= priority <= MAX_PRIORITY:
+            raise FleetError(
+                _("--priority takes 1 (first) to {most}, not {value}").format(
+                    most=MAX_PRIORITY, value=priority
+                )
+            )
         if workflow is not None:
             check_workflow(workflow, path)
         task_id = task_id or f"task-{uuid.uuid4().hex[:12]}"
@@ -95,6 +105,8 @@ class Fleet:
                 "workflow_name": engine.WORKFLOW,
                 "workflow_id": task_id,
                 "app_version": engine.APP_VERSION,
+                # DBOS takes a queue's tasks by priority (lowest first), then by age
+                "priority": DEFAULT_PRIORITY if priority is None else priority,
             },
             task,
         )
@@ -178,4 +190,4 @@ def _row(wf: Any, hosts: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-__all__ = ["TASK_ID", "Fleet"]
+__all__ = ["DEFAULT_PRIORITY", "MAX_PRIORITY", "TASK_ID", "Fleet"]

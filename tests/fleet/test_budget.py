@@ -324,3 +324,22 @@ def test_a_forced_429_parks_every_worker_and_every_task_finishes(
     assert logs[0].stdout == (root / "ws0" / "runs" / "fleet" / "t0.log").read_text()
     unknown = run(root, env, "fleet", "logs", "nope")
     assert unknown.returncode == 2 and "no fleet task nope" in unknown.stderr
+
+
+def test_submit_priority_orders_the_queue(
+    root: Path, env: dict[str, str], workers: Workers, model: _Limited
+) -> None:
+    with (root / "pyproject.toml").open("a", encoding="utf-8") as f:
+        f.write("concurrency = 1\n")  # one task at a time: the order shows
+    for name, extra in (("low", []), ("first", ["--priority", "1"]), ("mid", ["--priority", "5"])):
+        ws = root / name
+        ws.mkdir()
+        done = run(root, env, "fleet", "submit", str(ws), "hi", "--id", name, *extra)
+        assert done.returncode == 0, done.stderr
+    bad = run(root, env, "fleet", "submit", str(root / "low"), "hi", "--priority", "0")
+    assert bad.returncode == 2 and "--priority takes 1 (first)" in bad.stderr
+    workers.start("a")
+    wait_for(lambda: workers.output("a").count("started in") >= 3, 180, "not every task started")
+    lines = workers.output("a").splitlines()
+    started = [line.split(":")[0] for line in lines if "started in" in line]
+    assert started == ["task first", "task mid", "task low"]
