@@ -17,6 +17,8 @@ from flower.core.hookspecs import RegisterBackend, RegisterFactory, hookimpl
 from flower.core.plugins import get_registry, reset_registry
 from flower.core.protocols import (
     LineageStore,
+    MergingLineageStore,
+    MismatchLineageStore,
     Prober,
     PruneContext,
     PruningPolicy,
@@ -25,6 +27,7 @@ from flower.core.protocols import (
 )
 from flower.core.records import (
     Entry,
+    LineageMismatch,
     LineageRecord,
     SessionInfo,
     SessionKey,
@@ -53,8 +56,11 @@ __all__ = [
     "ConfigError",
     "Entry",
     "FlowerError",
+    "LineageMismatch",
     "LineageRecord",
     "LineageStore",
+    "MergingLineageStore",
+    "MismatchLineageStore",
     "ProbeConfig",
     "Prober",
     "PruneContext",

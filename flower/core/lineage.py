@@ -29,7 +29,7 @@ import msgspec
 from flower.core.errors import FlowerError
 from flower.core.fileperms import private_dir, replaced_atomically
 from flower.core.i18n import _
-from flower.core.protocols import LineageStore
+from flower.core.protocols import LineageStore, MergingLineageStore, MismatchLineageStore
 from flower.core.records import LineageMismatch, LineageRecord
 
 log = logging.getLogger(__name__)
@@ -222,11 +222,10 @@ class Lineage:
             self.start_fresh(self.folder)  # writes the record itself, or stops writing
             return self.durable
         try:
-            update = getattr(self.store, "update", None)
-            if update is None:
-                self.store.save(self.record)
+            if isinstance(self.store, MergingLineageStore):
+                self._take(self.store.update(self.workspace, self._merged))
             else:
-                self._take(update(self.workspace, self._merged))
+                self.store.save(self.record)
         except OSError as exc:
             log.debug("lineage write failed (ignored): %s", exc)
             return False
@@ -375,11 +374,10 @@ class Lineage:
 
 
 def _mismatch(store: LineageStore, ident: str) -> LineageMismatch | None:
-    probe = getattr(store, "mismatch", None)
-    if probe is None:
+    if not isinstance(store, MismatchLineageStore):
         return None
     try:
-        found = probe(ident)
+        found = store.mismatch(ident)
     except Exception as exc:
         log.debug("lineage mismatch not known: %s", exc)
         return None

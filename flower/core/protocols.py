@@ -4,21 +4,32 @@ policy must do. Plain synchronous ``typing.Protocol``s; see docs/stores.md.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from flower.core.records import Entry, Leftover, LineageRecord, SessionInfo, SessionKey
+from flower.core.records import (
+    Entry,
+    Leftover,
+    LineageMismatch,
+    LineageRecord,
+    SessionInfo,
+    SessionKey,
+)
 
 
 @runtime_checkable
 class SessionStore(Protocol):
     """Append-only transcripts keyed like the Claude Agent SDK's ``SessionStore``.
 
-    Required: ``append`` (durable on return, order kept, idempotent by entry ``uuid``,
-    an empty batch is a no-op) and ``load`` (deep-equal to what was appended, ``None``
-    for an unknown key). The store keeps everything as written; nothing is rewritten.
+    ``append`` (durable on return, order kept, idempotent by entry ``uuid``, an empty
+    batch is a no-op) and ``load`` (deep-equal to what was appended, ``None`` for an
+    unknown key). The store keeps everything as written; nothing is rewritten.
+
+    This is the half the SDK shares; flower's runtime, CLI and ``flower.open_session_store``
+    need the whole contract, which is :class:`SessionStoreBase`: a flower backend
+    subclasses it.
     """
 
     def append(self, key: SessionKey, entries: Sequence[Entry]) -> None: ...
@@ -27,10 +38,17 @@ class SessionStore(Protocol):
 
 
 class SessionStoreBase:
-    """Optional half of the protocol, with defaults a backend can override for speed.
+    """The whole session store contract flower runs on; every backend subclasses it.
 
-    Backends subclass this so callers may rely on every method existing; a backend
-    that cannot list or delete leaves those raising ``NotImplementedError``.
+    Required (raise ``NotImplementedError`` here; a backend overrides each):
+    ``append``, ``load``, ``list_sessions``, ``list_projects``, ``delete``,
+    ``set_modified``, ``list_subkeys``.
+
+    Optional (a working default built on the required ones; override for speed, or
+    where the store has something to say): ``iter_entries``, ``exists``,
+    ``find_session``, ``last_usage``, ``leftovers``, ``remove_leftover``, ``close``.
+
+    :func:`flower.testing.contract.check_session_store` has cases for every method.
     """
 
     def append(self, key: SessionKey, entries: Sequence[Entry]) -> None:
@@ -117,9 +135,10 @@ class SessionStoreBase:
 class LineageStore(Protocol):
     """Which session each step of a workspace used (the seed's ``lineage.json``).
 
-    Optional: ``update(workspace, change) -> LineageRecord`` saves
-    ``change(the record as stored now)`` under a lock, so processes sharing the lineage
-    merge their steps; without it :class:`~flower.core.lineage.Lineage` calls ``save``.
+    Required: ``load``, ``save``, ``archive``. Optional, each its own protocol checked
+    with ``isinstance``: :class:`MergingLineageStore` (``update``, the multi-process
+    merge) and :class:`MismatchLineageStore` (``mismatch``, why nothing loads). Both
+    built-in stores implement all five.
     """
 
     def load(self, workspace: str) -> LineageRecord | None:
@@ -132,6 +151,30 @@ class LineageStore(Protocol):
 
     def archive(self, into: Path, extra: Sequence[Path] = ()) -> Path | None:
         """Move the record and ``extra`` files together into ``into``; reset the record."""
+        ...
+
+
+@runtime_checkable
+class MergingLineageStore(LineageStore, Protocol):
+    """A lineage store several processes can share without losing each other's steps."""
+
+    def update(
+        self, workspace: str, change: Callable[[LineageRecord | None], LineageRecord]
+    ) -> LineageRecord:
+        """Save ``change(the record as stored now)`` under a lock held across processes
+        and return what was saved; without it :class:`~flower.core.lineage.Lineage`
+        calls ``save`` and the last writer's record wins."""
+        ...
+
+
+@runtime_checkable
+class MismatchLineageStore(LineageStore, Protocol):
+    """A lineage store that can say why ``load`` finds nothing where something is."""
+
+    def mismatch(self, workspace: str) -> LineageMismatch | None:
+        """``None`` when nothing is stored or the record is ``workspace``'s; else what is
+        there: ``"moved"`` (a record of another path) or ``"unreadable"``. Without it a
+        wake cannot set a moved or broken record aside before writing its own."""
         ...
 
 

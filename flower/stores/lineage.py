@@ -18,7 +18,7 @@ import msgspec
 from flower.core.errors import ConfigError, StoreNotFoundError
 from flower.core.i18n import _
 from flower.core.lineage import Lineage, NoLineageStore, settings_for
-from flower.core.protocols import LineageStore
+from flower.core.protocols import LineageStore, MergingLineageStore, MismatchLineageStore
 from flower.core.records import LineageRecord
 from flower.stores.encrypt import FileSealer, file_sealer
 from flower.stores.open import open_lineage_store
@@ -38,8 +38,12 @@ class SealedLineageStore:
     def __init__(self, inner: LineageStore, sealer: FileSealer) -> None:
         self.inner = inner
         self.sealer = sealer
-        if hasattr(inner, "update"):
+        # Each optional capability is the inner store's, set on the instance so the
+        # protocols' isinstance checks see it (they look no further than the instance).
+        if isinstance(inner, MergingLineageStore):
             self.update = self._update
+        if isinstance(inner, MismatchLineageStore):
+            self.mismatch = inner.mismatch
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
@@ -75,7 +79,8 @@ class SealedLineageStore:
             opened = None if current is None else self._opened(current)
             return self._sealed(change(opened))
 
-        return self._opened(self.inner.update(workspace, sealed_change))  # type: ignore[attr-defined]
+        assert isinstance(self.inner, MergingLineageStore)  # set as update only then
+        return self._opened(self.inner.update(workspace, sealed_change))
 
 
 def configured_lineage_store(

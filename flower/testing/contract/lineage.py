@@ -1,4 +1,6 @@
-"""The lineage store contract: load/save/archive as the seed's continuity needs them."""
+"""The lineage store contract: load/save/archive as the seed's continuity needs them,
+and the optional ``update`` and ``mismatch`` for a store that declares them (a store
+without one is skipped for its cases, with that reason)."""
 
 from __future__ import annotations
 
@@ -8,9 +10,9 @@ from functools import partial
 from pathlib import Path
 
 from flower.core.errors import FlowerError
-from flower.core.protocols import LineageStore
-from flower.core.records import LineageRecord
-from flower.testing.contract.runner import Case, CaseContext
+from flower.core.protocols import LineageStore, MergingLineageStore, MismatchLineageStore
+from flower.core.records import LineageMismatch, LineageRecord
+from flower.testing.contract.runner import Case, CaseContext, ContractSkip
 from flower.testing.contract.sessions import expect_equal, expect_raises
 
 Ctx = CaseContext[LineageStore]
@@ -140,6 +142,106 @@ def atomic_under_reads(ctx: Ctx) -> None:
         raise AssertionError(f"{len(torn)} of {len(seen)} reads saw neither record: {torn[0]!r}")
 
 
+def merging(ctx: Ctx) -> MergingLineageStore:
+    store = ctx.store()
+    if not isinstance(store, MergingLineageStore):
+        raise ContractSkip("no update(): processes sharing this lineage replace each other")
+    return store
+
+
+def update_changes_what_is_stored(ctx: Ctx) -> None:
+    store = merging(ctx)
+    seen: list[LineageRecord | None] = []
+
+    def change(current: LineageRecord | None) -> LineageRecord:
+        seen.append(current)
+        steps = dict(current.steps) if current else {}
+        return record((current.woke if current else 0) + 1, **steps, 设定目标="s-2")
+
+    first = store.update(WORKSPACE, change)
+    expect_equal(seen, [None], "what change() got with nothing stored")
+    expect_equal(first, record(1, 设定目标="s-2"), "update's return value")
+    expect_equal(store.load(WORKSPACE), first, "load after the first update")
+    store.save(record(5, 干活=SESSION))
+    second = store.update(WORKSPACE, change)
+    expect_equal(seen[1], record(5, 干活=SESSION), "what change() got after a save")
+    expect_equal(second, record(6, 干活=SESSION, 设定目标="s-2"), "update's return value")
+    expect_equal(store.load(WORKSPACE), second, "load after the second update")
+
+
+def update_failure_keeps_record(ctx: Ctx) -> None:
+    store = merging(ctx)
+    kept = record(2)
+    store.save(kept)
+
+    def change(current: LineageRecord | None) -> LineageRecord:
+        raise RuntimeError("the change failed")
+
+    expect_raises(RuntimeError, partial(store.update, WORKSPACE, change), "a failing change")
+    expect_equal(store.load(WORKSPACE), kept, "record after a failing change")
+
+
+def update_merges_concurrent_writers(ctx: Ctx) -> None:
+    store = merging(ctx)
+    writers, rounds = 4, 10
+
+    def add_steps(writer: int) -> None:
+        for i in range(rounds):
+
+            def change(
+                current: LineageRecord | None, name: str = f"w{writer}#{i}"
+            ) -> LineageRecord:
+                base = current or LineageRecord(workspace=WORKSPACE)
+                return LineageRecord(
+                    workspace=WORKSPACE, woke=base.woke + 1, steps={**base.steps, name: SESSION}
+                )
+
+            store.update(WORKSPACE, change)
+
+    threads = [threading.Thread(target=add_steps, args=(w,)) for w in range(writers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    found = store.load(WORKSPACE)
+    want = {f"w{w}#{i}" for w in range(writers) for i in range(rounds)}
+    got = set(found.steps) if found else set()
+    if got != want or (found and found.woke != writers * rounds):
+        raise AssertionError(
+            f"{len(want - got)} of {len(want)} steps lost, woke "
+            f"{found.woke if found else None} (want {writers * rounds})"
+        )
+
+
+def probing(ctx: Ctx) -> MismatchLineageStore:
+    store = ctx.store()
+    if not isinstance(store, MismatchLineageStore):
+        raise ContractSkip("no mismatch(): a moved or broken record cannot be set aside")
+    return store
+
+
+def mismatch_of_own_record_is_none(ctx: Ctx) -> None:
+    store = probing(ctx)
+    expect_equal(store.mismatch(WORKSPACE), None, "mismatch with nothing stored")
+    store.save(record())
+    expect_equal(store.mismatch(WORKSPACE), None, "mismatch of the workspace's own record")
+
+
+def mismatch_of_moved_record(ctx: Ctx) -> None:
+    store = probing(ctx)
+    saved = record()
+    store.save(saved)
+    found = store.mismatch("/somewhere/else")
+    if found is None:  # a store shared by many workspaces sees no move in another's record
+        return
+    if not isinstance(found, LineageMismatch):
+        raise AssertionError(f"mismatch returned {found!r}, not a LineageMismatch or None")
+    expect_equal((found.reason, found.moved_from), ("moved", WORKSPACE), "mismatch of a move")
+    if not found.raw:
+        raise AssertionError("a moved record's mismatch holds no raw bytes to set aside")
+    expect_equal(store.load(WORKSPACE), saved, "the record after asking for a mismatch")
+
+
 LINEAGE_CASES: list[Case[LineageStore]] = [
     Case("load_missing", "load before any save is None", load_missing),
     Case("save_then_load", "a saved record loads equal, CJK step names too", save_then_load),
@@ -159,5 +261,30 @@ LINEAGE_CASES: list[Case[LineageStore]] = [
         "atomic_under_reads",
         "readers see the old or the new record, never half",
         atomic_under_reads,
+    ),
+    Case(
+        "update_changes_what_is_stored",
+        "update saves change(the stored record) and returns it",
+        update_changes_what_is_stored,
+    ),
+    Case(
+        "update_failure_keeps_record",
+        "a change that raises leaves the record as it was",
+        update_failure_keeps_record,
+    ),
+    Case(
+        "update_merges_concurrent_writers",
+        "concurrent updates lose no writer's steps",
+        update_merges_concurrent_writers,
+    ),
+    Case(
+        "mismatch_of_own_record_is_none",
+        "mismatch is None with nothing stored or the workspace's own record",
+        mismatch_of_own_record_is_none,
+    ),
+    Case(
+        "mismatch_of_moved_record",
+        "another path's record is None or a 'moved' mismatch naming it",
+        mismatch_of_moved_record,
     ),
 ]
