@@ -326,6 +326,31 @@ def retry_after(error: BaseException) -> float | None:
         return max(float(email.utils.mktime_tz(parsed)) - time.time(), 0.0)
 
 
+_RESET_KINDS = ("requests", "tokens", "input-tokens", "output-tokens")
+
+
+def reset_after(error: BaseException) -> float | None:
+    """Seconds until the limit a 429 ran out of comes back, by the API's
+    ``anthropic-ratelimit-<kind>-remaining: 0`` and ``-reset`` (RFC 3339) headers."""
+    response = getattr(error, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    found: list[float] = []
+    for kind in _RESET_KINDS:
+        prefix = f"anthropic-ratelimit-{kind}"
+        reset = headers.get(f"{prefix}-reset")
+        if headers.get(f"{prefix}-remaining") != "0" or not reset:
+            continue
+        try:
+            when = datetime.fromisoformat(str(reset).replace("Z", "+00:00"))
+        except ValueError:
+            continue
+        if when.tzinfo is not None:
+            found.append(max(when.timestamp() - time.time(), 0.0))
+    return max(found) if found else None
+
+
 # ---------------------------------------------------------------------------
 # endpoint and backoff
 # ---------------------------------------------------------------------------
@@ -539,7 +564,10 @@ class Resilience:
                         ),
                         errors,
                     ) from exc
-                asked_wait = retry_after(exc) if failure.status == 429 else None
+                asked_wait = None
+                if failure.status == 429:  # retry-after, else the reset time it names
+                    asked_wait = retry_after(exc)
+                    asked_wait = reset_after(exc) if asked_wait is None else asked_wait
                 long_wait = self._long_rate_limit_wait(failure, exc)
                 if asked_wait is not None and self.gate is not None and self.gate.park(asked_wait):
                     # every caller of the gate waits it out before its next call (admit):
@@ -786,6 +814,7 @@ __all__ = [
     "endpoint",
     "format_duration",
     "make_prober",
+    "reset_after",
     "retry_after",
     "shown_kind",
     "status_of",

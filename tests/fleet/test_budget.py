@@ -10,6 +10,7 @@ import sys
 import tempfile
 import threading
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,14 @@ from flower.core.config import FleetLimits, ResilienceConfig, SessionsConfig, Se
 from flower.core.resilience import Resilience
 from flower.fleet.budget import Budget
 from flower.runtime.engine import Runtime
-from flower.runtime.scripted_api import Fault, RecordedRequest, Reply, rate_limited, text
+from flower.runtime.scripted_api import (
+    Fault,
+    RecordedRequest,
+    Reply,
+    api_error,
+    rate_limited,
+    text,
+)
 from flower.runtime.spec import AgentSpec
 from flower.testing.fake_api import FakeMessagesAPI
 
@@ -166,11 +174,27 @@ class _Timed:
         return text(item) if isinstance(item, str) else item
 
 
+def _reset_in(seconds: float) -> Fault:
+    """A 429 without retry-after that names when its limit resets (the API's headers)."""
+    when = datetime.now(UTC) + timedelta(seconds=seconds)
+    return api_error(
+        429,
+        "Number of request tokens has exceeded your rate limit.",
+        headers={
+            "anthropic-ratelimit-input-tokens-remaining": "0",
+            "anthropic-ratelimit-input-tokens-reset": when.isoformat().replace("+00:00", "Z"),
+            "anthropic-ratelimit-requests-remaining": "7",
+        },
+    )
+
+
+@pytest.mark.parametrize("limited", ["retry-after", "reset"])
 def test_a_429_parks_every_caller_and_the_step_resumes_its_session_uncounted(
-    in_tmp: Path, english: None, monkeypatch: pytest.MonkeyPatch
+    in_tmp: Path, english: None, monkeypatch: pytest.MonkeyPatch, limited: str
 ) -> None:
     url = f"sqlite:///{in_tmp / 'fleet.sqlite'}"
-    script = _Timed([rate_limited(retry_after=2), "done"])
+    first = rate_limited(retry_after=2) if limited == "retry-after" else _reset_in(2.5)
+    script = _Timed([first, "done"])
     lines: list[str] = []
     other = Budget(url, "another worker")
     seen_by_other: list[float | None] = []
