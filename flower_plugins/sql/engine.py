@@ -14,6 +14,7 @@ import errno
 import json
 import logging
 import os
+import random
 import re
 import threading
 import time
@@ -62,6 +63,9 @@ READ_ATTEMPTS = 5
 nothing, so running it again is always safe); a write runs at most twice."""
 READ_RETRY_PAUSE = 0.05
 """Seconds before the second try of a read; doubled for each try after it."""
+ABORTED_ATTEMPTS = 5
+"""How often a transaction runs that Postgres keeps aborting to break a deadlock or a
+serialization conflict (idempotency by uuid makes running it again safe)."""
 _LOST_SQLSTATE_CLASSES = ("08", "57")
 """Connection exception, operator intervention (a terminated backend, a shutdown)."""
 
@@ -78,6 +82,21 @@ def _pause_before(attempt: int) -> None:
     """The wait before read ``attempt`` (2, 3, ...): none for the first retry."""
     if attempt > 2:
         time.sleep(READ_RETRY_PAUSE * 2 ** (attempt - 3))
+
+
+def _may_run_again(attempt: int, exc: BaseException, *, disconnected: bool, write: bool) -> bool:
+    """Whether the transaction that just failed with ``exc`` on ``attempt`` runs again.
+
+    A dropped connection: a write once more, a read up to :data:`READ_ATTEMPTS`. An
+    aborted transaction: up to :data:`ABORTED_ATTEMPTS`, after a short random pause, so
+    that two writers in a cycle do not meet again in the same order at once.
+    """
+    if disconnected:
+        return attempt < (2 if write else READ_ATTEMPTS)
+    if is_transient(exc) and attempt < ABORTED_ATTEMPTS:
+        time.sleep(random.uniform(0, READ_RETRY_PAUSE * attempt))
+        return True
+    return False
 
 
 def is_transient(exc: BaseException) -> bool:
@@ -364,20 +383,21 @@ class Database:
 
         A connection dropped under us (server restart, ``pg_terminate_backend``) gets
         the whole transaction retried once on a new connection, and one that Postgres
-        aborted to break a deadlock is retried once; idempotency by uuid makes the
-        retry safe.
+        aborted to break a deadlock runs again (see :func:`_may_run_again`);
+        idempotency by uuid makes the retry safe.
         """
         self.refuse_damaged()
         engine = self.engine.execution_options(**{_WRITE: True})
-        for attempt in (1, 2):
+        for attempt in range(1, ABORTED_ATTEMPTS + 1):
             try:
                 with engine.begin() as conn:
                     return work(conn)
             except IntegrityError:
                 raise
             except DBAPIError as exc:
-                if attempt == 1 and (exc.connection_invalidated or is_transient(exc)):
-                    if exc.connection_invalidated:
+                lost = exc.connection_invalidated
+                if _may_run_again(attempt, exc, disconnected=lost, write=True):
+                    if lost:
                         _warn_lost_connection()
                     continue
                 raise self.translate(exc) from exc
@@ -403,7 +423,7 @@ class Database:
             self.refuse_damaged()
         dbapi = self.engine.dialect.loaded_dbapi
         begin_immediate = write and self.dialect == "sqlite"
-        attempts = 2 if write else READ_ATTEMPTS
+        attempts = max(READ_ATTEMPTS, ABORTED_ATTEMPTS)
         for attempt in range(1, attempts + 1):
             _pause_before(attempt)
             conn, cursor = self._hot_cursor()
@@ -426,8 +446,7 @@ class Database:
                     disconnected = True
                 if disconnected:
                     self._drop_hot_connection()
-                again = attempt < attempts if disconnected else attempt == 1
-                if again and (disconnected or is_transient(exc)):
+                if _may_run_again(attempt, exc, disconnected=disconnected, write=write):
                     if disconnected:
                         _warn_lost_connection()
                     continue
