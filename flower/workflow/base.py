@@ -300,12 +300,10 @@ class Workflow:
 
     @staticmethod
     def settings_for(runtime: Any) -> Any:
-        settings = getattr(runtime, "settings", None)
-        if settings is None:
-            from flower.core.config import load_settings
+        """The runtime's settings, loaded when it has none (one rule: lineage.settings_for)."""
+        from flower.core.lineage import settings_for
 
-            settings = load_settings().settings
-        return settings
+        return settings_for(getattr(runtime, "settings", None), None)
 
     async def run(
         self, rt: Any, resume_from: Mapping[str, Any] | WorkflowContext | None = None

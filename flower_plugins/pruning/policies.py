@@ -27,12 +27,10 @@ from flower.core.transcript.blocks import (
 )
 from flower.core.transcript.editing import (
     drop_entries,
-    insert_chains,
     replace_blocks,
     replace_result_body,
-    synthetic_tool_result,
 )
-from flower.core.transcript.repair import interrupted_note
+from flower.core.transcript.repair import answer_interrupted, interrupted_note
 
 if TYPE_CHECKING:
     from flower.core.config import Settings
@@ -251,13 +249,12 @@ class Interrupted:
                         anchor_of_reply[reply_of_tool[tid]] = entry
             if residue:
                 out[i] = replace_blocks(entry, _neutral) or entry
-        inserts: dict[str, list[Entry]] = {}
-        for tid, reply in zip(asked, asked_by, strict=True):
-            if tid not in answered:
-                anchor = anchor_of_reply[reply]
-                note = synthetic_tool_result(tid, interrupted_note(), anchor, marker="interrupted")
-                inserts.setdefault(anchor["uuid"], []).append(note)
-        return insert_chains(out, inserts) if inserts else out
+        unanswered = [
+            (anchor_of_reply[reply], tid)
+            for tid, reply in zip(asked, asked_by, strict=True)
+            if tid not in answered
+        ]
+        return answer_interrupted(out, unanswered, "interrupted")
 
 
 # --------------------------------------------------------------------------- ephemeral

@@ -67,6 +67,7 @@ from flower.core.transcript.messages import (
 from flower.core.transcript.repair import (
     INTERRUPTED_NOTE,
     OMITTED_NOTE,
+    answer_interrupted,
     interrupted_note,
     model_chain,
     omitted_note,
@@ -84,6 +85,7 @@ __all__ = [
     "SYNTHETIC_NAMESPACE",
     "InvalidConversationError",
     "active_chain",
+    "answer_interrupted",
     "check_conversation",
     "content_blocks",
     "content_words",

@@ -39,6 +39,23 @@ def interrupted_note() -> str:
     return _(INTERRUPTED_NOTE)
 
 
+def answer_interrupted(
+    entries: list[Entry], unanswered: Sequence[tuple[Entry, str]], marker: str
+) -> list[Entry]:
+    """``entries`` with the :func:`interrupted_note` answering each ``(anchor, tool_use
+    id)`` right after its anchor entry, in the order given; ``entries`` itself when
+    there is none. The one place a call that got no result is answered (the repair of
+    a load and the ``interrupted`` pruning policy both come here)."""
+    if not unanswered:
+        return entries
+    text = interrupted_note()
+    inserts: dict[str, list[Entry]] = {}
+    for anchor, tid in unanswered:
+        note = synthetic_tool_result(tid, text, anchor, marker=marker)
+        inserts.setdefault(anchor["uuid"], []).append(note)
+    return insert_chains(entries, inserts)
+
+
 def omitted_note() -> str:
     """:data:`OMITTED_NOTE` in the active language."""
     return _(OMITTED_NOTE)
@@ -230,19 +247,16 @@ def _answer_interrupted(
 ) -> list[Entry]:
     """``entries`` with the interrupted note answering each missing tool_use, after the
     last entry of its assistant message that the pass keeps."""
-    inserts: dict[str, list[Entry]] = {}
-    text = interrupted_note()
+    unanswered: list[tuple[Entry, str]] = []
     for asking, tid in missing:
         kept = _kept(asking, replacements)
         if not kept:  # all dropped (a uuid repeated in damaged data): no call is left
             continue
-        anchor = kept[-1]
-        note = synthetic_tool_result(tid, text, anchor, marker="repair")
-        inserts.setdefault(anchor["uuid"], []).append(note)
+        unanswered.append((kept[-1], tid))
         fixes.append(
             _("answered tool_use {tool_id} with the interrupted note").format(tool_id=repr(tid))
         )
-    return insert_chains(entries, inserts)
+    return answer_interrupted(entries, unanswered, "repair")
 
 
 def _omitted_note_before(entries: list[Entry], root: Entry) -> list[Entry]:
