@@ -10,7 +10,7 @@ import typer
 from typer.testing import CliRunner
 
 import flower_plugins.sql as sql_plugin
-from flower.core.errors import FlowerError
+from flower.core.errors import ConfigError, FlowerError
 from flower_plugins.sql.schema import HEAD_REVISION
 
 runner = CliRunner()
@@ -55,6 +55,10 @@ def test_upgrade_defaults_to_the_configured_sessions_url(in_tmp: Path) -> None:
     (in_tmp / "pyproject.toml").write_text(
         '[tool.flower.sessions]\nurl = "sqlite:///data/flower.db"\n', encoding="utf-8"
     )
+    code, out, exc = invoke("db", "upgrade")  # flower creates no folder but runs/
+    assert code != 0 and isinstance(exc, ConfigError) and not (in_tmp / "data").exists()
+    assert str(in_tmp / "data") in str(exc)
+    (in_tmp / "data").mkdir()
     code, out, exc = invoke("db", "upgrade")
     assert code == 0, (out, exc)
     assert (in_tmp / "data" / "flower.db").is_file()
