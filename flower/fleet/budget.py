@@ -135,6 +135,14 @@ class Budget:
         self.clock = clock
         self.who = f"{task}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._since: int | None = None
+        self._ready = False
+        with contextlib.suppress(sa.exc.DBAPIError):  # away now: the first call waits for it
+            self._prepare()
+
+    def _prepare(self) -> None:
+        """Create the tables and the state row, once (raises while the database is away)."""
+        if self._ready:
+            return
         for attempt in (1, 2):
             try:
                 metadata.create_all(self.engine, checkfirst=True)
@@ -143,6 +151,7 @@ class Budget:
             except sa.exc.DBAPIError:  # another process created it at the same moment
                 if attempt == 2:
                     raise
+        self._ready = True
 
     def close(self) -> None:
         self.engine.dispose()
@@ -155,6 +164,7 @@ class Budget:
 
     def set_limits(self, limits: FleetLimits) -> None:
         """The configured limits every caller follows (a worker sets its own at start)."""
+        self._prepare()
         with self.engine.begin() as conn:
             conn.execute(
                 sa.update(state)
@@ -171,6 +181,7 @@ class Budget:
     def reserve(self, input_tokens: int, output_tokens: int) -> GateAnswer:
         want = {"requests": 1, "input_tokens": input_tokens, "output_tokens": output_tokens}
         try:
+            self._prepare()
             with self.engine.begin() as conn:
                 now = self.clock()
                 conn.execute(
@@ -252,24 +263,27 @@ class Budget:
             if limits.get(f"{_HEADERS[kind]}-remaining") == "0"
         ]
         park_to = max((r for r in resets if r is not None), default=None)
-        with contextlib.suppress(sa.exc.DBAPIError), self.engine.begin() as conn:
-            conn.execute(
-                sa.update(calls)
-                .where(calls.c.id == ticket.call_id)
-                .values(input_tokens=sent, output_tokens=output)
-            )
-            if any(value is not None for value in api.values()):
+        with contextlib.suppress(sa.exc.DBAPIError):
+            self._prepare()
+            with self.engine.begin() as conn:
                 conn.execute(
-                    sa.update(state)
-                    .where(state.c.name == NAME)
-                    .values(**{f"api_{kind}": value for kind, value in api.items()})
+                    sa.update(calls)
+                    .where(calls.c.id == ticket.call_id)
+                    .values(input_tokens=sent, output_tokens=output)
                 )
-            if park_to is not None:
-                self._park(conn, park_to)
-            self._count(conn, sent, output, cost_usd)
+                if any(value is not None for value in api.values()):
+                    conn.execute(
+                        sa.update(state)
+                        .where(state.c.name == NAME)
+                        .values(**{f"api_{kind}": value for kind, value in api.items()})
+                    )
+                if park_to is not None:
+                    self._park(conn, park_to)
+                self._count(conn, sent, output, cost_usd)
 
     def park(self, seconds: float) -> bool:
         try:
+            self._prepare()
             with self.engine.begin() as conn:
                 self._park(conn, self.clock() + int(seconds * 1000))
         except sa.exc.DBAPIError:
@@ -312,6 +326,7 @@ class Budget:
 
     def snapshot(self) -> dict[str, Any]:
         """The limits, the use of the last minute, the park, and each task's totals."""
+        self._prepare()
         now = self.clock()
         with self.engine.connect() as conn:
             row = conn.execute(sa.select(state).where(state.c.name == NAME)).one()

@@ -140,6 +140,17 @@ def test_limits_are_checked_and_share_limits_joins_a_plain_run(in_tmp: Path) -> 
         gate.close()
 
 
+def test_a_fleet_database_away_makes_calls_wait_not_fail(in_tmp: Path) -> None:
+    away = in_tmp / "not yet"
+    budget = Budget(f"sqlite:///{away / 'fleet.sqlite'}", "t1")  # opens without it
+    answer = budget.reserve(10, 10)
+    assert answer.ticket is None and answer.wait == 1.0  # nothing is sent meanwhile
+    assert budget.park(5) is False  # the retry is then the engine's own
+    away.mkdir()
+    assert budget.reserve(10, 10).ticket is not None  # back: tables made, the call goes
+    budget.close()
+
+
 def test_a_caller_that_waits_is_served_before_a_newer_one(in_tmp: Path) -> None:
     url = f"sqlite:///{in_tmp / 'fleet.sqlite'}"
     now = [1_000_000]
