@@ -24,7 +24,7 @@ _EXPORTS = {
     "load_settings": "flower.core.config",
     "Settings": "flower.core.config",
     "FlowerError": "flower.core.errors",
-    "MissingAPIKeyError": "flower.runtime.engine",
+    "MissingAPIKeyError": "flower.runtime.credentials",
     "InvalidRunOptionError": "flower.runtime.engine",
     "UnknownToolError": "flower.runtime.tools.base",
     "PruningSessionStore": "flower.stores.prune",

@@ -26,7 +26,6 @@ from flower.core.i18n import N_, _, language
 if TYPE_CHECKING:
     from flower.core.config import LoadedSettings, Settings
 
-KEY_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 CHECK_NAMES = {
     name: name
     for name in (
@@ -220,7 +219,9 @@ def check_endpoint(settings: Settings) -> Check:
 
 
 def check_api_key() -> Check:
-    present = [name for name in KEY_VARIABLES if os.environ.get(name, "").strip()]
+    from flower.runtime.credentials import keys_present
+
+    present = keys_present()
     if present:
         return Check("api key", True, _("{names} set").format(names=_(" and ").join(present)))
     return Check("api key", False, _("set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN)"))

@@ -26,9 +26,10 @@ from flower.cli.context import RunDirOption, get_settings, get_state, store_name
 from flower.cli.lazy import command_help
 from flower.cli.run_lock import RunDirError, require_writable
 from flower.cli.stopping import INTERRUPTED_EXIT, interrupted_exit, reading_answer, run_stoppable
-from flower.core.errors import FlowerError, NothingToDoError
+from flower.core.errors import NothingToDoError
 from flower.core.i18n import N_, _
 from flower.core.labels import shown_label, shown_steps
+from flower.runtime.credentials import require_api_key
 
 if TYPE_CHECKING:
     from flower.cli.live import Live
@@ -40,19 +41,11 @@ if TYPE_CHECKING:
     from flower.workflow.state import WakeState
     from flower.workflow.wake import WakeChoice
 
-KEY_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
-
 
 def _say_interrupted(live: Live, what: str) -> None:
     with contextlib.suppress(OSError):  # after SIGHUP the terminal may be gone
         live.line("")
         live.line(_("interrupted: {what}").format(what=what), "yellow")
-
-
-class NoAPIKeyError(FlowerError):
-    """Neither ANTHROPIC_API_KEY nor ANTHROPIC_AUTH_TOKEN is set."""
-
-    exit_code = 1
 
 
 # -- options shared by run and once ----------------------------------------------------
@@ -77,14 +70,6 @@ def _joined(words: list[str] | None) -> str | None:
 
     text = typed_text(" ".join(words or [])).strip()
     return text or None
-
-
-def require_api_key() -> None:
-    """Refuse to start without credentials (the engine would fail on its first call)."""
-    if not any(os.environ.get(name, "").strip() for name in KEY_VARIABLES):
-        from flower.runtime.engine import NO_API_KEY
-
-        raise NoAPIKeyError(_(NO_API_KEY))
 
 
 def _settings(ctx: typer.Context, run_dir: str | None, model: str | None) -> Settings:
@@ -891,7 +876,6 @@ def demo(
 
 
 __all__ = [
-    "NoAPIKeyError",
     "NothingToDoError",
     "RunDirError",
     "describe_state",

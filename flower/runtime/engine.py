@@ -23,11 +23,12 @@ import msgspec
 from flower.core.config import Settings, load_settings
 from flower.core.errors import FlowerError, InvalidKeyError, UnknownSessionError
 from flower.core.fileperms import local_fault
-from flower.core.i18n import N_, _, ngettext
+from flower.core.i18n import _, ngettext
 from flower.core.keys import project_key
 from flower.core.protocols import CallGate, SessionStoreBase
 from flower.core.records import SessionKey
 from flower.core.telemetry import Attributes, Tracing, tracing_for
+from flower.runtime.credentials import require_api_key
 from flower.runtime.events import Event, EventSink, SessionStarted, StepDone, Waiting
 from flower.runtime.loop import Conversation, IncompleteResponseError, Tally, converse
 from flower.runtime.persist import TranscriptWriter
@@ -38,24 +39,10 @@ if TYPE_CHECKING:
     from flower.stores.prune import PruningSessionStore
 
 
-class MissingAPIKeyError(FlowerError):
-    """No credentials for the Messages API."""
-
-    exit_code = 2
-
-
 class InvalidRunOptionError(FlowerError, ValueError):
     """An option of ``Runtime.run`` that cannot be used as given."""
 
     exit_code = 2
-
-
-NO_API_KEY = N_(
-    "no API key: set ANTHROPIC_API_KEY (for example `export ANTHROPIC_API_KEY=sk-ant-...`, "
-    "from https://console.anthropic.com/settings/keys) or ANTHROPIC_AUTH_TOKEN. "
-    "`flower demo` runs without one."
-)
-"""An English msgid: ``_(NO_API_KEY)`` where it is raised, in the language of the run."""
 
 
 class OrphanWarning(UserWarning):
@@ -243,11 +230,7 @@ class Runtime:
     # -- client and resilience
 
     def _make_client(self) -> Any:
-        if not any(
-            os.environ.get(name, "").strip()
-            for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
-        ):
-            raise MissingAPIKeyError(_(NO_API_KEY))
+        require_api_key()
         import anthropic
 
         # how long a silent connection may hang before resilience retries it

@@ -17,7 +17,8 @@ from flower.core.errors import UnknownSessionError
 from flower.core.i18n import _
 from flower.core.records import SessionKey
 from flower.core.transcript import check_conversation
-from flower.runtime.engine import MissingAPIKeyError, Runtime
+from flower.runtime.credentials import MissingAPIKeyError
+from flower.runtime.engine import Runtime
 from flower.runtime.events import StepDone, TextDelta, ToolCall, ToolResult, TurnEnd
 from flower.runtime.loop import MAX_TOKENS_NUDGE, TRUNCATED_TOOL_USE
 from flower.runtime.spec import AgentSpec
@@ -316,6 +317,7 @@ def test_no_api_key_names_the_variable_and_flower_demo(
         run(rt.run(READER, "hi"))
     assert "ANTHROPIC_API_KEY" in str(info.value) and "flower demo" in str(info.value)
     assert fake_api.requests == []
+    assert info.value.exit_code == 1  # as the CLI's refusal (docs/cli.md): one error
 
 
 def test_denied_tool_gets_a_readable_denial_and_the_run_goes_on(
