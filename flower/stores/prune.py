@@ -209,16 +209,35 @@ def prune(
 
 
 def run_policies(
-    entries: Sequence[Entry], policies: Sequence[PruningPolicy], ctx: PruneContext
+    entries: Sequence[Entry],
+    policies: Sequence[PruningPolicy],
+    ctx: PruneContext,
+    report: list[PolicyStats] | None = None,
 ) -> list[Entry]:
     """``entries`` through ``policies`` in order, as given (no walk, no repair): a
-    policy that fails is skipped with a :class:`PruningWarning` naming it."""
+    policy that fails is skipped with a :class:`PruningWarning` naming it. The one
+    policy loop: with a ``report``, each policy's :class:`PolicyStats` is appended to
+    it (what it removed, changed and saved, and whether it edited its input in place)."""
     current = list(entries)
     for policy in policies:
+        stats = PolicyStats(_name(policy))
+        given = None if report is None else _snapshot(current)  # a report may afford it
         try:
-            current = _apply(policy, current, ctx)
+            result = _apply(policy, current, ctx)
         except Exception as exc:  # one bad policy must not stop a resume
-            _warn_failure(_name(policy), ctx, exc)
+            stats.error = _warn_failure(stats.policy, ctx, exc)
+            result = current
+        if report is not None:
+            if given is not None and _snapshot(current) != given:
+                stats.notes.append(
+                    _(
+                        "changed the entries it was given in place (a policy must return new "
+                        "entries and leave its input alone); the counts miss those changes"
+                    )
+                )
+            _diff(current, result, stats)
+            report.append(stats)
+        current = result
     return current
 
 
@@ -277,26 +296,8 @@ def prune_in_detail(
 ) -> PruneDetail:
     """:func:`prune_with_stats`, and how many stored entries were off the chain."""
     chain = _walk(entries, ctx)
-    current = chain
     report: list[PolicyStats] = []
-    for policy in policies:
-        stats = PolicyStats(_name(policy))
-        given = _snapshot(current)  # a report may afford checking the policy's contract
-        try:
-            result = _apply(policy, current, ctx)
-        except Exception as exc:
-            stats.error = _warn_failure(stats.policy, ctx, exc)
-            result = current
-        if given is not None and _snapshot(current) != given:
-            stats.notes.append(
-                _(
-                    "changed the entries it was given in place (a policy must return new "
-                    "entries and leave its input alone); the counts miss those changes"
-                )
-            )
-        _diff(current, result, stats)
-        report.append(stats)
-        current = result
+    current = run_policies(chain, policies, ctx, report)
     repair = PolicyStats(REPAIR_STEP)
     view, repair.notes = _check(current, ctx)
     _diff(current, view, repair)
