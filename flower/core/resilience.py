@@ -273,6 +273,23 @@ def classify(error: BaseException | str) -> Kind:
     return _classify_text(" | ".join(_one_line(e) for e in _chain(error)))
 
 
+def error_kind(kind: str, status: int | None, text: str) -> str:
+    """The ``error`` field of a failed call's synthetic transcript entry (Claude Code's
+    names), from what :func:`classify` and :func:`status_of` said of it and its text."""
+    lowered = text.lower()
+    if status in (401, 403) or "authentication" in lowered:
+        return "authentication_failed"
+    if status == 429 or "rate_limit" in lowered:
+        return "rate_limit"
+    if status == 529 or "overloaded" in lowered:
+        return "overloaded"
+    if status is not None and status >= 500:
+        return "server_error"
+    if status is None and kind == "transient":
+        return "connection"
+    return "unknown"
+
+
 def _one_line(error: BaseException) -> str:
     text = str(error).strip() or type(error).__name__
     return " ".join(text.split())
@@ -812,6 +829,7 @@ __all__ = [
     "classify",
     "describe",
     "endpoint",
+    "error_kind",
     "format_duration",
     "make_prober",
     "reset_after",

@@ -32,22 +32,6 @@ def now_iso() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
-def error_kind(kind: str, status: int | None, text: str) -> str:
-    """The synthetic entry's ``error`` field from a failed attempt's classification."""
-    lowered = text.lower()
-    if status in (401, 403) or "authentication" in lowered:
-        return "authentication_failed"
-    if status == 429 or "rate_limit" in lowered:
-        return "rate_limit"
-    if status == 529 or "overloaded" in lowered:
-        return "overloaded"
-    if status is not None and status >= 500:
-        return "server_error"
-    if status is None and kind == "transient":
-        return "connection"
-    return "unknown"
-
-
 class TranscriptWriter:
     """Appends one session's entries, each chained to the one before."""
 
@@ -114,6 +98,8 @@ class TranscriptWriter:
 
     def api_error(self, text: str, kind: str, status: int | None) -> Entry:
         """A failed API call, stored for the record; the pruning view never shows it."""
+        from flower.core.resilience import error_kind  # loaded with the first failure
+
         entry = self._envelope("assistant")
         entry["isApiErrorMessage"] = True
         entry["error"] = error_kind(kind, status, text)

@@ -347,3 +347,25 @@ def test_flower_errors_are_fatal_unless_they_are_connection_errors() -> None:
 
     assert classify(UnknownSessionError("no session 'x'")) == "fatal"
     assert classify(DroppedStream("the stream ended before message_stop")) == "transient"
+
+
+@pytest.mark.parametrize(
+    ("kind", "status", "text", "field"),
+    [
+        ("fatal", 401, "Error code: 401", "authentication_failed"),
+        ("fatal", None, "authentication_error: invalid x-api-key", "authentication_failed"),
+        ("transient", 429, "Error code: 429", "rate_limit"),
+        ("transient", 529, "Error code: 529", "overloaded"),
+        ("transient", 503, "Error code: 503", "server_error"),
+        ("transient", None, "connection refused", "connection"),
+        ("unknown", None, "something else", "unknown"),
+    ],
+)
+def test_the_error_field_of_a_failed_call_is_named_beside_its_kind(
+    kind: str, status: int | None, text: str, field: str
+) -> None:
+    """One place classifies a failure: the synthetic entry's ``error`` comes from
+    resilience, next to classify (it was a copy of the rule in runtime/persist)."""
+    from flower.core.resilience import error_kind
+
+    assert error_kind(kind, status, text) == field
