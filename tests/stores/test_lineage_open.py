@@ -86,3 +86,34 @@ def test_record_session_sets_the_old_lineage_aside_first_as_a_wake_does(
     assert kept == old if backend == "json" else b"s-old" in kept
     assert lineage.fresh is not None and lineage.fresh.archived == str(archives[0].parent)
     assert load_lineage(in_tmp, settings=settings).steps == {"work": "s-new"}
+
+
+def test_a_sealed_lineage_store_keeps_update_and_mismatch_and_passes_the_contract(
+    tmp_path: Path,
+) -> None:
+    """Encryption wraps the lineage store without losing its optional capabilities: the
+    multi-process merge and the moved-record probe pass their contract cases (none
+    skipped) through SealedLineageStore. (Its invalid_record_rejected case fails: an
+    unencodable extra raises TypeError from the sealer, not InvalidLineageError.)"""
+    import itertools
+
+    from flower.core.protocols import MergingLineageStore, MismatchLineageStore
+    from flower.stores.encrypt import FileSealer
+    from flower.stores.keyring import Keyring
+    from flower.stores.lineage import SealedLineageStore
+    from flower.testing.contract import check_lineage_store, lineage_case_names
+    from flower_plugins.jsonfs import JsonLineageStore
+
+    sealer = FileSealer(Keyring((bytes(range(32)),), "test"))
+    counter = itertools.count()
+
+    def factory() -> SealedLineageStore:
+        return SealedLineageStore(
+            JsonLineageStore(tmp_path / f"l{next(counter)}" / "lineage.json"), sealer
+        )
+
+    assert isinstance(factory(), MergingLineageStore)
+    assert isinstance(factory(), MismatchLineageStore)
+    capabilities = [n for n in lineage_case_names() if n.startswith(("update_", "mismatch_"))]
+    report = check_lineage_store(factory, only=capabilities)
+    assert report.skipped == [] and sorted(report.passed) == sorted(capabilities)
