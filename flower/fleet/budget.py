@@ -154,6 +154,10 @@ class Budget:
         self._ready = True
 
     def close(self) -> None:
+        """Leave the line (if waiting) and let the connections go."""
+        if self._since is not None:
+            with contextlib.suppress(sa.exc.DBAPIError), self.engine.begin() as conn:
+                conn.execute(sa.delete(waiters).where(waiters.c.who == self.who))
         self.engine.dispose()
 
     def _ensure_row(self) -> None:

@@ -47,6 +47,7 @@ got = 0
 while time.time() < start + float(sys.argv[4]):
     if budget.reserve(int(sys.argv[5]), 1).ticket is not None:
         got += 1
+budget.close()  # out of the line: a process gone without it leaves it after 5 s
 print(got)
 """
 
@@ -182,6 +183,7 @@ class _Timed:
     def __call__(self, request: RecordedRequest) -> Reply | Fault:
         self.at.append(time.time())
         item = self.items.pop(0)
+        item = item() if callable(item) else item
         return text(item) if isinstance(item, str) else item
 
 
@@ -204,7 +206,7 @@ def test_a_429_parks_every_caller_and_the_step_resumes_its_session_uncounted(
     in_tmp: Path, english: None, monkeypatch: pytest.MonkeyPatch, limited: str
 ) -> None:
     url = f"sqlite:///{in_tmp / 'fleet.sqlite'}"
-    first = rate_limited(retry_after=2) if limited == "retry-after" else _reset_in(2.5)
+    first = rate_limited(retry_after=2) if limited == "retry-after" else lambda: _reset_in(2.5)
     script = _Timed([first, "done"])
     lines: list[str] = []
     other = Budget(url, "another worker")
@@ -335,6 +337,7 @@ def test_a_forced_429_parks_every_worker_and_every_task_finishes(
     wait_for(lambda: model.forced_at is not None, 120, "no request reached the API")
     budget = Budget(f"sqlite:///{root / 'runs' / 'fleet.sqlite'}", "test")
     parked = wait_for(lambda: budget.snapshot()["parked_until"], 9, "the 429 parked nothing")
+    seen_parked = time.time()
     budget.close()
     assert parked >= model.forced_at + 9.5
     shown = run(root, env, "fleet", "status").stdout
@@ -350,8 +353,10 @@ def test_a_forced_429_parks_every_worker_and_every_task_finishes(
     )
     assert [row["state"] for row in rows] == ["done"] * 3, rows
     assert model.forced_at is not None
-    inside = [t for t in model.at if model.forced_at < t < model.forced_at + 9.9]
-    assert inside == []  # nothing reached the API while parked
+    # nothing admitted after the park reached the API until it ended (a call admitted
+    # just before it may still arrive a moment later, on a loaded machine)
+    inside = [t for t in model.at if seen_parked + 2 < t < parked - 0.1]
+    assert parked - 0.1 - (seen_parked + 2) > 3 and inside == []
     logs = [run(root, env, "fleet", "logs", f"t{i}") for i in range(3)]
     assert all(done.returncode == 0 for done in logs)
     assert all("== confirm the brief" in done.stdout for done in logs)
