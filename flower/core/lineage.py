@@ -17,6 +17,7 @@ Two invariants from the seed page (docs/continuity.md):
 from __future__ import annotations
 
 import copy
+import json
 import logging
 import os
 import time
@@ -382,6 +383,35 @@ def _mismatch(store: LineageStore, ident: str) -> LineageMismatch | None:
         log.debug("lineage mismatch not known: %s", exc)
         return None
     return found if isinstance(found, LineageMismatch) else None
+
+
+class InvalidLineageError(FlowerError, ValueError):
+    """A lineage record that cannot be written in the seed's shape."""
+
+
+def check_record(record: LineageRecord) -> None:
+    """Raise :class:`InvalidLineageError` for a record no store can write in the seed's
+    shape (every store, and the sealing wrapper before it seals, checks with this)."""
+    if not isinstance(record, LineageRecord):
+        raise InvalidLineageError(f"expected a LineageRecord, got {type(record).__name__}")
+    if not isinstance(record.workspace, str) or not record.workspace:
+        raise InvalidLineageError(f"workspace must be a non-empty string, got {record.workspace!r}")
+    if not isinstance(record.woke, int) or isinstance(record.woke, bool) or record.woke < 0:
+        raise InvalidLineageError(f"woke must be a non-negative int, got {record.woke!r}")
+    if not isinstance(record.steps, dict):
+        raise InvalidLineageError(f"steps must be a dict, got {type(record.steps).__name__}")
+    for step, session_id in record.steps.items():
+        if not isinstance(step, str) or not isinstance(session_id, str):
+            raise InvalidLineageError(
+                f"steps must map step names to session ids (str -> str), got {step!r}: "
+                f"{session_id!r}"
+            )
+    if not isinstance(record.extra, dict) or not all(isinstance(k, str) for k in record.extra):
+        raise InvalidLineageError("extra must be a dict with string keys")
+    try:
+        json.dumps(record.extra, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidLineageError(f"extra fields are not JSON-safe: {exc}") from None
 
 
 _CORE_FIELDS = ("workspace", "woke", "steps")

@@ -17,7 +17,7 @@ import msgspec
 
 from flower.core.errors import ConfigError, StoreNotFoundError
 from flower.core.i18n import _
-from flower.core.lineage import Lineage, NoLineageStore, settings_for
+from flower.core.lineage import Lineage, NoLineageStore, check_record, settings_for
 from flower.core.protocols import LineageStore, MergingLineageStore, MismatchLineageStore
 from flower.core.records import LineageRecord
 from flower.stores.encrypt import FileSealer, file_sealer
@@ -70,6 +70,7 @@ class SealedLineageStore:
         return None if record is None else self._opened(record)
 
     def save(self, record: LineageRecord) -> None:
+        check_record(record)  # before sealing: a bad record is refused as the inner store would
         self.inner.save(self._sealed(record))
 
     def _update(
@@ -77,7 +78,9 @@ class SealedLineageStore:
     ) -> LineageRecord:
         def sealed_change(current: LineageRecord | None) -> LineageRecord:
             opened = None if current is None else self._opened(current)
-            return self._sealed(change(opened))
+            changed = change(opened)
+            check_record(changed)
+            return self._sealed(changed)
 
         assert isinstance(self.inner, MergingLineageStore)  # set as update only then
         return self._opened(self.inner.update(workspace, sealed_change))

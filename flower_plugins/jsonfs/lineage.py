@@ -8,7 +8,6 @@ an object or for another workspace reads as ``None``: a silent fresh start (seed
 from __future__ import annotations
 
 import errno
-import json
 import logging
 import os
 import shutil
@@ -24,17 +23,17 @@ from flower.core.fileperms import (
     replaced_atomically,
 )
 from flower.core.i18n import _
-from flower.core.lineage import lineage_document, parse_lineage
+from flower.core.lineage import (
+    check_record,
+    lineage_document,
+    parse_lineage,
+)
 from flower.core.records import LineageMismatch, LineageRecord
 
 log = logging.getLogger("flower.jsonfs")
 
 FILENAME = "lineage.json"
 __all__ = ["JsonLineageStore", "parse_lineage", "render_lineage"]
-
-
-class InvalidLineageError(FlowerError, ValueError):
-    """A lineage record that cannot be written in the seed's shape."""
 
 
 class ArchiveConflictError(FlowerError):
@@ -150,26 +149,3 @@ def render_lineage(record: LineageRecord) -> bytes:
     """The seed's shape, unknown fields after the three known ones; readable CJK."""
     check_record(record)
     return lineage_document(record)
-
-
-def check_record(record: LineageRecord) -> None:
-    if not isinstance(record, LineageRecord):
-        raise InvalidLineageError(f"expected a LineageRecord, got {type(record).__name__}")
-    if not isinstance(record.workspace, str) or not record.workspace:
-        raise InvalidLineageError(f"workspace must be a non-empty string, got {record.workspace!r}")
-    if not isinstance(record.woke, int) or isinstance(record.woke, bool) or record.woke < 0:
-        raise InvalidLineageError(f"woke must be a non-negative int, got {record.woke!r}")
-    if not isinstance(record.steps, dict):
-        raise InvalidLineageError(f"steps must be a dict, got {type(record.steps).__name__}")
-    for step, session_id in record.steps.items():
-        if not isinstance(step, str) or not isinstance(session_id, str):
-            raise InvalidLineageError(
-                f"steps must map step names to session ids (str -> str), got {step!r}: "
-                f"{session_id!r}"
-            )
-    if not isinstance(record.extra, dict) or not all(isinstance(k, str) for k in record.extra):
-        raise InvalidLineageError("extra must be a dict with string keys")
-    try:
-        json.dumps(record.extra, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise InvalidLineageError(f"extra fields are not JSON-safe: {exc}") from None

@@ -22,9 +22,9 @@ from sqlalchemy.engine import Connection
 
 from flower.core.fileperms import private_dir, replaced_atomically
 from flower.core.i18n import _
-from flower.core.lineage import lineage_document
+from flower.core.lineage import check_record, lineage_document
 from flower.core.records import LineageMismatch, LineageRecord
-from flower_plugins.jsonfs.lineage import ArchiveConflictError, check_record
+from flower_plugins.jsonfs.lineage import ArchiveConflictError
 from flower_plugins.sql.engine import Database
 from flower_plugins.sql.schema import lineage
 
