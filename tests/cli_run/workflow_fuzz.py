@@ -803,6 +803,8 @@ BEHAVIOURS = (
     "dropped",
 )
 """How the model answers during one wake (see :class:`WakeModel`)."""
+SEND_BACK = "The acceptance check did not pass."
+"""How the judge's send-back to the worker begins in English (these runs' language)."""
 API_FAULTS = ("storm529", "one401", "dropped", "refusal")
 """The behaviours that may end a wake before its work step: an API error, or a refusal
 (the model declined; the run stops, the next wake asks again)."""
@@ -1244,8 +1246,10 @@ class Sequence:
             if agent_of(req) == "worker":
                 heard = [t for m in req.messages if m.get("role") == "user" for t in _user_texts(m)]
                 self.worker_heard.extend(heard)
+                # the judge's send-back may quote a goal made from the request: not said
+                told = [t for t in heard if not t.startswith(SEND_BACK)]
                 for said in self.said:
-                    times = sum(said.text in t for t in heard)
+                    times = sum(said.text in t for t in told)
                     if times > 1:
                         problem = f"worker request {number} carries {said.text!r} {times} times"
                         self.note(n, "twice", f"twice: {problem}", outcome)
@@ -1347,7 +1351,7 @@ class Sequence:
             for row in manifest_rows(self.ws)[self.manifest_rows :]
             if row.get("ok") is False and row.get("session_id")
         ]
-        if shown and failed and outcome.code != 0:
+        if shown and failed and outcome.code == 1:  # a step failed (4: goals not met)
             expect(
                 shown[-1] == failed[-1]["session_id"],
                 f"ending: the closing line names session {shown[-1][:8]}, the step that failed"
