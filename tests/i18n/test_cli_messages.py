@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -84,6 +85,12 @@ def test_doctor_lines_and_json(empty: Path) -> None:
     assert checks["api key"] == "ANTHROPIC_API_KEY set"  # the data words, in English
 
 
+def aligned(config_output: str) -> str:
+    """``flower config``'s lines with the padding before ``=`` (as wide as the longest
+    key, which grows with every new setting) made one space."""
+    return re.sub(r" +=", " =", config_output)
+
+
 def test_config_lines_and_json(empty: Path) -> None:
     en = flower("en", "config")
     zh = flower("zh_CN", "config")
@@ -91,16 +98,16 @@ def test_config_lines_and_json(empty: Path) -> None:
     assert zh.output.splitlines()[0] == "pyproject: (无:没有找到 [tool.flower] 表)"
     assert "session store: sqlite:///" in en.output and "会话存储: sqlite:///" in zh.output
     assert "# default" in en.output and "# 默认" in zh.output
-    assert "language                    = zh_CN  # env FLOWER_LANG" in zh.output
-    assert "workflow.brief_file         = null  # default: brief.md (English)" in en.output
-    assert "workflow.goals_file         = null  # 默认:目标.md(中文)" in zh.output
+    assert "language = zh_CN  # env FLOWER_LANG" in aligned(zh.output)
+    assert "workflow.brief_file = null  # default: brief.md (English)" in aligned(en.output)
+    assert "workflow.goals_file = null  # 默认:目标.md(中文)" in aligned(zh.output)
     (empty / "需求.md").write_text("## 背景\n", encoding="utf-8")
     (empty / "brief.md").write_text("## Background\n", encoding="utf-8")
-    assert "workflow.brief_file         = null  # found: brief.md (需求.md not used)" in (
-        flower("en", "config").output
+    assert "workflow.brief_file = null  # found: brief.md (需求.md not used)" in (
+        aligned(flower("en", "config").output)
     )
-    assert "workflow.brief_file         = null  # 已找到:需求.md(没有用 brief.md)" in (
-        flower("zh_CN", "config").output
+    assert "workflow.brief_file = null  # 已找到:需求.md(没有用 brief.md)" in (
+        aligned(flower("zh_CN", "config").output)
     )
     en_json = json.loads(flower("en", "config", "--json").stdout)
     zh_json = json.loads(flower("zh_CN", "config", "--json").stdout)
