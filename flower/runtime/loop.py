@@ -19,7 +19,7 @@ from flower.runtime import genai
 from flower.runtime.events import Event, TextDelta, ToolCall, ToolResult, TurnEnd
 from flower.runtime.persist import TranscriptWriter
 from flower.runtime.pricing import cost_of
-from flower.runtime.spec import STOP_CONTEXT_LIMIT, STOP_MAX_TURNS
+from flower.runtime.spec import STOP_CONTEXT_LIMIT, STOP_MAX_TOKENS, STOP_MAX_TURNS
 
 CACHE = {"type": "ephemeral"}
 # flower's words to the model, made when the request is built: in the wake's language
@@ -350,6 +350,7 @@ async def converse(conv: Conversation) -> LoopOutcome:
                         "the reply hit max_tokens={max_tokens} twice in a row; "
                         "raise AgentSpec.max_tokens"
                     ).format(max_tokens=conv.max_tokens),
+                    stop=STOP_MAX_TOKENS,
                 )
             cut_off = True
             await _answer_cut_off(conv, response, entry["uuid"])

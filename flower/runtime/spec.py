@@ -11,6 +11,8 @@ STOP_CONTEXT_LIMIT = "context_limit"
 """``StepResult.stop`` of a run that ended itself before its context passed the limit."""
 STOP_MAX_TURNS = "max_turns"
 """``StepResult.stop`` of a run that reached ``AgentSpec.max_turns``."""
+STOP_MAX_TOKENS = "max_tokens"
+"""``StepResult.stop`` of a run whose reply was cut at ``AgentSpec.max_tokens`` twice."""
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from typing import Any, Protocol
 import msgspec
 
 from flower.core.i18n import N_, _, every_translation, ngettext
-from flower.runtime.spec import STOP_MAX_TURNS, AgentSpec, StepResult
+from flower.runtime.spec import STOP_MAX_TOKENS, STOP_MAX_TURNS, AgentSpec, StepResult
 from flower.workflow.base import Context, Step, StepRun
 from flower.workflow.documents import (
     ADDENDUM_SECTION,
@@ -201,9 +201,15 @@ def brief_from_request(request: str) -> str:
     )
 
 
+CUT_SHORT = frozenset({STOP_MAX_TURNS, STOP_MAX_TOKENS})
+"""Stops of a run that used up its turns (tool calls only) or its reply's length (cut
+at max_tokens twice) and gave no brief or goals: the model did not play along, so the
+step falls back as it does for a terse reply."""
+
+
 def _went_on(result: StepResult) -> StepResult:
     """The step's result once it went on with a brief or goals: a last run that stopped
-    at ``max_turns`` (as the manifest records it) does not fail the step."""
+    short (see :data:`CUT_SHORT`; the manifest records it) does not fail the step."""
     return result if result.ok else replace(result, ok=True, error=None, stop=None)
 
 
@@ -281,7 +287,7 @@ def clarify_step(
         gave_up_asking = ask is None
         for _exchange in range(max_exchanges):
             result = await run.turn(prompt)
-            if not result.ok and result.stop != STOP_MAX_TURNS:
+            if not result.ok and result.stop not in CUT_SHORT:
                 return result
             brief = extract_brief(result.text)
             if brief is None and brief_is_complete(brief_path(run.ctx)):
@@ -291,7 +297,7 @@ def clarify_step(
                 run.ctx.brief = brief
                 return _went_on(result)
             if not result.ok:
-                break  # it spent all its turns (tools only) and wrote no brief: fall back
+                break  # cut short (turns or length) with no brief: fall back
             answer = None if gave_up_asking or ask is None else await _ask(ask, result.text)
             if answer is None:
                 gave_up_asking = True
@@ -368,7 +374,7 @@ def goals_step(
     async def body(run: StepRun) -> StepResult:
         result = await run.turn(run.first_prompt())
         for attempt in range(3):
-            if not result.ok and result.stop != STOP_MAX_TURNS:
+            if not result.ok and result.stop not in CUT_SHORT:
                 return result
             goals = parse_goals(result.text)
             if goals:
@@ -376,7 +382,7 @@ def goals_step(
                 run.ctx.goals = goals
                 return _went_on(result)
             if not result.ok:
-                break  # it spent all its turns (tools only) and listed no goal: fall back
+                break  # cut short (turns or length) with no goals: fall back
             if attempt < 2:
                 result = await run.turn(message("GOALS_RETRY"))
         chosen = await _fall_back(run.ctx) if fallback is not None else None

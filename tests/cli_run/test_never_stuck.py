@@ -135,11 +135,21 @@ def test_a_model_that_never_writes_goals_still_gets_to_work(
     assert asked(seen, workers)
 
 
+def _tools_only() -> Reply:
+    return reply(tool_use("Glob", {"pattern": "*"}))
+
+
+def _cut_at_max_tokens() -> Reply:
+    return reply("我先看看目录里有", stop_reason="max_tokens")
+
+
+@pytest.mark.parametrize("cut_short", [_tools_only, _cut_at_max_tokens], ids=["tools", "length"])
 def test_a_model_that_only_calls_tools_still_gets_to_work(
-    flower: Flower, api: FakeMessagesAPI, ws: Path
+    flower: Flower, api: FakeMessagesAPI, ws: Path, cut_short: Callable[[], Reply]
 ) -> None:
     """A clarifier and a goal setter that spend every turn on tool calls (they stop at
-    max_turns with no text) fall back as terse ones do (FINDINGS F4)."""
+    max_turns with no text, FINDINGS F4) or whose every reply is cut at max_tokens
+    (FINDINGS F5) fall back as terse ones do."""
     judge = judge_meets_every_goal(ws, "目标.md")
     seen: list[RecordedRequest] = []
 
@@ -149,7 +159,7 @@ def test_a_model_that_only_calls_tools_still_gets_to_work(
             return judge(req)
         if system(req) == worker_agent().instructions:
             return reply("做完了")
-        return reply(tool_use("Glob", {"pattern": "*"}))
+        return cut_short()
 
     api.set_script(model)
     done = flower("--yes", REQUEST)
