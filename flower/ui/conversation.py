@@ -17,6 +17,7 @@ import msgspec
 from flower.core.entries import is_synthetic_error
 from flower.core.records import Entry
 from flower.core.transcript.blocks import content_words
+from flower.workflow.roles import first_prompt
 
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 """Media types an image block may be shown as (a data: URL of any other is not made)."""
@@ -193,19 +194,6 @@ def items(entries: Sequence[Entry]) -> list[Item]:
 
 
 def title_of(entries: Iterable[Entry], limit: int = 120) -> str:
-    """The first thing said in a session: its first user words (not a tool result)."""
-    for entry in entries:
-        message = entry.get("message")
-        if entry.get("type") != "user" or not isinstance(message, dict):
-            continue
-        if entry.get("isCompactSummary") or entry.get("isMeta"):
-            continue
-        content = message.get("content")
-        if isinstance(content, list) and any(
-            isinstance(b, dict) and b.get("type") == "tool_result" for b in content
-        ):
-            continue
-        words = " ".join(text_of(content).split())
-        if words:
-            return words if len(words) <= limit else words[: limit - 1] + "…"
-    return ""
+    """The first thing said in a session, on one line: its first prompt's words."""
+    words = " ".join(first_prompt(entries).split())
+    return words if len(words) <= limit else words[: limit - 1] + "…"

@@ -110,7 +110,7 @@ def first_prompt(entries: Iterable[Mapping[str, Any]]) -> str:
         ):
             continue
         words = content_words(content, skip=("image",))
-        if words:
+        if words and not words.isspace():
             return words
     return ""
 
