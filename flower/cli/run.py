@@ -32,7 +32,7 @@ from flower.core.labels import shown_label, shown_steps
 from flower.runtime.credentials import require_api_key
 
 if TYPE_CHECKING:
-    from flower.cli.live import Live
+    from flower.cli.live import Live, LiveRuntime
     from flower.core.config import Settings
     from flower.core.lineage import FreshStart
     from flower.core.rewind import RewindPlan
@@ -427,6 +427,20 @@ class TerminalGoals:
         self.live.line(goals_edited_line(goals_file, count), "green")
 
 
+def _live_runtime(live: Live, settings: Settings, trim: bool) -> LiveRuntime:
+    """The engine of a run typed here: this workspace, its settings and shared budget."""
+    from flower.cli.live import LiveRuntime
+
+    return LiveRuntime(
+        live,
+        workspace=".",
+        run_dir=settings.run_dir,
+        trim=trim,
+        settings=settings,
+        gate=call_gate(settings),
+    )
+
+
 def _execute(
     settings: Settings,
     live: Live,
@@ -442,18 +456,10 @@ def _execute(
 ) -> int:
     import time
 
-    from flower.cli.live import LiveRuntime
     from flower.workflow.builtin import builtin_workflow
 
     started = time.monotonic()
-    rt = LiveRuntime(
-        live,
-        workspace=".",
-        run_dir=settings.run_dir,
-        trim=trim,
-        settings=settings,
-        gate=call_gate(settings),
-    )
+    rt = _live_runtime(live, settings, trim)
     workflow = builtin_workflow(
         said,
         settings=rt.settings,
@@ -601,7 +607,7 @@ def _run_once(
 ) -> int:
     import time
 
-    from flower.cli.live import Live, LiveRuntime
+    from flower.cli.live import Live
     from flower.core.keys import project_key
     from flower.workflow.builtin import worker_agent
 
@@ -609,14 +615,7 @@ def _run_once(
     live = Live(out, rounds=1, work_step="once")
     live.woke = None  # `once` is one run by hand, not a wake
     started = time.monotonic()
-    rt = LiveRuntime(
-        live,
-        workspace=".",
-        run_dir=settings.run_dir,
-        trim=trim,
-        settings=settings,
-        gate=call_gate(settings),
-    )
+    rt = _live_runtime(live, settings, trim)
     try:
         if resume is not None:
             from flower.cli.session_ids import resume_key
