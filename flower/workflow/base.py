@@ -186,38 +186,13 @@ class StepRun:
         return result
 
     async def turn(self, prompt: str, *, label: str | None = None) -> StepResult:
-        """Send ``prompt`` to the step's session, relaying whenever it gets too big:
-        first if it already is, and mid-run when the run stops at the context limit."""
-        from flower.workflow.relay import (
-            NOTHING_LEFT,
-            handoff_left,
-            needs_relay,
-            relay,
-            relay_while_full,
-            relayed_to,
-            resume_relayed,
-        )
+        """Send ``prompt`` to the step's session (relaying whenever it gets too big:
+        :func:`~flower.workflow.relay.relay_turn` chooses how), retrying a failed run
+        up to ``workflow.retries`` times (``<step>#retry<N>``)."""
+        from flower.workflow.relay import relay_turn, relay_while_full
 
         label = label or self.name
-        # a handoff left unanswered, or answered and never passed on, can only come from
-        # an earlier process: looked for once
-        left = NOTHING_LEFT
-        if self.resumed and not self.results and self.session_id:
-            left = handoff_left(self.runtime, self.session_id)
-        successor = (
-            relayed_to(self.runtime, self.session_id) if left.answered and self.session_id else None
-        )
-        if successor is not None:
-            result = await resume_relayed(self, successor, prompt, label=label)
-        elif left.answered is not None:
-            result = await relay(self, prompt, label=label, answered=left.answered)
-        elif left.asking is not None:
-            result = await relay(self, prompt, label=label, asking=left.asking)
-        elif self.session_id and needs_relay(self.runtime, self.session_id, self.settings, prompt):
-            result = await relay(self, prompt, label=label)
-        else:
-            result = await self.raw_turn(prompt, resume=self.session_id, label=label)
-        result = await relay_while_full(self, result, prompt, label=label)
+        result = await relay_turn(self, prompt, label=label)
         retries = 0
         while (
             not result.ok

@@ -25,13 +25,16 @@ import logging
 import re
 import time
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from flower.core.i18n import N_, _, every_translation, ngettext
 from flower.core.telemetry import tracing_of
 from flower.runtime.spec import STOP_CONTEXT_LIMIT, StepResult
 from flower.workflow.context import RelayMove
 from flower.workflow.documents import documents
+
+if TYPE_CHECKING:
+    from flower.workflow.base import StepRun
 
 log = logging.getLogger(__name__)
 
@@ -345,6 +348,40 @@ async def _relay(
     return result
 
 
+async def relay_turn(run: StepRun, prompt: str, *, label: str) -> StepResult:
+    """Send ``prompt`` to ``run``'s session, relaying whenever it gets too big. The one
+    place that chooses among the cases, in this order:
+
+    1. a relay a killed run finished but never named in lineage (the handoff answered
+       and a new session started from it): go on in that session (:func:`resume_relayed`);
+    2. a handoff answered and never passed on: relay with it, not asking again;
+    3. a handoff request left unanswered: relay, finishing that request;
+    4. a session that would leave no room for one more turn (:func:`needs_relay`): relay
+       first;
+    5. else one plain run in the session.
+
+    Cases 1-3 can only come from an earlier process, so they are looked for once, on
+    the first turn of a resumed step. Whatever the case, a run that stops at the context
+    limit then relays at once and goes on (:func:`relay_while_full`).
+    """
+    sid = run.session_id
+    left = NOTHING_LEFT
+    if run.resumed and not run.results and sid:
+        left = handoff_left(run.runtime, sid)
+    successor = relayed_to(run.runtime, sid) if left.answered and sid else None
+    if successor is not None:
+        result = await resume_relayed(run, successor, prompt, label=label)
+    elif left.answered is not None:
+        result = await relay(run, prompt, label=label, answered=left.answered)
+    elif left.asking is not None:
+        result = await relay(run, prompt, label=label, asking=left.asking)
+    elif sid and needs_relay(run.runtime, sid, run.settings, prompt):
+        result = await relay(run, prompt, label=label)
+    else:
+        result = await run.raw_turn(prompt, resume=sid, label=label)
+    return await relay_while_full(run, result, prompt, label=label)
+
+
 async def relay_while_full(run: Any, result: StepResult, prompt: str, *, label: str) -> StepResult:
     """While ``result`` stopped at the context limit, relay and carry on in a new session.
 
@@ -401,6 +438,7 @@ __all__ = [
     "left_in",
     "needs_relay",
     "relay",
+    "relay_turn",
     "relay_while_full",
     "relayed_to",
     "resume_relayed",
