@@ -40,6 +40,40 @@ as ``ctx.woke`` or ``ctx["_woke"]``: ``_woke``, ``_sessions`` ({step: session id
 
 PromptLike = str | Callable[[Context], str]
 StepBody = Callable[["StepRun"], Awaitable[StepResult]]
+StepThrough = Callable[[str, Callable[[], Awaitable[dict[str, Any]]]], Awaitable[dict[str, Any]]]
+"""How a caller runs each step of a wake: ``through(step name, live)`` awaits ``live()``
+(which runs the step, ``skip_if`` and ``after`` included, and returns its
+:class:`StepOutcome` as builtins) and returns what it gave; or, for a step the caller
+finished in an earlier process, returns the outcome it kept then without calling
+``live`` (a durable engine's step: the fleet's DBOS step, see flower/fleet/wake.py)."""
+
+
+class StepOutcome(msgspec.Struct, kw_only=True):
+    """What one step leaves for the rest of a wake: small (no transcript), so a durable
+    engine can keep it and a later process can carry on without running the step."""
+
+    ok: bool = True
+    skipped: bool = False
+    resumed: bool = False
+    session_id: str | None = None
+    text: str | None = None
+    """The step's final text (None when sessions are encrypted: it stays in the
+    transcript)."""
+    results: list[StepResult] = msgspec.field(default_factory=list)
+    goal_met: bool | None = None
+    """``ctx.goal_met`` once the step ended."""
+
+    def replay(self, ctx: Context, name: str) -> None:
+        """Put what the step left into ``ctx``, as if it had just run."""
+        if self.skipped:
+            ctx.skipped.append(name)
+        else:
+            ctx.resumed[name] = self.resumed
+        if self.session_id:
+            ctx.sessions[name] = self.session_id
+        ctx.results.extend(self.results)
+        ctx.values[name] = self.text or ""
+        ctx.goal_met = self.goal_met
 
 
 def __getattr__(name: str) -> Any:
@@ -281,22 +315,30 @@ class Workflow:
         return settings_for(getattr(runtime, "settings", None), None)
 
     async def run(
-        self, rt: Any, resume_from: Mapping[str, Any] | WorkflowContext | None = None
+        self,
+        rt: Any,
+        resume_from: Mapping[str, Any] | WorkflowContext | None = None,
+        *,
+        through: StepThrough | None = None,
     ) -> Context:
         """Run every step; returns the context (see :data:`Context`).
 
         ``resume_from`` ({step: session id}, or a previous context) takes precedence
         over lineage; a session missing from the store is ignored either way.
+        ``through`` runs each step (see :data:`StepThrough`); None: each runs here.
         """
         steps = [step.name for step in self.steps]
         with tracing_of(rt).span("flower.wake", {"flower.workflow.steps": steps}) as span:
-            ctx = await self._run(rt, resume_from)
+            ctx = await self._run(rt, resume_from, through)
             span.set({"flower.wake": ctx.woke, "flower.ok": ctx.ok})
             span.set({"flower.failed_step": ctx.failed})
         return ctx
 
     async def _run(
-        self, rt: Any, resume_from: Mapping[str, Any] | WorkflowContext | None
+        self,
+        rt: Any,
+        resume_from: Mapping[str, Any] | WorkflowContext | None,
+        through: StepThrough | None = None,
     ) -> Context:
         workspace = str(getattr(rt, "workspace", ".") or ".")
         run_dir = getattr(rt, "run_dir", None) or "runs"
@@ -340,24 +382,82 @@ class Workflow:
             lineage.bump_woke()
 
         for step in self.steps:
-            if step.skip_if is not None and step.skip_if(ctx):
-                ctx.skipped.append(step.name)
-                if step.name in known:
-                    ctx.sessions[step.name] = known[step.name]
-                continue
-            run = StepRun(self, step, ctx, rt, lineage, manifest, known.get(step.name))
-            ctx.resumed[step.name] = run.resumed
-            with tracing_of(rt).span(f"step {step.name}", _step_attributes(run)) as span:
-                result = await (step.body or one_turn)(run)
-                span.set(_step_result_attributes(result))
-            if step.after is not None:
-                result = step.after(ctx, result) or result
-            ctx.values[step.name] = result.text
-            if not result.ok:
+            if through is None:
+                ok = (await self._step(step, ctx, rt, lineage, manifest, known)).ok
+            else:
+                ok = await self._step_through(through, step, ctx, rt, lineage, manifest, known)
+            if not ok:
                 ctx.ok = False
                 ctx.failed = step.name
                 break
         return ctx
+
+    async def _step_through(
+        self,
+        through: StepThrough,
+        step: Step,
+        ctx: Context,
+        rt: Any,
+        lineage: Lineage | None,
+        manifest: Manifest | None,
+        known: dict[str, str],
+    ) -> bool:
+        """``step`` run by ``through``; a step it finished earlier is replayed into ``ctx``."""
+        ran = False
+        settings = self.settings_for(rt)
+        encrypted = bool(getattr(getattr(settings, "sessions", None), "encrypt", False))
+
+        async def live() -> dict[str, Any]:
+            nonlocal ran
+            ran = True
+            outcome = await self._step(step, ctx, rt, lineage, manifest, known)
+            if encrypted:  # the texts stay in the (sealed) transcripts only
+                outcome.text = None
+                outcome.results = [dataclasses.replace(r, text="") for r in outcome.results]
+            return msgspec.to_builtins(outcome)
+
+        kept = msgspec.convert(await through(step.name, live), StepOutcome)
+        if not ran:
+            kept.replay(ctx, step.name)
+        return kept.ok
+
+    async def _step(
+        self,
+        step: Step,
+        ctx: Context,
+        rt: Any,
+        lineage: Lineage | None,
+        manifest: Manifest | None,
+        known: dict[str, str],
+    ) -> StepOutcome:
+        """Run (or skip) one step, leaving what it did in ``ctx``."""
+        if step.skip_if is not None and step.skip_if(ctx):
+            ctx.skipped.append(step.name)
+            if step.name in known:
+                ctx.sessions[step.name] = known[step.name]
+            text = ctx.values.get(step.name)
+            return StepOutcome(
+                skipped=True,
+                session_id=known.get(step.name),
+                text=text if isinstance(text, str) else None,
+                goal_met=ctx.goal_met,
+            )
+        run = StepRun(self, step, ctx, rt, lineage, manifest, known.get(step.name))
+        ctx.resumed[step.name] = run.resumed
+        with tracing_of(rt).span(f"step {step.name}", _step_attributes(run)) as span:
+            result = await (step.body or one_turn)(run)
+            span.set(_step_result_attributes(result))
+        if step.after is not None:
+            result = step.after(ctx, result) or result
+        ctx.values[step.name] = result.text
+        return StepOutcome(
+            ok=result.ok,
+            resumed=run.resumed,
+            session_id=ctx.sessions.get(step.name),
+            text=result.text,
+            results=list(run.results),
+            goal_met=ctx.goal_met,
+        )
 
 
 def _step_attributes(run: StepRun) -> dict[str, Any]:
@@ -598,7 +698,9 @@ def _probe_sessions(
 __all__ = [
     "Context",
     "Step",
+    "StepOutcome",
     "StepRun",
+    "StepThrough",
     "Workflow",
     "WorkflowContext",
     "one_turn",

@@ -175,3 +175,39 @@ def test_an_empty_prompt_is_refused_before_a_session_exists(in_tmp: Path) -> Non
     finally:
         rt.close()
     assert not (in_tmp / "runs" / "sessions.db").exists()
+
+
+def test_a_step_kept_by_through_is_not_run_again(in_tmp: Path, fake: FakeMessagesAPI) -> None:
+    """``Workflow.run(through=...)``: each step's outcome goes through the caller (the
+    fleet keeps it as a DBOS step); a later run given those outcomes replays the steps
+    that finished into the context and runs only the rest."""
+    from flower.runtime.engine import Runtime
+
+    agent = AgentSpec(name="a", instructions="x", max_turns=2)
+    kept: dict[str, dict[str, Any]] = {}
+
+    async def keeping(name: str, live: Any) -> dict[str, Any]:
+        if name in kept:
+            return kept[name]
+        outcome: dict[str, Any] = await live()
+        if name == "一":  # the run is cut off after the first step
+            kept[name] = outcome
+        return outcome
+
+    def wake() -> Any:
+        rt = Runtime(workspace=".", run_dir="runs")
+        try:
+            steps = [Step("一", agent, "one", resume_prompt="again"), Step("二", agent, "two")]
+            return asyncio.run(Workflow(steps).run(rt, through=keeping))
+        finally:
+            rt.close()
+
+    fake.set_script([text("第一步"), text("第二步")])
+    first = wake()
+    assert first["_ok"] and first["一"] == "第一步" and first["二"] == "第二步"
+    fake.set_script([text("第二步又来")])
+    again = wake()
+    assert len(fake.requests) == 3  # the second run sent the second step only
+    assert again["_ok"] and again["一"] == "第一步" and again["二"] == "第二步又来"
+    assert again.sessions["一"] == first.sessions["一"]
+    assert [r.step for r in again.results] == ["一", "二"]
