@@ -24,8 +24,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from flower.cli.demo_script import DemoModel
-from flower.runtime.scripted_api import FakeMessagesAPI
+from flower.demo.script import DemoModel
+from flower.demo.scripted_api import FakeMessagesAPI
 from flower.stores.keyring import generate_key
 
 FLOWER = [sys.executable, "-m", "flower.cli.main"]

@@ -56,7 +56,7 @@ class Model:
         self.lock = threading.Lock()
 
     def __call__(self, req: Any) -> Any:
-        from flower.runtime.scripted_api import reply
+        from flower.demo.scripted_api import reply
 
         cwd = str(req.body.get("metadata", {}) or "")
         with self.lock:

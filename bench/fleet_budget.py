@@ -38,7 +38,7 @@ class LimitedModel:
         self.lock = threading.Lock()
 
     def __call__(self, req: Any) -> Any:
-        from flower.runtime.scripted_api import rate_limited, reply
+        from flower.demo.scripted_api import rate_limited, reply
 
         now = time.time()
         with self.lock:

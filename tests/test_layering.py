@@ -1,5 +1,8 @@
 """Imports flow one way: cli -> workflow -> runtime -> stores -> core, plugins -> core.
 
+``flower.demo`` (the fake API and the scripted model of ``flower demo``) sits between
+the CLI and the workflow: the CLI and the test helpers use it, nothing below it does.
+
 Read from the source with ast, so the rules hold for every import a module can run,
 the ones inside functions included (only ``if TYPE_CHECKING:`` blocks are left out).
 """
@@ -129,7 +132,7 @@ def test_the_circle_finder_finds_one() -> None:
 
 def test_core_imports_no_plugin_and_no_layer_above_it() -> None:
     above = ("flower_plugins", "flower.stores", "flower.runtime", "flower.workflow", "flower.cli")
-    assert edges("flower.core", *above, "flower.testing", "flower.ui") == []
+    assert edges("flower.core", *above, "flower.demo", "flower.testing", "flower.ui") == []
 
 
 def test_lower_layers_import_nothing_above_them() -> None:
@@ -138,8 +141,21 @@ def test_lower_layers_import_nothing_above_them() -> None:
     assert edges("flower.workflow", "flower.cli") == []
 
 
+def test_the_demo_sits_between_the_cli_and_the_workflow() -> None:
+    assert edges("flower.demo", "flower.cli", "flower.testing") == []
+    below = ("flower.core", "flower.stores", "flower.runtime", "flower.workflow")
+    assert [e for p in below for e in edges(p, "flower.demo")] == []
+
+
 def test_the_product_does_not_import_the_test_helpers() -> None:
-    product = ("flower.core", "flower.stores", "flower.runtime", "flower.workflow", "flower.cli")
+    product = (
+        "flower.core",
+        "flower.stores",
+        "flower.runtime",
+        "flower.workflow",
+        "flower.demo",
+        "flower.cli",
+    )
     assert [e for p in product for e in edges(p, "flower.testing")] == []
 
 

@@ -1,7 +1,7 @@
 """``flower demo``: the whole story offline, in a temporary directory, in about 10 s.
 
-A fake Messages API (:mod:`flower.runtime.scripted_api`) plays the model from a script
-(:mod:`flower.cli.demo_script`). The first ``flower "..."`` is a real child process;
+A fake Messages API (:mod:`flower.demo.scripted_api`) plays the model from a script
+(:mod:`flower.demo.script`). The first ``flower "..."`` is a real child process;
 it is killed with SIGKILL once the working step's session exists and a tool has run,
 the way a lost terminal or a reboot would end it. The second ``flower`` in the same
 directory shows in its banner that it resumed, and finishes the task. No API key is
@@ -22,11 +22,11 @@ import time
 from pathlib import Path
 from typing import TextIO, cast
 
-from flower.cli.demo_script import DemoModel
 from flower.cli.output import pad, shown_width
 from flower.core.i18n import _, current_language
 from flower.core.labels import WORK_STEP, builtin_key, shown_step
-from flower.runtime.scripted_api import FakeMessagesAPI
+from flower.demo.script import DemoModel
+from flower.demo.scripted_api import FakeMessagesAPI
 from flower.workflow.documents import documents
 
 CUT_TIMEOUT = 60.0

@@ -1,8 +1,8 @@
 """The scripted Messages API on loopback that tests point the real SDK at.
 
-It lives in :mod:`flower.runtime.scripted_api`, which ``flower demo`` uses too; this
+It lives in :mod:`flower.demo.scripted_api`, which ``flower demo`` uses too; this
 module is its name for tests and plugin authors.
 """
 
-from flower.runtime.scripted_api import *  # noqa: F403
-from flower.runtime.scripted_api import __all__ as __all__
+from flower.demo.scripted_api import *  # noqa: F403
+from flower.demo.scripted_api import __all__ as __all__

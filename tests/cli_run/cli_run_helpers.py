@@ -12,8 +12,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from flower.cli.demo_script import DemoModel
 from flower.core.labels import WORK_STEP, step_keys
+from flower.demo.script import DemoModel
 from flower.testing.fake_api import FakeMessagesAPI, RecordedRequest, Reply
 
 _SCRIPT = Path(sys.executable).with_name("flower")

@@ -14,8 +14,8 @@ import pexpect
 import pytest
 from cli_run_helpers import FLOWER, REQUEST, Flower, ScriptedModel, lineage
 
-from flower.cli.demo_script import demo_script
 from flower.core.i18n import language
+from flower.demo.script import demo_script
 from flower.testing.fake_api import (
     FakeMessagesAPI,
     RecordedRequest,

@@ -10,7 +10,7 @@ import pytest
 from cli_run_helpers import FLOWER, REQUEST, Flower, ScriptedModel, lineage
 from seed_strings import NEW_TASK_PROMPT, WAKE_PROMPT
 
-from flower.cli.demo_script import demo_script
+from flower.demo.script import demo_script
 from flower.testing.fake_api import RecordedRequest, Reply, reply
 from flower.workflow.clarify import CLARIFIER, CLARIFY_RESUME, GOAL_SETTER, NO_ANSWER
 

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from flower.cli.demo_script import DemoModel
-from flower.runtime.scripted_api import RecordedRequest, Reply, reply
+from flower.demo.script import DemoModel
+from flower.demo.scripted_api import RecordedRequest, Reply, reply
 
 BOTH = pytest.mark.parametrize("database", ["sqlite", "postgres"], indirect=True)
 """Run a test on the SQLite fleet (one machine) and on Postgres (many hosts)."""

@@ -20,9 +20,7 @@ from fleet_helpers import ROOT, HoldingModel, Workers, run, wait_for
 
 from flower.core.config import FleetLimits, ResilienceConfig, SessionsConfig, Settings
 from flower.core.resilience import Resilience
-from flower.fleet.budget import Budget
-from flower.runtime.engine import Runtime
-from flower.runtime.scripted_api import (
+from flower.demo.scripted_api import (
     Fault,
     RecordedRequest,
     Reply,
@@ -30,6 +28,8 @@ from flower.runtime.scripted_api import (
     rate_limited,
     text,
 )
+from flower.fleet.budget import Budget
+from flower.runtime.engine import Runtime
 from flower.runtime.spec import AgentSpec
 from flower.testing.fake_api import FakeMessagesAPI
 

@@ -21,7 +21,7 @@ from typing import Any
 import msgspec
 
 from flower.core.i18n import SOURCE_LANGUAGE, _, current_language, language
-from flower.runtime.scripted_api import RecordedRequest, Reply, reply, tool_use
+from flower.demo.scripted_api import RecordedRequest, Reply, reply, tool_use
 from flower.workflow.builtin import worker_agent
 from flower.workflow.clarify import clarifier, goal_setter
 from flower.workflow.documents import BRIEF_FILE
