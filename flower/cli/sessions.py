@@ -49,14 +49,6 @@ IMPORT_BATCH = 500
 JsonOption = Annotated[bool, typer.Option("--json", help=N_("Machine-readable output."))]
 
 
-def _is_gzip(path: Path) -> bool:
-    try:
-        with path.open("rb") as handle:
-            return handle.read(2) == b"\x1f\x8b"
-    except OSError:  # unreadable or missing: the plain import says why
-        return False
-
-
 @app.command("list")
 @command_help(N_("List sessions, newest first: of one project, or of every project the store has."))
 def list_sessions(
@@ -616,9 +608,9 @@ def import_(
         with opened_store(ctx, to) as (store, where):
             run_claude_import(folder, store, where, _progress_bar)
         return
-    if file is not None and _is_gzip(file):  # an archive, whatever its name
-        from flower.cli.retention import import_archive
+    from flower.stores.archive import import_archive, is_gzip
 
+    if file is not None and is_gzip(file):  # an archive, whatever its name
         with opened_store(ctx, to) as (store, where):
             lines, transcripts = import_archive(store, file)
         imported = ngettext(

@@ -296,7 +296,7 @@ def test_a_session_written_to_while_the_question_is_on_screen_is_kept(
 ) -> None:
     import time
 
-    from flower.cli.retention import _delete_unchanged, select_old
+    from flower.stores.retention import delete_unchanged, select_old
 
     day = 86_400_000
     with open_session_store(store_url, settings=Settings()) as store:
@@ -306,7 +306,7 @@ def test_a_session_written_to_while_the_question_is_on_screen_is_kept(
         chosen, _ = select_old(store, 30 * 86_400, set(), time.time())
         assert sorted(c.key.session_id for c in chosen) == ["busy", "quiet"]
         store.append(SessionKey("-p", "busy"), [entry(2, session="busy")])  # meanwhile
-        assert _delete_unchanged(store, chosen) == 1
+        assert delete_unchanged(store, chosen) == 1
         assert store.load(SessionKey("-p", "quiet")) is None
         assert store.load(SessionKey("-p", "busy")) == [
             entry(1, session="busy"),
@@ -362,8 +362,8 @@ def test_retention_never_selects_the_encryption_key_check_record(
 ) -> None:
     import time
 
-    from flower.cli.retention import KEY_CHECK_PROJECT, select_old
     from flower.stores.encrypt import CHECK_KEY
+    from flower.stores.retention import KEY_CHECK_PROJECT, select_old
 
     assert CHECK_KEY.project_key == KEY_CHECK_PROJECT
     with open_session_store(store_url, settings=Settings()) as store:

@@ -17,9 +17,9 @@ import pytest
 from typer.testing import CliRunner
 
 from flower.cli.main import build_app
-from flower.cli.retention import LEFTOVER_AGE
 from flower.core.errors import InvalidKeyError
 from flower.core.records import Leftover, SessionKey
+from flower.stores.retention import LEFTOVER_AGE
 from flower_plugins.jsonfs import JsonfsSessionStore
 
 PROJECT = "-Users-you-proj"
