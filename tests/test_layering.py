@@ -1,6 +1,7 @@
 """Imports flow one way: cli -> workflow -> runtime -> stores -> core, plugins -> core.
 
-``flower.demo`` (the fake API and the scripted model of ``flower demo``) sits between
+``flower.compat`` (other tools' formats: Claude Code's transcripts, the Claude Agent
+SDK's store) sits on the stores, beside the runtime; ``flower.demo`` (the fake API and the scripted model of ``flower demo``) sits between
 the CLI and the workflow: the CLI and the test helpers use it, nothing below it does.
 
 Read from the source with ast, so the rules hold for every import a module can run,
@@ -139,6 +140,13 @@ def test_lower_layers_import_nothing_above_them() -> None:
     assert edges("flower.stores", "flower.runtime", "flower.workflow", "flower.cli") == []
     assert edges("flower.runtime", "flower.workflow", "flower.cli") == []
     assert edges("flower.workflow", "flower.cli") == []
+
+
+def test_compat_sits_on_the_stores() -> None:
+    above = ("flower.runtime", "flower.workflow", "flower.demo", "flower.cli", "flower.testing")
+    assert edges("flower.compat", *above) == []
+    below = ("flower.core", "flower.stores", "flower.runtime", "flower.workflow")
+    assert [e for p in below for e in edges(p, "flower.compat")] == []
 
 
 def test_the_demo_sits_between_the_cli_and_the_workflow() -> None:

@@ -27,7 +27,7 @@ from flower.cli.output import (
     print_table,
 )
 from flower.cli.session_ids import ProjectOption, UsageFlowerError, find_key
-from flower.core.errors import FlowerError, InvalidEntryError
+from flower.core.errors import FlowerError
 from flower.core.i18n import N_, _, ngettext
 from flower.core.redact import redact_text
 
@@ -45,7 +45,6 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 
-IMPORT_BATCH = 500
 JsonOption = Annotated[bool, typer.Option("--json", help=N_("Machine-readable output."))]
 
 
@@ -477,81 +476,6 @@ def export(
     typer.echo(exported.format(count=count, session=key.session_id, path=output), err=True)
 
 
-def _read_jsonl(path: Path, skipped: list[str] | None = None) -> Iterator[tuple[int, Entry]]:
-    """(line number, entry) for every non-blank line; a bad line is an error naming it,
-    except a torn last line (no newline: a crash mid-write), which is left out and said
-    in ``skipped``, as ``import --claude-code`` does."""
-    from flower.core.entries import check_entry, decode_entry
-
-    try:
-        handle = path.open("rb")
-    except OSError as exc:
-        raise FlowerError(
-            _("cannot read {path}: {reason}").format(path=path, reason=exc.strerror or exc)
-        ) from None
-    with handle:
-        for number, line in enumerate(handle, start=1):
-            if number == 1 and line.startswith(b"\xef\xbb\xbf"):
-                line = line[3:]  # a byte order mark an editor put there
-            if not line.strip():
-                continue
-            try:
-                entry = decode_entry(line)
-            except Exception as exc:
-                if not line.endswith(b"\n"):  # only the last line can lack one
-                    if skipped is not None:
-                        torn = _("torn last line ({size} bytes)").format(size=len(line))
-                        skipped.append(f"{path}:{number}: {torn}")
-                    return
-                raise InvalidEntryError(
-                    _("{where}: not valid JSON ({reason})").format(
-                        where=f"{path}:{number}", reason=exc
-                    )
-                ) from None
-            try:
-                check_entry(entry, number)
-            except InvalidEntryError as exc:
-                raise InvalidEntryError(f"{path}:{number}: {exc}") from None
-            yield number, entry
-
-
-def _import_target(
-    path: Path, project: str | None, session: str | None, skipped: list[str]
-) -> tuple[str, str, int]:
-    """Validate the whole file first (nothing written on a bad line); find its key.
-
-    A file holding several sessions' entries (Claude Code resumes a session into a new
-    file that starts with the old session's entries) is the session its name is, as
-    ``--claude-code`` imports it."""
-    from flower.core.keys import project_key
-    from flower.core.records import check_name
-
-    session_ids: set[str] = set()
-    cwd: str | None = None
-    count = 0
-    for _number, entry in _read_jsonl(path, skipped):
-        count += 1
-        if isinstance(entry.get("sessionId"), str):
-            session_ids.add(entry["sessionId"])
-        if cwd is None and isinstance(entry.get("cwd"), str):
-            cwd = entry["cwd"]
-    if session is None:
-        if len(session_ids) > 1 and path.stem not in session_ids:
-            raise UsageFlowerError(
-                _(
-                    "{path} holds entries of {count} sessions and its name is none of them; "
-                    "pass {option}"
-                ).format(path=path, count=len(session_ids), option="--session ID")
-            )
-        if len(session_ids) > 1:
-            session = path.stem
-        else:
-            session = session_ids.pop() if session_ids else path.stem
-    if project is None:
-        project = project_key(cwd) if cwd else project_key(Path.cwd())
-    return check_name("project key", project), check_name("session id", session), count
-
-
 @app.command("import")
 @command_help(
     N_(
@@ -591,14 +515,14 @@ def import_(
         typer.Option("--session", metavar="ID", help=N_("Default: the entries' sessionId.")),
     ] = None,
 ) -> None:
-    from flower.core.records import SessionKey
 
     if claude_code:
         if project is not None or session is not None:
             raise UsageFlowerError(
                 _("--claude-code takes the keys from the folders: no --project/--session")
             )
-        from flower.cli.claude_import import default_dir, run_claude_import
+        from flower.cli.claude_import import run_claude_import
+        from flower.compat.claude_code import default_dir
 
         folder = (file or default_dir()).expanduser()
         if not folder.is_dir():  # said before the target store is opened (and created)
@@ -626,29 +550,14 @@ def import_(
         return
     if file is None:
         raise UsageFlowerError(_("give a FILE to import, or --claude-code [DIR]"))
-    skipped: list[str] = []
-    project_key, session_id, count = _import_target(file, project, session, skipped)
+    from flower.compat.claude_code import import_jsonl, jsonl_target
+
+    key, _count, skipped = jsonl_target(file, project, session)
     for line in skipped:
         typer.echo(_("skipped {line}").format(line=line), err=True)
-    # Claude Code keeps a subagent's transcript at <session>/subagents/agent-x.jsonl: it
-    # is that session's subkey, never part of its main transcript
-    subpath = f"subagents/{file.stem}" if file.parent.name == "subagents" else None
-    key = SessionKey(project_key, session_id, subpath)
-    from flower.stores.copy import new_anonymous
-
     with opened_store(ctx, to) as (store, where):
-        # uuid-less lines imported before are not again; one read of what is there
-        is_new, before = new_anonymous(store, key)
-        batch: list[Entry] = []
-        for _number, entry in _read_jsonl(file):
-            if not is_new(entry):
-                continue
-            batch.append(entry)
-            if len(batch) >= IMPORT_BATCH:
-                store.append(key, batch)
-                batch = []
-        store.append(key, batch)
-        after = sum(1 for _ in store.iter_entries(key))
+        done = import_jsonl(store, file, key)
+    subpath = key.subpath
     if subpath:
         into = _("into subagent transcript {subpath} of session {session}")
     else:
@@ -656,14 +565,14 @@ def import_(
     read = ngettext(
         "imported {file}: {count} entry read, {new} new, {into} of project {project} in {store}",
         "imported {file}: {count} entries read, {new} new, {into} of project {project} in {store}",
-        count,
+        done.read,
     )
     line = read.format(
         file=file,
-        count=count,
-        new=after - before,
-        into=into.format(subpath=subpath, session=session_id),
-        project=project_key,
+        count=done.read,
+        new=done.new,
+        into=into.format(subpath=subpath, session=key.session_id),
+        project=key.project_key,
         store=where,
     )
     if skipped:

@@ -87,3 +87,11 @@ class LocalFaultError(StoreUnavailableError, OSError):
     def __init__(self, message: str, path: str | None = None) -> None:
         super().__init__(message)
         self.path = path
+
+
+class UsageError(FlowerError):
+    """Input that cannot be taken as given: options that do not go together, a session
+    id prefix several ids start, a file of several sessions with no id to pick one. A
+    usage error, so exit code 2."""
+
+    exit_code = 2
