@@ -156,9 +156,10 @@ class Simulation:
 
     def relay(self, n: int) -> int:
         """Ask the old session for a handoff, start a new one; the handoff's context."""
-        from flower.workflow.relay import HANDOFF_PROMPT, RELAY_SEED
+        from flower.core.i18n import _
+        from flower.workflow.prompts import HANDOFF_PROMPT, RELAY_SEED
 
-        self.session.add("user", {"role": "user", "content": HANDOFF_PROMPT})
+        self.session.add("user", {"role": "user", "content": _(HANDOFF_PROMPT)})
         context = self.request()
         doc = ("## Handoff\n" + "- done: step; next: step; pitfalls: noted.\n" * 200)[
             :HANDOFF_DOC_CHARS
@@ -166,14 +167,16 @@ class Simulation:
         self.assistant([{"type": "text", "text": doc}], context)
         self.sessions += 1
         self.session = SessionWriter(self.rng, f"s-{self.sessions - 1}")
-        self.seed = RELAY_SEED.format(path=f"notes/relay/round-{n}.md", doc=doc)
+        self.seed = _(RELAY_SEED).format(path=f"notes/relay/round-{n}.md", doc=doc)
         self.relays.append(n)
         return context
 
     def play_relayed(self, rnd: Round) -> None:
         """One round with relay: every request measured, the engine's check after each
         turn, the workflow's check before the round (see the module docstring)."""
-        from flower.workflow.relay import RELAY_CONTINUE, expected_growth
+        from flower.core.i18n import _
+        from flower.workflow.prompts import RELAY_CONTINUE
+        from flower.workflow.relay import expected_growth
 
         limit = self.threshold
         peak = 0
@@ -197,7 +200,7 @@ class Simulation:
             if context + 2 * expected >= limit:  # the run stops here and relays at once
                 peak = max(peak, self.relay(rnd.n))
                 seed, self.seed = self.seed, ""
-                carry_on = seed + RELAY_CONTINUE.format(prompt=rnd.prompt.strip())
+                carry_on = seed + _(RELAY_CONTINUE).format(prompt=rnd.prompt.strip())
                 self.session.add("user", {"role": "user", "content": carry_on})
                 following, growth = self.request(), 0
             context = following

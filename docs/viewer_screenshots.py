@@ -97,13 +97,12 @@ def seed(run_dir: Path) -> Settings:
         fork(store, SessionKey(PROJECT, MAIN), main[4]["uuid"], session_id=FORK)
     # the workflow around MAIN: its clarifier, goal-setter and two judge rounds, over two
     # wakes, as the manifest records them (so the list shows roles, steps and titles)
-    from flower.core.i18n import language
-    from flower.workflow.clarify import message
-    from flower.workflow.goal import JUDGE_PROMPT
+    from flower.core.i18n import _, language
+    from flower.workflow.prompts import CLARIFY_PROMPT, JUDGE_PROMPT
 
     with language("en"):
-        clarify_prompt = message("CLARIFY_PROMPT").format(request=REQUEST)
-        judge_prompt = JUDGE_PROMPT.format(goals_file="goals.md", goals=GOALS)
+        clarify_prompt = _(CLARIFY_PROMPT).format(request=REQUEST)
+        judge_prompt = _(JUDGE_PROMPT).format(goals_file="goals.md", goals=GOALS)
     with open_session_store(settings=settings) as store:
         for sid, prompt, answer in (
             (CLARIFIER, clarify_prompt, "## Background\n..."),
@@ -155,7 +154,7 @@ def seed(run_dir: Path) -> Settings:
             verdict={"goals": 2, "met": 2, "unmet": []}),
     ]  # fmt: skip
     lineage = load_lineage(run_dir.parent, settings=settings)
-    for _ in range(2):
+    for _wake in range(2):
         lineage.bump_woke()
     lineage.record_session("确认需求", CLARIFIER)
     lineage.record_session("设定目标", SETTER)

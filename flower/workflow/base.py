@@ -26,6 +26,7 @@ from flower.core.telemetry import tracing_of
 from flower.runtime.spec import STOP_CONTEXT_LIMIT, AgentSpec, StepResult
 from flower.stores.lineage import configured_lineage_store, load_lineage
 from flower.workflow.context import WorkflowContext
+from flower.workflow.prompts import RETRY_PROMPT
 from flower.workflow.state import WakeChecks, WakeFresh, WakeRewind, WakeState, WakeVerdict
 
 log = logging.getLogger(__name__)
@@ -74,24 +75,6 @@ class StepOutcome(msgspec.Struct, kw_only=True):
         ctx.results.extend(self.results)
         ctx.values[name] = self.text or ""
         ctx.goal_met = self.goal_met
-
-
-def __getattr__(name: str) -> Any:
-    """``RETRY_PROMPT``: sent when a failed step is retried in a session that already
-    exists (the resume prompt after an interruption), in the active language."""
-    if name == "RETRY_PROMPT":
-        from flower.core.resilience import RESUME_PROMPT
-
-        return _(RESUME_PROMPT)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def resume_prompt() -> str:
-    """The English msgid of the resume prompt after an interruption (one text for the
-    engine's retries and the workflow's)."""
-    from flower.core.resilience import RESUME_PROMPT
-
-    return RESUME_PROMPT
 
 
 def render(prompt: PromptLike, ctx: Context) -> str:
@@ -236,7 +219,7 @@ class StepRun:
         ):
             retries += 1
             self.record(result)
-            again = _(resume_prompt()) if self.session_id else prompt
+            again = _(RETRY_PROMPT) if self.session_id else prompt
             retried = retry_label(self.name, retries)
             result = await self.raw_turn(again, resume=self.session_id, label=retried)
             result = await relay_while_full(self, result, prompt, label=retried)

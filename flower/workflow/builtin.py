@@ -21,7 +21,7 @@ from typing import Any
 
 import msgspec
 
-from flower.core.i18n import N_, _
+from flower.core.i18n import _
 from flower.core.lineage import Lineage
 from flower.runtime.spec import AgentSpec, StepResult
 from flower.workflow.base import Context, Step, StepRun, Workflow, one_turn, replace_step
@@ -39,48 +39,18 @@ from flower.workflow.memo import ClarifyMemo, WakeMemo
 from flower.workflow.memo import forget_request as _forget_request
 from flower.workflow.memo import remember_request as _remember_request
 from flower.workflow.memo import request_with as _request_with
+from flower.workflow.prompts import WORK_PROMPT, WORK_RESUME, WORK_SAID, WORKER_INSTRUCTIONS
 from flower.workflow.said_journal import Said, SaidJournal, mark_recorded
-
-_MESSAGES = {
-    "WORK_PROMPT": N_(
-        "Get this done as confirmed in {brief_file}; {goals_file} holds the acceptance goals,"
-        " and someone will check them one by one when you are done.\n"
-        "Read these two files and the state of the workspace first, then start.\n"
-    ),
-    "WORK_RESUME": N_("Carry on from where the work stopped last time."),
-    "WORK_SAID": N_(
-        "The user says more:\n"
-        "\n"
-        "{said}\n"
-        "\n"
-        "(This has been appended to {brief_file}, and {goals_file} was derived again from"
-        " it.) Carry on.\n"
-    ),
-}
-_WORKER_INSTRUCTIONS = N_(
-    "You are the one who does the work. Really get it done as the brief says: write the"
-    " code, run it, verify it. Decisions and conclusions go into the workspace, not only"
-    " into the conversation."
-)
 
 
 def worker_agent() -> AgentSpec:
     """The worker, its instructions in the language of this wake."""
     return AgentSpec(
         name="worker",
-        instructions=_(_WORKER_INSTRUCTIONS),
+        instructions=_(WORKER_INSTRUCTIONS),
         allowed_tools=["Read", "Write", "Edit", "Glob", "Grep", "Bash"],
         max_turns=200,
     )
-
-
-def __getattr__(name: str) -> Any:
-    """``WORKER``, ``WORK_PROMPT``...: read in the active language."""
-    if name in _MESSAGES:
-        return _(_MESSAGES[name])
-    if name == "WORKER":
-        return worker_agent()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _send_unheard(run: StepRun, memo: WakeMemo) -> None:
@@ -250,17 +220,15 @@ def builtin_workflow(
 
     def work_prompt(ctx: Context) -> str:
         files = documents(ctx.workspace, settings)
-        return _(_MESSAGES["WORK_PROMPT"]).format(
-            brief_file=files.brief.name, goals_file=files.goals.name
-        )
+        return _(WORK_PROMPT).format(brief_file=files.brief.name, goals_file=files.goals.name)
 
     def work_resume(ctx: Context) -> str:
         if ctx.said:
             files = documents(ctx.workspace, settings)
-            return _(_MESSAGES["WORK_SAID"]).format(
+            return _(WORK_SAID).format(
                 said=ctx.said, brief_file=files.brief.name, goals_file=files.goals.name
             )
-        return _(_MESSAGES["WORK_RESUME"])
+        return _(WORK_RESUME)
 
     work = Step(
         names.work_step,

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 import msgspec
 
-from flower.core.i18n import N_, _, every_translation, ngettext
+from flower.core.i18n import _, every_translation, ngettext
 from flower.runtime.spec import STOP_MAX_TOKENS, STOP_MAX_TURNS, AgentSpec, StepResult
 from flower.workflow.base import Context, Step, StepRun
 from flower.workflow.documents import (
@@ -43,74 +43,28 @@ from flower.workflow.documents import (
     workflow_names,
     write_atomic,
 )
+from flower.workflow.prompts import (
+    CLARIFIER_INSTRUCTIONS,
+    CLARIFY_PROMPT,
+    CLARIFY_RESUME,
+    DONE_WHEN,
+    GOAL_SETTER_INSTRUCTIONS,
+    GOALS_PROMPT,
+    GOALS_RETRY,
+    NO_ANSWER,
+    NO_REQUEST,
+    NOT_SAID,
+    USER_ADDS,
+)
 
 log = logging.getLogger(__name__)
-
-_MESSAGES = {
-    "CLARIFY_RESUME": N_(
-        "Carry on with the brief confirmation that was not finished; do not start over."
-        " Do not ask again what was asked and answered already; ask what is still missing,"
-        " and once everything is there, write the complete brief."
-    ),
-    # Sent to a clarifier whose session died mid-confirmation (the seed's resume prompt).
-    "CLARIFY_PROMPT": N_(
-        "What the user wants done:\n"
-        "\n"
-        "{request}\n"
-        "\n"
-        "First read the workspace and understand the task. If information is missing, ask"
-        " (all at once, few and precise questions);\n"
-        "once it is enough, write the brief with exactly these four second-level headings,"
-        " each with content:\n"
-        "\n"
-        "## Background\n"
-        "## What to do\n"
-        "## What not to do\n"
-        "## When it is done\n"
-    ),
-    "NO_ANSWER": N_(
-        "No one can answer questions now. On your most reasonable assumptions, write the"
-        " complete brief directly (four second-level headings, each with content)."
-    ),
-    "GOALS_PROMPT": N_(
-        "Below is the confirmed brief. Turn it into a list of goals that can be checked one"
-        ' by one: one per line, numbered like "1. ",\n'
-        "each one verifiable by reading files or running commands. Reply with the list"
-        " only.\n"
-        "\n"
-        "{brief}\n"
-    ),
-    "GOALS_RETRY": N_(
-        "I see no numbered list. Reply with the list only, one per line, starting with a"
-        ' number like "1. ".'
-    ),
-    "NOT_SAID": N_("(not said)"),
-    "DONE_WHEN": N_("What was asked is done and can be seen in the workspace: {request}"),
-    "NO_REQUEST": N_("(the user did not say; look at the workspace first)"),
-    "USER_ADDS": N_("The user adds: {said}"),
-}
-_INSTRUCTIONS = {
-    "clarifier": N_(
-        "You make the brief clear, by asking and writing, before anything is done. You"
-        " write no code."
-    ),
-    "goal-setter": N_(
-        "You turn the brief into acceptance goals that can be checked one by one. You list"
-        " goals only and implement nothing."
-    ),
-}
-
-
-def message(name: str) -> str:
-    """One of this module's prompts, in the language of this wake."""
-    return _(_MESSAGES[name])
 
 
 def clarifier() -> AgentSpec:
     """The clarifier, its instructions in the language of this wake."""
     return AgentSpec(
         name="clarifier",
-        instructions=_(_INSTRUCTIONS["clarifier"]),
+        instructions=_(CLARIFIER_INSTRUCTIONS),
         allowed_tools=["Read", "Glob", "Grep"],
         max_turns=12,
     )
@@ -119,32 +73,21 @@ def clarifier() -> AgentSpec:
 def goal_setter() -> AgentSpec:
     return AgentSpec(
         name="goal-setter",
-        instructions=_(_INSTRUCTIONS["goal-setter"]),
+        instructions=_(GOAL_SETTER_INSTRUCTIONS),
         allowed_tools=["Read", "Glob", "Grep"],
         max_turns=8,
     )
-
-
-def __getattr__(name: str) -> Any:
-    """``CLARIFY_RESUME``, ``NO_ANSWER``, ``CLARIFIER``...: read in the active language."""
-    if name in _MESSAGES:
-        return message(name)
-    if name == "CLARIFIER":
-        return clarifier()
-    if name == "GOAL_SETTER":
-        return goal_setter()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def request_in(prompt: str) -> str | None:
     """The user's request inside a clarifier's first prompt (in whichever language that
     wake spoke); None when ``prompt`` is no such prompt or the user said nothing."""
     text = prompt.strip()
-    for template in every_translation(_MESSAGES["CLARIFY_PROMPT"]):
+    for template in every_translation(CLARIFY_PROMPT):
         head, found, tail = template.strip().partition("{request}")
         if found and text.startswith(head) and text.endswith(tail):
             request = text[len(head) : len(text) - len(tail)].strip()
-            if request and request not in every_translation(_MESSAGES["NO_REQUEST"]):
+            if request and request not in every_translation(NO_REQUEST):
                 return request
     return None
 
@@ -195,7 +138,7 @@ def fallback_goals(brief: str, goals: list[str] | None, said: list[str]) -> tupl
 def brief_from_request(request: str) -> str:
     """A complete brief (the four sections) that is the request itself."""
     text = request.strip()
-    bodies = (text, text, message("NOT_SAID"), message("DONE_WHEN").format(request=text))
+    bodies = (text, text, _(NOT_SAID), _(DONE_WHEN).format(request=text))
     return "".join(
         f"## {title}\n\n{body}\n\n" for title, body in zip(brief_headings(), bodies, strict=True)
     )
@@ -274,12 +217,12 @@ def clarify_step(
 
     def first(ctx: Context) -> str:
         asked_for = asked(ctx)
-        return message("CLARIFY_PROMPT").format(request=asked_for or message("NO_REQUEST"))
+        return _(CLARIFY_PROMPT).format(request=asked_for or _(NO_REQUEST))
 
     def resume(ctx: Context) -> str:
         said = ctx.said
-        resume = message("CLARIFY_RESUME")
-        return f"{resume}\n\n" + message("USER_ADDS").format(said=said) if said else resume
+        resume = _(CLARIFY_RESUME)
+        return f"{resume}\n\n" + _(USER_ADDS).format(said=said) if said else resume
 
     async def body(run: StepRun) -> StepResult:
         prompt = run.first_prompt()
@@ -301,7 +244,7 @@ def clarify_step(
             answer = None if gave_up_asking or ask is None else await _ask(ask, result.text)
             if answer is None:
                 gave_up_asking = True
-            prompt = answer or message("NO_ANSWER")
+            prompt = answer or _(NO_ANSWER)
         assert result is not None
         wanted = asked(run.ctx)
         if request_as_brief is not None:
@@ -369,7 +312,7 @@ def goals_step(
 
     def prompt(ctx: Context) -> str:
         brief = ctx.brief or read_text(documents(ctx.workspace, settings).brief) or ""
-        return message("GOALS_PROMPT").format(brief=brief.strip())
+        return _(GOALS_PROMPT).format(brief=brief.strip())
 
     async def body(run: StepRun) -> StepResult:
         result = await run.turn(run.first_prompt())
@@ -384,7 +327,7 @@ def goals_step(
             if not result.ok:
                 break  # cut short (turns or length) with no goals: fall back
             if attempt < 2:
-                result = await run.turn(message("GOALS_RETRY"))
+                result = await run.turn(_(GOALS_RETRY))
         chosen = await _fall_back(run.ctx) if fallback is not None else None
         if chosen:
             write_atomic(goals_path(run.ctx), render_goals(chosen))

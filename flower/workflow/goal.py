@@ -14,59 +14,24 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from flower.core.i18n import N_, _
+from flower.core.i18n import _
 from flower.core.labels import judge_label, round_label
 from flower.runtime.spec import AgentSpec, StepResult
 from flower.workflow.base import Step, StepRun, one_turn, record_verdict, replace_step
 from flower.workflow.documents import documents, read_goals
+from flower.workflow.prompts import JUDGE_INSTRUCTIONS, JUDGE_PROMPT, SEND_BACK
 from flower.workflow.state import WakeVerdict
-from flower.workflow.verdict import NO_VERDICT, Verdict, manifest_fields, parse_verdict
-
-_JUDGE_INSTRUCTIONS = N_(
-    "You are the one who accepts the work. You believe only what can be seen in the"
-    " workspace and run there, never what anyone says. Check the goals one by one; do not"
-    " make excuses for the one who did the work."
-)
-_MESSAGES = {
-    "JUDGE_PROMPT": N_(
-        "Check one by one whether the goals in {goals_file} are met in the workspace. Read"
-        " the files and run the commands yourself to verify.\n"
-        "\n"
-        "Goals:\n"
-        "{goals}\n"
-        "\n"
-        "Finally give your verdict in this format, one line per goal, leaving none out:\n"
-        "1. met — the evidence\n"
-        "2. not met — what is missing, and where\n"
-    ),
-    "SEND_BACK": N_(
-        "The acceptance check did not pass. These goals are not met yet:\n"
-        "\n"
-        "{findings}\n"
-        "\n"
-        "Carry on and get them done. Do not tear down what is done already.\n"
-    ),
-    "NO_VERDICT": NO_VERDICT,
-}
+from flower.workflow.verdict import Verdict, manifest_fields, parse_verdict
 
 
 def judge_agent() -> AgentSpec:
     """The judge, its instructions in the language of this wake."""
     return AgentSpec(
         name="judge",
-        instructions=_(_JUDGE_INSTRUCTIONS),
+        instructions=_(JUDGE_INSTRUCTIONS),
         allowed_tools=["Read", "Glob", "Grep", "Bash"],
         max_turns=30,
     )
-
-
-def __getattr__(name: str) -> Any:
-    """``JUDGE``, ``JUDGE_PROMPT``, ``SEND_BACK``: read in the active language."""
-    if name in _MESSAGES:
-        return _(_MESSAGES[name])
-    if name == "JUDGE":
-        return judge_agent()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def with_goal(
@@ -118,7 +83,7 @@ def with_goal(
             if verdict.all_met or n == limit:
                 return result
             result = await run.turn(
-                _(_MESSAGES["SEND_BACK"]).format(findings=verdict.findings()),
+                _(SEND_BACK).format(findings=verdict.findings()),
                 label=round_label(run.name, n + 1),
             )
         return result
@@ -142,7 +107,7 @@ def _noting(
 
 def _judge_prompt(path: Path, goals: list[str]) -> str:
     listed = "\n".join(f"{i}. {g}" for i, g in enumerate(goals, 1))
-    return _(_MESSAGES["JUDGE_PROMPT"]).format(goals_file=path.name, goals=listed)
+    return _(JUDGE_PROMPT).format(goals_file=path.name, goals=listed)
 
 
 def _keep(run: StepRun, name: str, goals: int, met: int | None) -> None:

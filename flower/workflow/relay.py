@@ -27,66 +27,23 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from flower.core.i18n import N_, _, every_translation, ngettext
+from flower.core.i18n import _, every_translation, ngettext
 from flower.core.telemetry import tracing_of
 from flower.runtime.spec import STOP_CONTEXT_LIMIT, StepResult
 from flower.workflow.context import RelayMove
 from flower.workflow.documents import documents
+from flower.workflow.prompts import (
+    FALLBACK_DOC,
+    HANDOFF_PROMPT,
+    NOTHING_SAID,
+    RELAY_CONTINUE,
+    RELAY_SEED,
+)
 
 if TYPE_CHECKING:
     from flower.workflow.base import StepRun
 
 log = logging.getLogger(__name__)
-
-_MESSAGES = {
-    "HANDOFF_PROMPT": N_(
-        "The context of this conversation is nearly full; a brand-new session will carry on"
-        " next, and it sees nothing of what is here.\n"
-        "Write it a handoff document: where the task and the acceptance goals are, what is"
-        " done, how far the work has got,\n"
-        "the paths tried that did not work and why, the next few steps, the pitfalls to"
-        " watch for. Write only the handoff document itself, in Markdown.\n"
-    ),
-    "RELAY_SEED": N_(
-        "You take over a task that is half done. The previous session's handoff document is"
-        " at {path}; it says:\n"
-        "\n"
-        "{doc}\n"
-        "\n"
-        "---\n"
-        "\n"
-    ),
-    "FALLBACK_DOC": N_(
-        "(The previous session could not write a handoff document.)\n"
-        "The task and the acceptance goals are in {brief_file} and {goals_file} in the"
-        " workspace; look at the state of the workspace first, then carry on.\n"
-        "What the previous session said last:\n"
-        "\n"
-        "{last}\n"
-    ),
-    "RELAY_CONTINUE": N_(
-        "The previous session got this task half done and stopped only because its context"
-        " was nearly full; it hands it to you. The words it was given:\n"
-        "\n"
-        "{prompt}\n"
-        "\n"
-        'Carry on with the "next steps" of the handoff document; do not redo what is done.\n'
-    ),
-    "NOTHING_SAID": N_("(nothing)"),
-}
-
-
-def message(name: str) -> str:
-    """One of the relay's prompts, in the language of this wake."""
-    return _(_MESSAGES[name])
-
-
-def __getattr__(name: str) -> Any:
-    """``HANDOFF_PROMPT``, ``RELAY_SEED``...: read in the active language."""
-    if name in _MESSAGES:
-        return message(name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
 
 MAX_RELAYS_PER_TURN = 8
 """Relays one turn of a step may go through before it is reported as failed."""
@@ -162,7 +119,7 @@ def left_in(entries: list[dict[str, Any]]) -> LeftHandoff:
     for i in range(len(entries) - 1, -1, -1):
         words = "".join(prompt_texts(entries[i]))
         if words and words not in every_translation(RESUME_PROMPT):
-            asked = i if words in every_translation(_MESSAGES["HANDOFF_PROMPT"]) else None
+            asked = i if words in every_translation(HANDOFF_PROMPT) else None
             break
     if asked is None:
         return NOTHING_LEFT
@@ -172,7 +129,7 @@ def left_in(entries: list[dict[str, Any]]) -> LeftHandoff:
         if e.get("type") == "assistant" and not is_synthetic_error(e)
     ]
     if not replies:  # the request still waits as it was sent
-        return LeftHandoff(asking=message("HANDOFF_PROMPT"), answered=None)
+        return LeftHandoff(asking=_(HANDOFF_PROMPT), answered=None)
     if tool_uses(replies[-1]):  # a round of the answer was cut
         return LeftHandoff(asking=_(RESUME_PROMPT), answered=None)
     doc = "".join(message_texts(replies[-1]))
@@ -280,7 +237,7 @@ async def relay(
     """:func:`_relay` inside a ``flower.relay`` span."""
     where = {"flower.step.name": run.name, "flower.relay.from_session": run.session_id}
     with tracing_of(run.runtime).span("flower.relay", where) as span:
-        asking = asking or message("HANDOFF_PROMPT")
+        asking = asking or _(HANDOFF_PROMPT)
         result = await _relay(run, prompt, label=label, answered=answered, asking=asking)
         span.set({"flower.relay.to_session": result.session_id})
     return result
@@ -310,9 +267,9 @@ async def _relay(
         handoff = await run.raw_turn(asking, resume=old, label=label, limited=False)
     body = handoff.text if handoff.ok and handoff.text.strip() else ""
     if not body:
-        last = handoff.text.strip() or message("NOTHING_SAID")
+        last = handoff.text.strip() or _(NOTHING_SAID)
         files = documents(run.workspace, run.settings)  # the brief and goals this wake uses
-        body = message("FALLBACK_DOC").format(
+        body = _(FALLBACK_DOC).format(
             last=last, brief_file=files.brief.name, goals_file=files.goals.name
         )
     # a killed run may have written it already (and you may have edited it since)
@@ -325,7 +282,7 @@ async def _relay(
         shown = path.relative_to(run.workspace)
     except ValueError:
         shown = path
-    seeded = message("RELAY_SEED").format(path=shown, doc=doc.strip()) + prompt
+    seeded = _(RELAY_SEED).format(path=shown, doc=doc.strip()) + prompt
     run.session_id = None
     result: StepResult = await run.raw_turn(seeded, resume=None, label=label, relay_from=old)
     fresh_turns = result.num_turns
@@ -407,9 +364,7 @@ async def relay_while_full(run: Any, result: StepResult, prompt: str, *, label: 
             )
             return result
         earlier = result
-        result = await relay(
-            run, message("RELAY_CONTINUE").format(prompt=prompt.strip()), label=label
-        )
+        result = await relay(run, _(RELAY_CONTINUE).format(prompt=prompt.strip()), label=label)
         absorb(result, earlier)
         relays += 1
     return result

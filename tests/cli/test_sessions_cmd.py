@@ -453,12 +453,12 @@ def test_list_says_each_workflow_sessions_role_step_and_request(
     """Issue 29 item 9: the manifest of the run directory says who each session was;
     its title is the user's request (from the clarifier's first prompt, in whichever
     language that wake spoke), not flower's prompt. Other sessions stay as they were."""
-    from flower.core.i18n import language
-    from flower.workflow.clarify import message
+    from flower.core.i18n import _, language
+    from flower.workflow.prompts import CLARIFY_PROMPT
 
     request = "count the lines of notes.txt"
     with language("zh_CN"):  # the run that asked spoke Chinese
-        prompt = message("CLARIFY_PROMPT").format(request=request)
+        prompt = _(CLARIFY_PROMPT).format(request=request)
     clarifier = SessionKey("-work-alpha", "c1")
     with open_session_store(store_url) as store:
         store.append(

@@ -12,12 +12,13 @@ import pytest
 from cli_run_helpers import REQUEST, Flower, ScriptedModel, kill_at_cut, lineage
 
 from flower.cli.banner import human_tokens
+from flower.core.i18n import _
 from flower.core.keys import project_key
 from flower.core.records import SessionKey
 from flower.core.transcript import context_tokens
 from flower.stores.open import open_session_store
 from flower.testing.fake_api import FakeMessagesAPI
-from flower.workflow.builtin import WORK_RESUME
+from flower.workflow import prompts
 
 
 def store_url(ws: Path) -> str:
@@ -57,8 +58,9 @@ def kill_and_resume(flower: Flower, model: ScriptedModel, ws: Path, sig: signal.
     assert lineage(ws)["steps"]["干活"] == sid and lineage(ws)["woke"] == 2
     assert (ws / "sample.html").read_text(encoding="utf-8").count("<h1>") == 1
     # the resumed worker saw its own earlier tool call: the same conversation went on
-    woke = [r for r in model.seen if WORK_RESUME in r.texts()]
-    assert woke and woke[0].texts()[-1] == WORK_RESUME
+    resume = _(prompts.WORK_RESUME)
+    woke = [r for r in model.seen if resume in r.texts()]
+    assert woke and woke[0].texts()[-1] == resume
     calls = [b for m in woke[0].messages if m["role"] == "assistant" for b in m["content"]]
     assert {"type": "tool_use", "name": "Read"}.items() <= calls[-1].items()
     return sid

@@ -11,8 +11,8 @@ from cli_run_helpers import REQUEST, Flower, ScriptedModel, lineage
 from flower.cli.banner import step_header
 from flower.core.manifest import read_manifest
 from flower.testing.fake_api import RecordedRequest, Reply, reply
-from flower.workflow.builtin import WORKER
-from flower.workflow.goal import JUDGE
+from flower.workflow.builtin import worker_agent
+from flower.workflow.goal import judge_agent
 from tests.unprivileged import cannot_write_prefix
 
 
@@ -51,7 +51,8 @@ def test_run_dir_on_the_root_and_on_run_and_rounds(
     flower: Flower, model: ScriptedModel, ws: Path
 ) -> None:
     verdicts = ["1. 达成\n2. 未达成 — 没跑\n3. 达成"]
-    model.override(JUDGE.instructions, lambda req: reply(verdicts.pop() if verdicts else PASS))
+    judge = judge_agent().instructions
+    model.override(judge, lambda req: reply(verdicts.pop() if verdicts else PASS))
     done = flower("-r", "elsewhere", "--yes", "--rounds", "2", REQUEST)
     assert done.returncode == 0, done.stderr
     assert not (ws / "runs").exists() and (ws / "elsewhere" / "lineage.json").is_file()
@@ -73,7 +74,7 @@ def test_once_runs_one_agent_without_lineage_and_resumes_by_hand(
         said.append(req)
         return reply(f"第 {len(said)} 句")
 
-    model.override(WORKER.instructions, answer)
+    model.override(worker_agent().instructions, answer)
     done = flower("once", "--json", "说一句")
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)["results"][0]
@@ -99,7 +100,7 @@ def test_once_resumes_by_a_prefix_and_from_another_project_with_project(
 ) -> None:
     from flower.core.keys import project_key
 
-    model.override(WORKER.instructions, lambda req: reply(f"第 {len(req.texts())} 句"))
+    model.override(worker_agent().instructions, lambda req: reply(f"第 {len(req.texts())} 句"))
     env = {**flower.env, "FLOWER_SESSIONS_URL": f"sqlite:///{ws / 'shared.db'}"}
     first = flower("once", "--json", "说一句", env=env)
     assert first.returncode == 0, first.stderr

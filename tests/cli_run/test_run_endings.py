@@ -11,7 +11,7 @@ from cli_run_helpers import REQUEST, Flower, ScriptedModel, lineage
 from flower.cli.run import GOALS_NOT_MET_EXIT
 from flower.testing.fake_api import RecordedRequest, Reply, reply, server_error
 from flower.workflow.clarify import goal_setter
-from flower.workflow.goal import JUDGE
+from flower.workflow.goal import judge_agent
 
 UNMET = "1. 达成\n2. 未达成 — 没跑\n3. 达成"
 
@@ -19,7 +19,7 @@ UNMET = "1. 达成\n2. 未达成 — 没跑\n3. 达成"
 def test_goals_left_unmet_exit_with_their_own_code_and_say_how_many_were_met(
     flower: Flower, model: ScriptedModel, ws: Path
 ) -> None:
-    model.override(JUDGE.instructions, lambda req: reply(UNMET))
+    model.override(judge_agent().instructions, lambda req: reply(UNMET))
     done = flower("--yes", "--rounds", "2", REQUEST)
     assert done.returncode == GOALS_NOT_MET_EXIT == 4, done.stderr
     last = done.stdout.splitlines()[-1]
@@ -98,7 +98,7 @@ def test_status_names_the_steps_in_run_order_and_the_words_not_heard_yet(
 def test_a_judge_that_gave_no_verdict_is_no_success(
     flower: Flower, model: ScriptedModel, ws: Path
 ) -> None:
-    model.override(JUDGE.instructions, lambda req: server_error())  # type: ignore[arg-type,return-value]
+    model.override(judge_agent().instructions, lambda req: server_error())  # type: ignore[arg-type,return-value]
     done = flower("--yes", REQUEST)
     assert done.returncode == GOALS_NOT_MET_EXIT, done.stdout + done.stderr
     assert done.stdout.splitlines()[-1] == "   验收人没有给出结论:在这里再跑 `flower` 会接着做"

@@ -10,9 +10,12 @@ import pytest
 from cli_run_helpers import FLOWER, REQUEST, Flower, ScriptedModel, lineage
 from seed_strings import NEW_TASK_PROMPT, WAKE_PROMPT
 
+from flower.core.i18n import _
 from flower.demo.script import demo_script
 from flower.testing.fake_api import RecordedRequest, Reply, reply
-from flower.workflow.clarify import CLARIFIER, CLARIFY_RESUME, GOAL_SETTER, NO_ANSWER
+from flower.workflow import prompts
+from flower.workflow.clarify import clarifier as clarifier_agent
+from flower.workflow.clarify import goal_setter
 
 BRIEF = demo_script("zh_CN").brief
 
@@ -22,13 +25,13 @@ QUESTION = "输出要单文件还是目录?"
 def clarifier(req: RecordedRequest) -> Reply:
     """Asks once; writes the brief after an answer (or after being told no one answers)."""
     last = req.texts()[-1]
-    return reply(BRIEF) if last in ("单文件", NO_ANSWER) else reply(QUESTION)
+    return reply(BRIEF) if last in ("单文件", _(prompts.NO_ANSWER)) else reply(QUESTION)
 
 
 @pytest.fixture
 def used(flower: Flower, model: ScriptedModel, ws: Path) -> Flower:
     """A workspace where one run went all the way (no terminal: no questions asked)."""
-    model.override(CLARIFIER.instructions, clarifier)
+    model.override(clarifier_agent().instructions, clarifier)
     assert flower(REQUEST).returncode == 0
     return flower
 
@@ -79,7 +82,7 @@ def test_ctrl_c_leaves_enter_continues_text_is_the_next_sentence(
     rest = finish(child)
     assert child.exitstatus == 0, rest
     assert "顺便支持代码块高亮" in (ws / "需求.md").read_text(encoding="utf-8")
-    goal_setters = [r for r in model.seen if r.texts()[0] == GOAL_SETTER.instructions]
+    goal_setters = [r for r in model.seen if r.texts()[0] == goal_setter().instructions]
     assert "顺便支持代码块高亮" in goal_setters[-1].texts()[-1]
 
 
@@ -101,7 +104,7 @@ def test_slash_new_archives_then_asks_what_to_do_and_its_questions(
     (archived,) = (ws / "notes" / "archive").iterdir()
     assert json.loads((archived / "lineage.json").read_text(encoding="utf-8")) == old
     assert lineage(ws)["woke"] == 1
-    clarifiers = [r for r in model.seen if r.texts()[0] == CLARIFIER.instructions]
+    clarifiers = [r for r in model.seen if r.texts()[0] == clarifier_agent().instructions]
     assert "另一件事" in clarifiers[-2].texts()[-1] and clarifiers[-1].texts()[-1] == "单文件"
 
 
@@ -116,7 +119,7 @@ def test_fresh_directory_on_a_terminal_asks_what_to_do(flower: Flower, ws: Path)
 def test_ctrl_c_at_a_brief_question_then_the_clarifier_resumes(
     flower: Flower, model: ScriptedModel, ws: Path
 ) -> None:
-    model.override(CLARIFIER.instructions, clarifier)
+    model.override(clarifier_agent().instructions, clarifier)
     child = spawn(flower, REQUEST)
     child.expect_exact(QUESTION)
     child.expect_exact("> ")
@@ -128,8 +131,8 @@ def test_ctrl_c_at_a_brief_question_then_the_clarifier_resumes(
     done = flower("--yes")
     assert done.returncode == 0, done.stderr
     assert lineage(ws)["steps"]["确认需求"] == sid
-    resumed = [r for r in model.seen if r.texts()[0] == CLARIFIER.instructions][1]
-    assert resumed.texts()[-1] == CLARIFY_RESUME and QUESTION in resumed.texts()
+    resumed = [r for r in model.seen if r.texts()[0] == clarifier_agent().instructions][1]
+    assert resumed.texts()[-1] == _(prompts.CLARIFY_RESUME) and QUESTION in resumed.texts()
 
 
 @pytest.mark.parametrize(("typed", "code"), [("", 0), ("n", 1)], ids=["enter", "n"])
@@ -140,7 +143,7 @@ def test_a_brief_never_written_asks_once_on_a_terminal(
     brief, flower asks once whether the request is the brief; Enter goes on, n stops."""
     from flower.cli.banner import brief_from_request_line, request_as_brief_question
 
-    model.override(CLARIFIER.instructions, lambda req: reply(QUESTION))  # never a brief
+    model.override(clarifier_agent().instructions, lambda req: reply(QUESTION))  # never a brief
     question = request_as_brief_question()
     child = spawn(flower, REQUEST)
     child.expect_exact(QUESTION)
@@ -151,7 +154,7 @@ def test_a_brief_never_written_asks_once_on_a_terminal(
     rest = finish(child)
     assert child.exitstatus == code, rest
     assert question not in rest  # asked once
-    clarifiers = [r for r in model.seen if r.texts()[0] == CLARIFIER.instructions]
+    clarifiers = [r for r in model.seen if r.texts()[0] == clarifier_agent().instructions]
     assert len(clarifiers) == 6
     said = brief_from_request_line("需求.md")
     if code == 0:

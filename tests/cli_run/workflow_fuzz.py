@@ -41,7 +41,7 @@ from cli_run_helpers import FLOWER, flower_env  # noqa: E402
 from engine_fuzz import Violation as EngineViolation  # noqa: E402
 from engine_fuzz import check_prompts, check_tool_answers  # noqa: E402
 
-from flower.core.i18n import every_translation, set_language  # noqa: E402
+from flower.core.i18n import _, every_translation, set_language  # noqa: E402
 
 # The agents' instructions below are read in the language the flowers it starts speak
 # (flower_env: FLOWER_LANG, zh_CN unless set), so the fake recognises each request.
@@ -58,10 +58,12 @@ from flower.testing.fake_api import (  # noqa: E402
     unauthorized,
 )
 from flower.testing.signals import let_children_hear_ctrl_c  # noqa: E402
-from flower.workflow.builtin import WORKER  # noqa: E402
-from flower.workflow.clarify import CLARIFIER, GOAL_SETTER  # noqa: E402
-from flower.workflow.goal import JUDGE  # noqa: E402
-from flower.workflow.relay import HANDOFF_PROMPT  # noqa: E402
+from flower.workflow import prompts  # noqa: E402
+from flower.workflow.builtin import worker_agent  # noqa: E402
+from flower.workflow.clarify import clarifier, goal_setter  # noqa: E402
+from flower.workflow.goal import judge_agent  # noqa: E402
+
+HANDOFF_PROMPT = _(prompts.HANDOFF_PROMPT)
 
 THRESHOLD = 20_000
 """The relay threshold the children run with (``FLOWER_RELAY_THRESHOLD_TOKENS``)."""
@@ -186,10 +188,10 @@ def _tool_uses(req: RecordedRequest) -> int:
 
 
 AGENTS = {
-    CLARIFIER.instructions: "clarifier",
-    GOAL_SETTER.instructions: "goals",
-    WORKER.instructions: "worker",
-    JUDGE.instructions: "judge",
+    clarifier().instructions: "clarifier",
+    goal_setter().instructions: "goals",
+    worker_agent().instructions: "worker",
+    judge_agent().instructions: "judge",
 }
 
 
@@ -849,9 +851,7 @@ WAKE_AGENTS = _agent_names()
 
 
 def _handoffs() -> set[str]:
-    from flower.workflow import relay
-
-    return _every_language(lambda: relay.message("HANDOFF_PROMPT"))
+    return every_translation(prompts.HANDOFF_PROMPT)
 
 
 HANDOFFS = _handoffs()

@@ -22,6 +22,7 @@ import pytest
 from resilience_helpers import FakeClock
 
 from flower.core.config import ResilienceConfig, SessionsConfig, Settings
+from flower.core.i18n import _
 from flower.core.records import SessionKey
 from flower.core.resilience import RESUME_PROMPT as ENGLISH_RESUME_PROMPT  # the msgid
 from flower.core.resilience import Resilience
@@ -35,9 +36,10 @@ from flower.testing.fake_api import (
     text,
     unauthorized,
 )
-from flower.workflow.base import RETRY_PROMPT as RESUME_PROMPT  # in this wake's language
+from flower.workflow.prompts import RETRY_PROMPT
 from flower_plugins.probes import TcpProber
 
+RESUME_PROMPT = _(RETRY_PROMPT)  # in this wake's language
 AGENT = AgentSpec(name="worker", instructions="Answer in one line.", max_turns=2)
 PROMPT = "Read seed.txt and answer with the word in it."
 

@@ -12,9 +12,10 @@ from telemetry_helpers import Recorder
 
 from flower import AgentSpec, Step, Workflow
 from flower.core.config import RelayConfig, Settings
+from flower.core.i18n import _
 from flower.runtime.engine import Runtime
 from flower.testing.fake_api import FakeMessagesAPI, RecordedRequest, reply, text, tool_use
-from flower.workflow.relay import HANDOFF_PROMPT
+from flower.workflow import prompts
 
 WORKER = AgentSpec("worker", "You work.", allowed_tools=["Read"], max_turns=20)
 CHECKER = AgentSpec("checker", "You check.", allowed_tools=[], max_turns=2)
@@ -37,7 +38,7 @@ class Reader:
     def __call__(self, req: RecordedRequest) -> Any:
         context = 1000 * len(req.messages)
         usage = {"input_tokens": 3, "cache_read_input_tokens": context - 3}
-        if last_user_text(req) == HANDOFF_PROMPT:
+        if last_user_text(req) == _(prompts.HANDOFF_PROMPT):
             return text(f"## Progress\nread {self.done} times", usage=usage)
         if req.body.get("system", [{}])[0].get("text") == CHECKER.instructions:
             return text("fine", usage=usage)

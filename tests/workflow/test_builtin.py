@@ -12,11 +12,12 @@ import pytest
 from workflow_helpers import last_user_text, system_text, user_prompts
 
 from flower.core.config import Settings, WorkflowConfig
+from flower.core.i18n import _
 from flower.core.manifest import read_manifest
 from flower.testing.fake_api import FakeMessagesAPI, RecordedRequest, text
-from flower.workflow.builtin import WORK_RESUME, builtin_workflow
+from flower.workflow import prompts
+from flower.workflow.builtin import builtin_workflow
 from flower.workflow.clarify import (
-    CLARIFY_RESUME,
     MalformedGoalsWarning,
     is_complete_brief,
     read_goals,
@@ -126,7 +127,7 @@ def test_wake_with_nothing_said_adds_and_rederives_nothing(
     assert (in_tmp / "需求.md").read_bytes() == brief
     assert (in_tmp / "目标.md").read_bytes() == goals
     assert ctx["_sessions"]["干活"] == first["_sessions"]["干活"]
-    assert user_prompts(model.seen["worker"][0])[-1] == WORK_RESUME
+    assert user_prompts(model.seen["worker"][0])[-1] == _(prompts.WORK_RESUME)
     assert ctx["_woke"] == 2
 
 
@@ -165,7 +166,7 @@ def test_clarify_resumes_with_clarify_resume(in_tmp: Path, fake: FakeMessagesAPI
     fake.set_script(model)
     ctx = asyncio.run(wake(None))
     first = model.seen["clarifier"][0]
-    assert user_prompts(first)[-1] == CLARIFY_RESUME
+    assert user_prompts(first)[-1] == _(prompts.CLARIFY_RESUME)
     assert "输出格式要单文件还是目录?" in json.dumps(first.messages, ensure_ascii=False)
     assert ctx["_sessions"]["确认需求"] == sid and ctx["_ok"]
 
@@ -228,15 +229,13 @@ def test_names_come_from_settings(in_tmp: Path, fake: FakeMessagesAPI) -> None:
 
 
 def test_goal_setter_without_a_list_is_asked_again(in_tmp: Path, fake: FakeMessagesAPI) -> None:
-    from flower.workflow.clarify import GOALS_RETRY
-
     answers = iter(["目标大概就是把它做好。", "1. 有 md2html.py"])
     model = Model(
         clarifier=BRIEF, **{"goal-setter": lambda req: next(answers)}, worker="好", judge="1. 达成"
     )
     fake.set_script(model)
     ctx = asyncio.run(wake("写个脚本"))
-    assert user_prompts(model.seen["goal-setter"][1])[-1] == GOALS_RETRY
+    assert user_prompts(model.seen["goal-setter"][1])[-1] == _(prompts.GOALS_RETRY)
     assert read_goals(in_tmp / "目标.md") == ["有 md2html.py"]
     assert ctx["_ok"]
 
@@ -269,7 +268,7 @@ def test_what_is_said_on_a_wake_cut_short_reaches_the_next_wake(
     fake.set_script(model)
     ctx = asyncio.run(wake(None))
     assert set(model.seen) == {"worker", "judge"}
-    assert user_prompts(model.seen["worker"][0])[-1] == WORK_RESUME
+    assert user_prompts(model.seen["worker"][0])[-1] == _(prompts.WORK_RESUME)
 
 
 def test_an_unreadable_store_stops_a_wake_before_it_counts_and_says_why(
@@ -418,13 +417,12 @@ def test_a_message_stored_before_a_cut_is_not_sent_again(
     from flower.core.records import SessionKey
     from flower.runtime.engine import Runtime
     from flower.stores.lineage import load_lineage
-    from flower.workflow.builtin import WORK_SAID
 
     fake.set_script(standard_model())
     first = asyncio.run(wake("写个 md 转 html 的脚本"))
     # what a wake killed after storing the worker's message and before its reply leaves
     said = "also support tables"
-    prompt = WORK_SAID.format(said=said, brief_file="需求.md", goals_file="目标.md")
+    prompt = _(prompts.WORK_SAID).format(said=said, brief_file="需求.md", goals_file="目标.md")
     rt = Runtime(workspace=".", run_dir="runs")
     try:
         key: SessionKey = rt.key(first["_sessions"]["干活"])
@@ -550,7 +548,7 @@ def test_the_same_sentence_said_on_a_later_wake_reaches_the_worker_again(
 ) -> None:
     fake.set_script(standard_model())
     asyncio.run(wake("写个 md 转 html 的脚本"))
-    for _ in range(2):  # heard on the first wake, said again (and meant) on the next
+    for _wake in range(2):  # heard on the first wake, said again (and meant) on the next
         model = standard_model()
         fake.set_script(model)
         asyncio.run(wake("run the tests again"))

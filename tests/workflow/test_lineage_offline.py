@@ -27,6 +27,7 @@ from workflow_helpers import SEED_FIELDS, last_user_text, system_text, user_prom
 
 from flower import AgentSpec, Step, Workflow, wake_state
 from flower.core.config import RelayConfig, Settings
+from flower.core.i18n import _
 from flower.core.manifest import read_manifest
 from flower.testing.fake_api import (
     FakeMessagesAPI,
@@ -36,8 +37,8 @@ from flower.testing.fake_api import (
     text,
     tool_use,
 )
+from flower.workflow import prompts
 from flower.workflow.goal import with_goal
-from flower.workflow.relay import HANDOFF_PROMPT
 
 terse = AgentSpec(
     name="terse",
@@ -383,7 +384,7 @@ def test_relay_at_threshold_seeds_a_new_session_from_the_handoff(
     before = len(fake.requests)
     ctx = asyncio.run(wake())
     handoff_req, seeded_req = fake.requests[before:]
-    assert last_user_text(handoff_req) == HANDOFF_PROMPT
+    assert last_user_text(handoff_req) == _(prompts.HANDOFF_PROMPT)
     assert len(user_prompts(handoff_req)) > 1  # asked in the old conversation
     new = ctx["_sessions"]["干活"]
     assert new != old

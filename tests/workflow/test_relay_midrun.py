@@ -20,6 +20,7 @@ from workflow_helpers import last_user_text, user_prompts
 
 from flower import AgentSpec, Step, Workflow
 from flower.core.config import RelayConfig, Settings
+from flower.core.i18n import _
 from flower.core.manifest import read_manifest
 from flower.testing.fake_api import (
     FakeMessagesAPI,
@@ -29,8 +30,9 @@ from flower.testing.fake_api import (
     text,
     tool_use,
 )
-from flower.workflow.relay import HANDOFF_PROMPT
+from flower.workflow import prompts
 
+HANDOFF_PROMPT = _(prompts.HANDOFF_PROMPT)  # in the tests' language
 THRESHOLD = 10_000
 PER_MESSAGE = 1_000
 WORKER = AgentSpec(
@@ -358,7 +360,7 @@ def test_a_handoff_answered_after_a_retry_is_not_asked_again(
     """The handoff's reply was cut, the engine's retry said "go on" (its resume prompt)
     and the document came in answer to that; the run was killed before the new
     session existed. The handoff is still the request that reply answers."""
-    from flower.workflow.base import RETRY_PROMPT as RESUME_PROMPT  # in this wake's language
+    RESUME_PROMPT = _(prompts.RETRY_PROMPT)  # in this wake's language
 
     doc = "## 进度\n读了三遍,接着读"
     old = worked_a_while(in_tmp, fake)
@@ -383,7 +385,7 @@ def test_a_handoff_cut_in_the_middle_of_its_own_tool_calls_is_finished_not_asked
 ) -> None:
     """Killed while the old session, writing its handoff, waited for a tool: the next
     run finishes that request (the engine's resume prompt) instead of asking again."""
-    from flower.workflow.base import RETRY_PROMPT as RESUME_PROMPT  # in this wake's language
+    RESUME_PROMPT = _(prompts.RETRY_PROMPT)  # in this wake's language
 
     old = worked_a_while(in_tmp, fake)
     looked = {
@@ -450,12 +452,11 @@ def test_a_handoff_document_a_killed_run_wrote_is_reused_with_your_edits(
 def test_a_relay_killed_before_lineage_named_its_new_session_goes_on_there(
     in_tmp: Path, fake: FakeMessagesAPI
 ) -> None:
-    from flower.workflow.relay import RELAY_SEED
 
     doc = "## 进度\n读了三遍,接着读"
     old = _killed_after_the_handoff_answered(in_tmp, fake, doc)
     # ... and after the new session's first entry was stored, before lineage named it
-    seeded = RELAY_SEED.format(path="notes/relay/x.md", doc=doc) + "接着读"
+    seeded = _(prompts.RELAY_SEED).format(path="notes/relay/x.md", doc=doc) + "接着读"
     append_to(
         "relayed-to",
         [

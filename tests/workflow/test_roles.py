@@ -6,8 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from flower.core.config import Settings, WorkflowConfig
-from flower.core.i18n import language, translations
-from flower.workflow.clarify import message, request_in
+from flower.core.i18n import _, language, translations
+from flower.workflow.clarify import request_in
+from flower.workflow.prompts import CLARIFY_PROMPT, NO_REQUEST
 from flower.workflow.roles import Titles, session_roles
 
 
@@ -50,15 +51,15 @@ def test_step_names_come_from_the_settings_or_any_languages_name() -> None:
 def test_the_request_is_read_from_a_clarifier_prompt_of_any_language() -> None:
     for lang in ("en", "zh_CN"):
         with language(lang):
-            prompt = message("CLARIFY_PROMPT")
+            prompt = _(CLARIFY_PROMPT)
             assert request_in(prompt.format(request="count the lines")) == "count the lines"
-            assert request_in(prompt.format(request=message("NO_REQUEST"))) is None
+            assert request_in(prompt.format(request=_(NO_REQUEST))) is None
     assert request_in("Check one by one whether the goals are met") is None
 
 
 def test_a_title_is_the_request_else_the_step() -> None:
     with language("en"):
-        prompt = message("CLARIFY_PROMPT").format(request="tidy   the\nnotes")
+        prompt = _(CLARIFY_PROMPT).format(request="tidy   the\nnotes")
     transcripts = {"c": [{"type": "user", "message": {"role": "user", "content": prompt}}]}
     loaded: list[str] = []
 
