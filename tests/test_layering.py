@@ -1,8 +1,9 @@
 """Imports flow one way: cli -> workflow -> runtime -> stores -> core, plugins -> core.
 
 ``flower.compat`` (other tools' formats: Claude Code's transcripts, the Claude Agent
-SDK's store) sits on the stores, beside the runtime; ``flower.demo`` (the fake API and the scripted model of ``flower demo``) sits between
-the CLI and the workflow: the CLI and the test helpers use it, nothing below it does.
+SDK's store) sits on the stores, beside the runtime. ``flower.demo`` (the fake API and
+the scripted model of ``flower demo``) sits between the CLI and the workflow: the CLI
+and the test helpers use it, nothing below it does.
 
 Read from the source with ast, so the rules hold for every import a module can run,
 the ones inside functions included (only ``if TYPE_CHECKING:`` blocks are left out).

@@ -618,8 +618,8 @@ def _run_once(
     rt = _live_runtime(live, settings, trim)
     try:
         if resume is not None:
-            from flower.cli.session_ids import resume_key
             from flower.core.redact import redact_text
+            from flower.stores.lookup import resume_key
 
             where = redact_text(store_name(settings))
             key = resume_key(rt.store, resume, where, project, rt.workspace)

@@ -19,7 +19,7 @@ from itertools import zip_longest
 
 import msgspec
 
-from flower.core.errors import StoreUnavailableError, UnknownSessionError
+from flower.core.errors import StoreUnavailableError
 from flower.core.i18n import N_, _
 from flower.core.protocols import SessionStoreBase
 from flower.core.records import Entry, SessionKey
@@ -88,24 +88,9 @@ def _subkeys(store: SessionStoreBase, key: SessionKey) -> list[SessionKey]:
         return []
 
 
-def select_sessions(
-    source: SessionStoreBase, *, project: str | None = None, session_id: str | None = None
-) -> list[SessionKey]:
-    """The main keys a copy covers: one session, one project, or everything."""
-    if session_id is not None:
-        if project is not None:
-            key = SessionKey(project, session_id)
-            if not source.exists(key):
-                raise UnknownSessionError(
-                    _("no session {session} in project {project}").format(
-                        session=session_id, project=project
-                    )
-                )
-            return [key]
-        found = source.find_session(session_id)
-        if found is None:
-            raise UnknownSessionError(_("no session {session}").format(session=session_id))
-        return [found]
+def select_sessions(source: SessionStoreBase, *, project: str | None = None) -> list[SessionKey]:
+    """The main keys a copy covers: one project's, or everything's. One session is
+    found as every command finds it: :func:`flower.stores.lookup.find_session_key`."""
     projects = [project] if project is not None else source.list_projects()
     return [
         SessionKey(proj, info.session_id)
