@@ -361,6 +361,31 @@ class Budget:
             },
         }
 
+    def per_minute(self, step_s: int = 5) -> list[dict[str, float]]:
+        """The budget's use over the last minute, as the limiter saw it: every
+        ``step_s`` seconds from a minute ago to now, the requests and tokens in the 60 s
+        that ended there (the table keeps two minutes of calls). ``at`` is epoch seconds."""
+        self._prepare()
+        now = self.clock()
+        with self.engine.connect() as conn:
+            found = conn.execute(
+                sa.select(calls.c.at_ms, calls.c.input_tokens, calls.c.output_tokens).where(
+                    calls.c.at_ms > now - 2 * WINDOW_MS
+                )
+            ).all()
+        points = []
+        for ends in range(now - WINDOW_MS, now + 1, step_s * 1000):
+            inside = [r for r in found if ends - WINDOW_MS < r.at_ms <= ends]
+            points.append(
+                {
+                    "at": ends / 1000,
+                    "requests": len(inside),
+                    "input_tokens": sum(r.input_tokens for r in inside),
+                    "output_tokens": sum(r.output_tokens for r in inside),
+                }
+            )
+        return points
+
 
 def _kinds() -> list[tuple[int, str]]:
     return [(1, "requests"), (2, "input_tokens"), (3, "output_tokens")]

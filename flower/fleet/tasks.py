@@ -126,11 +126,7 @@ class Fleet:
 
     def status(self) -> list[dict[str, Any]]:
         """Every task, oldest first: its state and what is known about it."""
-        hosts = {row.executor_id: row for row in self.board.rows()}
-        rows = []
-        for wf in self.client.list_workflows(name=engine.WORKFLOW):
-            rows.append(_row(wf, hosts))
-        return rows
+        return task_rows(self.client, self.board)
 
     # -- control -------------------------------------------------------------------
 
@@ -149,6 +145,12 @@ class Fleet:
                 ).format(id=task_id)
             )
         self.client.resume_workflow(task_id)
+
+
+def task_rows(client: Any, board: Board) -> list[dict[str, Any]]:
+    """Every task in the fleet ``client`` reads, oldest first, its host from ``board``."""
+    hosts = {row.executor_id: row for row in board.rows()}
+    return [_row(wf, hosts) for wf in client.list_workflows(name=engine.WORKFLOW)]
 
 
 def _row(wf: Any, hosts: dict[str, Any]) -> dict[str, Any]:
@@ -190,4 +192,4 @@ def _row(wf: Any, hosts: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-__all__ = ["DEFAULT_PRIORITY", "MAX_PRIORITY", "TASK_ID", "Fleet"]
+__all__ = ["DEFAULT_PRIORITY", "MAX_PRIORITY", "TASK_ID", "Fleet", "task_rows"]

@@ -13,7 +13,7 @@ import json
 import threading
 from collections.abc import AsyncIterator, Callable, MutableMapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, quote
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
@@ -37,6 +37,9 @@ from flower.ui import chart, conversation, listing, runs
 from flower.ui.pruned import PrunedView, pruned_view
 from flower.ui.readonly import NoStoreYet, ReadOnlyStore
 from flower.workflow.roles import SessionRole
+
+if TYPE_CHECKING:
+    from flower.fleet.view import FleetView
 
 HERE = Path(__file__).parent
 TOKEN_COOKIE = "flower_ui_token"
@@ -73,6 +76,16 @@ class Viewer:
         self.interval = interval
         self.lock = threading.Lock()
         self._store: ReadOnlyStore | None = None
+        self._fleet: FleetView | None = None
+
+    def fleet(self) -> FleetView:
+        """The fleet of this directory's ``[tool.flower.fleet]``, read-only (opened on
+        first use, again after a failure)."""
+        if self._fleet is None:
+            from flower.fleet.view import FleetView
+
+            self._fleet = FleetView(self.settings, self.workspace)
+        return self._fleet
 
     def store(self) -> ReadOnlyStore:
         """The store, opened read-only on first use (call with :attr:`lock` held); while
@@ -90,6 +103,8 @@ class Viewer:
             if self._store is not None:
                 self._store.close()
                 self._store = None
+        if self._fleet is not None:
+            self._fleet.close()
 
     def prices(self) -> dict[str, Any]:
         from flower.runtime.pricing import price_table
@@ -144,6 +159,7 @@ def _environment(language: str) -> Environment:
     env.filters["tokens"] = lambda n: "" if n is None else f"{n:,}"
     env.filters["dollars"] = lambda c: "" if c is None else f"${c:.4f}"
     env.filters["size"] = _size
+    env.filters["clock"] = _clock
     env.filters["q"] = lambda s: quote(str(s), safe="")
     env.filters["shown_label"] = lambda label: shown_label(str(label), catalog.gettext)
     return env
@@ -154,12 +170,35 @@ def _html_lang(language: str) -> str:
     return language.replace("_", "-")
 
 
+def _clock(epoch: float | None) -> str:
+    """An epoch time as the page shows it, local like ``flower fleet status``: the time
+    of day within a day, the date too before that."""
+    if not epoch:
+        return ""
+    import time
+
+    shape = "%H:%M:%S" if time.time() - epoch < 86_400 else "%Y-%m-%d %H:%M"
+    return time.strftime(shape, time.localtime(epoch))
+
+
 def _size(n: int) -> str:
     for unit in ("B", "KB", "MB"):
         if n < 1024 or unit == "MB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024  # type: ignore[assignment]
     return f"{n} B"
+
+
+def fleet_groups(tasks: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
+    """The tasks by state, in the page's order (running first), empty states left out."""
+    from flower.fleet.view import STATES
+
+    order = [*STATES, *sorted({t["state"] for t in tasks} - set(STATES))]
+    return [
+        (s, [t for t in tasks if t["state"] == s])
+        for s in order
+        if any(t["state"] == s for t in tasks)
+    ]
 
 
 def _key(request: Request) -> SessionKey:
@@ -297,8 +336,86 @@ def build_app(viewer: Viewer, *, token: str | None = None, language: str | None 
         )
 
     def run_page(request: Request) -> HTMLResponse:
-        view = runs.run_view(viewer.settings, viewer.workspace)
-        return render("run.html", run=view)
+        asked = request.query_params.get("workspace")
+        if not asked:
+            return render("run.html", run=runs.run_view(viewer.settings, viewer.workspace))
+        # a fleet task's workspace (the fleet page links there), and only such a one
+        from flower.fleet.places import workspace_settings
+        from flower.fleet.view import NoFleetError, task_workspace
+
+        try:
+            found = task_workspace(viewer.fleet().report(), asked)
+        except NoFleetError:
+            found = None
+        if found is None:
+            raise NotFound(N_("no fleet task works in {workspace}"), workspace=asked)
+        return render("run.html", run=runs.run_view(workspace_settings(found), found))
+
+    def fleet_state() -> tuple[int, dict[str, Any]]:
+        """The fleet page's data: 200 and the report, or the reason there is none (200:
+        no fleet here; 503: its database cannot be read now), in the page's language."""
+        from flower.fleet.view import FleetReadError, NoFleetError
+
+        fleet = viewer.fleet()
+        try:
+            report = fleet.report()
+        except NoFleetError as exc:
+            status = 503 if isinstance(exc, FleetReadError) else 200
+            return status, {
+                "database": fleet.shown_database,
+                "error": say(exc.message).format(**exc.fields),
+            }
+        report["database"] = fleet.shown_database
+        return 200, report
+
+    def fleet_parts(report: dict[str, Any]) -> dict[str, str]:
+        """The live parts of the fleet page, rendered: the tasks and the budget chart."""
+        if "error" in report:
+            return {"tasks": "", "chart": "", "summary": ""}
+        groups = fleet_groups(report["tasks"])
+        tasks = env.get_template("_fleet_tasks.html").render(groups=groups, report=report)
+        svg = chart.budget_svg(report["per_minute"], report["budget"]["effective"], catalog)
+        summary = env.get_template("_fleet_summary.html").render(report=report)
+        return {"tasks": tasks, "chart": svg, "summary": summary}
+
+    async def fleet_page(request: Request) -> HTMLResponse:
+        status, report = await run_in_threadpool(fleet_state)
+        return render(
+            "fleet.html",
+            status=status,
+            report=report,
+            parts=fleet_parts(report),
+            interval_ms=int(viewer.interval * 1000),
+        )
+
+    async def fleet_json(request: Request) -> Response:
+        status, report = await run_in_threadpool(fleet_state)
+        return Response(
+            json.dumps(report, ensure_ascii=False, default=str),
+            status_code=status,
+            media_type="application/json",
+        )
+
+    async def fleet_events(request: Request) -> Response:
+        async def stream() -> AsyncIterator[str]:
+            yield f"retry: {int(viewer.interval * 1000)}\n\n"
+            sent = ""
+            while not await request.is_disconnected():
+                status, report = await run_in_threadpool(fleet_state)
+                parts = fleet_parts(report)
+                data = json.dumps({"status": status, "error": report.get("error"), **parts})
+                if data != sent:
+                    sent = data
+                    yield f"event: fleet\ndata: {data}\n\n"
+                else:
+                    yield ": idle\n\n"
+                await asyncio.sleep(viewer.interval)
+
+        return StreamingResponse(
+            stream(),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+        )
 
     async def not_found(request: Request, exc: Exception) -> Response:
         if isinstance(exc, NotFound):
@@ -318,6 +435,9 @@ def build_app(viewer: Viewer, *, token: str | None = None, language: str | None 
         routes=[
             Route("/", sessions_page),
             Route("/run", run_page),
+            Route("/fleet", fleet_page),
+            Route("/fleet.json", fleet_json),
+            Route("/fleet/events", fleet_events),
             Route("/s/{project}/{session}", session_page),
             Route("/s/{project}/{session}/events", session_events),
             Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),

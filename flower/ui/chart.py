@@ -17,6 +17,7 @@ from html import escape
 import msgspec
 
 from flower.core.entries import reported_usage
+from flower.core.i18n import N_
 from flower.core.records import Entry
 from flower.core.transcript.usage import context_tokens
 
@@ -153,6 +154,90 @@ def context_svg(
     axis = gettext("round (1-{last})").format(last=last_round)
     parts.append(
         f'<text x="{LEFT + plot_w / 2}" y="{HEIGHT - 8}" class="axis" text-anchor="middle">'
+        f"{escape(axis)}</text></svg>"
+    )
+    return "".join(parts)
+
+
+BUDGET_KINDS = (
+    ("requests", N_("requests per minute")),
+    ("input_tokens", N_("input tokens per minute")),
+    ("output_tokens", N_("output tokens per minute")),
+)
+PANEL_H, PANEL_GAP = 96, 34
+
+
+def _count_label(value: float) -> str:
+    return _tokens_label(value) if value >= 1000 else f"{value:g}"
+
+
+def budget_svg(
+    points: Sequence[dict[str, float]],
+    limits: dict[str, int | None],
+    catalog: stdlib_gettext.NullTranslations,
+) -> str:
+    """The fleet's budget over the last minute: one small plot per kind (requests,
+    input and output tokens), each point the use in the 60 s that ended there, on an
+    axis that fits the use; the limit is a dashed line when it is in range (as the
+    context chart treats the relay threshold) and named in the plot's title either way.
+    Words through ``catalog``, the page's language."""
+    gettext = catalog.gettext
+    plot_w = WIDTH - LEFT - RIGHT
+    height = TOP + len(BUDGET_KINDS) * (PANEL_H + PANEL_GAP)
+    title = gettext("the shared budget, last minute")
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="budget-chart" role="img" '
+        f'viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}">',
+        f"<title>{escape(title)}</title>",
+    ]
+    start = points[0]["at"] if points else 0.0
+    span = max((points[-1]["at"] - start) if points else 60.0, 1.0)
+    for n, (kind, words) in enumerate(BUDGET_KINDS):
+        top_y = TOP + n * (PANEL_H + PANEL_GAP) + 18
+        limit = limits.get(kind)
+        values = [float(p[kind]) for p in points]
+        axis_top, _ticks = scale(int(max([0.0, *values])), [limit] if limit else [])
+        if not values or max(values) == 0:
+            axis_top = float(limit) * 1.05 if limit else 10.0
+            axis_top = _tick_step(axis_top) * -(-axis_top // _tick_step(axis_top))
+
+        def y(value: float, top_y: float = top_y, axis_top: float = axis_top) -> float:
+            return top_y + PANEL_H - value / axis_top * PANEL_H
+
+        now = values[-1] if values else 0
+        heading = gettext(words)
+        if limit:
+            used = gettext("{used} of {limit}").format(used=f"{now:,.0f}", limit=f"{limit:,}")
+        else:
+            used = gettext("{used}, no limit").format(used=f"{now:,.0f}")
+        parts.append(
+            f'<g class="budget-panel" data-kind="{kind}">'
+            f'<text x="{LEFT}" y="{top_y - 6}" class="panel-title">'
+            f"{escape(heading)} · {escape(used)}</text>"
+            f'<rect x="{LEFT}" y="{top_y}" width="{plot_w}" height="{PANEL_H}" class="plot"/>'
+            f'<text x="{LEFT - 6}" y="{top_y + 4}" class="tick" text-anchor="end">'
+            f"{_count_label(axis_top)}</text>"
+            f'<text x="{LEFT - 6}" y="{top_y + PANEL_H + 4}" class="tick" '
+            'text-anchor="end">0</text>'
+        )
+        if limit and limit <= axis_top:
+            named = gettext("limit {limit}").format(limit=f"{limit:,}")
+            parts.append(
+                f'<line x1="{LEFT}" x2="{LEFT + plot_w}" y1="{y(limit):.1f}" y2="{y(limit):.1f}" '
+                f'class="limit"/><text x="{LEFT + plot_w - 4}" y="{y(limit) - 4:.1f}" '
+                f'class="limit-label" text-anchor="end">'
+                f"{escape(named)}</text>"
+            )
+        if points:
+            line = " ".join(
+                f"{LEFT + (p['at'] - start) / span * plot_w:.1f},{y(float(p[kind])):.1f}"
+                for p in points
+            )
+            parts.append(f'<polyline class="use" points="{line}"/>')
+        parts.append("</g>")
+    axis = gettext("the last 60 s, each point the 60 s before it")
+    parts.append(
+        f'<text x="{LEFT + plot_w / 2}" y="{height - 8}" class="axis" text-anchor="middle">'
         f"{escape(axis)}</text></svg>"
     )
     return "".join(parts)

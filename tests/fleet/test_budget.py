@@ -383,3 +383,67 @@ def test_submit_priority_orders_the_queue(
     lines = workers.output("a").splitlines()
     started = [line.split(":")[0] for line in lines if "started in" in line]
     assert started == ["task first", "task mid", "task low"]
+
+
+class _Metered(HoldingModel):
+    """The demo model behind an API that reports usage as the real one counts it: the
+    request's input (about four bytes of its JSON body a token: system, tools and
+    messages) and ``output`` tokens a reply; it records what reached it and when."""
+
+    def __init__(self, output: int) -> None:
+        super().__init__()
+        self.output = output
+        self.calls: list[tuple[float, int, int]] = []
+
+    def __call__(self, req: RecordedRequest) -> Any:
+        answer = super().__call__(req)
+        sent = len(json.dumps(req.body, ensure_ascii=False).encode("utf-8")) // 4
+        with self._lock:
+            self.calls.append((time.time(), sent, self.output))
+        answer.usage = {"input_tokens": sent, "output_tokens": self.output}
+        return answer
+
+
+def _most_in_a_minute(calls: list[tuple[float, int, int]], column: int) -> int:
+    """The most of ``column`` (1: input, 2: output tokens) in any rolling 60 s."""
+    ordered = sorted(calls)
+    return max(
+        (sum(c[column] for c in ordered if t - 60 < c[0] <= t) for t, *_ in ordered), default=0
+    )
+
+
+@pytest.mark.timeout(600)  # the budget spreads the calls over two minutes or so
+def test_three_workers_keep_to_a_token_budget(
+    root: Path, env: dict[str, str], workers: Workers
+) -> None:
+    # each step is one call here, the first of its conversation: it reserves a quarter of
+    # max_tokens (4,000) for its reply and settles at the 1,500 the API reports
+    metered = _Metered(output=1500)
+    with FakeMessagesAPI(metered) as api:
+        env.update(api.env())
+        _limits(root, input_tokens_per_minute=12000, output_tokens_per_minute=9000)
+        _submit(root, env, 2)
+        for name in ("a", "b", "c"):
+            workers.start(name)
+        rows = wait_for(
+            lambda: (
+                (r := json.loads(run(root, env, "fleet", "status", "--json").stdout)["tasks"])
+                and all(row["state"] in ("done", "failed") for row in r)
+                and r
+            ),
+            420,
+            "the tasks never finished",
+        )
+        metered.release()
+    assert [row["state"] for row in rows] == ["done"] * 2, rows
+    calls = list(metered.calls)
+    assert len(calls) == 8  # brief, goals, work, judge: one call each, per task
+    # about 2,000 input and 1,500 output tokens a call: 8 calls do not fit in a minute
+    assert calls[-1][0] - calls[0][0] > 60
+    assert _most_in_a_minute(calls, 1) <= 12000
+    assert _most_in_a_minute(calls, 2) <= 9000
+    report = json.loads(run(root, env, "fleet", "status", "--json").stdout)
+    assert report["totals"]["output_tokens"] == 1500 * len(calls)
+    assert report["totals"]["input_tokens"] == sum(c[1] for c in calls)
+    logs = "".join((root / f"ws{i}" / "runs" / "fleet" / f"t{i}.log").read_text() for i in range(2))
+    assert "waiting for the shared budget" in logs

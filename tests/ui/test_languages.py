@@ -57,7 +57,10 @@ def test_the_pages_in_chinese(seeded: Settings) -> None:
     assert html_lang(listing) == "zh-CN"
     assert '<span class="count">2 个会话</span>' in listing
     assert "<th>最后活动(UTC)</th>" in listing and "7 条记录 · 2.7 KB" in listing
-    assert '<nav><a href="/">会话</a> <a href="/run">工作流</a></nav>' in listing
+    assert (
+        '<nav><a href="/">会话</a> <a href="/run">工作流</a> <a href="/fleet">集群</a></nav>'
+        in listing
+    )
     page = web.get(f"/s/{PROJECT}/{WORKING}").text
     assert "<h2>每轮的上下文</h2>" in page and "<summary>思考</summary>" in page
     assert f"会话 <code>{WORKING}</code> · 项目 <code>{PROJECT}</code>" in page

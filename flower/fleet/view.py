@@ -1,0 +1,199 @@
+"""What ``flower ui``'s fleet page reads: the tasks and the shared budget, read through
+the fleet's own API (:func:`flower.fleet.tasks.task_rows`, :class:`Board`,
+:class:`~flower.fleet.budget.Budget`), never written.
+
+Unlike :class:`~flower.fleet.tasks.Fleet` it migrates nothing and registers no queue:
+a fleet database that does not exist yet is said (:class:`NoFleetError`), not created,
+and one that cannot be reached is an error at once rather than a wait (a page must
+answer). Without the ``fleet`` extra it says the one command that installs it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+from pathlib import Path
+from typing import Any
+
+from flower.core.config import Settings, sqlite_file
+from flower.core.errors import FlowerError
+from flower.core.i18n import N_
+from flower.core.keys import project_key
+from flower.core.redact import redact_text
+
+NO_EXTRA = N_("the fleet page needs the fleet extra: pip install 'flower[fleet]'")
+NO_DATABASE = N_(
+    "no fleet here yet: {database} does not exist (flower fleet submit or flower fleet "
+    "worker in this directory creates it)"
+)
+NO_TABLES = N_("no fleet here yet: {database} holds no fleet tasks")
+UNREACHABLE = N_("the fleet's database {database} cannot be read: {error}")
+STATES = ("running", "queued", "failed", "done", "cancelled")
+"""The order the page shows the tasks in, by state."""
+
+
+class NoFleetError(FlowerError):
+    """There is no fleet to show (no extra, no database yet): not a fault of the viewer.
+    ``message`` is the English msgid, ``fields`` what fills it (the page translates)."""
+
+    def __init__(self, message: str, **fields: str) -> None:
+        super().__init__(message.format(**fields))
+        self.message = message
+        self.fields = fields
+
+
+class FleetReadError(NoFleetError):
+    """The fleet's database is there but cannot be read now (down, refused)."""
+
+
+class FleetView:
+    """The fleet of ``settings`` (``[tool.flower.fleet]``, resolved against ``cwd``),
+    read-only; opened on first :meth:`report`, again after a failure."""
+
+    def __init__(self, settings: Settings, cwd: Path | None = None) -> None:
+        self.settings = settings
+        self.cwd = (cwd or Path.cwd()).resolve()
+        self.lock = threading.Lock()
+        self._client: Any = None
+        self._board: Any = None
+        self.database = self._database()
+
+    def _database(self) -> str:
+        """The fleet's database URL as :class:`FleetPlace` resolves it (no folder made)."""
+        conf = self.settings.fleet
+        database = conf.database or f"sqlite:///{self.settings.run_path / 'fleet.sqlite'}"
+        file = sqlite_file(database)
+        if file is not None:
+            file = file if file.is_absolute() else self.cwd / file
+            database = f"sqlite:///{file}"
+        return database
+
+    @property
+    def shown_database(self) -> str:
+        return redact_text(self.database)
+
+    def _open(self) -> None:
+        if self._client is not None:
+            return
+        if importlib.util.find_spec("dbos") is None:
+            raise NoFleetError(NO_EXTRA)
+        file = sqlite_file(self.database)
+        if file is not None and not file.exists():
+            raise NoFleetError(NO_DATABASE, database=str(file))
+        from dbos import DBOSClient
+
+        from flower.fleet import engine
+        from flower.fleet.board import Board
+
+        try:
+            client = DBOSClient(
+                system_database_url=self.database,
+                application_name=engine.APP_NAME,
+                retry_connection_errors=False,  # a page answers: no waiting for the database
+            )
+        except Exception as exc:
+            raise self._unreachable(exc) from None
+        try:
+            board = Board(self.database)
+        except Exception as exc:
+            client.destroy()
+            raise self._unreachable(exc) from None
+        self._client, self._board = client, board
+
+    def _unreachable(self, exc: BaseException) -> FleetReadError:
+        from flower.core.resilience import describe
+
+        return FleetReadError(UNREACHABLE, database=self.shown_database, error=describe(exc))
+
+    def close(self) -> None:
+        with self.lock:
+            self._drop()
+
+    def _drop(self) -> None:
+        if self._client is not None:
+            self._client.destroy()
+        if self._board is not None:
+            self._board.close()
+        self._client = self._board = None
+
+    def report(self) -> dict[str, Any]:
+        """``flower fleet status --json``'s report (tasks, totals, budget), each task
+        with its ``step`` and ``sessions`` from its workspace's lineage and its session
+        store's ``project``, and ``per_minute``: the budget's use over the last minute."""
+        import sqlalchemy as sa
+
+        from flower.fleet.budget import Budget, fleet_report
+        from flower.fleet.tasks import task_rows
+
+        with self.lock:
+            self._open()
+            try:
+                rows = task_rows(self._client, self._board)
+                report = fleet_report(self.database, rows)
+                budget = Budget(self.database, "status")
+                try:
+                    report["per_minute"] = budget.per_minute()
+                finally:
+                    budget.close()
+            except (sa.exc.OperationalError, sa.exc.ProgrammingError) as exc:
+                self._drop()  # opened again on the next report
+                if _no_tables(exc):
+                    raise NoFleetError(NO_TABLES, database=self.shown_database) from None
+                raise self._unreachable(exc) from None
+            except Exception as exc:
+                self._drop()
+                raise self._unreachable(exc) from None
+        for row in report["tasks"]:
+            row.update(_progress(row))
+        return report
+
+
+def _no_tables(exc: BaseException) -> bool:
+    words = str(exc).lower()
+    return "no such table" in words or ("relation" in words and "does not exist" in words)
+
+
+def _progress(row: dict[str, Any]) -> dict[str, Any]:
+    """A task's step (the last its workspace's lineage recorded: the one a running task
+    is on) and its sessions by step, read-only; nothing when the workspace is unreadable."""
+    workspace = row.get("workspace")
+    sessions: dict[str, str] = dict(row.get("sessions") or {})
+    found: dict[str, Any] = {"step": None, "sessions": sessions, "project": None}
+    if not workspace:
+        return found
+    found["project"] = project_key(Path(workspace))
+    if row.get("state") == "queued" or (sessions and row.get("state") != "running"):
+        return found  # nothing yet, or what the finished wake reported
+    from flower.fleet.places import workspace_settings
+    from flower.stores.lineage import load_lineage
+
+    path = Path(workspace)
+    try:
+        lineage = load_lineage(path, settings=workspace_settings(path))
+    except (FlowerError, OSError, ValueError):
+        return found
+    steps = dict(lineage.steps) if lineage.found else {}
+    if steps:
+        found["step"] = list(steps)[-1]
+        found["sessions"] = {**steps, **sessions}
+    return found
+
+
+def task_workspace(report: dict[str, Any], workspace: str) -> Path | None:
+    """``workspace`` when it is a task's of ``report`` (the fleet page links to those)."""
+    for row in report["tasks"]:
+        if row.get("workspace") == workspace:
+            return Path(workspace)
+    return None
+
+
+__all__ = [
+    "NO_DATABASE",
+    "NO_EXTRA",
+    "NO_TABLES",
+    "STATES",
+    "FleetReadError",
+    "FleetView",
+    "NoFleetError",
+    "task_workspace",
+]
