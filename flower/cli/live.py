@@ -19,7 +19,6 @@ from flower.cli.errors import set_open_line
 from flower.cli.output import OutputMayClose, compact_json, is_tty
 from flower.core.i18n import _, ngettext
 from flower.core.labels import WORK_STEP, builtin_key, parse_label, same_step, shown_label
-from flower.runtime.engine import Runtime
 from flower.runtime.events import (
     Event,
     SessionStarted,
@@ -113,10 +112,11 @@ def format_totals(t: Totals) -> str:
 class Live:
     """Writes a run as it happens; ``rich`` styles on a terminal, plain text otherwise.
 
-    ``rounds`` is the number of work rounds per wake of ``work_step`` (for the step
-    headers); set ``woke`` to this wake's number once it is known. Pass
-    :meth:`on_event` as ``Runtime(on_event=...)`` and call :meth:`step_started` before
-    each ``runtime.run`` (:class:`LiveRuntime` does both).
+        ``rounds`` is the number of work rounds per wake of ``work_step`` (for the step
+        headers); set ``woke`` to this wake's number once it is known. Pass
+        :meth:`on_event` as ``Runtime(on_event=...)`` and call :meth:`step_started` before
+        each ``runtime.run`` (:class:`flower.runtime.live.LiveRuntime` does both: this is
+    its :class:`~flower.runtime.live.RunWatcher`).
     """
 
     def __init__(
@@ -258,31 +258,8 @@ class Live:
         self.line(_("   transcript: {path}").format(path=transcript), "dim")
 
 
-class LiveRuntime(Runtime):
-    """A :class:`Runtime` that announces each run to a :class:`Live` (its step header)."""
-
-    def __init__(self, live: Live, **kwargs: Any) -> None:
-        super().__init__(on_event=live.on_event, **kwargs)
-        self.live = live
-
-    async def run(
-        self,
-        agent: Any,
-        prompt: str,
-        resume: str | None = None,
-        *,
-        step: str | None = None,
-        **options: Any,
-    ) -> Any:
-        self.live.step_started(
-            step or agent.name, resume=resume, relay_from=options.get("relay_from")
-        )
-        return await super().run(agent, prompt, resume, step=step, **options)
-
-
 __all__ = [
     "Live",
-    "LiveRuntime",
     "Totals",
     "describe_call",
     "format_totals",

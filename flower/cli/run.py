@@ -32,10 +32,11 @@ from flower.core.labels import shown_label, shown_steps
 from flower.runtime.credentials import require_api_key
 
 if TYPE_CHECKING:
-    from flower.cli.live import Live, LiveRuntime
+    from flower.cli.live import Live
     from flower.core.config import Settings
     from flower.core.lineage import FreshStart
     from flower.core.rewind import RewindPlan
+    from flower.runtime.live import LiveRuntime
     from flower.workflow.clarify import GoalsFallback, GoalsOffer
     from flower.workflow.said_journal import SaidJournal
     from flower.workflow.state import WakeState
@@ -429,7 +430,7 @@ class TerminalGoals:
 
 def _live_runtime(live: Live, settings: Settings, trim: bool) -> LiveRuntime:
     """The engine of a run typed here: this workspace, its settings and shared budget."""
-    from flower.cli.live import LiveRuntime
+    from flower.runtime.live import LiveRuntime
 
     return LiveRuntime(
         live,
