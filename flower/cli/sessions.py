@@ -794,9 +794,10 @@ def stats(
     ] = None,
     as_json: JsonOption = False,
 ) -> None:
-    from flower.cli.session_stats import collect, render
+    from flower.cli.session_stats import render
     from flower.stores.copy import select_sessions
     from flower.stores.prune import PruningSessionStore
+    from flower.stores.stats import collect
 
     with opened_store(ctx, read_only=True) as (store, where):
         if session_id is not None:
