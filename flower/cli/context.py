@@ -129,10 +129,11 @@ def open_store(
 
     An explicit or configured URL picks its backend by scheme; without any URL the
     configured backend opens its embedded default. ``read_only``: see
-    :func:`open_readable`. ``create=False`` (a command that only deletes): opened to
-    write when it exists, else an empty stand-in, so nothing is created.
+    :func:`flower.stores.open.open_readable`. ``create=False`` (a command that only
+    deletes): opened to write when it exists, else an empty stand-in, so nothing is
+    created.
     """
-    from flower.stores.open import open_session_store
+    from flower.stores.open import EMPTY_STORE_URL, open_existing, open_session_store
 
     settings = get_settings(ctx)
     if read_only or not create:
@@ -160,31 +161,3 @@ def opened_store(
         yield store, where
     finally:
         store.close()
-
-
-EMPTY_STORE_URL = "sqlite:///:memory:"
-
-
-def open_existing(settings: Settings, url: str | None = None) -> SessionStoreBase | None:
-    """The store ``url`` names (or the configured one) opened read-only, creating and
-    migrating nothing; None when the configured store does not exist yet. A ``url``
-    given for one command (``sessions copy --from``) that does not exist is
-    :class:`~flower.core.errors.StoreNotFoundError`."""
-    from flower.core.errors import StoreNotFoundError
-    from flower.stores.open import open_session_store
-
-    try:
-        return open_session_store(url or settings.sessions.url, settings=settings, read_only=True)
-    except StoreNotFoundError:
-        if url is not None:
-            raise
-        return None
-
-
-def open_readable(settings: Settings, url: str | None = None) -> SessionStoreBase:
-    """What a command that only reads opens: :func:`open_existing`, with a configured
-    store that does not exist yet read as an empty one (in memory), never created."""
-    from flower.stores.open import open_session_store
-
-    store = open_existing(settings, url)
-    return store if store is not None else open_session_store(EMPTY_STORE_URL, settings=settings)

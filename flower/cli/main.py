@@ -35,6 +35,7 @@ BUILTIN_COMMANDS = (
     *ENGINE_COMMANDS,
     LazyCommand("rewind", "flower.cli.rewind:rewind"),
     LazyCommand("sessions", "flower.cli.sessions:app"),
+    LazyCommand("prune", "flower.cli.prune:prune"),
     LazyCommand("config", "flower.cli.config:config"),
     LazyCommand("plugins", "flower.cli.plugins:plugins"),
     LazyCommand("doctor", "flower.cli.doctor:doctor"),

@@ -1,20 +1,22 @@
 """``flower prune ID``: what each pruning policy removes or changes, and what it saves.
 
-Read only: trim runs in dry-run mode here, so no pointer file is written.
+Read only: trim runs in dry-run mode here, so no pointer file is written. The report is
+:mod:`flower.stores.prune_report`'s; this module finds the id and prints.
 """
 
 from __future__ import annotations
 
-import warnings
 from contextlib import nullcontext
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from flower.cli.lazy import command_help
 from flower.cli.session_ids import ProjectOption
-from flower.core.errors import UnknownSessionError
 from flower.core.i18n import N_, _, language, ngettext
+
+if TYPE_CHECKING:
+    from flower.core.config import Settings
 
 
 def prune_report(
@@ -22,86 +24,22 @@ def prune_report(
     *,
     project: str | None = None,
     trim: bool | None = None,
-    settings: Any = None,
+    settings: Settings | None = None,
 ) -> dict[str, Any]:
-    """The per-policy report for one stored session, as plain data.
-
-    The id (or a unique prefix of it) is found as ``flower sessions show`` finds it
-    (:func:`flower.cli.session_ids.find_key`): in ``project``, else the newest of the
-    projects holding it, said on stderr."""
-    from flower.cli.context import open_readable, store_name
+    """:func:`flower.stores.prune_report.prune_report` of the configured store, the id
+    found as ``flower sessions show`` finds it (:func:`flower.cli.session_ids.find_key`:
+    the newest of the projects holding it, the others said on stderr)."""
+    from flower.cli.context import store_name
     from flower.cli.session_ids import find_key
     from flower.core.config import load_settings
     from flower.core.redact import redact_text
-    from flower.core.transcript.chain import active_chain
-    from flower.core.transcript.messages import to_messages
-    from flower.core.transcript.usage import context_tokens
-    from flower.stores.prune import (
-        PruningSessionStore,
-        PruningWarning,
-        configured_policies,
-        estimate_tokens,
-        model_bytes,
-    )
+    from flower.stores import prune_report as report
 
     settings = settings or load_settings().settings
-    # the report carries the pruning warnings, so they are not printed twice
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", PruningWarning)
-        policies = configured_policies(settings, trim=trim)  # the configuration first
-        store = open_readable(settings)
-        try:
-            view = PruningSessionStore(store, policies, run_dir=settings.run_path)
-            view.options["dry_run"] = True
-            where = redact_text(store_name(settings))
-            key = find_key(store, session_id, where, project)
-            raw = store.load(key)
-            if raw is None:  # removed since it was found
-                raise UnknownSessionError(
-                    _("no session {session} in {store}").format(session=key.session_id, store=where)
-                )
-            chain = active_chain(raw)  # what the model would be sent, before any policy
-            pruned, stats, off_chain = view.prune_loaded_in_detail(key, raw)
-        finally:
-            store.close()
-    failures = {s.error for s in stats if s.error}
-    notices = []
-    for warning in caught:
-        if not issubclass(warning.category, PruningWarning):
-            warnings.warn_explicit(
-                warning.message, warning.category, warning.filename, warning.lineno
-            )
-        elif str(warning.message) not in failures:
-            notices.append(str(warning.message))
-    before = sum(model_bytes(e) for e in chain)
-    after = sum(model_bytes(e) for e in pruned)  # the view is the pruned chain
-    return {
-        "session_id": key.session_id,
-        "project_key": key.project_key,
-        # stored entries off the active chain (before the last compaction, older
-        # branches, subagents): the model is not sent them, so they are not pruned
-        "entries": {
-            "raw": len(raw),
-            "chain": len(chain),
-            "pruned": len(pruned),
-            "off_chain": off_chain,
-        },
-        "messages": {"raw": len(to_messages(chain)), "pruned": len(to_messages(pruned))},
-        "policies": [s.as_dict() for s in stats],
-        "chain_bytes": {"raw": before, "pruned": after, "saved": before - after},
-        "tokens_saved": estimate_tokens(before - after),
-        "last_context_tokens": context_tokens(_last_usage(raw)),
-        "warnings": notices,  # besides each policy's own "error"
-    }
-
-
-def _last_usage(entries: list[dict[str, Any]]) -> dict[str, Any] | None:
-    for entry in reversed(entries):
-        if entry.get("type") == "assistant" and not entry.get("isApiErrorMessage"):
-            usage = (entry.get("message") or {}).get("usage")
-            if isinstance(usage, dict):
-                return usage
-    return None
+    where = redact_text(store_name(settings))
+    return report.prune_report(
+        settings, session_id, where, project=project, trim=trim, find=find_key
+    )
 
 
 def render_report(report: dict[str, Any]) -> str:
@@ -169,40 +107,43 @@ def render_report(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def add_prune_command(app: typer.Typer) -> None:
-    @app.command("prune")
-    @command_help(
-        N_(
-            "Show what each pruning policy removes or changes in a session's active chain\n"
-            "(what the model is sent), and the bytes and estimated tokens it saves. Storage\n"
-            "is not modified."
-        )
+@command_help(
+    N_(
+        "Show what each pruning policy removes or changes in a session's active chain\n"
+        "(what the model is sent), and the bytes and estimated tokens it saves. Storage\n"
+        "is not modified."
     )
-    def prune_command(
-        ctx: typer.Context,
-        session_id: str = typer.Argument(..., metavar="ID", help=N_("The session id to inspect.")),
-        as_json: bool = typer.Option(False, "--json", help=N_("Print the report as JSON.")),
-        project: ProjectOption = None,
-        no_trim: bool = typer.Option(False, "--no-trim", help=N_("Leave the trim policy out.")),
-    ) -> None:
-        import json
+)
+def prune(
+    ctx: typer.Context,
+    session_id: str = typer.Argument(..., metavar="ID", help=N_("The session id to inspect.")),
+    as_json: bool = typer.Option(False, "--json", help=N_("Print the report as JSON.")),
+    project: ProjectOption = None,
+    no_trim: bool = typer.Option(False, "--no-trim", help=N_("Leave the trim policy out.")),
+) -> None:
+    import json
 
-        from flower.cli.context import get_settings
-        from flower.cli.errors import report_error
-        from flower.core.errors import FlowerError
+    from flower.cli.context import get_settings
+    from flower.cli.errors import report_error
+    from flower.core.errors import FlowerError
 
-        try:  # reported here too, so the command reads the same in any app
-            settings = get_settings(ctx)  # with the global --run-dir and --sessions-url
-            # --json is read by scripts: the warnings and failures it lists are English
-            with language("en") if as_json else nullcontext():
-                report = prune_report(
-                    session_id, project=project, trim=False if no_trim else None, settings=settings
-                )
-        except FlowerError as exc:
-            raise typer.Exit(report_error(exc)) from None
-        typer.echo(
-            json.dumps(report, ensure_ascii=False, indent=2) if as_json else render_report(report)
-        )
+    try:  # reported here too, so the command reads the same in any app
+        settings = get_settings(ctx)  # with the global --run-dir and --sessions-url
+        # --json is read by scripts: the warnings and failures it lists are English
+        with language("en") if as_json else nullcontext():
+            report = prune_report(
+                session_id, project=project, trim=False if no_trim else None, settings=settings
+            )
+    except FlowerError as exc:
+        raise typer.Exit(report_error(exc)) from None
+    typer.echo(
+        json.dumps(report, ensure_ascii=False, indent=2) if as_json else render_report(report)
+    )
+
+
+def add_prune_command(app: typer.Typer) -> None:
+    """``prune`` on ``app`` (a built-in of ``flower``; this is for an app of one's own)."""
+    app.command("prune")(prune)
 
 
 def _saved(n_bytes: int, tokens: int) -> str:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from flower.core.config import Settings, default_store_url, load_settings, sqlite_file
-from flower.core.errors import StoreUnavailableError
+from flower.core.errors import StoreNotFoundError, StoreUnavailableError
 from flower.core.plugins import Registration, get_registry
 from flower.core.protocols import LineageStore, SessionStoreBase
 from flower.stores.resolve import by_name, by_scheme, decode_options
@@ -91,6 +91,30 @@ def open_session_store(
             store.close()
             raise
     return store
+
+
+EMPTY_STORE_URL = "sqlite:///:memory:"
+"""What a configured store that does not exist yet reads as: an empty store in memory."""
+
+
+def open_existing(settings: Settings, url: str | None = None) -> SessionStoreBase | None:
+    """The store ``url`` names (or the configured one) opened read-only, creating and
+    migrating nothing; None when the configured store does not exist yet. A ``url``
+    given for one command (``sessions copy --from``) that does not exist is
+    :class:`~flower.core.errors.StoreNotFoundError`."""
+    try:
+        return open_session_store(url or settings.sessions.url, settings=settings, read_only=True)
+    except StoreNotFoundError:
+        if url is not None:
+            raise
+        return None
+
+
+def open_readable(settings: Settings, url: str | None = None) -> SessionStoreBase:
+    """What a command that only reads opens: :func:`open_existing`, with a configured
+    store that does not exist yet read as an empty one (in memory), never created."""
+    store = open_existing(settings, url)
+    return store if store is not None else open_session_store(EMPTY_STORE_URL, settings=settings)
 
 
 def open_lineage_store(

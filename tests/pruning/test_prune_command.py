@@ -1,4 +1,4 @@
-"""``flower prune ID``: registered through the plugin's ``register_commands`` hook."""
+"""``flower prune ID``: the command on an app of its own (`add_prune_command`)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ import typer
 from pruning_builders import TranscriptBuilder
 from typer.testing import CliRunner
 
+from flower.cli.prune import add_prune_command
 from flower.core.plugins import reset_registry
 from flower.core.records import SessionKey
 from flower.stores.prune import PruningWarning
-from flower_plugins import pruning
 
 # the expected text below is flower's English output (tests/conftest.py)
 pytestmark = pytest.mark.usefixtures("english")
@@ -48,7 +48,7 @@ def app(in_tmp: Path) -> Iterator[typer.Typer]:
     def main() -> None:
         """flower (test app)"""
 
-    pruning.register_commands(application)
+    add_prune_command(application)
     yield application
     pruning_memory_store.SHARED.clear()
     reset_registry()
