@@ -30,6 +30,7 @@ import msgspec
 from flower.core.errors import FlowerError
 from flower.core.fileperms import private_dir, replaced_atomically
 from flower.core.i18n import _
+from flower.core.lease import LeaseLostError
 from flower.core.protocols import LineageStore, MergingLineageStore, MismatchLineageStore
 from flower.core.records import LineageMismatch, LineageRecord
 
@@ -227,6 +228,8 @@ class Lineage:
                 self._take(self.store.update(self.workspace, self._merged))
             else:
                 self.store.save(self.record)
+        except LeaseLostError:
+            raise  # a fleet wake taken over: it must stop, not carry on without lineage
         except OSError as exc:
             log.debug("lineage write failed (ignored): %s", exc)
             return False
@@ -349,6 +352,8 @@ class Lineage:
             return None
         try:
             folder = self.set_aside(set_aside_dir(workspace), only=only)
+        except LeaseLostError:
+            raise
         except Exception as exc:  # continuity is an extra: go on, but overwrite nothing
             log.warning(_("lineage could not be set aside, not written this run: %s"), exc)
             self.store = NoLineageStore()

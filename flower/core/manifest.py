@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from flower.core.fileperms import check_private, locked, private_dir, replaced_atomically
+from flower.core.lease import fenced
 
 MANIFEST_NAME = "manifest.json"
 
@@ -116,8 +117,13 @@ class Manifest:
             others = [ln for ln in existing if ln.strip() and _line_run(ln) != me]
             ours = [ln.encode("utf-8") for ln in mine]
             check_private(self.path)
-            with replaced_atomically(self.path) as out:
-                out.write(b"".join(ln + b"\n" for ln in [*others, *ours]))
+            data = b"".join(ln + b"\n" for ln in [*others, *ours])
+
+            def write() -> None:
+                with replaced_atomically(self.path) as out:
+                    out.write(data)
+
+            fenced(write)  # a fleet wake that lost its lease writes nothing
 
     def rows(self) -> list[dict[str, Any]]:
         """Every parsable line of the file (all processes), in file order."""

@@ -9,8 +9,10 @@ from __future__ import annotations
 import importlib
 import inspect
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -126,4 +128,43 @@ def check_workflow(target: str, workspace: Path) -> None:
         )
 
 
-__all__ = ["FleetError", "FleetPlace", "UnknownTaskError", "check_workflow", "workspace_settings"]
+def _said_purpose(task_id: str) -> str:
+    # the sealed words are bound to their task: moved onto another task, they do not open
+    return f"fleet task {task_id}"
+
+
+def seal_said(said: str | None, task_id: str, settings: Settings) -> Any:
+    """The words a task keeps in DBOS's database (its workflow input). With the
+    workspace's session store encrypted they are sealed with its keyring, as lineage and
+    the said journal are (a missing key fails the submit); otherwise the words."""
+    if said is None:
+        return None
+    from flower.stores.encrypt import file_sealer
+
+    sealer = file_sealer(settings)
+    return said if sealer is None else sealer.seal(said, _said_purpose(task_id))
+
+
+def said_of(task: Mapping[str, Any], task_id: str, settings: Settings) -> str | None:
+    """The words ``task`` says, opened with the workspace's keyring when they are sealed
+    (also when encryption was turned off since the submit: the key is still needed)."""
+    value = task.get("said")
+    from flower.stores.encrypt import FileSealer
+
+    if not FileSealer.is_sealed(value):
+        return value if isinstance(value, str) else None
+    from flower.stores.keyring import load_keyring
+
+    opened = FileSealer(load_keyring(settings)).open(value, _said_purpose(task_id))
+    return opened if isinstance(opened, str) else None
+
+
+__all__ = [
+    "FleetError",
+    "FleetPlace",
+    "UnknownTaskError",
+    "check_workflow",
+    "said_of",
+    "seal_said",
+    "workspace_settings",
+]

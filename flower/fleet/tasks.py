@@ -17,6 +17,8 @@ from flower.fleet.places import (
     FleetPlace,
     UnknownTaskError,
     check_workflow,
+    said_of,
+    seal_said,
     workspace_settings,
 )
 from flower.fleet.worker import task_log
@@ -80,7 +82,8 @@ class Fleet:
                     id=repr(task_id)
                 )
             )
-        if workspace_settings(path).sessions.backend == "jsonfs":
+        settings = workspace_settings(path)
+        if settings.sessions.backend == "jsonfs":
             raise FleetError(
                 _(
                     "{path} keeps its sessions in the jsonfs store, which cannot guarantee one "
@@ -98,7 +101,14 @@ class Fleet:
         task_id = task_id or f"task-{uuid.uuid4().hex[:12]}"
         if self._find(task_id) is not None:
             return task_id, True
-        task = {"workspace": str(path), "said": said, "workflow": workflow, "at": time.time()}
+        # DBOS keeps the task (its workflow input) in its database: the words go sealed
+        # when the workspace's sessions are encrypted
+        task = {
+            "workspace": str(path),
+            "said": seal_said(said, task_id, settings),
+            "workflow": workflow,
+            "at": time.time(),
+        }
         self.client.enqueue(
             {
                 "queue_name": engine.QUEUE,
@@ -153,6 +163,18 @@ def task_rows(client: Any, board: Board) -> list[dict[str, Any]]:
     return [_row(wf, hosts) for wf in client.list_workflows(name=engine.WORKFLOW)]
 
 
+def _said_shown(task: dict[str, Any], task_id: str) -> str | None:
+    """The task's words, opened when they are sealed and this process holds the key
+    (else None: status never fails on a task it cannot open)."""
+    workspace = task.get("workspace")
+    if isinstance(task.get("said"), str) or not workspace:
+        return task.get("said")
+    try:
+        return said_of(task, task_id, workspace_settings(Path(workspace)))
+    except Exception:
+        return None
+
+
 def _row(wf: Any, hosts: dict[str, Any]) -> dict[str, Any]:
     args: Any = (wf.input or {}).get("args") or ({},)
     task = args[0] if args and isinstance(args[0], dict) else {}
@@ -178,7 +200,7 @@ def _row(wf: Any, hosts: dict[str, Any]) -> dict[str, Any]:
         "id": wf.workflow_id,
         "state": state,
         "workspace": workspace,
-        "said": task.get("said"),
+        "said": _said_shown(task, wf.workflow_id),
         "workflow": task.get("workflow"),
         "host": worker.host if worker else None,
         "worker": wf.executor_id if state == "running" else None,

@@ -22,18 +22,19 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
 from flower.core.errors import SchemaOutOfDateError
 from flower.core.i18n import _
 from flower.core.keys import project_key
-from flower.core.lease import LEASE_VARIABLE, LeaseLostError
+from flower.core.lease import LEASE_VARIABLE, PROJECT_VARIABLE, LeaseLostError
 from flower.fleet import engine
 from flower.fleet.board import Board
-from flower.fleet.places import FleetError, FleetPlace, workspace_settings
+from flower.fleet.places import FleetError, FleetPlace, said_of, workspace_settings
 
+T = TypeVar("T")
 TASK_VARIABLE = "FLOWER_FLEET_TASK"
 """The id of the fleet task a wake runs for (unset outside the fleet)."""
 ZOMBIE_EXIT = 75
@@ -281,20 +282,23 @@ class Worker:
         workspace = Path(task["workspace"])
         try:
             settings = workspace_settings(workspace)
-            store = _lease_store(settings)
+            said = said_of(task, task_id, settings)  # sealed when the sessions are encrypted
+            store = self._patiently(task_id, lambda: _lease_store(settings))
         except Exception as exc:
             self.say(_("task {task}: {error}").format(task=task_id, error=exc))
             return {"ok": False, "why": str(exc)}
         project = project_key(workspace)
         try:
-            token, previous = self._take_lease(store, project)
+            token, previous = self._patiently(task_id, lambda: self._take_lease(store, project))
             self._wait_for_run_lock(task_id, workspace, settings.run_dir)
             log_path = task_log(workspace, settings.run_dir, task_id)
             log_path.parent.mkdir(parents=True, exist_ok=True)
             with open(log_path, "a", encoding="utf-8") as log:
                 if previous is not None:
                     assert self.board is not None
-                    line = _("taken over from {host}").format(host=self.board.host_of(previous))
+                    board = self.board
+                    host = self._patiently(task_id, lambda: board.host_of(previous))
+                    line = _("taken over from {host}").format(host=host)
                     log.write(line + "\n")
                     self.say(f"{task_id}: {line}")
                 else:
@@ -303,11 +307,12 @@ class Worker:
                     )
                 log.flush()
                 proc = subprocess.Popen(
-                    _command(task, taken_over=previous is not None),
+                    _command(task, said, taken_over=previous is not None),
                     cwd=workspace,
                     env={
                         **os.environ,
                         LEASE_VARIABLE: str(token),
+                        PROJECT_VARIABLE: project,
                         # the wake knows its task and the fleet's database (a shared
                         # budget of model calls can live there: issue 31)
                         TASK_VARIABLE: task_id,
@@ -332,13 +337,33 @@ class Worker:
                 threading.Event().wait()  # the process leaves without recording this step
             if item.lost_at is not None:
                 raise LeaseLostError(project, token)
-            store.release_lease(project, token)
+            self._patiently(task_id, lambda: store.release_lease(project, token))
             result = _result(out, proc.returncode)
             done = _("done") if result["ok"] else _("failed")
             self.say(_("task {task}: {state}").format(task=task_id, state=done))
             return result
         finally:
             store.close()
+
+    def _patiently(self, task_id: str, call: Callable[[], T]) -> T:
+        """``call()``, again and again while a database it needs cannot be reached (a
+        server restarting): an error raised out of the step would be recorded by DBOS as
+        the task's end (the trap of DBOS #716), while DBOS itself waits out the outage."""
+        said = False
+        while True:
+            try:
+                return call()
+            except Exception as exc:
+                if not _unreachable(exc):
+                    raise
+                if not said:
+                    self.say(
+                        _("task {task}: a database cannot be reached ({error}); retrying").format(
+                            task=task_id, error=type(exc).__name__
+                        )
+                    )
+                    said = True
+            time.sleep(self.place.heartbeat)
 
     def _wait_for_run_lock(self, task_id: str, workspace: Path, run_dir: str) -> None:
         """Wait while another ``flower`` works in the workspace (a person's own run, or a
@@ -368,6 +393,25 @@ class Worker:
             if isinstance(got, tuple):
                 return int(got[0]), got[1]
             time.sleep(min(float(got), self.place.heartbeat) + 0.05)
+
+
+def _unreachable(exc: BaseException) -> bool:
+    """Whether ``exc`` is a database connection that failed or was cut (a wait may
+    cure it), not a damaged file or a refusal."""
+    import sqlalchemy as sa
+
+    from flower.core.errors import StoreDamagedError
+
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, StoreDamagedError | LeaseLostError):
+            return False
+        if isinstance(seen, sa.exc.OperationalError | sa.exc.InterfaceError):
+            return True
+        if type(seen).__name__ == "OperationalError":  # the driver's own (psycopg, sqlite3)
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def _set_limits(place: FleetPlace) -> None:
@@ -436,11 +480,11 @@ def _no_flower_tables(url: str) -> bool:
     return not names & {"flower_alembic_version", "flower_sessions"}
 
 
-def _command(task: dict[str, Any], taken_over: bool) -> list[str]:
+def _command(task: dict[str, Any], said: str | None, taken_over: bool) -> list[str]:
     """The wake's command line. A wake taken over is a plain ``flower --yes``: the words
     were said by the first one (its said journal has them if it was cut short before
     recording them), and saying them again would be a new sentence."""
-    said = None if taken_over else task.get("said")
+    said = None if taken_over else said
     workflow = task.get("workflow")
     if workflow:
         return [sys.executable, "-m", "flower.fleet.child", workflow, *([said] if said else [])]

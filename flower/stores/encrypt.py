@@ -35,6 +35,7 @@ import msgspec
 from flower.core.entries import check_batch, decode_entry, encode_entries, reported_usage
 from flower.core.errors import InvalidEntryError, InvalidKeyError
 from flower.core.i18n import _
+from flower.core.lease import KEY_CHECK_PROJECT
 from flower.core.protocols import SessionStoreBase
 from flower.core.records import Entry, Leftover, SessionInfo, SessionKey
 from flower.stores.keyring import KEY_ENV, EncryptionKeyError, Keyring, key_id
@@ -45,7 +46,7 @@ ENC = "_flower_enc"
 VERSION = 1
 NONCE_BYTES = 12
 CLEAR_FIELDS = ("type", "uuid", "parentUuid", "sessionId", "timestamp")
-CHECK_KEY = SessionKey("flower-encryption", "key-check")
+CHECK_KEY = SessionKey(KEY_CHECK_PROJECT, "key-check")
 CHECK_TYPE = "flower-key-check"
 CHECK_PLAINTEXT = b"flower key check v1"
 STAGING_SUFFIX = ".flower-rekey"

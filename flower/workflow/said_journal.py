@@ -24,6 +24,7 @@ import msgspec
 from flower.core.entries import json_bytes
 from flower.core.fileperms import fsync_dir, private_dir, replaced_atomically
 from flower.core.i18n import _
+from flower.core.lease import fenced
 from flower.stores.encrypt import FileSealer, file_sealer
 
 JOURNAL_FILE = "said.json"
@@ -110,17 +111,26 @@ class SaidJournal:
         if others:
             self._write(others)
             return
-        self.path.unlink(missing_ok=True)
-        fsync_dir(self.path.parent)
+
+        def remove() -> None:
+            self.path.unlink(missing_ok=True)
+            fsync_dir(self.path.parent)
+
+        fenced(remove)  # a fleet wake that lost its lease writes nothing
 
     def _write(self, entries: list[Said]) -> None:
         private_dir(self.path.parent)
         value: Any = msgspec.to_builtins(entries)
         if self.sealer is not None:
             value = self.sealer.seal(value, JOURNAL_FILE)
-        with replaced_atomically(self.path) as handle:
-            handle.write(json_bytes(value))
-        fsync_dir(self.path.parent)
+        data = json_bytes(value)
+
+        def write() -> None:
+            with replaced_atomically(self.path) as handle:
+                handle.write(data)
+            fsync_dir(self.path.parent)
+
+        fenced(write)  # a fleet wake that lost its lease writes nothing
 
 
 def _decode(raw: bytes, sealer: FileSealer | None) -> list[Said]:

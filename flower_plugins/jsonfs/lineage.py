@@ -23,6 +23,7 @@ from flower.core.fileperms import (
     replaced_atomically,
 )
 from flower.core.i18n import _
+from flower.core.lease import fenced
 from flower.core.lineage import (
     check_record,
     lineage_document,
@@ -90,10 +91,14 @@ class JsonLineageStore:
     def save(self, record: LineageRecord) -> None:
         data = render_lineage(record)
         private_dir(self.path.parent, durable=self.fsync)
-        with replaced_atomically(self.path, durable=self.fsync) as out:
-            out.write(data)
-        if self.fsync:
-            fsync_dir(self.path.parent)
+
+        def write() -> None:
+            with replaced_atomically(self.path, durable=self.fsync) as out:
+                out.write(data)
+            if self.fsync:
+                fsync_dir(self.path.parent)
+
+        fenced(write)  # a fleet wake that lost its lease writes nothing
 
     def update(
         self, workspace: str, change: Callable[[LineageRecord | None], LineageRecord]

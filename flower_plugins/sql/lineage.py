@@ -14,7 +14,7 @@ import shutil
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 import sqlalchemy as sa
@@ -22,12 +22,15 @@ from sqlalchemy.engine import Connection
 
 from flower.core.fileperms import private_dir, replaced_atomically
 from flower.core.i18n import _
+from flower.core.keys import project_key
+from flower.core.lease import LeaseLostError, fenced, lease_project, lease_token
 from flower.core.lineage import check_record, lineage_document
 from flower.core.records import LineageMismatch, LineageRecord
 from flower_plugins.jsonfs.lineage import ArchiveConflictError
 from flower_plugins.sql.engine import Database
-from flower_plugins.sql.schema import lineage
+from flower_plugins.sql.schema import leases, lineage
 
+T = TypeVar("T")
 _STEPS = msgspec.json.Decoder(dict[str, str])
 _EXTRA = msgspec.json.Decoder(dict[str, Any])
 _LOCK_CLASS = 0x666C77  # "flw": the first key of the Postgres advisory lock on a row
@@ -47,6 +50,8 @@ class SqlLineageStore:
         self._workspace_id = workspace_id
         self._clock = clock
         self._last_workspace: str | None = None
+        self._lease_here: bool | None = None
+        """Whether this database holds the fleet lease this process writes under."""
         dialect_insert: Callable[..., Any]  # the two dialects' insert, one signature
         if db.dialect == "sqlite":  # only the dialect in use is imported
             from sqlalchemy.dialects.sqlite import insert as dialect_insert
@@ -120,7 +125,7 @@ class SqlLineageStore:
             conn.execute(self._upsert, self._values(record))
             return record
 
-        return self._db.write(work)
+        return self._write(work)
 
     def every_session_id(self) -> set[str]:
         """The sessions the lineage of every workspace in the database points at: what
@@ -145,7 +150,31 @@ class SqlLineageStore:
         check_record(record)  # the same rules as lineage.json, before any write
         self._last_workspace = record.workspace
         values = self._values(record)
-        self._db.write(lambda conn: conn.execute(self._upsert, values))
+        self._write(lambda conn: conn.execute(self._upsert, values))
+
+    def _write(self, work: Callable[[Connection], T]) -> T:
+        """A lineage write. A fleet wake's is checked against its lease, as its appends
+        are: in the same transaction when this database holds the lease (the sessions'
+        database), else through the session store that holds it."""
+        token = lease_token()
+        if token is None:
+            return self._db.write(work)
+        project = lease_project() or project_key(os.getcwd())
+        select = sa.select(leases.c.token).where(leases.c.project_key == project)
+        if self._db.dialect != "sqlite":  # SQLite's BEGIN IMMEDIATE already serializes
+            select = select.with_for_update(read=True)
+        if self._lease_here is None:
+            self._lease_here = self._db.read(lambda conn: conn.execute(select).first()) is not None
+        if not self._lease_here:
+            return fenced(lambda: self._db.write(work))
+
+        def checked(conn: Connection) -> T:
+            row = conn.execute(select).first()
+            if row is None or int(row[0]) != token:
+                raise LeaseLostError(project, token)
+            return work(conn)
+
+        return self._db.write(checked)
 
     def _values(self, record: LineageRecord) -> dict[str, Any]:
         return {

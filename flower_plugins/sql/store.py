@@ -16,10 +16,11 @@ the append sees the takeover): a worker that lost its task writes nothing.
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 import sqlalchemy as sa
@@ -35,7 +36,14 @@ from flower.core.entries import (
 )
 from flower.core.errors import StoreDamagedError, StoreUnavailableError
 from flower.core.i18n import _
-from flower.core.lease import LeaseLostError
+from flower.core.keys import project_key as workspace_project_key
+from flower.core.lease import (
+    KEY_CHECK_PROJECT,
+    LeaseLostError,
+    lease_project,
+    register_fence,
+    unregister_fence,
+)
 from flower.core.protocols import SessionStoreBase
 from flower.core.records import (
     Entry,
@@ -55,6 +63,7 @@ from flower_plugins.sql.schema import (
     sessions,
 )
 
+T = TypeVar("T")
 _decode = msgspec.json.Decoder().decode
 STREAM_CHUNK = 1000
 ENTRY_COLUMNS = ("session_pk", "uuid", "type", "payload")
@@ -125,6 +134,8 @@ class SqlSessionStore(SessionStoreBase):
         self._clock = clock
         self._lease = lease
         """The fleet's fencing token every append must still hold (None: no check)."""
+        if lease is not None:  # the run directory's writes are checked here too
+            register_fence(self)
         self._pks: dict[SessionKey, int] = {}
         self._clustered = db.dialect == "sqlite"
         dialect_insert: Callable[..., Any]  # the two dialects' insert, one signature
@@ -267,11 +278,8 @@ class SqlSessionStore(SessionStoreBase):
         pk: int | None,
         cursor: Any,
     ) -> None:
-        if self._lease is not None:
-            cursor.execute(self._sql_lease_token, {"project_key": key.project_key})
-            row = cursor.fetchone()
-            if row is None or int(row[0]) != self._lease:
-                raise LeaseLostError(key.project_key, self._lease)
+        if self._lease is not None and key.project_key != KEY_CHECK_PROJECT:
+            self._check_lease(cursor, key.project_key, self._lease)
         if pk is None:
             pk = self._session_pk(cursor, key, now)
         usage = self._added_usage(cursor, pk, usages) if usages else None
@@ -317,6 +325,29 @@ class SqlSessionStore(SessionStoreBase):
         return None
 
     # -- the fleet's lease (see flower.core.lease) ---------------------------------
+
+    def _check_lease(self, cursor: Any, project_key: str, token: int) -> None:
+        """In the caller's write transaction: ``token`` is still ``project_key``'s
+        (on PostgreSQL the lease row stays share-locked until the transaction ends)."""
+        cursor.execute(self._sql_lease_token, {"project_key": project_key})
+        row = cursor.fetchone()
+        if row is None or int(row[0]) != token:
+            raise LeaseLostError(project_key, token)
+
+    def fenced(self, write: Callable[[], T]) -> T:
+        """Run ``write`` (a write to the run directory: lineage, the manifest) inside a
+        write transaction that first checks this store's lease, as an append does: a
+        takeover waits until ``write`` is done, or ``write`` sees it and does not run."""
+        token = self._lease
+        if token is None:
+            return write()
+        project = lease_project() or workspace_project_key(os.getcwd())
+
+        def work(cursor: Any) -> T:
+            self._check_lease(cursor, project, token)
+            return write()
+
+        return self._db.raw_write(work)
 
     def take_lease(
         self, project_key: str, holder: str, ttl_s: float
@@ -683,5 +714,7 @@ class SqlSessionStore(SessionStoreBase):
         return None if raw is None else decode_entry(raw)
 
     def close(self) -> None:
+        if self._lease is not None:
+            unregister_fence(self)
         self._pks.clear()
         self._db.close()
