@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import subprocess
@@ -141,7 +142,9 @@ class Workers:
 
         for _ in range(50):
             self.signal(name, signal.SIGSTOP)
-            time.sleep(0.2)
+            group = self.procs[name].pid
+            stopped = functools.partial(_all_stopped, group)
+            wait_for(stopped, 10, f"worker {name} did not stop", every=0.02)
             free = True
             for db in databases:
                 if not db.exists():
@@ -171,14 +174,31 @@ class Workers:
             proc.wait(timeout=30)
 
 
-def wait_for(check: Callable[[], Any], timeout: float, what: str) -> Any:
+def wait_for(check: Callable[[], Any], timeout: float, what: str, every: float = 0.5) -> Any:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         got = check()
         if got:
             return got
-        time.sleep(0.5)
+        time.sleep(every)
     raise AssertionError(what)
+
+
+def _all_stopped(group: int) -> bool:
+    """Whether every process of process group ``group`` is stopped (state T in /proc)."""
+    found = False
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:  # it ended meanwhile
+            continue
+        fields = text[text.rindex(")") + 2 :].split()  # after "pid (comm) "
+        if int(fields[2]) != group:
+            continue
+        found = True
+        if fields[0] not in ("T", "t", "Z", "X"):
+            return False
+    return found
 
 
 def run(root: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:

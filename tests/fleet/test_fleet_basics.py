@@ -120,3 +120,48 @@ def test_the_same_id_from_two_processes_at_once_is_one_task(
         t.join()
     assert results == ["same", "same"]
     assert list(_status(root, env)) == ["same"]
+
+
+FLOWS = """
+from flower import AgentSpec, Step, Workflow
+
+terse = AgentSpec(name="terse", instructions="Answer in one line, flows-7c2e.", max_turns=2)
+
+
+def nightly(said):
+    return Workflow([Step("report", terse, "Report on: " + (said or "nothing"))])
+"""
+
+
+def test_a_users_own_workflow_runs_on_a_worker(
+    root: Path, env: dict[str, str], workers: Workers, model: HoldingModel
+) -> None:
+    """``--workflow module:function``: the worker imports it from the workspace, gives
+    it what the task says, and runs it there with lineage like any wake."""
+    ws = _workspace(root, "ws")
+    (ws / "flows.py").write_text(FLOWS, encoding="utf-8")
+    said = "the nightly numbers"
+    done = run(
+        root, env, "fleet", "submit", str(ws), said, "--workflow", "flows:nightly", "--id", "u"
+    )
+    assert done.returncode == 0, done.stderr
+    workers.start("a")
+    rows = wait_for(
+        lambda: (s := _status(root, env)) and s["u"]["state"] in ("done", "failed") and s,
+        90,
+        "the task never ended",
+    )
+    row = rows["u"]
+    assert row["state"] == "done", row["why"]
+    assert row["workflow"] == "flows:nightly" and row["woke"] == 1
+    lineage = json.loads((ws / "runs" / "lineage.json").read_text(encoding="utf-8"))
+    assert lineage["woke"] == 1 and row["sessions"] == lineage["steps"] == {
+        "report": row["sessions"]["report"]
+    }
+    asked = [
+        r
+        for r in model.seen
+        if "flows-7c2e" in json.dumps(r.body.get("system"), ensure_ascii=False)
+    ]
+    assert len(asked) == 1  # its one step, once, with the words the task said
+    assert "Report on: the nightly numbers" in json.dumps(asked[0].messages, ensure_ascii=False)
