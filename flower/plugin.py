@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from flower.core.config import ProbeConfig, PruningConfig, Settings, policy_options
 from flower.core.entries import check_entry, dedupe_batch, encode_entries
 from flower.core.errors import ConfigError, FlowerError
-from flower.core.hookspecs import RegisterBackend, RegisterFactory, hookimpl
+from flower.core.hookspecs import CommandState, RegisterBackend, RegisterFactory, hookimpl
 from flower.core.plugins import get_registry, reset_registry
 from flower.core.protocols import (
     LineageStore,
@@ -50,9 +50,29 @@ from flower.core.transcript import (
 )
 
 if TYPE_CHECKING:
+    import typer
+
     from flower.core.resilience import make_prober
 
+
+def command_settings(ctx: typer.Context) -> Settings:
+    """The settings a command added by ``register_commands`` runs with: those of the
+    ``flower`` command line, global options included (its :class:`CommandState`); in
+    an app of one's own, the loaded settings, checked as every flower command checks
+    them (:func:`flower.stores.resolve.check_settings`)."""
+    state = ctx.find_root().obj
+    if isinstance(state, CommandState):
+        return state.settings()
+    from flower.core.config import load_settings
+    from flower.stores.resolve import check_settings
+
+    settings = load_settings().settings
+    check_settings(settings)
+    return settings
+
+
 __all__ = [
+    "CommandState",
     "ConfigError",
     "Entry",
     "FlowerError",
@@ -77,6 +97,7 @@ __all__ = [
     "check_entry",
     "check_name",
     "check_subpath",
+    "command_settings",
     "content_blocks",
     "conversation",
     "dedupe_batch",

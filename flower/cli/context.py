@@ -36,7 +36,8 @@ RunDirOption = Annotated[
 
 @dataclass
 class CliState:
-    """What the main group's options said; settings are loaded once, on first use."""
+    """What the main group's options said; settings are loaded once, on first use. The
+    :class:`flower.core.hookspecs.CommandState` every command (a plugin's too) reads."""
 
     run_dir: str | None = None
     sessions_url: str | None = None
@@ -45,6 +46,36 @@ class CliState:
 
     def overrides(self) -> dict[str, Any]:
         return {"run_dir": self.run_dir, "sessions.url": self.sessions_url}
+
+    def loaded(self) -> LoadedSettings:
+        """Defaults, pyproject, ``FLOWER_*`` and the global options, with their sources."""
+        from flower.core.config import load_settings
+
+        global _loaded_last
+        if self._loaded is None:
+            import os
+
+            from flower.core.i18n import environment_language, set_language
+
+            # a mistake in the settings is said in the environment's language (the one
+            # --help read from them may be what is wrong)
+            set_language(environment_language(os.environ))
+            self._loaded = _loaded_last = load_settings(overrides=self.overrides())
+            set_language(self._loaded.language)  # one language for all this command says
+        return self._loaded
+
+    def settings(self) -> Settings:
+        """The effective settings, checked once against the loaded plugins and the key:
+        a backend, probe strategy or pruning policy no plugin provides, or a store set to
+        encrypt with no usable key, stops the command (exit 2) before it opens, writes or
+        requests anything."""
+        loaded = self.loaded()
+        if not self._checked:
+            from flower.stores.resolve import check_settings
+
+            check_settings(loaded.settings)
+            self._checked = True
+        return loaded.settings
 
 
 def get_state(ctx: typer.Context) -> CliState:
@@ -56,21 +87,7 @@ def get_state(ctx: typer.Context) -> CliState:
 
 def get_loaded_settings(ctx: typer.Context) -> LoadedSettings:
     """Defaults, pyproject, ``FLOWER_*`` and the global options, with their sources."""
-    from flower.core.config import load_settings
-
-    global _loaded_last
-    state = get_state(ctx)
-    if state._loaded is None:
-        import os
-
-        from flower.core.i18n import environment_language, set_language
-
-        # a mistake in the settings is said in the environment's language (the one
-        # --help read from them may be what is wrong)
-        set_language(environment_language(os.environ))
-        state._loaded = _loaded_last = load_settings(overrides=state.overrides())
-        set_language(state._loaded.language)  # one language for all this command says
-    return state._loaded
+    return get_state(ctx).loaded()
 
 
 _loaded_last: LoadedSettings | None = None  # what this process's command loaded
@@ -94,22 +111,8 @@ def config_error_text(exc: ConfigError) -> str:
 
 
 def get_settings(ctx: typer.Context) -> Settings:
-    """The effective settings, checked once against the loaded plugins and the key:
-    a backend, probe strategy or pruning policy no plugin provides, or a store set to
-    encrypt with no usable key, stops the command (exit 2) before it opens, writes or
-    requests anything."""
-    state = get_state(ctx)
-    loaded = get_loaded_settings(ctx)
-    if not state._checked:
-        from flower.stores.resolve import check_configured_plugins
-
-        check_configured_plugins(loaded.settings)
-        if loaded.settings.sessions.encrypt:
-            from flower.stores.keyring import load_keyring
-
-            load_keyring(loaded.settings)
-        state._checked = True
-    return loaded.settings
+    """The effective settings (:meth:`CliState.settings`)."""
+    return get_state(ctx).settings()
 
 
 def store_name(settings: Settings, url: str | None = None) -> str:

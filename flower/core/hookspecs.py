@@ -10,12 +10,14 @@ A plugin module implements any of these with ``@flower.plugin.hookimpl``::
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import pluggy
 
 if TYPE_CHECKING:
     import typer
+
+    from flower.core.config import Settings
 
 hookspec = pluggy.HookspecMarker("flower")
 hookimpl = pluggy.HookimplMarker("flower")
@@ -74,4 +76,19 @@ def register_pruning_policies(register: RegisterFactory) -> None:
 
 @hookspec
 def register_commands(app: typer.Typer) -> None:
-    """Add commands to the ``flower`` typer app (a ``typer.Typer``: ``@app.command()``)."""
+    """Add commands to the ``flower`` typer app (a ``typer.Typer``: ``@app.command()``).
+
+    A command reads the settings ``flower`` runs with (its global options included:
+    ``flower --sessions-url URL mycommand``) with
+    :func:`flower.plugin.command_settings`, never from the command line's own modules."""
+
+
+@runtime_checkable
+class CommandState(Protocol):
+    """What the ``flower`` command line keeps on its root click context
+    (``ctx.find_root().obj``) for every command, a plugin's included."""
+
+    def settings(self) -> Settings:
+        """The effective settings: defaults, pyproject, ``FLOWER_*`` and the global
+        options, checked once against the loaded plugins and the key."""
+        ...

@@ -26,6 +26,17 @@ def decode_options(reg: Registration, raw: dict[str, Any], table: str) -> Any:
     return decode_section(raw, reg.options, None, table=table, key=key)
 
 
+def check_settings(settings: Settings) -> None:
+    """What every command checks before it opens, writes or requests anything:
+    :func:`check_configured_plugins`, then, for a store set to encrypt, that its key
+    loads (:func:`flower.stores.keyring.load_keyring`)."""
+    check_configured_plugins(settings)
+    if settings.sessions.encrypt:
+        from flower.stores.keyring import load_keyring
+
+        load_keyring(settings)
+
+
 def check_configured_plugins(settings: Settings, *, pruning: bool = True) -> None:
     """What opening the configured stores and prober would say of their configuration
     (a backend, URL scheme or probe strategy no plugin provides, a bad option), and

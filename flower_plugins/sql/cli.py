@@ -38,10 +38,10 @@ def resolve_url(ctx: typer.Context, url: str | None) -> str:
     ``flower --sessions-url URL db upgrade``) names."""
     if url:
         return url
-    from flower.cli.context import get_settings
     from flower.core.config import default_store_url
+    from flower.plugin import command_settings
 
-    settings = get_settings(ctx)
+    settings = command_settings(ctx)
     configured = default_store_url(settings)
     if configured is None or not configured.startswith(("sqlite", "postgres")):
         raise NotSqlError(
