@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from flower.core.errors import SchemaOutOfDateError
+from flower.core.errors import FlowerError, SchemaOutOfDateError
 from flower.core.i18n import _
 from flower.core.keys import project_key
 from flower.core.lease import LEASE_VARIABLE, PROJECT_VARIABLE, LeaseLostError
@@ -359,7 +359,8 @@ class Worker:
                 if not said:
                     self.say(
                         _("task {task}: a database cannot be reached ({error}); retrying").format(
-                            task=task_id, error=type(exc).__name__
+                            task=task_id,
+                            error=exc if isinstance(exc, FlowerError) else type(exc).__name__,
                         )
                     )
                     said = True
@@ -396,20 +397,30 @@ class Worker:
 
 
 def _unreachable(exc: BaseException) -> bool:
-    """Whether ``exc`` is a database connection that failed or was cut (a wait may
-    cure it), not a damaged file or a refusal."""
-    import sqlalchemy as sa
+    """Whether ``exc`` is a database that cannot be reached now, which a wait may cure:
+    a Postgres connection that failed or was cut (no answer, or SQLSTATE class 08 or
+    57: a restart, a shutdown), a SQLite file locked too long. Not a refusal (bad
+    credentials, no such database), a damaged file, or a lost lease."""
+    import sqlite3
 
     from flower.core.errors import StoreDamagedError
 
+    postgres: tuple[type[BaseException], ...] = ()
+    with contextlib.suppress(ImportError):  # the postgres extra
+        import psycopg
+
+        postgres = (psycopg.OperationalError, psycopg.InterfaceError)
     seen: BaseException | None = exc
     while seen is not None:
         if isinstance(seen, StoreDamagedError | LeaseLostError):
             return False
-        if isinstance(seen, sa.exc.OperationalError | sa.exc.InterfaceError):
-            return True
-        if type(seen).__name__ == "OperationalError":  # the driver's own (psycopg, sqlite3)
-            return True
+        orig = getattr(seen, "orig", None) or seen
+        if isinstance(orig, postgres):
+            sqlstate = getattr(orig, "sqlstate", None) or ""
+            return not sqlstate or sqlstate.startswith(("08", "57"))
+        if isinstance(orig, sqlite3.OperationalError):
+            text = str(orig).lower()
+            return "locked" in text or "busy" in text
         seen = seen.__cause__ or seen.__context__
     return False
 
