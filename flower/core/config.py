@@ -119,6 +119,12 @@ class ResilienceConfig(_Section):
     probe_interval: Seconds = 15.0
     max_offline_wait: Seconds = 3600.0
     retry_unknown: bool = True
+    max_park_wait: Seconds = 21600.0
+    """The most one call waits on rate or usage limits, all its parks together (each
+    as ``retry-after``, the ``anthropic-ratelimit-*-reset`` headers or the reset time
+    its message names asks); a limit that asks for more stops the call at once with a
+    line saying so. Six hours: a five-hour usage window is waited out, a weekly or
+    monthly limit is not."""
 
 
 class Price(_Section):

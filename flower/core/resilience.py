@@ -368,6 +368,87 @@ def reset_after(error: BaseException) -> float | None:
     return max(found) if found else None
 
 
+_RESET_WORDS = re.compile(
+    r"\b(?:resets?|reset at|try again|retry|regain|available again|until)\b", re.IGNORECASE
+)
+_RESET_EPOCH = re.compile(r"limit reached\|(\d{9,13})\b", re.IGNORECASE)
+_RESET_ISO = re.compile(
+    r"(\d{4}-\d{2}-\d{2})(?:[T ]| at )(\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?)"
+    r"\s*(Z|UTC|GMT|[+-]\d{2}:?\d{2})?",
+    re.IGNORECASE,
+)
+_RESET_CLOCK = re.compile(
+    r"\bresets?\s+(?:at\s+)?(\d{1,2})(?::(\d{2}))?\s*(am|pm)?"
+    r"(?:\s*\(([A-Za-z_]+(?:/[A-Za-z_+-]+)*)\))?",
+    re.IGNORECASE,
+)
+
+
+def reset_in_text(error: BaseException | str, now: float | None = None) -> float | None:
+    """Seconds until the reset time a limit error names only in its words, with no
+    ``retry-after`` header: Claude's ``... usage limit reached|<epoch>``, a date and time
+    (``resets at 2026-12-05T03:00:00Z``, ``regain access on 2026-12-05 at 00:00 UTC``;
+    without a zone, UTC), or a time of day (``resets 3pm (Europe/Berlin)``, ``resets at
+    15:30``: the next such time, in the zone named, else local). None when it names none
+    in the future."""
+    text = error if isinstance(error, str) else " ".join(str(e) for e in _chain(error))
+    now = time.time() if now is None else now
+    when: float | None = None
+    epoch = _RESET_EPOCH.search(text)
+    if epoch:
+        value = float(epoch.group(1))
+        when = value / 1000 if value > 1e12 else value
+    elif _RESET_WORDS.search(text):
+        when = _iso_reset(text)
+        if when is None:
+            when = _clock_reset(text, now)
+    if when is None or when <= now:
+        return None
+    return when - now
+
+
+def _iso_reset(text: str) -> float | None:
+    found = _RESET_ISO.search(text)
+    if not found:
+        return None
+    day, clock, zone = found.groups()
+    zone = (zone or "Z").upper()
+    offset = "+00:00" if zone in ("Z", "UTC", "GMT") else zone
+    try:
+        return datetime.fromisoformat(f"{day}T{clock}{offset}").timestamp()
+    except ValueError:
+        return None
+
+
+def _clock_reset(text: str, now: float) -> float | None:
+    found = _RESET_CLOCK.search(text)
+    if not found:
+        return None
+    hour_s, minute_s, half, zone_name = found.groups()
+    if minute_s is None and half is None:
+        return None  # "resets 5 hours ..." is no time of day
+    hour, minute = int(hour_s), int(minute_s or 0)
+    if half:
+        if not 1 <= hour <= 12:
+            return None
+        hour = hour % 12 + (12 if half.lower() == "pm" else 0)
+    if hour > 23 or minute > 59:
+        return None
+    zone = None
+    if zone_name:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            zone = ZoneInfo("UTC" if zone_name.upper() == "UTC" else zone_name)
+        except (ZoneInfoNotFoundError, ValueError):
+            zone = None
+    today = datetime.fromtimestamp(now, zone) if zone else datetime.fromtimestamp(now)
+    at = today.replace(hour=hour, minute=minute, second=0, microsecond=0)
+    if at.timestamp() <= now:
+        at += timedelta(days=1)
+    return at.timestamp()
+
+
 # ---------------------------------------------------------------------------
 # endpoint and backoff
 # ---------------------------------------------------------------------------
@@ -554,9 +635,11 @@ class Resilience:
     ) -> tuple[T, list[AttemptError]]:
         """Call ``attempt_fn`` until it returns; the result and every failed attempt.
 
-        A rate limit whose ``retry-after`` is longer than ``max_delay`` is waited out
-        as asked (all such waits together bounded by ``max_offline_wait``) and that
-        attempt is not counted against ``max_attempts``.
+        A rate or usage limit (429) whose wait (``retry-after``, the reset headers, or a
+        reset time its words name) is longer than ``max_delay`` is waited out as asked,
+        through the gate's park when there is one (all such waits together bounded by
+        ``max_park_wait``; one longer than it stops at once), and that attempt is not
+        counted against ``max_attempts``.
         """
         conf = self.config
         errors: list[AttemptError] = []
@@ -581,12 +664,25 @@ class Resilience:
                         ),
                         errors,
                     ) from exc
-                asked_wait = None
-                if failure.status == 429:  # retry-after, else the reset time it names
-                    asked_wait = retry_after(exc)
-                    asked_wait = reset_after(exc) if asked_wait is None else asked_wait
-                long_wait = self._long_rate_limit_wait(failure, exc)
-                if asked_wait is not None and self.gate is not None and self.gate.park(asked_wait):
+                asked_wait = self._asked_wait(failure, exc)
+                # a rate or usage limit's wait says when the quota is back: it parks
+                limit_wait = asked_wait if failure.status == 429 else None
+                if limit_wait is not None and limit_wait > conf.max_park_wait:
+                    raise GaveUpError(
+                        _(
+                            "the API asks to wait {asked} (until {until}), longer than "
+                            "max_park_wait={limit:g} s: not waiting; set [tool.flower.resilience] "
+                            "max_park_wait to wait that long; last error: {error}"
+                        ).format(
+                            asked=format_duration(limit_wait),
+                            until=f"{self.now() + timedelta(seconds=limit_wait):%Y-%m-%d %H:%M}",
+                            limit=conf.max_park_wait,
+                            error=failure.text,
+                        ),
+                        errors,
+                    ) from exc
+                long_wait = self._long_rate_limit_wait(failure, asked_wait)
+                if limit_wait is not None and self.gate is not None and self.gate.park(limit_wait):
                     # every caller of the gate waits it out before its next call (admit):
                     # not an attempt, not an offline wait, and the step resumes its session
                     pass
@@ -605,7 +701,7 @@ class Resilience:
                         ) from exc
                     with self.tracing.span("flower.retry_wait", _wait_attributes(failure)) as span:
                         await self._wait_until_reachable(errors, exc)
-                        delay = self._delay(counted, exc)
+                        delay = self._delay(counted, asked_wait)
                         span.set({"flower.retry.delay_s": delay})
                         self.on_status(
                             _(
@@ -658,39 +754,49 @@ class Resilience:
         if self.gate is not None and ticket is not None:
             self.gate.settle(ticket, usage, limits, cost)
 
-    def _delay(self, attempt: int, error: BaseException) -> float:
+    def _delay(self, attempt: int, asked: float | None) -> float:
         conf = self.config
         delay = backoff_delay(attempt, conf.base_delay, conf.max_delay, self.rng)
-        asked = retry_after(error)
         if asked is not None:
             delay = max(delay, min(asked, conf.max_delay))
         return delay
 
-    def _long_rate_limit_wait(self, failure: AttemptError, error: BaseException) -> float | None:
+    @staticmethod
+    def _asked_wait(failure: AttemptError, error: BaseException) -> float | None:
+        """Seconds the server asked to wait: ``retry-after`` (any status), and for a
+        rate or usage limit (429) without it the reset time its headers or its words
+        name."""
+        asked = retry_after(error)
+        if asked is None and failure.status == 429:
+            asked = reset_after(error)
+            if asked is None:
+                asked = reset_in_text(error)
+        return asked
+
+    def _long_rate_limit_wait(self, failure: AttemptError, asked: float | None) -> float | None:
         """Seconds a 429 asks for when that is longer than ``max_delay``, else ``None``.
 
-        Only a rate limit: its ``retry-after`` says when the quota comes back, while an
-        overloaded server's is a hint, capped at ``max_delay`` like any backoff.
+        Only a rate limit: its wait says when the quota comes back, while an
+        overloaded server's ``retry-after`` is a hint, capped at ``max_delay`` like any
+        backoff.
         """
-        if failure.status != 429:
-            return None
-        asked = retry_after(error)
-        if asked is None or asked <= self.config.max_delay:
+        if failure.status != 429 or asked is None or asked <= self.config.max_delay:
             return None
         return asked
 
     async def _wait_as_asked(
         self, asked: float, waited: float, errors: list[AttemptError], cause: BaseException
     ) -> float:
-        """Sleep what a rate limit asks, within what is left of ``max_offline_wait``."""
-        budget = self.config.max_offline_wait - waited
+        """Sleep what a rate limit asks, within what is left of ``max_park_wait`` (a
+        park, not an offline wait)."""
+        budget = self.config.max_park_wait - waited
         if budget <= 0:
             raise GaveUpError(
                 _(
-                    "rate limited for {waited} (max_offline_wait={limit:g} s); last error: {error}"
+                    "rate limited for {waited} (max_park_wait={limit:g} s); last error: {error}"
                 ).format(
                     waited=format_duration(waited),
-                    limit=self.config.max_offline_wait,
+                    limit=self.config.max_park_wait,
                     error=errors[-1].text,
                 ),
                 errors,
@@ -833,6 +939,7 @@ __all__ = [
     "format_duration",
     "make_prober",
     "reset_after",
+    "reset_in_text",
     "retry_after",
     "shown_kind",
     "status_of",

@@ -40,9 +40,7 @@ NOTES: dict[tuple[str, str], str] = {
     ("ResilienceConfig", "max_delay"): "Longest backoff delay in seconds.",
     ("ResilienceConfig", "probe_timeout"): "Seconds one reachability probe may take.",
     ("ResilienceConfig", "probe_interval"): "Seconds between probes while offline.",
-    ("ResilienceConfig", "max_offline_wait"): (
-        "Longest wait for the endpoint to come back, or for a long rate limit."
-    ),
+    ("ResilienceConfig", "max_offline_wait"): ("Longest wait for the endpoint to come back."),
     (
         "ResilienceConfig",
         "retry_unknown",

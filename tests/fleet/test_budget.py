@@ -201,12 +201,21 @@ def _reset_in(seconds: float) -> Fault:
     )
 
 
-@pytest.mark.parametrize("limited", ["retry-after", "reset"])
+def _reset_said(seconds: float) -> Fault:
+    """A usage-limit 429 that names its reset only in its words (no header of when)."""
+    return api_error(429, f"Claude AI usage limit reached|{int(time.time() + seconds)}")
+
+
+@pytest.mark.parametrize("limited", ["retry-after", "reset", "words"])
 def test_a_429_parks_every_caller_and_the_step_resumes_its_session_uncounted(
     in_tmp: Path, english: None, monkeypatch: pytest.MonkeyPatch, limited: str
 ) -> None:
     url = f"sqlite:///{in_tmp / 'fleet.sqlite'}"
-    first = rate_limited(retry_after=2) if limited == "retry-after" else lambda: _reset_in(2.5)
+    first = {
+        "retry-after": rate_limited(retry_after=2),
+        "reset": lambda: _reset_in(2.5),
+        "words": lambda: _reset_said(3),
+    }[limited]
     script = _Timed([first, "done"])
     lines: list[str] = []
     other = Budget(url, "another worker")

@@ -224,13 +224,15 @@ def test_a_long_rate_limit_wait_is_honoured_and_not_counted(fake_clock: FakeCloc
     assert len(status) == 3
 
 
-def test_long_rate_limit_waits_are_bounded_by_max_offline_wait(fake_clock: FakeClock) -> None:
-    resilience, status = make(fake_clock, max_offline_wait=1000.0)
+def test_long_rate_limit_waits_are_bounded_by_max_park_wait(fake_clock: FakeClock) -> None:
+    resilience, status = make(fake_clock, max_park_wait=1000.0)
     asks = [
         status_error(429, "rate_limit_error", "slow", headers={"retry-after": "600"})
         for _ in range(3)
     ]
-    with pytest.raises(GaveUpError, match=r"rate limited for 16m40s") as info:
+    with pytest.raises(
+        GaveUpError, match=r"rate limited for 16m40s \(max_park_wait=1000 s\)"
+    ) as info:
         asyncio.run(resilience.run(Script(*asks)))
     assert fake_clock.sleeps == [600.0, 400.0]
     assert info.value.attempts == 3
