@@ -23,7 +23,7 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -33,6 +33,9 @@ from flower.core.i18n import _
 from flower.core.lease import LeaseLostError
 from flower.core.protocols import LineageStore, MergingLineageStore, MismatchLineageStore
 from flower.core.records import LineageMismatch, LineageRecord
+
+if TYPE_CHECKING:
+    from flower.core.config import Settings
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +80,7 @@ class FreshStart(msgspec.Struct, frozen=True):
     archived: str | None = None
 
 
-def settings_for(settings: Any, run_dir: str | os.PathLike[str] | None) -> Any:
+def settings_for(settings: Settings | None, run_dir: str | os.PathLike[str] | None) -> Settings:
     """``settings`` (loaded when None) with ``run_dir`` in place of its own, if given."""
     from flower.core.config import Settings, load_settings
 

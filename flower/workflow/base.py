@@ -14,7 +14,7 @@ import os
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -28,6 +28,10 @@ from flower.stores.lineage import configured_lineage_store, load_lineage
 from flower.workflow.context import WorkflowContext
 from flower.workflow.prompts import RETRY_PROMPT
 from flower.workflow.state import WakeChecks, WakeFresh, WakeRewind, WakeState, WakeVerdict
+
+if TYPE_CHECKING:
+    from flower.core.config import Settings
+    from flower.workflow.protocols import StepRuntime
 
 log = logging.getLogger(__name__)
 
@@ -125,7 +129,7 @@ class StepRun:
         workflow: Workflow,
         step: Step,
         ctx: Context,
-        runtime: Any,
+        runtime: StepRuntime,
         lineage: Lineage | None,
         manifest: Manifest | None,
         session_id: str | None,
@@ -145,7 +149,7 @@ class StepRun:
         return self.step.name
 
     @property
-    def settings(self) -> Any:
+    def settings(self) -> Settings:
         return self.workflow.settings_for(self.runtime)
 
     @property
@@ -291,7 +295,7 @@ class Workflow:
         self.on_start = on_start
 
     @staticmethod
-    def settings_for(runtime: Any) -> Any:
+    def settings_for(runtime: StepRuntime) -> Settings:
         """The runtime's settings, loaded when it has none (one rule: lineage.settings_for)."""
         from flower.core.lineage import settings_for
 
@@ -299,7 +303,7 @@ class Workflow:
 
     async def run(
         self,
-        rt: Any,
+        rt: StepRuntime,
         resume_from: Mapping[str, Any] | WorkflowContext | None = None,
         *,
         through: StepThrough | None = None,
@@ -319,7 +323,7 @@ class Workflow:
 
     async def _run(
         self,
-        rt: Any,
+        rt: StepRuntime,
         resume_from: Mapping[str, Any] | WorkflowContext | None,
         through: StepThrough | None = None,
     ) -> Context:
@@ -380,7 +384,7 @@ class Workflow:
         through: StepThrough,
         step: Step,
         ctx: Context,
-        rt: Any,
+        rt: StepRuntime,
         lineage: Lineage | None,
         manifest: Manifest | None,
         known: dict[str, str],
@@ -408,7 +412,7 @@ class Workflow:
         self,
         step: Step,
         ctx: Context,
-        rt: Any,
+        rt: StepRuntime,
         lineage: Lineage | None,
         manifest: Manifest | None,
         known: dict[str, str],

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -41,6 +41,9 @@ from flower.workflow.memo import remember_request as _remember_request
 from flower.workflow.memo import request_with as _request_with
 from flower.workflow.prompts import WORK_PROMPT, WORK_RESUME, WORK_SAID, WORKER_INSTRUCTIONS
 from flower.workflow.said_journal import Said, SaidJournal, mark_recorded
+
+if TYPE_CHECKING:
+    from flower.workflow.protocols import StepRuntime
 
 
 def worker_agent() -> AgentSpec:
@@ -84,7 +87,7 @@ def _hearing(
     return hearing
 
 
-def _transcript(runtime: Any, session_id: str | None) -> list[dict[str, Any]]:
+def _transcript(runtime: StepRuntime, session_id: str | None) -> list[dict[str, Any]]:
     if session_id is None:
         return []
     try:

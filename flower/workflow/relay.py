@@ -41,7 +41,9 @@ from flower.workflow.prompts import (
 )
 
 if TYPE_CHECKING:
+    from flower.core.config import Settings
     from flower.workflow.base import StepRun
+    from flower.workflow.protocols import StepRuntime
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +54,7 @@ RESERVE_DIVISOR = 100
 growth of a turn (the reply, tool results), since none has been seen yet."""
 
 
-def threshold(settings: Any) -> int | None:
+def threshold(settings: Settings) -> int | None:
     """The relay threshold in tokens, or None when relay is off."""
     conf = getattr(settings, "relay", None)
     if conf is None or not getattr(conf, "enabled", True):
@@ -66,7 +68,9 @@ def expected_growth(prompt: str, limit: int) -> int:
     return max(len(prompt.encode("utf-8")) // 4, limit // RESERVE_DIVISOR)
 
 
-def needs_relay(runtime: Any, session_id: str, settings: Any, prompt: str = "") -> bool:
+def needs_relay(
+    runtime: StepRuntime, session_id: str, settings: Settings, prompt: str = ""
+) -> bool:
     """Whether sending ``prompt`` into ``session_id`` would leave no room for one more
     turn under the threshold (the same rule as ``Runtime.run(context_limit=...)``)."""
     limit = threshold(settings)
@@ -95,7 +99,7 @@ class LeftHandoff(NamedTuple):
 NOTHING_LEFT = LeftHandoff(asking=None, answered=None)
 
 
-def handoff_left(runtime: Any, session_id: str) -> LeftHandoff:
+def handoff_left(runtime: StepRuntime, session_id: str) -> LeftHandoff:
     """What of a relay ``session_id``'s transcript shows a killed run left (one load)."""
     try:
         entries = runtime.store.load(runtime.key(session_id)) or []
@@ -136,7 +140,7 @@ def left_in(entries: list[dict[str, Any]]) -> LeftHandoff:
     return LeftHandoff(asking=None, answered=doc) if doc.strip() else NOTHING_LEFT
 
 
-def relayed_to(runtime: Any, session_id: str) -> str | None:
+def relayed_to(runtime: StepRuntime, session_id: str) -> str | None:
     """The session a relay from ``session_id`` started (its first entry has ``relayFrom``
     naming it), if there is one: a run killed after the new session's first entry and
     before lineage named it. Looked for only when a handoff was answered and not passed
@@ -155,13 +159,14 @@ def relayed_to(runtime: Any, session_id: str) -> str | None:
     return None
 
 
-async def resume_relayed(run: Any, successor: str, prompt: str, *, label: str) -> StepResult:
+async def resume_relayed(run: StepRun, successor: str, prompt: str, *, label: str) -> StepResult:
     """Go on in ``successor``, the new session of a relay a killed run left unnamed in
     lineage: its seed (the handoff and the message) waits there and is sent as it is,
     not a second new session."""
     from flower.core.transcript.blocks import waiting_user_texts
 
     old = run.session_id
+    assert old is not None  # the relay a killed run left started from this session
     try:
         waiting = waiting_user_texts(_entries(run.runtime, successor))
     except Exception:
@@ -175,7 +180,7 @@ async def resume_relayed(run: Any, successor: str, prompt: str, *, label: str) -
     return result
 
 
-def _entries(runtime: Any, session_id: str) -> list[dict[str, Any]]:
+def _entries(runtime: StepRuntime, session_id: str) -> list[dict[str, Any]]:
     return list(runtime.store.load(runtime.key(session_id)) or [])
 
 
@@ -227,7 +232,7 @@ def write_handoff(path: Path, step: str, old_session: str, body: str) -> None:
 
 
 async def relay(
-    run: Any,
+    run: StepRun,
     prompt: str,
     *,
     label: str,
@@ -244,7 +249,7 @@ async def relay(
 
 
 async def _relay(
-    run: Any,
+    run: StepRun,
     prompt: str,
     *,
     label: str,
@@ -260,6 +265,7 @@ async def _relay(
     session is sent for its document (see :attr:`LeftHandoff.asking`).
     """
     old = run.session_id
+    assert old is not None  # every caller relays from the step's session
     if answered is not None:
         handoff = StepResult(step=label, session_id=old, ok=True, text=answered)
     else:
@@ -339,7 +345,9 @@ async def relay_turn(run: StepRun, prompt: str, *, label: str) -> StepResult:
     return await relay_while_full(run, result, prompt, label=label)
 
 
-async def relay_while_full(run: Any, result: StepResult, prompt: str, *, label: str) -> StepResult:
+async def relay_while_full(
+    run: StepRun, result: StepResult, prompt: str, *, label: str
+) -> StepResult:
     """While ``result`` stopped at the context limit, relay and carry on in a new session.
 
     ``prompt`` is what the stopped run was working on; the new session gets the
