@@ -11,12 +11,13 @@ A prober never raises: any failure means unreachable.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from flower.core.hookspecs import hookimpl
 
 if TYPE_CHECKING:
+    from flower.core.config import Settings
     from flower.plugin import RegisterFactory
 
 DEFAULT_TIMEOUT = 5.0
@@ -107,15 +108,15 @@ class NoProber:
         return True
 
 
-def _tcp(settings: Any) -> TcpProber:
+def _tcp(settings: Settings) -> TcpProber:
     return TcpProber()
 
 
-def _http(settings: Any) -> HttpProber:
+def _http(settings: Settings) -> HttpProber:
     return HttpProber()
 
 
-def _none(settings: Any) -> NoProber:
+def _none(settings: Settings) -> NoProber:
     return NoProber()
 
 

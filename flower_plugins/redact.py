@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from flower.core.hookspecs import hookimpl
 
 if TYPE_CHECKING:
+    from flower.core.config import Settings
     from flower.core.protocols import PruneContext
     from flower.core.records import Entry
     from flower.plugin import RegisterFactory
@@ -46,7 +47,7 @@ class Redact:
 
     name = "redact"
 
-    def __init__(self, settings: Any = None) -> None:
+    def __init__(self, settings: Settings | None = None) -> None:
         self.settings = settings
 
     def prune(self, entries: list[Entry], ctx: PruneContext) -> list[Entry]:

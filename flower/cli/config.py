@@ -15,6 +15,7 @@ from flower.core.labels import shown_step
 from flower.core.redact import redact_text, redact_value
 
 if TYPE_CHECKING:
+    from flower.core.config import Settings
     from flower.workflow.documents import DocumentLookup
 
 SOURCE_WORDS = {"default": N_("default"), "command line": N_("command line")}
@@ -54,7 +55,7 @@ def _lookup_said(lookup: DocumentLookup, workspace: Path) -> str:
     return _("found: {file}").format(file=name)
 
 
-def _recorded_steps(workspace: Path, settings: Any) -> dict[str, str]:
+def _recorded_steps(workspace: Path, settings: Settings) -> dict[str, str]:
     """The step keys lineage holds here (read only: a store that is not there stays so)."""
     conf = settings.lineage
     if (
@@ -69,7 +70,7 @@ def _recorded_steps(workspace: Path, settings: Any) -> dict[str, str]:
     return load_lineage(workspace, settings=settings, store=store).steps
 
 
-def _step_said(key: str, recorded: dict[str, str], settings: Any) -> tuple[str, str]:
+def _step_said(key: str, recorded: dict[str, str], settings: Settings) -> tuple[str, str]:
     """An unset step name: the key a run here uses, and why (found in lineage, or this
     language's)."""
     from flower.workflow.documents import workflow_names

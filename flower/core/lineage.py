@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def workspace_identity(workspace: str | os.PathLike[str], settings: Any = None) -> str:
+def workspace_identity(workspace: str | os.PathLike[str], settings: Settings | None = None) -> str:
     """What lineage records as ``workspace``: the configured id, else the real path."""
     configured = getattr(getattr(settings, "lineage", None), "workspace_id", None)
     if configured:
@@ -141,7 +141,7 @@ class Lineage:
         workspace: str | os.PathLike[str] = ".",
         *,
         store: LineageStore,
-        settings: Any = None,
+        settings: Settings | None = None,
         run_dir: str | os.PathLike[str] | None = None,
     ) -> Lineage:
         """The record for ``workspace`` in ``store``, or a fresh one; never raises.
@@ -279,7 +279,7 @@ class Lineage:
         *,
         store: Any,
         workspace: str | os.PathLike[str] = ".",
-        settings: Any = None,
+        settings: Settings | None = None,
         run_dir: str | os.PathLike[str] | None = None,
         keep_files: bool = False,
         force: bool = False,

@@ -620,7 +620,7 @@ class Resilience:
         self.now = now
 
     @classmethod
-    def from_settings(cls, settings: Any, **kw: Any) -> Resilience:
+    def from_settings(cls, settings: Settings, **kw: Any) -> Resilience:
         """Config from ``[tool.flower.resilience]``, prober from ``[tool.flower.probe]``."""
         if "prober" not in kw:
             kw["prober"] = make_prober(settings)
@@ -909,7 +909,7 @@ def _check_config(conf: ResilienceConfig) -> None:
         raise ConfigError("[tool.flower.resilience] " + "; ".join(problems))
 
 
-def make_prober(settings: Any) -> Prober:
+def make_prober(settings: Settings) -> Prober:
     """The prober ``[tool.flower.probe] strategy`` names, through the plugin registry."""
     from flower.core.plugins import get_registry
 

@@ -16,10 +16,13 @@ import os
 import sys
 import threading
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from flower.core.errors import ConfigError
 from flower.core.i18n import _
+
+if TYPE_CHECKING:
+    from flower.core.config import Settings
 
 AttributeValue = str | bool | int | float | Sequence[str] | Sequence[int] | Sequence[float]
 Attributes = Mapping[str, AttributeValue | None]
@@ -115,7 +118,7 @@ class Tracing:
 OFF = Tracing()
 
 
-def tracing_for(settings: Any) -> Tracing:
+def tracing_for(settings: Settings) -> Tracing:
     """The :class:`Tracing` for ``settings`` (a :class:`~flower.core.config.Settings`)."""
     conf = settings.telemetry
     if not conf.enabled:
@@ -161,7 +164,7 @@ def process_tracer() -> Any:
 _SETUP_LOCK = threading.Lock()
 
 
-def describe(settings: Any) -> tuple[bool, str]:
+def describe(settings: Settings) -> tuple[bool, str]:
     """Whether tracing is set up right, and one line on what a run would trace (for
     ``flower doctor``); imports the SDK only when the variables ask for traces."""
     conf = settings.telemetry

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 
@@ -33,6 +33,9 @@ from flower.core.lease import LEASE_VARIABLE, PROJECT_VARIABLE, LeaseLostError
 from flower.fleet import engine
 from flower.fleet.board import Board
 from flower.fleet.places import FleetError, FleetPlace, said_of, workspace_settings
+
+if TYPE_CHECKING:
+    from flower.core.config import Settings
 
 T = TypeVar("T")
 TASK_VARIABLE = "FLOWER_FLEET_TASK"
@@ -447,13 +450,13 @@ _OPENING = threading.Lock()
 thread-safe."""
 
 
-def _lease_store(settings: Any) -> Any:
+def _lease_store(settings: Settings) -> Any:
     """The workspace's session store, raw (leases need no encryption), if it can fence."""
     with _OPENING:
         return _open_lease_store(settings)
 
 
-def _open_lease_store(settings: Any) -> Any:
+def _open_lease_store(settings: Settings) -> Any:
     from flower.stores.open import open_session_store
 
     plain = msgspec.structs.replace(

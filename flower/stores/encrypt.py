@@ -28,7 +28,7 @@ import threading
 import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -39,6 +39,9 @@ from flower.core.lease import KEY_CHECK_PROJECT
 from flower.core.protocols import SessionStoreBase
 from flower.core.records import Entry, Leftover, SessionInfo, SessionKey
 from flower.stores.keyring import KEY_ENV, EncryptionKeyError, Keyring, key_id
+
+if TYPE_CHECKING:
+    from flower.core.config import Settings
 
 log = logging.getLogger(__name__)
 
@@ -505,16 +508,16 @@ class FileSealer:
         return decode_entry(plain)
 
 
-def file_sealer(settings: Any) -> FileSealer | None:
+def file_sealer(settings: Settings | None) -> FileSealer | None:
     """The sealer for flower's own files when ``settings`` turn encryption on, else None."""
-    if not getattr(getattr(settings, "sessions", None), "encrypt", False):
+    if settings is None or not settings.sessions.encrypt:
         return None
     from flower.stores.keyring import load_keyring
 
     return FileSealer(load_keyring(settings))
 
 
-def encrypt_store(inner: SessionStoreBase, settings: Any) -> EncryptedSessionStore:
+def encrypt_store(inner: SessionStoreBase, settings: Settings) -> EncryptedSessionStore:
     """Wrap ``inner`` with the keys ``settings`` and the environment give."""
     from flower.stores.keyring import load_keyring
 

@@ -21,10 +21,13 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from flower.core.errors import FlowerError
 from flower.core.i18n import _
+
+if TYPE_CHECKING:
+    from flower.core.config import Settings
 
 KEY_ENV = "FLOWER_ENCRYPTION_KEY"
 KEY_FILE_ENV = "FLOWER_ENCRYPTION_KEY_FILE"
@@ -117,7 +120,7 @@ def _read_key_file(path: Path, source: str) -> Keyring:
     return parse_keys(text, where, lines=True)
 
 
-def load_keyring(settings: Any, environ: Mapping[str, str] | None = None) -> Keyring:
+def load_keyring(settings: Settings, environ: Mapping[str, str] | None = None) -> Keyring:
     """The keyring ``settings`` and the environment give, or a clear error naming both."""
     environ = os.environ if environ is None else environ
     if environ.get(KEY_ENV, "").strip():

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -22,6 +22,9 @@ from flower.core.protocols import LineageStore, MergingLineageStore, MismatchLin
 from flower.core.records import LineageRecord
 from flower.stores.encrypt import FileSealer, file_sealer
 from flower.stores.open import open_lineage_store
+
+if TYPE_CHECKING:
+    from flower.core.config import Settings
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +90,7 @@ class SealedLineageStore:
 
 
 def configured_lineage_store(
-    settings: Any = None,
+    settings: Settings | None = None,
     *,
     run_dir: str | os.PathLike[str] | None = None,
     read_only: bool = False,
@@ -110,7 +113,7 @@ def configured_lineage_store(
 def load_lineage(
     workspace: str | os.PathLike[str] = ".",
     *,
-    settings: Any = None,
+    settings: Settings | None = None,
     run_dir: str | os.PathLike[str] | None = None,
     store: LineageStore | None = None,
 ) -> Lineage:

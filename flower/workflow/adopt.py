@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -21,6 +21,9 @@ from flower.core.i18n import _
 from flower.core.lineage import Lineage, parse_lineage, set_aside_dir, workspace_identity
 from flower.core.records import LineageRecord, SessionKey
 from flower.stores.lineage import load_lineage
+
+if TYPE_CHECKING:
+    from flower.core.config import Settings
 
 
 class AdoptError(FlowerError):
@@ -117,7 +120,7 @@ def adopt(
     workspace: str | os.PathLike[str],
     source: str | None,
     *,
-    settings: Any,
+    settings: Settings,
     store: Any,
 ) -> Adopted:
     """Make the record ``source`` names this workspace's lineage (see the module doc).

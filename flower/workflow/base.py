@@ -484,7 +484,7 @@ def wake_state(
     workspace: str | os.PathLike[str] = ".",
     run_dir: str | os.PathLike[str] = "runs",
     *,
-    settings: Any = None,
+    settings: Settings | None = None,
     read_only: bool = False,
 ) -> WakeState:
     """What the next run would resume, without starting anything (``read_only``: the
@@ -559,7 +559,9 @@ def _fresh_start(
     return None
 
 
-def _unrecorded_words(lineage: Lineage, settings: Any, run_dir: Any) -> list[str]:
+def _unrecorded_words(
+    lineage: Lineage, settings: Settings | None, run_dir: str | os.PathLike[str]
+) -> list[str]:
     """What a run killed before it could record it was told (see said_journal)."""
     from flower.workflow.said_journal import SaidJournal
 
@@ -579,7 +581,9 @@ def _unheard_words(lineage: Lineage) -> list[str]:
     return [text for text in WakeMemo(lineage).unheard if text.strip()]
 
 
-def _pending_rewind(settings: Any, run_dir: Any) -> WakeRewind | None:
+def _pending_rewind(
+    settings: Settings | None, run_dir: str | os.PathLike[str]
+) -> WakeRewind | None:
     """The plan of a rewind a crash cut short, if the run directory holds one."""
     from flower.core.rewind import RewindError, pending
 
@@ -637,7 +641,10 @@ def _pending_request(lineage: Lineage) -> str | None:
 
 
 def _probe_sessions(
-    workspace: str | os.PathLike[str], recorded: dict[str, str], settings: Any, read_only: bool
+    workspace: str | os.PathLike[str],
+    recorded: dict[str, str],
+    settings: Settings | None,
+    read_only: bool,
 ) -> tuple[dict[str, bool], dict[str, int | None], str | None]:
     """Which recorded sessions the store holds, their context sizes, and why the store
     could not be read (``None``: it could, or there was nothing to look for)."""

@@ -19,8 +19,6 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-import msgspec
-
 from flower.core.i18n import _
 from flower.core.lineage import Lineage
 from flower.runtime.spec import AgentSpec, StepResult
@@ -43,6 +41,7 @@ from flower.workflow.prompts import WORK_PROMPT, WORK_RESUME, WORK_SAID, WORKER_
 from flower.workflow.said_journal import Said, SaidJournal, mark_recorded
 
 if TYPE_CHECKING:
+    from flower.core.config import Settings
     from flower.workflow.protocols import StepRuntime
 
 
@@ -96,11 +95,12 @@ def _transcript(runtime: StepRuntime, session_id: str | None) -> list[dict[str, 
         return []
 
 
-def _step_names_on_disk(settings: Any) -> Any:
+def _step_names_on_disk(settings: Settings | None) -> Settings | None:
     """``settings`` with every unset step name fixed from the lineage on disk."""
-    conf = getattr(settings, "workflow", None)
-    fields = ("clarify_step", "goals_step", "work_step")
-    if not isinstance(conf, msgspec.Struct) or all(getattr(conf, f, None) for f in fields):
+    if settings is None:
+        return None
+    conf = settings.workflow
+    if conf.clarify_step and conf.goals_step and conf.work_step:
         return settings
     from flower.stores.lineage import load_lineage
     from flower.workflow.wake import with_step_names
@@ -112,7 +112,7 @@ def _step_names_on_disk(settings: Any) -> Any:
 def builtin_workflow(
     said: str | None = None,
     *,
-    settings: Any = None,
+    settings: Settings | None = None,
     ask: Ask | None = None,
     rounds: int | None = None,
     worker: AgentSpec | None = None,

@@ -17,7 +17,7 @@ import warnings
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import msgspec
 
@@ -56,6 +56,9 @@ from flower.workflow.prompts import (
     NOT_SAID,
     USER_ADDS,
 )
+
+if TYPE_CHECKING:
+    from flower.core.config import Settings
 
 log = logging.getLogger(__name__)
 
@@ -188,7 +191,7 @@ def clarify_step(
     *,
     ask: Ask | None = None,
     agent: AgentSpec | None = None,
-    settings: Any = None,
+    settings: Settings | None = None,
     max_exchanges: int = 6,
     request_as_brief: RequestAsBrief | None = None,
 ) -> Step:
@@ -279,7 +282,7 @@ def clarify_step(
 def goals_step(
     *,
     agent: AgentSpec | None = None,
-    settings: Any = None,
+    settings: Settings | None = None,
     fallback: GoalsFallback | None = None,
 ) -> Step:
     """Derive the goals file from the brief; skipped while the goals file is complete.

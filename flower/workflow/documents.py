@@ -11,10 +11,11 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import msgspec
 
+from flower.core.config import Settings, WorkflowConfig
 from flower.core.i18n import N_, _, available_languages, every_translation, translations
 from flower.core.labels import CLARIFY_STEP, GOALS_STEP, WORK_STEP, builtin_key
 
@@ -46,6 +47,9 @@ def _headings_of_every_language() -> list[tuple[str, ...]]:
 
 @dataclass(frozen=True)
 class WorkflowNames:
+    """``[tool.flower.workflow]``'s names for one wake: the files' as set (or ``None``),
+    every step's resolved to the key this wake uses (see :func:`workflow_names`)."""
+
     brief_file: str | None = None
     """The brief's file name when the settings fix one; ``None``: :func:`documents` finds it."""
     goals_file: str | None = None
@@ -55,24 +59,19 @@ class WorkflowNames:
     work_step: str = ""
 
 
-def workflow_names(settings: Any = None, recorded: Iterable[str] = ()) -> WorkflowNames:
+def workflow_names(settings: Settings | None = None, recorded: Iterable[str] = ()) -> WorkflowNames:
     """File and step names from ``settings.workflow``. A step name not set there is the
     key ``recorded`` (lineage's step keys) holds for the step in any language, else the
     step's name in this wake's language (:func:`flower.core.labels.builtin_key`); the
     files' names, unless set, are the language's too (see :func:`documents`)."""
-    conf = getattr(settings, "workflow", None)
+    conf = settings.workflow if settings is not None else WorkflowConfig()
     recorded = list(recorded)
-
-    def step(field: str, message: str) -> str:
-        configured = getattr(conf, field, None)
-        return configured if configured else builtin_key(message, recorded)
-
     return WorkflowNames(
-        brief_file=getattr(conf, "brief_file", None),
-        goals_file=getattr(conf, "goals_file", None),
-        clarify_step=step("clarify_step", CLARIFY_STEP),
-        goals_step=step("goals_step", GOALS_STEP),
-        work_step=step("work_step", WORK_STEP),
+        brief_file=conf.brief_file,
+        goals_file=conf.goals_file,
+        clarify_step=conf.clarify_step or builtin_key(CLARIFY_STEP, recorded),
+        goals_step=conf.goals_step or builtin_key(GOALS_STEP, recorded),
+        work_step=conf.work_step or builtin_key(WORK_STEP, recorded),
     )
 
 
@@ -106,7 +105,7 @@ class DocumentLookup(msgspec.Struct, frozen=True):
 
 
 def document_lookups(
-    workspace: str | os.PathLike[str], settings: Any = None
+    workspace: str | os.PathLike[str], settings: Settings | None = None
 ) -> tuple[DocumentLookup, DocumentLookup]:
     """The brief's and the goals' :class:`DocumentLookup` in ``workspace``."""
     ws = Path(workspace)
@@ -114,7 +113,7 @@ def document_lookups(
     return _lookup(ws, names.brief_file, BRIEF_FILE), _lookup(ws, names.goals_file, GOALS_FILE)
 
 
-def documents(workspace: str | os.PathLike[str], settings: Any = None) -> Documents:
+def documents(workspace: str | os.PathLike[str], settings: Settings | None = None) -> Documents:
     """The brief and the goals files of ``workspace``, the one lookup every reader uses.
 
     A name set in ``[tool.flower.workflow]`` (``brief_file``, ``goals_file``) is used as

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from flower.core.rewind import finish_pending, pending
 from flower.stores.lineage import load_lineage
 
 if TYPE_CHECKING:
+    from flower.core.config import Settings
     from flower.core.protocols import SessionStoreBase
     from flower.core.rewind import RewindPlan
 
@@ -18,7 +19,7 @@ def finish_rewind(
     workspace: str | os.PathLike[str],
     store: SessionStoreBase,
     *,
-    settings: Any,
+    settings: Settings,
     run_dir: str | os.PathLike[str],
 ) -> RewindPlan | None:
     """Carry out the plan of a rewind ``run_dir`` still holds (under its lock), so a
@@ -30,7 +31,9 @@ def finish_rewind(
     return finish_pending(lineage, store, run_path)
 
 
-def finish_pending_rewind(settings: Any, workspace: str | os.PathLike[str]) -> RewindPlan | None:
+def finish_pending_rewind(
+    settings: Settings, workspace: str | os.PathLike[str]
+) -> RewindPlan | None:
     """:func:`finish_rewind` in ``settings``' run directory, opening its session store
     only when a plan is pending (before a wake of the built-in workflow)."""
     if pending(settings.run_path) is None:

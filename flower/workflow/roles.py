@@ -15,12 +15,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flower.core.i18n import N_
 from flower.core.labels import label_parts, shown_label, step_named
 from flower.workflow.clarify import request_in
 from flower.workflow.documents import workflow_names
+
+if TYPE_CHECKING:
+    from flower.core.config import Settings
 
 ROLES = {
     "clarifier": N_("clarifier"),
@@ -68,7 +71,7 @@ def _role_of(label: str, row: Mapping[str, Any], builtin: Mapping[str, str]) -> 
 
 
 def session_roles(
-    rows: Iterable[Mapping[str, Any]], settings: Any = None
+    rows: Iterable[Mapping[str, Any]], settings: Settings | None = None
 ) -> dict[str, SessionRole]:
     """Each session the manifest ``rows`` name: its role and step as of its first run
     (a relayed session resumed on a later wake stays the relay it started as)."""

@@ -17,7 +17,7 @@ import time
 import uuid
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -26,6 +26,9 @@ from flower.core.fileperms import fsync_dir, private_dir, replaced_atomically
 from flower.core.i18n import _
 from flower.core.lease import fenced
 from flower.stores.encrypt import FileSealer, file_sealer
+
+if TYPE_CHECKING:
+    from flower.core.config import Settings
 
 JOURNAL_FILE = "said.json"
 RECORDED_TOKENS = "said_tokens"
@@ -51,7 +54,7 @@ class SaidJournal:
     def __init__(
         self,
         run_path: str | os.PathLike[str],
-        settings: Any = None,
+        settings: Settings | None = None,
         *,
         sealer: FileSealer | None = None,
     ) -> None:

@@ -16,7 +16,7 @@ import contextlib
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 import msgspec
 
@@ -28,6 +28,7 @@ from flower.workflow.documents import documents, workflow_names
 from flower.workflow.state import WakeState
 
 if TYPE_CHECKING:
+    from flower.core.config import Settings
     from flower.core.rewind import RewindPlan
     from flower.workflow.said_journal import SaidJournal
 
@@ -35,7 +36,7 @@ Verdict = Literal["wakes", "nothing", "stops"]
 """What a bare ``flower`` would do here: wake, find nothing to carry on, or stop."""
 
 
-def builtin_view(state: WakeState, settings: Any) -> WakeState:
+def builtin_view(state: WakeState, settings: Settings) -> WakeState:
     """``wake_state`` narrowed to the built-in workflow's steps, the ones `flower` runs:
     a workspace a Python ``Workflow`` of other steps used is no wake for it."""
     ours = builtin_step_keys(settings)
@@ -55,25 +56,24 @@ def builtin_view(state: WakeState, settings: Any) -> WakeState:
     return msgspec.structs.replace(state, checks=checks, steps=steps, waking=bool(steps))
 
 
-def builtin_step_keys(settings: Any) -> set[str]:
+def builtin_step_keys(settings: Settings) -> set[str]:
     """Every key the built-in workflow's steps may have in lineage: a name the settings
     set, else the step's key in any language (a directory switched between languages
     keeps the keys it has)."""
     from flower.core.labels import CLARIFY_STEP, GOALS_STEP, WORK_STEP, step_keys
 
-    conf = getattr(settings, "workflow", None)
+    conf = settings.workflow
     keys: set[str] = set()
-    for field, message in (
-        ("clarify_step", CLARIFY_STEP),
-        ("goals_step", GOALS_STEP),
-        ("work_step", WORK_STEP),
+    for configured, message in (
+        (conf.clarify_step, CLARIFY_STEP),
+        (conf.goals_step, GOALS_STEP),
+        (conf.work_step, WORK_STEP),
     ):
-        configured = getattr(conf, field, None)
         keys.update([configured] if configured else step_keys(message))
     return keys
 
 
-def with_step_names(settings: Any, recorded: Iterable[str]) -> Any:
+def with_step_names(settings: Settings, recorded: Iterable[str]) -> Settings:
     """``settings`` with the built-in workflow's step names fixed for this wake (see
     :func:`~flower.workflow.documents.workflow_names`): the keys ``recorded`` holds, in
     whichever language, else this wake's language's; every reader of the settings then
@@ -96,7 +96,7 @@ def is_used(state: WakeState) -> bool:
     )
 
 
-def verdict(state: WakeState, settings: Any) -> Verdict:
+def verdict(state: WakeState, settings: Settings) -> Verdict:
     """What a bare ``flower`` would do with ``state`` (a whole ``wake_state``)."""
     if state.checks.store:
         return "stops"
@@ -118,7 +118,7 @@ def needs_words(state: WakeState, said: str | None, *, interactive: bool) -> boo
     return said is None and not is_used(state) and not interactive
 
 
-def words_to_pass_on(state: WakeState, said: str | None, settings: Any) -> list[str]:
+def words_to_pass_on(state: WakeState, said: str | None, settings: Settings) -> list[str]:
     """What runs killed before recording it were told, to pass on before anything said
     now; on a first run what is said now replaces a request no step took up (as lineage
     has it), so then nothing."""
@@ -128,7 +128,7 @@ def words_to_pass_on(state: WakeState, said: str | None, settings: Any) -> list[
     return [] if replaced else unrecorded
 
 
-def start_fresh(settings: Any, workspace: Path, state: WakeState) -> FreshStart | None:
+def start_fresh(settings: Settings, workspace: Path, state: WakeState) -> FreshStart | None:
     """When lineage is there but this wake cannot use it (``checks["fresh"]``), move it
     into notes/archive/ before anything overwrites it; what was done, for the banner."""
     fresh = state.checks.fresh
@@ -138,7 +138,9 @@ def start_fresh(settings: Any, workspace: Path, state: WakeState) -> FreshStart 
     return lineage.start_fresh(workspace, fresh.steps if fresh.reason == "gone" else ())
 
 
-def archive_conversation(settings: Any, workspace: Path, *, keep: str | None = None) -> Path | None:
+def archive_conversation(
+    settings: Settings, workspace: Path, *, keep: str | None = None
+) -> Path | None:
     """``--new``: move lineage, brief, goals (under any language's name) and unrecorded
     words (but those of token ``keep``, the new task's) into notes/archive/<stamp>/;
     sessions stay. ``None`` in a fresh directory (nothing to archive, no empty folder)."""
@@ -159,7 +161,7 @@ def archive_conversation(settings: Any, workspace: Path, *, keep: str | None = N
     return into
 
 
-def lineage_name(settings: Any) -> str:
+def lineage_name(settings: Settings) -> str:
     """Where lineage is kept, as messages name it: the json file, or the store's URL."""
     from flower.core.redact import redact_text
 
@@ -223,7 +225,7 @@ class WakeStart(msgspec.Struct, frozen=True):
 
 
 def begin(
-    settings: Any,
+    settings: Settings,
     workspace: Path,
     said: str | None,
     *,
@@ -301,7 +303,7 @@ def begin(
     return WakeStart(said, journal)
 
 
-def _archive(settings: Any, workspace: Path, io: WakeIO, *, keep: str | None) -> None:
+def _archive(settings: Settings, workspace: Path, io: WakeIO, *, keep: str | None) -> None:
     into = archive_conversation(settings, workspace, keep=keep)
     if into is not None:
         io.archived(into)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from flower.core.hookspecs import hookimpl
 
 if TYPE_CHECKING:
+    from flower.core.config import Settings
     from flower.plugin import RegisterBackend
 
 _PUBLIC = {
@@ -45,13 +46,13 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(module), name)
 
 
-def _jsonfs_store(*, url: str, options: Any, settings: Any, read_only: bool = False) -> Any:
+def _jsonfs_store(*, url: str, options: Any, settings: Settings, read_only: bool = False) -> Any:
     from flower_plugins.jsonfs.factory import open_jsonfs_store
 
     return open_jsonfs_store(url=url, options=options, settings=settings, read_only=read_only)
 
 
-def _json_lineage(*, url: str | None, options: Any, settings: Any) -> Any:
+def _json_lineage(*, url: str | None, options: Any, settings: Settings) -> Any:
     from flower_plugins.jsonfs.factory import open_json_lineage
 
     return open_json_lineage(url=url, options=options, settings=settings)

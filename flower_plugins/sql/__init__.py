@@ -15,6 +15,7 @@ from flower.core.hookspecs import hookimpl
 if TYPE_CHECKING:
     import typer
 
+    from flower.core.config import Settings
     from flower.plugin import RegisterBackend
 
 BACKENDS = {"sqlite": ("sqlite",), "postgres": ("postgresql", "postgres")}
@@ -22,7 +23,7 @@ _OPTIONS = "flower_plugins.sql.options:SqlOptions"  # msgspec, imported on use
 
 
 def _session_store(
-    backend: str, *, url: str, options: Any, settings: Any, read_only: bool = False
+    backend: str, *, url: str, options: Any, settings: Settings, read_only: bool = False
 ) -> Any:
     from flower_plugins.sql.factory import open_session_store
 
@@ -32,7 +33,7 @@ def _session_store(
 
 
 def _lineage_store(
-    backend: str, *, url: str | None, options: Any, settings: Any, read_only: bool = False
+    backend: str, *, url: str | None, options: Any, settings: Settings, read_only: bool = False
 ) -> Any:
     from flower_plugins.sql.factory import open_lineage_store
 
