@@ -29,7 +29,7 @@ from flower.runtime.events import (
     TurnEnd,
     Waiting,
 )
-from flower.runtime.spec import STOP_CONTEXT_LIMIT
+from flower.runtime.spec import STOP_CONTEXT_LIMIT, StepResult
 
 MAX_ARGS = 80
 MAX_RESULT_LINE = 80
@@ -238,7 +238,7 @@ class Live:
         elif isinstance(event, TurnEnd):
             self._end_text()
 
-    def failure(self, result: Any) -> None:
+    def failure(self, result: StepResult) -> None:
         """``!! step failed: why``, once per failure (a step may fail after its run
         ended well: a brief never confirmed, say)."""
         said = (result.step, result.error)

@@ -38,6 +38,8 @@ if TYPE_CHECKING:
     from flower.core.rewind import RewindPlan
     from flower.runtime.live import LiveRuntime
     from flower.workflow.clarify import GoalsFallback, GoalsOffer
+    from flower.workflow.context import WorkflowContext
+    from flower.workflow.documents import WorkflowNames
     from flower.workflow.said_journal import SaidJournal
     from flower.workflow.state import WakeState
     from flower.workflow.wake import WakeChoice
@@ -505,7 +507,7 @@ GOALS_NOT_MET_EXIT = 4
 not met, or gave no verdict (0: all met; 1: a step failed; ``flower`` here goes on)."""
 
 
-def run_code(ctx: Any) -> int:
+def run_code(ctx: WorkflowContext) -> int:
     """How a run of the built-in workflow exits: 1 when a step failed, else
     :data:`GOALS_NOT_MET_EXIT` when the judge's last verdict left goals unmet (or its
     last round failed and gave none), else 0."""
@@ -514,12 +516,12 @@ def run_code(ctx: Any) -> int:
     return GOALS_NOT_MET_EXIT if ctx.goal_met is False or _unjudged(ctx) else 0
 
 
-def _unjudged(ctx: Any) -> bool:
+def _unjudged(ctx: WorkflowContext) -> bool:
     """The judge's last round failed: the goals are not known to be met."""
     return ctx.goal_met is None and any(v is None for v in ctx.verdicts.values())
 
 
-def _closing_session(ctx: Any, work_step: str) -> str | None:
+def _closing_session(ctx: WorkflowContext, work_step: str) -> str | None:
     """The session the closing ``flower sessions show`` line names: the failed step's
     (None when it failed before it had one), else the work step's."""
     if ctx.failed is not None:
@@ -534,7 +536,7 @@ def _closing_session(ctx: Any, work_step: str) -> str | None:
     return ctx.sessions.get(work_step) or next(reversed(ctx.sessions.values()), None)
 
 
-def _goals_not_met_line(ctx: Any) -> str:
+def _goals_not_met_line(ctx: WorkflowContext) -> str:
     """The last line of a run whose judge left goals unmet: how many were met."""
     from flower.core.i18n import ngettext
 
@@ -816,7 +818,7 @@ def describe_state(state: WakeState, workspace: Path, settings: Settings) -> lis
     return lines
 
 
-def _in_run_order(steps: dict[str, str], names: Any) -> dict[str, str]:
+def _in_run_order(steps: dict[str, str], names: WorkflowNames) -> dict[str, str]:
     """``steps`` in the order a wake runs them: the built-in workflow's steps in its
     order, then any other workflow's as lineage lists them."""
     order = [names.clarify_step, names.goals_step, names.work_step]
@@ -824,7 +826,7 @@ def _in_run_order(steps: dict[str, str], names: Any) -> dict[str, str]:
     return {**ours, **{step: sid for step, sid in steps.items() if step not in ours}}
 
 
-def _next_run(state: WakeState, settings: Settings, ours: WakeState, names: Any) -> str:
+def _next_run(state: WakeState, settings: Settings, ours: WakeState, names: WorkflowNames) -> str:
     """What a bare ``flower`` here would do next, for ``flower status``'s last line."""
     checks = state.checks
     if checks.store:

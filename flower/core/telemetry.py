@@ -127,7 +127,7 @@ def tracing_for(settings: Settings) -> Tracing:
     return Tracing(tracer, capture_content=conf.capture_content) if tracer is not None else OFF
 
 
-def tracing_of(holder: Any) -> Tracing:
+def tracing_of(holder: object) -> Tracing:
     """The :class:`Tracing` an object carries as ``.tracing`` (a ``Runtime``), else off."""
     found = getattr(holder, "tracing", None)
     return found if isinstance(found, Tracing) else OFF

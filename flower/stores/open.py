@@ -7,6 +7,7 @@ or, with no URL, the store ``[tool.flower.sessions]`` configures.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -43,7 +44,7 @@ def is_configured_store(url: str, settings: Settings) -> bool:
     return normalised_url(url) == normalised_url(settings.sessions_url())
 
 
-def takes_read_only(factory: Any) -> bool:
+def takes_read_only(factory: Callable[..., Any]) -> bool:
     """Whether a backend's factory can open its store read-only (a ``read_only``
     keyword): a factory without one is opened as it is, for reading too."""
     try:

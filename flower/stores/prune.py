@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -371,7 +371,7 @@ def build_policies(names: Sequence[str], settings: Settings) -> list[PruningPoli
     return policies
 
 
-def _made(factory: Any, name: str, settings: Settings) -> Any:
+def _made(factory: Callable[[Settings], Any], name: str, settings: Settings) -> Any:
     """``factory(settings)``; a ``ConfigError`` it raises about its options names the
     policy's table (``[tool.flower.pruning.options.<name>]``) and ``pruning.options``."""
     try:

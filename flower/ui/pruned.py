@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from typing import Any
 
 import msgspec
 
+from flower.core.protocols import PruneContext, PruningPolicy
 from flower.core.records import Entry, SessionKey
 from flower.core.transcript.chain import active_chain
 from flower.stores.prune import REPAIR_STEP, TRIM_POLICY, PruningSessionStore, run_policies
@@ -52,7 +52,9 @@ def _change_kind(policy: str) -> str:
     return "trimmed" if policy == TRIM_POLICY else "changed"
 
 
-def attribute(entries: Sequence[Entry], policies: Sequence[Any], ctx: Any) -> dict[str, Mark]:
+def attribute(
+    entries: Sequence[Entry], policies: Sequence[PruningPolicy], ctx: PruneContext
+) -> dict[str, Mark]:
     """What each policy, run in order, removed, changed or added: the first policy that
     touched an entry is the one named."""
     marks: dict[str, Mark] = {}

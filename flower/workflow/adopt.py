@@ -24,6 +24,7 @@ from flower.stores.lineage import load_lineage
 
 if TYPE_CHECKING:
     from flower.core.config import Settings
+    from flower.core.protocols import SessionStoreBase
 
 
 class AdoptError(FlowerError):
@@ -121,7 +122,7 @@ def adopt(
     source: str | None,
     *,
     settings: Settings,
-    store: Any,
+    store: SessionStoreBase,
 ) -> Adopted:
     """Make the record ``source`` names this workspace's lineage (see the module doc).
 
@@ -185,7 +186,7 @@ def adopt(
     )
 
 
-def _copy_session(store: Any, old: SessionKey, new: SessionKey) -> None:
+def _copy_session(store: SessionStoreBase, old: SessionKey, new: SessionKey) -> None:
     """Every entry of ``old`` (and its subpaths) under ``new``; the old ones stay."""
     subpaths: list[str] = []
     with contextlib.suppress(NotImplementedError):
