@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from flower.core.lineage import FreshStart
     from flower.core.rewind import RewindPlan
     from flower.runtime.live import LiveRuntime
-    from flower.workflow.clarify import GoalsFallback, GoalsOffer
+    from flower.workflow.clarify import Ask, GoalsFallback, GoalsOffer, RequestAsBrief
     from flower.workflow.context import WorkflowContext
     from flower.workflow.documents import WorkflowNames
     from flower.workflow.said_journal import SaidJournal
@@ -343,7 +343,7 @@ def _banner(live: Live, workspace: Path, state: WakeState | None, work_step: str
         live.line(lost_sessions_line(lost), "yellow")
 
 
-def _asker(read: Any, out: TextIO) -> Any:
+def _asker(read: Callable[[], str], out: TextIO) -> Ask:
     """The clarify step's ``ask``: the questions were streamed already; read the answer."""
 
     def ask(questions: str) -> str | None:
@@ -362,7 +362,9 @@ def _asker(read: Any, out: TextIO) -> Any:
 _YES = ("", "y", "yes", "是", "好")
 
 
-def _request_as_brief(live: Live, settings: Settings, read: Any, out: TextIO) -> Any:
+def _request_as_brief(
+    live: Live, settings: Settings, read: Callable[[], str] | None, out: TextIO
+) -> RequestAsBrief:
     """The clarify step's ``request_as_brief``: with no one to ask (``--yes``, no
     terminal) the request itself becomes the brief and one line says so; on a terminal
     the user is asked once (Enter or y: go on)."""
@@ -450,8 +452,8 @@ def _execute(
     said: str | None,
     journal: SaidJournal,
     *,
-    ask: Any,
-    request_as_brief: Any = None,
+    ask: Ask | None,
+    request_as_brief: RequestAsBrief | None = None,
     goals_fallback: GoalsFallback | None = None,
     trim: bool,
     rounds: int | None,

@@ -36,6 +36,7 @@ from flower.runtime.pricing import price_for, price_table
 from flower.runtime.spec import AgentSpec, StepResult
 
 if TYPE_CHECKING:
+    from flower.core.resilience import Resilience
     from flower.stores.prune import PruningSessionStore
 
 
@@ -108,7 +109,7 @@ class Runtime:
         settings: Settings | None = None,
         store: SessionStoreBase | None = None,
         client: Any = None,
-        resilience: Any = None,
+        resilience: Resilience | None = None,
         on_event: EventSink | None = None,
         tracing: Tracing | None = None,
         gate: CallGate | None = None,
@@ -237,7 +238,7 @@ class Runtime:
         timeout = anthropic.Timeout(self.settings.engine.request_timeout, connect=5.0)
         return anthropic.AsyncAnthropic(max_retries=0, timeout=timeout)
 
-    def _make_resilience(self, client: Any) -> Any:
+    def _make_resilience(self, client: Any) -> Resilience:
         if self.resilience is not None:
             if self.gate is not None and getattr(self.resilience, "gate", None) is None:
                 self.resilience.gate = self.gate
