@@ -332,31 +332,11 @@ def fork(
 
 
 def _note_unsent(stored: list[Entry]) -> None:
-    """Say how many stored messages the model is not sent, and why: it is sent the
-    active chain only, not the history before the compaction the chain starts at, nor
-    an abandoned branch, nor a message without a uuid (which no chain holds)."""
-    from flower.core.transcript.chain import active_chain
+    """Say how many stored messages the model is not sent, and why
+    (:func:`flower.core.transcript.unsent.unsent`)."""
+    from flower.core.transcript.unsent import unsent
 
-    chain = active_chain(stored)
-    sent = {id(entry) for entry in chain}
-    boundary = _compaction_start(stored, chain)
-    before = boundary is not None
-    no_uuid = history = branch = 0
-    for entry in stored:
-        if entry is boundary:
-            before = False
-        if (
-            entry.get("type") not in ("user", "assistant")
-            or entry.get("isSidechain")
-            or id(entry) in sent
-        ):
-            continue
-        if not isinstance(entry.get("uuid"), str):
-            no_uuid += 1
-        elif before:
-            history += 1
-        else:
-            branch += 1
+    no_uuid, history, branch = unsent(stored)
     notes = (
         ngettext(
             "flower: note: {count} message of this session has no uuid, so it has no place "
@@ -385,31 +365,6 @@ def _note_unsent(stored: list[Entry]) -> None:
     for count, note in zip((no_uuid, history, branch), notes, strict=True):
         if count:
             typer.echo(note.format(count=count), err=True)
-
-
-def _compaction_start(view: list[Entry], chain: list[Entry]) -> Entry | None:
-    """The entry the active chain's compaction starts at, if it starts at one: a
-    ``compact_boundary``, or, as older Claude Code compacted, a ``summary`` entry (its
-    ``leafUuid`` naming the conversation it sums up) just before the chain's root, or a
-    root that is itself the compact summary."""
-    if not chain:
-        return None
-    root = chain[0]
-    if root.get("subtype") == "compact_boundary" or (
-        root.get("isCompactSummary") and root.get("parentUuid") is None
-    ):
-        return root
-    if root.get("parentUuid") is not None:
-        return None
-    on_chain = {entry.get("uuid") for entry in chain}
-    at = next((i for i, entry in enumerate(view) if entry is root), 0)
-    for entry in reversed(view[:at]):
-        if entry.get("type") in ("user", "assistant"):
-            return None  # a message just before the root: a new branch, not a compaction
-        leaf = entry.get("leafUuid")
-        if entry.get("type") == "summary" and isinstance(leaf, str) and leaf not in on_chain:
-            return entry  # (a summary naming a leaf on the chain is only its title)
-    return None
 
 
 def _show_pruning_stats(
@@ -447,7 +402,6 @@ def export(
     ] = None,
 ) -> None:
     from flower.core.entries import encode_entry
-    from flower.core.fileperms import replaced_atomically
 
     with opened_store(ctx, read_only=True) as (store, where):
         key = find_key(store, session_id, where, project)
@@ -457,17 +411,9 @@ def export(
                 out.write(encode_entry(entry) + b"\n")
             out.flush()
             return
-        count = 0
-        try:
-            # created like any file the user writes (umask), as `> file` would be
-            with replaced_atomically(output, mode=0o666) as handle:
-                for entry in store.iter_entries(key):
-                    handle.write(encode_entry(entry) + b"\n")
-                    count += 1
-        except OSError as exc:
-            raise FlowerError(
-                _("cannot write {path}: {reason}").format(path=output, reason=exc.strerror or exc)
-            ) from None
+        from flower.compat.claude_code import write_jsonl
+
+        count = write_jsonl(store, key, output)
     exported = ngettext(
         "exported {count} entry of {session} to {path}",
         "exported {count} entries of {session} to {path}",

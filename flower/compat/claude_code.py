@@ -6,8 +6,8 @@ names become project keys and ``subagents/agent-<id>`` subpaths.
 :func:`import_claude_code` takes a whole folder; lines that are torn or not JSON (a
 crash mid-write, a hand edit) are imported around: each is reported with its file and
 line number and everything else still comes in. :func:`import_jsonl` takes one file
-(what ``flower sessions export`` writes too), checking every line before it writes
-any. Re-running either adds nothing (entries are matched by ``uuid``, the rest by
+(what ``flower sessions export`` writes with :func:`write_jsonl`), checking every line
+before it writes any. Re-running either adds nothing (entries are matched by ``uuid``, the rest by
 content)::
 
     from pathlib import Path
@@ -209,6 +209,26 @@ def read_jsonl(path: Path, skipped: list[str] | None = None) -> Iterator[tuple[i
             yield number, entry
 
 
+def write_jsonl(store: SessionStoreBase, key: SessionKey, output: Path) -> int:
+    """Write the entries of ``key`` to ``output`` as JSON lines, atomically (created as
+    any file the user writes, through the umask, as ``> file`` would be); the number
+    written. What :func:`import_jsonl` reads back."""
+    from flower.core.entries import encode_entry
+    from flower.core.fileperms import replaced_atomically
+
+    count = 0
+    try:
+        with replaced_atomically(output, mode=0o666) as handle:
+            for entry in store.iter_entries(key):
+                handle.write(encode_entry(entry) + b"\n")
+                count += 1
+    except OSError as exc:
+        raise FlowerError(
+            _("cannot write {path}: {reason}").format(path=output, reason=exc.strerror or exc)
+        ) from None
+    return count
+
+
 @dataclass
 class JsonlImport:
     """What :func:`import_jsonl` did."""
@@ -311,4 +331,5 @@ __all__ = [
     "import_jsonl",
     "jsonl_target",
     "read_jsonl",
+    "write_jsonl",
 ]

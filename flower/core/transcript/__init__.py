@@ -15,6 +15,8 @@ module per job (each imports only the ones listed before it):
 - :mod:`.messages` turns a chain into the Messages API ``messages`` list
   (:func:`to_messages`) and checks the rules the API enforces (:func:`check_conversation`);
 - :mod:`.usage` gives the context size of one round (:func:`context_tokens`);
+- :mod:`.unsent` counts the stored messages the model is not sent, and why
+  (:func:`unsent`);
 - :mod:`.repair` is the safety net of every load (:func:`model_chain`): a chain that
   breaks those rules is repaired, and what was fixed is said.
 
@@ -74,6 +76,11 @@ from flower.core.transcript.repair import (
     repair_conversation,
     without_repeats,
 )
+from flower.core.transcript.unsent import (
+    Unsent,
+    compaction_start,
+    unsent,
+)
 from flower.core.transcript.usage import (
     context_tokens,
 )
@@ -84,9 +91,11 @@ __all__ = [
     "OMITTED_NOTE",
     "SYNTHETIC_NAMESPACE",
     "InvalidConversationError",
+    "Unsent",
     "active_chain",
     "answer_interrupted",
     "check_conversation",
+    "compaction_start",
     "content_blocks",
     "content_words",
     "context_tokens",
@@ -117,6 +126,7 @@ __all__ = [
     "to_messages",
     "tool_results",
     "tool_uses",
+    "unsent",
     "waiting_user_texts",
     "with_content",
     "without_repeats",
