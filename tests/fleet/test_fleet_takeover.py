@@ -218,12 +218,14 @@ def own_postgres() -> Iterator[OwnPostgres]:
         shutil.rmtree(base, ignore_errors=True)
 
 
+@pytest.mark.parametrize("sessions", ["workspace", "postgres"])
 def test_a_postgres_restart_during_a_takeover_finishes_every_task(
     root: Path,
     env: dict[str, str],
     workers: Workers,
     model: HoldingModel,
     own_postgres: OwnPostgres,
+    sessions: str,
 ) -> None:
     """DBOS #716: workflows left PENDING when Postgres restarts during recovery. The
     fleet's claim of a dead worker stays with the claimer, which hands its tasks back
@@ -235,6 +237,8 @@ def test_a_postgres_restart_during_a_takeover_finishes_every_task(
         config.read_text(encoding="utf-8") + f'database = "{own_postgres.url}"\n',
         encoding="utf-8",
     )
+    if sessions == "postgres":  # many hosts: the conversations on the same server
+        env["FLOWER_SESSIONS_URL"] = own_postgres.url
     model.quick = False
     model.hold_worker = True
     spaces = {f"r{i}": root / f"ws{i}" for i in range(2)}
