@@ -19,8 +19,8 @@ suite's load). Both were stuck before 1640d51 (issue 29 item 1: the goals fall b
 seed 3, a goal setter with no words; seed 8, a question back from every agent and a
 kill -9 at the 10th request. Both wrote Chinese step keys before f12366b (item 9). Seed
 86: every reply cut at max_tokens, stuck until the brief and goals fell back for a run
-cut short by its length too. Each time then a cooperative ``flower --yes``. The long run, with ``flower status`` before
-the final wake too, is ``python bench/wake_fuzz.py --seeds 0:200``."""
+cut short by its length too. Each time then a cooperative ``flower --yes``. The long run,
+with ``flower status`` before the final wake too, is ``python bench/wake_fuzz.py --seeds 0:200``."""
 
 
 @pytest.fixture(scope="module")
