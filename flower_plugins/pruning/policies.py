@@ -317,11 +317,12 @@ class Ephemeral:
         return self._verdicts[command]
 
     def prune(self, entries: list[Entry], ctx: PruneContext) -> list[Entry]:
-        # one pass: the ephemeral calls, and the entries holding results (a result is
-        # marked wherever it sits, also before its call in damaged data); nothing is
-        # kept per entry but its index, and only an entry that is marked is copied
+        # one pass: the ephemeral calls, and the results (a result is marked wherever
+        # it sits, also before its call in damaged data); nothing is kept per entry but
+        # flat lists, and only an entry holding a stale result is copied
         stale: set[Any] = set()  # tool_use ids as stored
-        answering: list[int] = []  # the indexes of the entries holding tool results
+        answering: list[int] = []  # the index of the entry holding each tool result
+        answered: list[Any] = []  # and the tool_use id it answers, as stored
         for i, entry in enumerate(entries):
             kind = entry.get("type")
             if kind != "assistant" and kind != "user":
@@ -334,7 +335,7 @@ class Ephemeral:
                 for b in content:
                     if b.__class__ is dict and b.get("type") == "tool_result":
                         answering.append(i)
-                        break
+                        answered.append(b.get("tool_use_id"))
                 continue
             for block in content:
                 if block.__class__ is not dict or block.get("type") != "tool_use":
@@ -349,9 +350,12 @@ class Ephemeral:
                     stale.add(block.get("id"))
         if not stale:
             return entries
+        marked = [i for i, tid in zip(answering, answered, strict=True) if tid in stale]
+        if not marked:
+            return entries
         mark = self._marker(stale)
         out = list(entries)
-        for i in answering:
+        for i in dict.fromkeys(marked):  # an entry holding several stale results: once
             out[i] = replace_blocks(entries[i], mark) or entries[i]
         return out
 

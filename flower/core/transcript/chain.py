@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from itertools import repeat
 from typing import Any
 
 from flower.core.records import Entry
@@ -21,20 +22,14 @@ def active_chain(entries: Sequence[Entry], leaf_uuid: str | None = None) -> list
     the chain's first one complete it: what was written before a compaction boundary
     never joins the conversation after it.
     """
-    position: dict[str, int] = {}  # uuid -> index (the last entry carrying it)
-    newest = -1
-    for i, entry in enumerate(entries):
-        uid = entry.get("uuid")
-        if uid.__class__ is not str and not isinstance(uid, str):
-            continue
-        position[uid] = i
-        kind = entry.get("type")
-        if (kind == "assistant" or kind == "user") and not entry.get("isSidechain"):
-            newest = i
     if leaf_uuid is None:
+        newest = next((i for i in range(len(entries) - 1, -1, -1) if is_leaf(entries[i])), -1)
         if newest < 0:
             return []
         leaf_uuid = entries[newest]["uuid"]
+    # uuid -> index (the last entry carrying it); a uuid that is no str is no link
+    uuids = map(dict.get, entries, repeat("uuid"))
+    position = {uid: i for i, uid in enumerate(uuids) if uid.__class__ is str}
     if leaf_uuid not in position:
         return []
 

@@ -23,37 +23,33 @@ def drop_entries(entries: Sequence[Entry], uuids_to_drop: Collection[str]) -> li
     if not uuids_to_drop:
         return list(entries)
     drop = set(uuids_to_drop)
-    parent_of: dict[str, str | None] = {}
-    for entry in entries:
-        uid = entry.get("uuid")
-        if uid in drop:
-            parent = entry.get("parentUuid")
-            parent_of[uid] = parent if isinstance(parent, str) else None
-
-    resolved: dict[str, str | None] = {}
-
-    def survivor(uid: str) -> str | None:
-        return surviving_ancestor(uid, parent_of, drop, resolved)
-
+    parent_of: dict[str, str | None] = {}  # each dropped entry's parent
     kept: list[Entry] = []
     append = kept.append
-    for entry in entries:
-        if entry.get("uuid") in drop:
-            continue
+    relinked: list[int] = []  # where in ``kept`` an entry links to a dropped one
+    for entry in entries:  # one pass: the links are re-pointed once every drop is known
+        uid = entry.get("uuid")
         parent = entry.get("parentUuid")
+        if uid in drop:
+            parent_of[uid] = parent if isinstance(parent, str) else None
+            continue
         logical = entry.get("logicalParentUuid")
         # A hostile or corrupt entry may hold a list or dict here: not a uuid, not dropped.
-        parent_dropped = isinstance(parent, str) and parent in drop
-        logical_dropped = isinstance(logical, str) and logical in drop
-        if not parent_dropped and not logical_dropped:
-            append(entry)
-            continue
+        if (isinstance(parent, str) and parent in drop) or (
+            isinstance(logical, str) and logical in drop
+        ):
+            relinked.append(len(kept))
+        append(entry)
+
+    resolved: dict[str, str | None] = {}
+    for at in relinked:
+        entry = kept[at]
         changes: dict[str, Any] = {}
-        if parent_dropped and isinstance(parent, str):
-            changes["parentUuid"] = survivor(parent)
-        if logical_dropped and isinstance(logical, str):
-            changes["logicalParentUuid"] = survivor(logical)
-        append({**entry, **changes})
+        for link in ("parentUuid", "logicalParentUuid"):
+            value = entry.get(link)
+            if isinstance(value, str) and value in drop:
+                changes[link] = surviving_ancestor(value, parent_of, drop, resolved)
+        kept[at] = {**entry, **changes}
     return kept
 
 
@@ -96,30 +92,33 @@ def insert_chains(entries: Sequence[Entry], inserts: Mapping[str, Sequence[Entry
     one :func:`active_chain` resolves the uuid to."""
     if not inserts:
         return list(entries)
-    anchor_at = {uid: i for i, uid in enumerate(map(_str_uuid, entries)) if uid in inserts}
-    missing = set(inserts) - anchor_at.keys()
-    if missing:
-        raise KeyError(f"no entry with uuid {sorted(missing)[0]!r} to insert after")
     # every child of an anchor moves below its notes, also one written before it
     relink = {uid: new[-1]["uuid"] for uid, new in inserts.items() if new}
-    out: list[Entry] = []
-    for i, entry in enumerate(entries):
+    linked: list[Entry] = []
+    append = linked.append
+    anchor_at: dict[str, int] = {}  # each anchor uuid's last entry
+    for entry in entries:
         parent = entry.get("parentUuid")
         if isinstance(parent, str) and parent in relink:  # (damaged links: left alone)
             entry = {**entry, "parentUuid": relink[parent]}
-        out.append(entry)
         uid = entry.get("uuid")
-        if uid.__class__ is str and uid in inserts and anchor_at[uid] == i:
-            previous = uid
-            for new in inserts[uid]:
-                out.append({**new, "parentUuid": previous})
-                previous = new["uuid"]
+        if uid.__class__ is str and uid in inserts:
+            anchor_at[uid] = len(linked)
+        append(entry)
+    missing = set(inserts) - anchor_at.keys()
+    if missing:
+        raise KeyError(f"no entry with uuid {sorted(missing)[0]!r} to insert after")
+    out: list[Entry] = []
+    start = 0
+    for uid, at in sorted(anchor_at.items(), key=lambda item: item[1]):
+        out += linked[start : at + 1]
+        previous = uid
+        for new in inserts[uid]:
+            out.append({**new, "parentUuid": previous})
+            previous = new["uuid"]
+        start = at + 1
+    out += linked[start:]
     return out
-
-
-def _str_uuid(entry: Mapping[str, Any]) -> str | None:
-    uid = entry.get("uuid")
-    return uid if uid.__class__ is str else None
 
 
 def with_content(entry: Entry, content: list[Any] | str) -> Entry:
