@@ -45,7 +45,7 @@ def adopt(
     import msgspec
 
     from flower.cli.banner import short_path
-    from flower.cli.run_lock import require_writable, run_lock
+    from flower.core.run_lock import require_writable, run_lock
     from flower.stores.open import open_session_store
     from flower.stores.resolve import check_configured_plugins
     from flower.workflow.adopt import adopt as adopt_lineage

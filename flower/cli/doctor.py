@@ -137,7 +137,7 @@ def check_run_dir(settings: Settings) -> Check:
     """The workspace and the run directory can be written (or created), as a run needs."""
     from pathlib import Path
 
-    from flower.cli.run_lock import RunDirError, require_writable
+    from flower.core.run_lock import RunDirError, require_writable
 
     try:
         require_writable(Path.cwd(), N_("the workspace"))

@@ -24,11 +24,11 @@ import typer
 
 from flower.cli.context import RunDirOption, get_settings, get_state, store_name
 from flower.cli.lazy import command_help
-from flower.cli.run_lock import RunDirError, require_writable
 from flower.cli.stopping import INTERRUPTED_EXIT, interrupted_exit, reading_answer, run_stoppable
 from flower.core.errors import NothingToDoError
 from flower.core.i18n import N_, _
 from flower.core.labels import shown_label, shown_steps
+from flower.core.run_lock import RunDirError, require_writable
 from flower.runtime.credentials import require_api_key
 
 if TYPE_CHECKING:

@@ -1,4 +1,5 @@
-"""The run directory's lock: one flower at a time works in a run directory."""
+"""The run directory a workflow writes: writable (:func:`require_writable`), and held by
+one ``flower`` at a time (:func:`run_lock`)."""
 
 from __future__ import annotations
 
@@ -71,3 +72,33 @@ def run_lock(run_path: str | os.PathLike[str]) -> Iterator[None]:
                 del _held[held]
     finally:
         os.close(fd)  # closing the descriptor releases the lock
+
+
+class RunDirError(FlowerError):
+    """The run directory (or the workspace) cannot be written."""
+
+    exit_code = 1
+
+
+def require_writable(path: Path, what: str) -> None:
+    """``path`` exists as a writable directory, or can be created as one; ``what`` names
+    it (an English msgid, ``N_("the run directory")``: shown translated)."""
+    what = _(what)
+    probe = path
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if not probe.is_dir():
+        raise RunDirError(
+            _("{what} {path!r} cannot be created: {probe!r} is not a directory").format(
+                what=what, path=str(path), probe=str(probe)
+            )
+        )
+    if not os.access(probe, os.W_OK | os.X_OK):
+        why = (
+            _("{probe!r} is on a read-only filesystem")
+            if os.statvfs(probe).f_flag & os.ST_RDONLY
+            else _("no write permission on {probe!r}")
+        ).format(probe=str(probe))
+        raise RunDirError(
+            _("{what} {path!r} is not writable ({why})").format(what=what, path=str(path), why=why)
+        )
