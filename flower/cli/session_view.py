@@ -1,8 +1,7 @@
 """``flower sessions show --since`` and ``--follow``: a time window, and a live tail.
 
-Following polls the store: transcripts are append-only with their order kept, so the
-entries past the count already shown are exactly the new ones. Any backend works,
-including one written by another process or another host.
+The window and the tail are :mod:`flower.stores.tail`'s; this module reads ``--since``
+and prints.
 """
 
 from __future__ import annotations
@@ -10,7 +9,7 @@ from __future__ import annotations
 import re
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
 from typing import IO, Any
 
@@ -47,26 +46,6 @@ def parse_since(text: str, now: datetime | None = None) -> datetime:
             ).format(option="--since", value=repr(text))
         ) from None
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
-def entry_time(entry: Entry) -> datetime | None:
-    """The entry's ``timestamp`` as an aware datetime; ``None`` when absent or unreadable."""
-    stamp = entry.get("timestamp")
-    if not isinstance(stamp, str):
-        return None
-    try:
-        moment = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
-def since(entries: Iterable[Entry], cutoff: datetime) -> Iterator[Entry]:
-    """Entries stamped at or after ``cutoff``; unstamped bookkeeping lines are left out."""
-    for entry in entries:
-        moment = entry_time(entry)
-        if moment is not None and moment >= cutoff:
-            yield entry
 
 
 class EntryPrinter:
@@ -118,23 +97,17 @@ def follow(
     until: Callable[[], bool] = lambda: False,
     sleep: Callable[[float], None] = time.sleep,
 ) -> int:
-    """Print the transcript, then every entry appended to it, until ``until()`` or Ctrl-C.
+    """Print the transcript, then every entry appended to it
+    (:func:`flower.stores.tail.tail`), until ``until()`` or Ctrl-C.
 
     Returns the number of entries printed.
     """
-    seen = 0
+    from flower.stores.tail import tail
+
     printed = 0
     try:
-        while True:
-            fresh: list[Entry] = []
-            for index, entry in enumerate(store.iter_entries(key)):
-                if index >= seen:
-                    fresh.append(entry)
-            seen += len(fresh)
-            shown = since(fresh, cutoff) if cutoff is not None else fresh
-            printed += printer.print(shown)
-            if until():
-                return printed
-            sleep(interval)
+        for batch in tail(store, key, cutoff=cutoff, interval=interval, until=until, sleep=sleep):
+            printed += printer.print(batch)
     except KeyboardInterrupt:
-        return printed
+        pass
+    return printed

@@ -256,7 +256,9 @@ def show(
         entries: Iterator[Entry] | list[Entry]
         entries = _pruned_entries(ctx, store, key, as_json) if pruned else store.iter_entries(key)
         if cutoff is not None:
-            entries = list(session_view.since(entries, cutoff))
+            from flower.stores.tail import since as since_cutoff
+
+            entries = list(since_cutoff(entries, cutoff))
         if raw:
             out = sys.stdout.buffer
             for entry in entries:
