@@ -216,7 +216,7 @@ class Interrupted:
         asked: list[str] = []  # tool_use ids, oldest first
         asked_by: list[Any] = []  # the reply that asked each (two lists: no tuple per call)
         answered: set[Any] = set()  # tool_use ids as stored
-        reply_of_tool: dict[str, Any] = {}
+        reply_of_tool: dict[Any, Any] = {}  # tool_use id (a str) -> the reply that asked it
         anchor_of_reply: dict[Any, Entry] = {}
         for i, entry in enumerate(entries):
             kind = entry.get("type")
@@ -245,8 +245,9 @@ class Interrupted:
                     tid = block.get("tool_use_id")
                     answered.add(tid)
                     residue = residue or is_interruption_residue(block)
-                    if uid and tid in reply_of_tool:
-                        anchor_of_reply[reply_of_tool[tid]] = entry
+                    reply = reply_of_tool.get(tid) if uid else None
+                    if reply is not None:
+                        anchor_of_reply[reply] = entry
             if residue:
                 out[i] = replace_blocks(entry, _neutral) or entry
         unanswered = [

@@ -134,17 +134,21 @@ def _answer_problems(
     each once, only those, its tool results before anything else."""
     problems: list[str] = []
     expected = set(pending)
-    for tid in answered:
-        if tid not in expected:
-            problems.append(f"message {i} answers tool_use {tid!r} that was not asked")
-    seen: set[Any] = set()
-    for tid in answered:
-        if tid in seen:
-            problems.append(f"message {i} answers tool_use {tid!r} twice")
-        seen.add(tid)
-    for tid in pending:
-        if tid not in seen:
-            problems.append(f"tool_use {tid!r} is not answered in message {i}")
+    seen = set(answered)
+    if not seen <= expected:
+        for tid in answered:
+            if tid not in expected:
+                problems.append(f"message {i} answers tool_use {tid!r} that was not asked")
+    if len(seen) != len(answered):
+        once: set[Any] = set()
+        for tid in answered:
+            if tid in once:
+                problems.append(f"message {i} answers tool_use {tid!r} twice")
+            once.add(tid)
+    if not expected <= seen:
+        for tid in pending:
+            if tid not in seen:
+                problems.append(f"tool_use {tid!r} is not answered in message {i}")
     if answered and not all(_is_block(b, "tool_result") for b in blocks[: len(answered)]):
         problems.append(f"message {i} has text before its tool results")
     return problems
