@@ -189,6 +189,12 @@ def _describe(row: dict[str, Any]) -> str:
     if state == "running":
         where = row["host"] or row["worker"] or "?"
         text = _("running on {host}").format(host=where)
+        if row.get("step"):
+            from flower.core.labels import shown_label
+
+            text += " · " + _("step {step}, wake {wake}").format(
+                step=shown_label(row["step"]), wake=row.get("wake") or "?"
+            )
         if row.get("parked_until"):
             until = time.strftime("%H:%M:%S", time.localtime(row["parked_until"]))
             text += " · " + _("parked until {until}").format(until=until)

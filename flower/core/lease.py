@@ -16,9 +16,12 @@ takeover waits for the write, or the write sees the takeover and is refused.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
 from flower.core.errors import FlowerError
@@ -53,8 +56,38 @@ class LeaseLostError(FlowerError):
         self.token = token
 
 
+@dataclass
+class _Held:
+    """The lease of the wake running in this context: its token, its project, and the
+    stores opened in it that hold the lease (the fences of its run-directory writes)."""
+
+    token: int
+    project: str
+    fences: list[Fence] = field(default_factory=list)
+
+
+_HELD: ContextVar[_Held | None] = ContextVar("flower_fleet_lease", default=None)
+
+
+@contextlib.contextmanager
+def holding(token: int, project: str) -> Iterator[None]:
+    """The fleet lease of the wake run inside (in this thread, and in the tasks it
+    starts): ``token`` on ``project``. A fleet worker runs several wakes in its own
+    process, so their leases are not the process's environment but each wake's own:
+    stores opened inside append with ``token`` and fence the run directory's writes."""
+    reset = _HELD.set(_Held(token, project))
+    try:
+        yield
+    finally:
+        _HELD.reset(reset)
+
+
 def lease_token(environ: Mapping[str, str] | None = None) -> int | None:
-    """The fencing token this process was given, or None outside the fleet."""
+    """The fencing token of this wake (:func:`holding`), else the one this process was
+    given, or None outside the fleet."""
+    held = _HELD.get()
+    if held is not None and environ is None:
+        return held.token
     raw = (os.environ if environ is None else environ).get(LEASE_VARIABLE, "").strip()
     if not raw:
         return None
@@ -65,7 +98,11 @@ def lease_token(environ: Mapping[str, str] | None = None) -> int | None:
 
 
 def lease_project(environ: Mapping[str, str] | None = None) -> str | None:
-    """The project key this process's lease is on (None outside the fleet)."""
+    """The project key this wake's (or else this process's) lease is on (None outside
+    the fleet)."""
+    held = _HELD.get()
+    if held is not None and environ is None:
+        return held.project
     raw = (os.environ if environ is None else environ).get(PROJECT_VARIABLE, "")
     return raw or None
 
@@ -83,26 +120,34 @@ _fences: list[Fence] = []
 _fences_lock = threading.Lock()
 
 
+def _fence_list() -> list[Fence]:
+    """This wake's fences (:func:`holding`), else the process's."""
+    held = _HELD.get()
+    return held.fences if held is not None else _fences
+
+
 def register_fence(fence: Fence) -> None:
     with _fences_lock:
-        _fences.append(fence)
+        _fence_list().append(fence)
 
 
 def unregister_fence(fence: Fence) -> None:
     with _fences_lock:
-        for n in range(len(_fences) - 1, -1, -1):
-            if _fences[n] is fence:
-                del _fences[n]
-                break
+        for fences in (_fence_list(), _fences):
+            for n in range(len(fences) - 1, -1, -1):
+                if fences[n] is fence:
+                    del fences[n]
+                    return
 
 
 def fenced(write: Callable[[], T]) -> T:
-    """Run ``write`` (a write to the run directory) under this process's fleet lease:
+    """Run ``write`` (a write to the run directory) under this wake's fleet lease:
     outside the fleet, or before a store holding the lease was opened, it just runs."""
     if lease_token() is None:
         return write()
     with _fences_lock:
-        fence = _fences[-1] if _fences else None
+        fences = _fence_list()
+        fence = fences[-1] if fences else None
     return write() if fence is None else fence.fenced(write)
 
 
@@ -113,6 +158,7 @@ __all__ = [
     "Fence",
     "LeaseLostError",
     "fenced",
+    "holding",
     "lease_project",
     "lease_token",
     "register_fence",

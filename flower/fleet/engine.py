@@ -7,17 +7,22 @@ up a task whose shape it does not know (the version changes only with that shape
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from dbos import DBOS, DBOSClient, DBOSConfig
 
 APP_NAME = "flower-fleet"
-APP_VERSION = "flower-fleet-1"
-"""Bumped only when a task's input or result changes shape (see docs/fleet.md)."""
+APP_VERSION = "flower-fleet-2"
+"""Bumped only when a task's input or result changes shape (see docs/fleet.md). 2: each
+flower step is a DBOS step (1 had one step, the whole wake)."""
 QUEUE = "flower-fleet"
 WORKFLOW = "flower.fleet.task"
-STEP = "wake"
+START = "start"
+"""The task's first DBOS step: which worker first ran it (a later execution is a
+takeover, and does not say the task's words again)."""
+STEP_EVENT = "flower.step"
+"""The DBOS event a running task sets before each step: ``{"step", "wake"}``."""
 QUEUE_POLL = 0.5
 """Seconds between a worker's looks at the queue (DBOS's default is 1)."""
 
@@ -43,28 +48,47 @@ def client(url: str) -> DBOSClient:
     return DBOSClient(system_database_url=url, application_name=APP_NAME)
 
 
-def register(run_step: Callable[[str, dict[str, Any]], dict[str, Any]], active: set[str]) -> None:
-    """Declare the task workflow: one DBOS step, the wake, whose small result (never
-    the transcript) DBOS keeps; a finished wake is never run again. ``active`` holds
-    the ids of the tasks whose workflow function is running in this process."""
-
-    def wake(task: dict[str, Any]) -> dict[str, Any]:
-        task_id = DBOS.workflow_id
-        assert task_id is not None
-        return run_step(task_id, task)
-
-    step = DBOS.step(name=STEP)(wake)
+def register(run_task: Callable[[str, dict[str, Any]], dict[str, Any]], active: set[str]) -> None:
+    """Declare the task workflow. ``run_task(task id, task)`` runs the wake in this
+    process, each flower step a DBOS step (:func:`step`), and returns the task's small
+    result (never the transcript). ``active`` holds the ids of the tasks whose workflow
+    function is running in this process."""
 
     def task(task: dict[str, Any]) -> dict[str, Any]:
         task_id = DBOS.workflow_id
         assert task_id is not None
         active.add(task_id)
         try:
-            return step(task)
+            return run_task(task_id, task)
         finally:
             active.discard(task_id)
 
     _registered["workflow"] = DBOS.workflow(name=WORKFLOW)(task)
+
+
+def start(executor_id: str) -> tuple[str, bool]:
+    """The task's first step: the worker that first ran it, and whether that is this
+    execution (False: the task was taken over, or this worker runs it again)."""
+    ran: list[bool] = []
+
+    def first() -> str:
+        ran.append(True)
+        return executor_id
+
+    first_executor = DBOS.run_step({"name": START}, first)
+    return str(first_executor), bool(ran)
+
+
+async def step(
+    name: str, live: Callable[[], Coroutine[Any, Any, dict[str, Any]]], woke: int | None
+) -> dict[str, Any]:
+    """One flower step as a DBOS step named after it: ``live()`` runs it and its small
+    outcome is kept; a step kept by an earlier execution of the task returns what it
+    kept without running. The step and the wake are set as the task's
+    :data:`STEP_EVENT` first, for ``flower fleet status``."""
+    await DBOS.set_event_async(STEP_EVENT, {"step": name, "wake": woke})
+    result: dict[str, Any] = await DBOS.run_step_async({"name": name}, live)
+    return result
 
 
 def launch(url: str, executor_id: str, concurrency: int) -> None:
@@ -114,6 +138,8 @@ __all__ = [
     "APP_NAME",
     "APP_VERSION",
     "QUEUE",
+    "START",
+    "STEP_EVENT",
     "WORKFLOW",
     "client",
     "hand_back",
@@ -121,5 +147,7 @@ __all__ = [
     "migrate",
     "pending_of",
     "register",
+    "start",
     "status_of",
+    "step",
 ]

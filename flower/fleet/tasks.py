@@ -160,7 +160,24 @@ class Fleet:
 def task_rows(client: Any, board: Board) -> list[dict[str, Any]]:
     """Every task in the fleet ``client`` reads, oldest first, its host from ``board``."""
     hosts = {row.executor_id: row for row in board.rows()}
-    return [_row(wf, hosts) for wf in client.list_workflows(name=engine.WORKFLOW)]
+    rows = []
+    for wf in client.list_workflows(name=engine.WORKFLOW):
+        row = _row(wf, hosts)
+        if row["state"] == "running":
+            row.update(_step_of(client, wf.workflow_id))
+        rows.append(row)
+    return rows
+
+
+def _step_of(client: Any, task_id: str) -> dict[str, Any]:
+    """The step a running task is in and its wake (what its worker set last)."""
+    try:
+        found = client.get_event(task_id, engine.STEP_EVENT, timeout_seconds=0)
+    except Exception:  # an event unreadable now: the rest of the row still shows
+        found = None
+    if not isinstance(found, dict):
+        return {}
+    return {"step": found.get("step"), "wake": found.get("wake")}
 
 
 def _said_shown(task: dict[str, Any], task_id: str) -> str | None:
@@ -204,6 +221,8 @@ def _row(wf: Any, hosts: dict[str, Any]) -> dict[str, Any]:
         "workflow": task.get("workflow"),
         "host": worker.host if worker else None,
         "worker": wf.executor_id if state == "running" else None,
+        "step": None,
+        "wake": None,
         "woke": output.get("woke"),
         "cost_usd": output.get("cost_usd"),
         "sessions": output.get("sessions") or {},

@@ -1,38 +1,38 @@
 """``flower fleet worker``: runs queued tasks, heartbeats, and takes over dead workers.
 
-Each task's wake runs as its own process in the task's workspace (the same ``flower``
-a person would run there, so everything a wake does holds), holding the workspace's
+Each task's wake runs in the worker's process (flower/fleet/wake.py), on a DBOS thread
+and an event loop of its own, each flower step a DBOS step, holding the workspace's
 session lease: the worker takes it before the wake starts, renews it with every
-heartbeat and passes its fencing token to the wake, whose store checks it on every
-append. A worker that finds it was taken over (it was paused or cut off longer than
-``takeover_after``) stops: its wakes' writes are refused by then anyway.
+heartbeat and after every step (before DBOS keeps the step), and the wake's store checks
+its fencing token on every append. A worker that finds it was taken over (it was paused
+or cut off longer than ``takeover_after``) stops: its wakes' writes are refused by then
+anyway, and no step of theirs is kept.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import socket
-import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import msgspec
 
 from flower.core.errors import FlowerError, SchemaOutOfDateError
 from flower.core.i18n import _
 from flower.core.keys import project_key
-from flower.core.lease import LEASE_VARIABLE, PROJECT_VARIABLE, LeaseLostError
+from flower.core.lease import LeaseLostError
 from flower.fleet import engine
 from flower.fleet.board import Board
 from flower.fleet.places import FleetError, FleetPlace, said_of, workspace_settings
+from flower.fleet.wake import Unrecorded, Wake, run_wake
 
 if TYPE_CHECKING:
     from flower.core.config import Settings
@@ -55,28 +55,6 @@ def task_log(workspace: Path, run_dir: str, task_id: str) -> Path:
     return base / "fleet" / f"{task_id}.log"
 
 
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child
-    """The wake gets SIGTERM when its worker dies (Linux), so a killed worker leaves no
-    wake running unwatched (its lease would stop it at the next write anyway)."""
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-
-
-@dataclass
-class Running:
-    task_id: str
-    proc: subprocess.Popen[str]
-    store: Any
-    project: str
-    token: int
-    lost_at: float | None = None
-    cancelled: bool = False
-
-
 @dataclass
 class Worker:
     place: FleetPlace
@@ -86,7 +64,7 @@ class Worker:
 
     def __post_init__(self) -> None:
         self.board: Board | None = None
-        self.running: dict[str, Running] = {}
+        self.running: dict[str, Wake] = {}
         self.lock = threading.Lock()
         self.stopping = threading.Event()
         self.zombie = False
@@ -105,7 +83,7 @@ class Worker:
         self.board = self._wait_for_database()
         self.board.join(self.executor_id, self.host, os.getpid())
         _set_limits(self.place)
-        engine.register(self.run_step, self.active)
+        engine.register(self.run_task, self.active)
         engine.launch(self.place.database, self.executor_id, self.place.concurrency)
         self.say(
             _("worker {worker} on {host}: at most {n} tasks at a time, database {db}").format(
@@ -154,17 +132,18 @@ class Worker:
             running = list(self.running.values())
         if self.zombie:  # its wakes are refused at their next write: let them learn it
             deadline = time.monotonic() + self.place.takeover_after
-            while time.monotonic() < deadline and any(i.proc.poll() is None for i in running):
+            while time.monotonic() < deadline and not all(w.done.is_set() for w in running):
                 time.sleep(0.1)
-        for item in running:
-            with contextlib.suppress(OSError):
-                item.proc.send_signal(signal.SIGTERM)
-        for item in running:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                item.proc.wait(timeout=30)
-            if not self.zombie and item.proc.poll() is not None:
+        for wake in running:
+            if self.zombie and wake.lost_at is None:
+                wake.lost_at = time.monotonic()
+            wake.leaving = True
+            wake.stop()
+        for wake in running:
+            wake.done.wait(timeout=30)
+            if not self.zombie and wake.done.is_set():
                 with contextlib.suppress(Exception):  # the next worker need not wait it out
-                    item.store.release_lease(item.project, item.token)
+                    wake.store.release_lease(wake.project, wake.token)
         assert self.board is not None
         if not self.zombie:
             with contextlib.suppress(Exception):
@@ -245,14 +224,14 @@ class Worker:
     def _renew_leases(self) -> None:
         with self.lock:
             running = list(self.running.values())
-        for item in running:
-            if item.lost_at is None and not item.store.renew_lease(
-                item.project, item.token, self.place.takeover_after
+        for wake in running:
+            if wake.lost_at is None and not wake.store.renew_lease(
+                wake.project, wake.token, self.place.takeover_after
             ):
-                item.lost_at = time.monotonic()
+                wake.lost_at = time.monotonic()
                 self.say(
                     _("task {task}: another worker took it over; dropping it here").format(
-                        task=item.task_id
+                        task=wake.task_id
                     )
                 )
 
@@ -261,27 +240,26 @@ class Worker:
         meanwhile is refused by the store, which is what they should learn)."""
         with self.lock:
             running = list(self.running.values())
-        for item in running:
-            if self.zombie and item.lost_at is None:
-                item.lost_at = time.monotonic()
-            if item.lost_at is not None and time.monotonic() - item.lost_at >= grace:
-                with contextlib.suppress(OSError):
-                    item.proc.send_signal(signal.SIGTERM)
+        for wake in running:
+            if self.zombie and wake.lost_at is None:
+                wake.lost_at = time.monotonic()
+            if wake.lost_at is not None and time.monotonic() - wake.lost_at >= grace:
+                wake.stop()
 
     def _check_cancelled(self) -> None:
         with self.lock:
             running = list(self.running.values())
-        for item in running:
-            if not item.cancelled and engine.status_of(item.task_id) == "CANCELLED":
-                item.cancelled = True
-                self.say(_("task {task}: cancelled; stopping its wake").format(task=item.task_id))
-                with contextlib.suppress(OSError):
-                    item.proc.send_signal(signal.SIGTERM)
+        for wake in running:
+            if not wake.cancelled and engine.status_of(wake.task_id) == "CANCELLED":
+                wake.cancelled = True
+                self.say(_("task {task}: cancelled; stopping its wake").format(task=wake.task_id))
+                wake.stop()
 
     # -- one task ----------------------------------------------------------------------
 
-    def run_step(self, task_id: str, task: dict[str, Any]) -> dict[str, Any]:
-        """The DBOS step: one wake of the task's workspace; its small result."""
+    def run_task(self, task_id: str, task: dict[str, Any]) -> dict[str, Any]:
+        """The task's workflow function: its wake, here, each flower step a DBOS step;
+        the task's small result."""
         workspace = Path(task["workspace"])
         try:
             settings = workspace_settings(workspace)
@@ -291,62 +269,27 @@ class Worker:
             self.say(_("task {task}: {error}").format(task=task_id, error=exc))
             return {"ok": False, "why": str(exc)}
         project = project_key(workspace)
+        token, previous = self._patiently(task_id, lambda: self._take_lease(store, project))
+        wake = Wake(task_id, workspace, store, project, token, self.place.takeover_after)
+        with self.lock:
+            self.running[task_id] = wake
         try:
-            token, previous = self._patiently(task_id, lambda: self._take_lease(store, project))
-            self._wait_for_run_lock(task_id, workspace, settings.run_dir)
-            log_path = task_log(workspace, settings.run_dir, task_id)
-            log_path.parent.mkdir(parents=True, exist_ok=True)
-            with open(log_path, "a", encoding="utf-8") as log:
-                if previous is not None:
-                    assert self.board is not None
-                    board = self.board
-                    host = self._patiently(task_id, lambda: board.host_of(previous))
-                    line = _("taken over from {host}").format(host=host)
-                    log.write(line + "\n")
-                    self.say(f"{task_id}: {line}")
-                else:
-                    self.say(
-                        _("task {task}: started in {path}").format(task=task_id, path=workspace)
-                    )
-                log.flush()
-                proc = subprocess.Popen(
-                    _command(task, said, taken_over=previous is not None),
-                    cwd=workspace,
-                    env={
-                        **os.environ,
-                        LEASE_VARIABLE: str(token),
-                        PROJECT_VARIABLE: project,
-                        # the wake knows its task and the fleet's database (a shared
-                        # budget of model calls can live there: issue 31)
-                        TASK_VARIABLE: task_id,
-                        "FLOWER_FLEET_DATABASE": self.place.database,
-                        "PYTHONUNBUFFERED": "1",
-                    },
-                    stdin=subprocess.DEVNULL,
-                    stdout=subprocess.PIPE,
-                    stderr=log,
-                    text=True,
-                    preexec_fn=_die_with_parent,
-                )
-                item = Running(task_id, proc, store, project, token)
-                with self.lock:
-                    self.running[task_id] = item
-                try:
-                    out, _err = proc.communicate()
-                finally:
-                    with self.lock:
-                        self.running.pop(task_id, None)
-            if self.stopping.is_set():
-                threading.Event().wait()  # the process leaves without recording this step
-            if item.lost_at is not None:
-                raise LeaseLostError(project, token)
-            self._patiently(task_id, lambda: store.release_lease(project, token))
-            result = _result(out, proc.returncode)
-            done = _("done") if result["ok"] else _("failed")
-            self.say(_("task {task}: {state}").format(task=task_id, state=done))
-            return result
+            result = self._wake(wake, task, said, settings, previous)
         finally:
-            store.close()
+            with self.lock:
+                self.running.pop(task_id, None)
+            wake.done.set()
+        if result is None and not self.stopping.is_set() and not self.zombie:
+            # cancelled, or taken over: DBOS keeps nothing of this run over the owner's
+            result = {"ok": False, "why": _("cancelled") if wake.cancelled else None}
+        if result is None or self.stopping.is_set():
+            _park()  # the process leaves without recording the task
+        assert result is not None
+        self._patiently(task_id, lambda: store.release_lease(project, token))
+        store.close()
+        done = _("done") if result["ok"] else _("failed")
+        self.say(_("task {task}: {state}").format(task=task_id, state=done))
+        return result
 
     def _patiently(self, task_id: str, call: Callable[[], T]) -> T:
         """``call()``, again and again while a database it needs cannot be reached (a
@@ -369,25 +312,75 @@ class Worker:
                     said = True
             time.sleep(self.place.heartbeat)
 
-    def _wait_for_run_lock(self, task_id: str, workspace: Path, run_dir: str) -> None:
+    def _wake(
+        self,
+        wake: Wake,
+        task: dict[str, Any],
+        said: str | None,
+        settings: Any,
+        previous: str | None,
+    ) -> dict[str, Any] | None:
+        """Run the wake (None: it was stopped before it ended, and nothing is kept)."""
+        if not self._wait_for_run_lock(wake, settings.run_dir):
+            return None
+        # the task's first DBOS step, once the wake can start: the worker that first ran
+        # it. The words are said by that first run only: a later one finds them in
+        # lineage or the said journal (saying them again would be a new sentence).
+        first_executor, first_run = engine.start(self.executor_id)
+        log_path = task_log(wake.workspace, settings.run_dir, wake.task_id)
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        with open(log_path, "a", encoding="utf-8") as log:
+            if previous is not None or not first_run:
+                assert self.board is not None
+                board, holder = self.board, previous or first_executor
+                host = self._patiently(wake.task_id, lambda: board.host_of(holder))
+                line = _("taken over from {host}").format(host=host)
+                log.write(line + "\n")
+                self.say(f"{wake.task_id}: {line}")
+            else:
+                self.say(
+                    _("task {task}: started in {path}").format(
+                        task=wake.task_id, path=wake.workspace
+                    )
+                )
+            log.flush()
+            try:
+                return run_wake(
+                    wake,
+                    task,
+                    said=said if first_run else None,
+                    settings=settings,
+                    database=self.place.database,
+                    log=log,
+                    through=engine.step,
+                )
+            except Unrecorded:
+                return None
+            except Exception as exc:  # the wake failed: the task fails, and says why
+                log.write(f"{type(exc).__name__}: {exc}\n")
+                return {"ok": False, "exit": 1, "why": str(exc) or type(exc).__name__}
+
+    def _wait_for_run_lock(self, wake: Wake, run_dir: str) -> bool:
         """Wait while another ``flower`` works in the workspace (a person's own run, or a
-        wake this one took over that has not noticed yet: its next write is refused)."""
+        wake this one took over that has not noticed yet: its next write is refused).
+        False: the wake was stopped meanwhile."""
         from flower.core.run_lock import BusyError, run_lock
 
         said = False
-        while True:
+        while wake.holds():
             try:
                 with run_lock(run_dir):
-                    return
+                    return True
             except BusyError:
                 if not said:
                     self.say(
                         _(
                             "task {task}: another flower is running in {path}; waiting for it"
-                        ).format(task=task_id, path=workspace)
+                        ).format(task=wake.task_id, path=wake.workspace)
                     )
                     said = True
                 time.sleep(self.place.heartbeat)
+        return False
 
     def _take_lease(self, store: Any, project: str) -> tuple[int, str | None]:
         """The workspace's lease, waiting while another live holder has it (a wake
@@ -426,6 +419,13 @@ def _unreachable(exc: BaseException) -> bool:
             return "locked" in text or "busy" in text
         seen = seen.__cause__ or seen.__context__
     return False
+
+
+def _park() -> NoReturn:
+    """Hold a DBOS thread until the process leaves (``os._exit``), so DBOS records
+    nothing of the task it runs."""
+    while True:
+        threading.Event().wait()
 
 
 def _set_limits(place: FleetPlace) -> None:
@@ -492,53 +492,6 @@ def _no_flower_tables(url: str) -> bool:
     finally:
         engine.dispose()
     return not names & {"flower_alembic_version", "flower_sessions"}
-
-
-def _command(task: dict[str, Any], said: str | None, taken_over: bool) -> list[str]:
-    """The wake's command line. A wake taken over is a plain ``flower --yes``: the words
-    were said by the first one (its said journal has them if it was cut short before
-    recording them), and saying them again would be a new sentence."""
-    said = None if taken_over else said
-    workflow = task.get("workflow")
-    if workflow:
-        return [sys.executable, "-m", "flower.fleet.child", workflow, *([said] if said else [])]
-    # exactly what a person runs in the workspace: flower "..." --yes
-    return [
-        sys.executable,
-        "-m",
-        "flower.cli.main",
-        "run",
-        *([said] if said else []),
-        "--yes",
-        "--json",
-    ]
-
-
-def _result(out: str, code: int) -> dict[str, Any]:
-    """The small result DBOS keeps: ok, the wake number, the sessions, the cost."""
-    try:
-        data = json.loads(out[out.index("{") :]) if "{" in out else {}
-    except ValueError:
-        data = {}
-    if not isinstance(data, dict):
-        data = {}
-    results = data.get("results") or []
-    cost = sum(float(r.get("cost_usd") or 0) for r in results if isinstance(r, dict))
-    failed = [r for r in results if isinstance(r, dict) and not r.get("ok", True)]
-    why = None
-    if code != 0:
-        why = (failed[-1].get("error") if failed else None) or _("exit code {code}").format(
-            code=code
-        )
-    return {
-        "ok": code == 0 and bool(data.get("ok", True)),
-        "exit": code,
-        "woke": data.get("woke"),
-        "goal_met": data.get("goal_met"),
-        "sessions": data.get("sessions") or {},
-        "cost_usd": round(cost, 6),
-        "why": why,
-    }
 
 
 __all__ = ["TASK_VARIABLE", "ZOMBIE_EXIT", "Worker", "default_executor_id", "task_log"]

@@ -29,14 +29,19 @@ def _states(root: Path) -> dict[str, str]:
     return {row["id"]: row["state"] for row in fleet_status(root)}
 
 
-def _work_session(ws: Path) -> str:
-    """The work step's session in the workspace's lineage (the wakes speak English)."""
+def _work_step(ws: Path) -> str:
+    """The work step's key in the workspace's lineage (the wakes speak English)."""
     from flower.workflow.documents import workflow_names
 
     lineage = json.loads((ws / "runs" / "lineage.json").read_text(encoding="utf-8"))
     with language("en"):
-        work = workflow_names(None, lineage["steps"]).work_step
-    return str(lineage["steps"][work])
+        return str(workflow_names(None, lineage["steps"]).work_step)
+
+
+def _work_session(ws: Path) -> str:
+    """The work step's session in the workspace's lineage."""
+    lineage = json.loads((ws / "runs" / "lineage.json").read_text(encoding="utf-8"))
+    return str(lineage["steps"][_work_step(ws)])
 
 
 def _transcript(ws: Path, sid: str, env: dict[str, str]) -> list[dict[str, Any]]:
@@ -196,6 +201,11 @@ def test_ctrl_c_on_a_worker_hands_its_wakes_to_the_others_at_once(
     _submit(root, env, ws, "c", model.script.request)
     wait_for(lambda: model.held >= 1, 90, "the wake never reached its work")
     sid = _work_session(ws)
+    # flower fleet status: the step the running task is in, and its wake
+    [row] = fleet_status(root)
+    assert (row["state"], row["step"], row["wake"]) == ("running", _work_step(ws), 1)
+    shown = run(root, env, "fleet", "status")
+    assert shown.returncode == 0 and ", wake 1" in shown.stdout
     workers.start("b")
     workers.signal("a", signal.SIGINT)  # Ctrl-C on its terminal: the worker and its wake
     assert workers.procs["a"].wait(timeout=60) == 0
