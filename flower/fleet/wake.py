@@ -169,9 +169,10 @@ def _builtin_wake(
     through: Through,
 ) -> dict[str, Any]:
     """What ``flower "..." --yes --json`` runs in the workspace, printing to ``log``."""
-    from flower.cli.live import Live, LiveRuntime
+    from flower.cli.live import Live
     from flower.cli.run import TerminalGoals, TerminalWake, run_code
     from flower.runtime.credentials import require_api_key
+    from flower.runtime.live import LiveRuntime
     from flower.stores.lineage import load_lineage
     from flower.workflow import wake as waking
     from flower.workflow.builtin import builtin_workflow
