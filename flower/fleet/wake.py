@@ -105,7 +105,11 @@ def run_wake(
 
     gate = Budget(database, wake.task_id)
     try:
-        with holding(wake.token, wake.project), task_trace(wake.task_id), asyncio.Runner() as runner:
+        with (
+            holding(wake.token, wake.project),
+            task_trace(wake.task_id),
+            asyncio.Runner() as runner,
+        ):
             wake.loop = runner.get_loop()
             workflow = task.get("workflow")
             if workflow:
