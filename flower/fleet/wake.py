@@ -31,10 +31,13 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from flower.core.i18n import _
 from flower.core.lease import LeaseLostError, holding
+
+if TYPE_CHECKING:
+    from flower.core.config import Settings
 
 
 class Unrecorded(BaseException):
@@ -94,7 +97,7 @@ def run_wake(
     task: dict[str, Any],
     *,
     said: str | None,
-    settings: Any,
+    settings: Settings,
     database: str,
     log: TextIO,
     through: Through,
@@ -167,7 +170,7 @@ def _builtin_wake(
     wake: Wake,
     runner: asyncio.Runner,
     said: str | None,
-    settings: Any,
+    settings: Settings,
     gate: Any,
     log: TextIO,
     through: Through,
@@ -242,7 +245,7 @@ def _user_wake(
     runner: asyncio.Runner,
     target: str,
     said: str | None,
-    settings: Any,
+    settings: Settings,
     gate: Any,
     log: TextIO,
     through: Through,

@@ -317,7 +317,7 @@ class Worker:
         wake: Wake,
         task: dict[str, Any],
         said: str | None,
-        settings: Any,
+        settings: Settings,
         previous: str | None,
     ) -> dict[str, Any] | None:
         """Run the wake (None: it was stopped before it ended, and nothing is kept)."""
