@@ -138,9 +138,12 @@ def status(
     json_out: Annotated[bool, typer.Option("--json", help=N_("Machine-readable output."))] = False,
 ) -> None:
     from flower.fleet.budget import fleet_report
+    from flower.fleet.view import task_progress
 
     with _fleet(ctx) as fleet:
         report = fleet_report(fleet.place.database, fleet.status())
+    for row in report["tasks"]:
+        row.update(task_progress(row))  # its sessions (and step) from its lineage too
     if json_out:
         from flower.cli.output import print_json
 

@@ -144,7 +144,7 @@ class FleetView:
                 self._drop()
                 raise self._unreachable(exc) from None
         for row in report["tasks"]:
-            row.update(_progress(row))
+            row.update(task_progress(row))
         return report
 
 
@@ -153,12 +153,13 @@ def _no_tables(exc: BaseException) -> bool:
     return "no such table" in words or ("relation" in words and "does not exist" in words)
 
 
-def _progress(row: dict[str, Any]) -> dict[str, Any]:
-    """A task's step (the last its workspace's lineage recorded: the one a running task
-    is on) and its sessions by step, read-only; nothing when the workspace is unreadable."""
+def task_progress(row: dict[str, Any]) -> dict[str, Any]:
+    """A task's step (what its worker said, else the last its workspace's lineage
+    recorded: the one a running task is on) and its sessions by step, read-only;
+    nothing more when the workspace is unreadable."""
     workspace = row.get("workspace")
     sessions: dict[str, str] = dict(row.get("sessions") or {})
-    found: dict[str, Any] = {"step": None, "sessions": sessions, "project": None}
+    found: dict[str, Any] = {"step": row.get("step"), "sessions": sessions, "project": None}
     if not workspace:
         return found
     found["project"] = project_key(Path(workspace))
@@ -174,7 +175,7 @@ def _progress(row: dict[str, Any]) -> dict[str, Any]:
         return found
     steps = dict(lineage.steps) if lineage.found else {}
     if steps:
-        found["step"] = list(steps)[-1]
+        found["step"] = found["step"] or list(steps)[-1]  # the worker's word first
         found["sessions"] = {**steps, **sessions}
     return found
 
@@ -195,5 +196,6 @@ __all__ = [
     "FleetReadError",
     "FleetView",
     "NoFleetError",
+    "task_progress",
     "task_workspace",
 ]

@@ -49,6 +49,11 @@ def test_the_fleet_page_shows_a_running_task_and_then_its_end(
     assert task["sessions"]["work"] == lineage["steps"]["work"]
     assert task["project"] == project_key(ws)
     assert task["requests"] >= 3  # brief, goals and the work's first, drawn from the budget
+    shown = run(root, env, "fleet", "status")
+    assert f"k0  running on {task['host']} · step work, wake 1 · " in shown.stdout
+    status = json.loads(run(root, env, "fleet", "status", "--json").stdout)
+    assert status["tasks"][0]["step"] == "work"
+    assert status["tasks"][0]["sessions"]["work"] == lineage["steps"]["work"]
     page = client.get("/fleet").text
     running = page[page.index('data-state="running"') :]
     assert 'data-task="k0"' in running and f'<td class="host">{task["host"]}</td>' in running
