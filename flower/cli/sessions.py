@@ -335,8 +335,8 @@ def fork(
 
 def _note_unsent(stored: list[Entry]) -> None:
     """Say how many stored messages the model is not sent, and why
-    (:func:`flower.core.transcript.unsent.unsent`)."""
-    from flower.core.transcript.unsent import unsent
+    (:func:`flower.core.transcript.chain.unsent`)."""
+    from flower.core.transcript.chain import unsent
 
     no_uuid, history, branch = unsent(stored)
     notes = (

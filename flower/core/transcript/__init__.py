@@ -8,15 +8,14 @@ module per job (each imports only the ones listed before it):
 
 - :mod:`.blocks` reads one entry: its message, content blocks, tool calls and results;
 - :mod:`.chain` walks the active chain from the newest leaf back to the root
-  (:func:`active_chain`) and finds the leaf a new entry continues (:func:`leaf_uuid`);
+  (:func:`active_chain`), finds the leaf a new entry continues (:func:`leaf_uuid`) and
+  counts what the model is not sent (:func:`unsent`);
 - :mod:`.editing` removes entries and re-links their children (:func:`drop_entries`,
   the ONE helper every pruning policy uses, so the chain never breaks), inserts
   view-only entries (:func:`insert_after`) and copies what it changes;
 - :mod:`.messages` turns a chain into the Messages API ``messages`` list
   (:func:`to_messages`) and checks the rules the API enforces (:func:`check_conversation`);
 - :mod:`.usage` gives the context size of one round (:func:`context_tokens`);
-- :mod:`.unsent` counts the stored messages the model is not sent, and why
-  (:func:`unsent`);
 - :mod:`.repair` is the safety net of every load (:func:`model_chain`): a chain that
   breaks those rules is repaired, and what was fixed is said.
 
@@ -41,9 +40,12 @@ from flower.core.transcript.blocks import (
     waiting_user_texts,
 )
 from flower.core.transcript.chain import (
+    Unsent,
     active_chain,
+    compaction_start,
     is_leaf,
     leaf_uuid,
+    unsent,
 )
 from flower.core.transcript.editing import (
     SYNTHETIC_NAMESPACE,
@@ -75,11 +77,6 @@ from flower.core.transcript.repair import (
     omitted_note,
     repair_conversation,
     without_repeats,
-)
-from flower.core.transcript.unsent import (
-    Unsent,
-    compaction_start,
-    unsent,
 )
 from flower.core.transcript.usage import (
     context_tokens,
