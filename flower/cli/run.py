@@ -35,14 +35,15 @@ if TYPE_CHECKING:
     from flower.cli.live import Live
     from flower.core.config import Settings
     from flower.core.lineage import FreshStart
+    from flower.core.protocols import SessionStoreBase
     from flower.core.rewind import RewindPlan
     from flower.runtime.live import LiveRuntime
     from flower.workflow.clarify import Ask, GoalsFallback, GoalsOffer, RequestAsBrief
     from flower.workflow.context import WorkflowContext
     from flower.workflow.documents import WorkflowNames
-    from flower.workflow.said_journal import SaidJournal
+    from flower.workflow.said import SaidJournal
     from flower.workflow.state import WakeState
-    from flower.workflow.wake import WakeChoice
+    from flower.workflow.wake import WakeChoice, WakePlan
 
 
 def _say_interrupted(live: Live, what: str) -> None:
@@ -201,9 +202,7 @@ def _run_builtin(
         if start is None:
             return 0
         # the step keys this wake uses: lineage's (in whichever language), else its own
-        from flower.stores.lineage import load_lineage
-
-        recorded = load_lineage(workspace, settings=settings, run_dir=settings.run_dir).steps
+        recorded = start.plan.lineage.steps if start.plan is not None else {}
         settings = wake.with_step_names(settings, recorded)
         live.work_step = workflow_names(settings).work_step
         ask = _asker(read, out) if interactive else None
@@ -214,6 +213,7 @@ def _run_builtin(
             live,
             start.said,
             start.journal,
+            plan=start.plan,
             ask=ask,
             request_as_brief=go_on,
             goals_fallback=goals,
@@ -432,8 +432,11 @@ class TerminalGoals:
         self.live.line(goals_edited_line(goals_file, count), "green")
 
 
-def _live_runtime(live: Live, settings: Settings, trim: bool) -> LiveRuntime:
-    """The engine of a run typed here: this workspace, its settings and shared budget."""
+def _live_runtime(
+    live: Live, settings: Settings, trim: bool, store: SessionStoreBase | None = None
+) -> LiveRuntime:
+    """The engine of a run typed here: this workspace, its settings and shared budget;
+    ``store``: the session store the wake's plan opened (else it opens its own)."""
     from flower.runtime.live import LiveRuntime
 
     return LiveRuntime(
@@ -442,6 +445,7 @@ def _live_runtime(live: Live, settings: Settings, trim: bool) -> LiveRuntime:
         run_dir=settings.run_dir,
         trim=trim,
         settings=settings,
+        store=store,
         gate=call_gate(settings),
     )
 
@@ -452,6 +456,7 @@ def _execute(
     said: str | None,
     journal: SaidJournal,
     *,
+    plan: WakePlan | None = None,
     ask: Ask | None,
     request_as_brief: RequestAsBrief | None = None,
     goals_fallback: GoalsFallback | None = None,
@@ -464,7 +469,7 @@ def _execute(
     from flower.workflow.builtin import builtin_workflow
 
     started = time.monotonic()
-    rt = _live_runtime(live, settings, trim)
+    rt = _live_runtime(live, settings, trim, plan.store if plan is not None else None)
     workflow = builtin_workflow(
         said,
         settings=rt.settings,
@@ -475,7 +480,7 @@ def _execute(
         goals_fallback=goals_fallback,
     )
     try:
-        ctx = run_stoppable(workflow.run(rt))
+        ctx = run_stoppable(workflow.run(rt, plan=plan))
     except KeyboardInterrupt as exc:
         _say_interrupted(live, _("lineage and transcript are saved; `flower` here carries on"))
         return interrupted_exit(exc)
@@ -667,7 +672,7 @@ def status(
     run_dir: RunDirOption = None,
     json_out: Annotated[bool, typer.Option("--json", help=N_("wake_state as JSON."))] = False,
 ) -> None:
-    from flower.workflow.base import wake_state
+    from flower.workflow.wake import wake_state
 
     settings = _settings(ctx, run_dir, None)
     workspace = Path.cwd().resolve()
@@ -830,15 +835,15 @@ def _in_run_order(steps: dict[str, str], names: WorkflowNames) -> dict[str, str]
 
 def _next_run(state: WakeState, settings: Settings, ours: WakeState, names: WorkflowNames) -> str:
     """What a bare ``flower`` here would do next, for ``flower status``'s last line."""
+    from flower.workflow.wake import skipped_steps
+
     checks = state.checks
     if checks.store:
         return _("`flower` stops until the session store can be read")
     if ours.waking:
         # a confirmed brief and a goals file are kept as they are: those steps are skipped,
         # unless a wake cut short left the goals to derive again (or words for them)
-        done = {names.clarify_step} if checks.brief else set()
-        if checks.goals and not (checks.goals_stale or checks.unrecorded):
-            done.add(names.goals_step)
+        done = skipped_steps(state, settings)
         steps = _in_run_order(ours.steps, names)
         resumed = [step for step in steps if step not in done] or list(steps)
         return _("`flower` resumes {steps} (wake {n})").format(

@@ -24,10 +24,9 @@ from flower.core.lineage import Lineage
 from flower.core.manifest import Manifest
 from flower.core.telemetry import tracing_of
 from flower.runtime.spec import STOP_CONTEXT_LIMIT, AgentSpec, StepResult
-from flower.stores.lineage import configured_lineage_store, load_lineage
 from flower.workflow.context import WorkflowContext
 from flower.workflow.prompts import RETRY_PROMPT
-from flower.workflow.state import WakeChecks, WakeFresh, WakeRewind, WakeState, WakeVerdict
+from flower.workflow.wake import WakePlan, wake_state
 
 if TYPE_CHECKING:
     from flower.core.config import Settings
@@ -307,16 +306,20 @@ class Workflow:
         resume_from: Mapping[str, Any] | WorkflowContext | None = None,
         *,
         through: StepThrough | None = None,
+        plan: WakePlan | None = None,
     ) -> Context:
         """Run every step; returns the context (see :data:`Context`).
 
         ``resume_from`` ({step: session id}, or a previous context) takes precedence
         over lineage; a session missing from the store is ignored either way.
         ``through`` runs each step (see :data:`StepThrough`); None: each runs here.
+        ``plan`` is what :func:`~flower.workflow.wake.plan_wake` read for this wake (the
+        CLI passes the one its banner showed); without it the run plans its own, looking
+        in the runtime's store.
         """
         steps = [step.name for step in self.steps]
         with tracing_of(rt).span("flower.wake", {"flower.workflow.steps": steps}) as span:
-            ctx = await self._run(rt, resume_from, through)
+            ctx = await self._run(rt, resume_from, through, plan)
             span.set({"flower.wake": ctx.woke, "flower.ok": ctx.ok})
             span.set({"flower.failed_step": ctx.failed})
         return ctx
@@ -326,6 +329,7 @@ class Workflow:
         rt: StepRuntime,
         resume_from: Mapping[str, Any] | WorkflowContext | None,
         through: StepThrough | None = None,
+        plan: WakePlan | None = None,
     ) -> Context:
         workspace = str(getattr(rt, "workspace", ".") or ".")
         run_dir = getattr(rt, "run_dir", None) or "runs"
@@ -334,13 +338,17 @@ class Workflow:
         lineage: Lineage | None = None
         known: dict[str, str] = {}
         if self.continuous:
-            from flower.workflow.rewind import finish_rewind
+            if plan is None:
+                from flower.workflow.wake import plan_wake
 
-            # a rewind a crash cut short points lineage at its fork first
-            finish_rewind(workspace, rt.store, settings=settings, run_dir=run_dir)
-            lineage = load_lineage(workspace, settings=settings, run_dir=run_dir)
+                # a rewind a crash cut short points lineage at its fork first
+                plan = plan_wake(
+                    workspace, run_dir, settings=settings, store=rt.store, finish_rewind=True
+                )
             # before the wake is counted: a store that cannot be read stops the run here
-            known = lineage.live_steps(rt.has_session)
+            plan.check_store()
+            lineage = plan.lineage
+            known = plan.known
         if resume_from:
             explicit = (
                 resume_from.sessions
@@ -350,11 +358,9 @@ class Workflow:
             for name, sid in dict(explicit).items():
                 if isinstance(sid, str) and not name.startswith("_") and rt.has_session(sid):
                     known[name] = sid
-        if lineage is not None:
+        if plan is not None and lineage is not None:
             # an old mapping this wake cannot use is set aside, never overwritten
-            recorded = lineage.record.steps
-            gone = [s.name for s in self.steps if s.name in recorded and s.name not in known]
-            ctx.fresh = lineage.start_fresh(workspace, gone)
+            ctx.fresh = plan.start_fresh([s.name for s in self.steps], known=known)
             ctx.woke = lineage.woke + 1  # written after on_start (see below)
         ctx.lineage = lineage
         ctx.known = dict(known)
@@ -475,218 +481,6 @@ async def _maybe_await(value: Any) -> Any:
 def replace_step(step: Step, **changes: Any) -> Step:
     """A copy of ``step`` with ``changes`` (how gates wrap a step)."""
     return dataclasses.replace(step, **changes)
-
-
-# -- wake_state ----------------------------------------------------------------------
-
-
-def wake_state(
-    workspace: str | os.PathLike[str] = ".",
-    run_dir: str | os.PathLike[str] = "runs",
-    *,
-    settings: Settings | None = None,
-    read_only: bool = False,
-) -> WakeState:
-    """What the next run would resume, without starting anything (``read_only``: the
-    session store is opened read-only, so this works where nothing may be written).
-
-    A :class:`~flower.workflow.state.WakeState` (``st["waking"]`` and the like read its
-    fields): ``waking`` (bool), ``checks`` (a ``WakeChecks``), ``woke`` (int), ``steps``
-    ({step: session id}): ``waking`` is True when at least one step would resume; ``woke``
-    is how many times this workspace has woken so far (the next run is ``woke + 1``);
-    ``steps`` holds only sessions still in the store. ``checks`` explains: ``lineage``
-    (``"ok"`` or ``"none"``: missing, corrupt or another workspace), ``fresh`` (why the next
-    wake starts afresh although lineage is there: a ``WakeFresh`` of ``reason``
-    (``"moved"``, ``"unreadable"`` or ``"gone"``), ``moved_from`` and ``steps``, or None),
-    ``recorded`` (every step lineage names), ``alive`` ({step: bool}), ``context`` ({step:
-    tokens of the last round or None}), ``brief`` (the brief file is complete), ``goals``
-    (number of goals in the goals file, 0 when missing or malformed), ``store`` (why the
-    session store could not be read, or None), ``request`` (a first request a run killed
-    before its first step took it up left behind, or None), ``goals_stale`` (a wake cut
-    short left the goals to derive again: the next run does it first), ``unrecorded`` (what
-    runs killed before recording it were told, oldest first: the next run passes it on),
-    ``rewound`` (the user turns a ``flower rewind`` since the last wake undid, or None).
-    """
-    from flower.core.lineage import settings_for
-    from flower.core.rewind import rewound_turns
-    from flower.workflow.documents import brief_is_complete, documents, read_goals
-
-    try:
-        settings = settings_for(settings, run_dir)
-    except Exception as exc:
-        log.warning(_("settings unavailable: %s"), exc)
-        settings = None
-    # to read only: a SQL lineage store that is not there is not created
-    store = configured_lineage_store(settings, read_only=True) if read_only else None
-    lineage = load_lineage(workspace, settings=settings, run_dir=run_dir, store=store)
-    recorded = lineage.steps
-    alive, context, store_problem = _probe_sessions(workspace, recorded, settings, read_only)
-    files = documents(workspace, settings)
-    goals = read_goals(files.goals)
-    checks = WakeChecks(
-        lineage="ok" if lineage.found else "none",
-        fresh=_fresh_start(lineage, recorded, alive, store_problem),
-        recorded=recorded,
-        alive=alive,
-        context=context,
-        brief=brief_is_complete(files.brief),
-        goals=len(goals or []),
-        store=store_problem,
-        request=_pending_request(lineage),
-        goals_stale=_goals_stale(lineage, files.goals),
-        unrecorded=_unrecorded_words(lineage, settings, run_dir),
-        rewound=rewound_turns(lineage.record.extra, lineage.woke),
-        unheard=_unheard_words(lineage),
-        rewind=_pending_rewind(settings, run_dir),
-        verdict=last_verdict(lineage.record.extra),
-    )
-    steps = {name: sid for name, sid in recorded.items() if alive.get(name)}
-    return WakeState(waking=bool(steps), checks=checks, woke=lineage.woke, steps=steps)
-
-
-def _fresh_start(
-    lineage: Lineage, recorded: dict[str, str], alive: dict[str, bool], store_problem: str | None
-) -> WakeFresh | None:
-    """Why the next wake would start afresh with lineage there (``reason``, ``moved_from``,
-    ``steps``), or None. The next run sets that lineage aside: ``flower adopt`` takes
-    it back."""
-    mismatch = lineage.mismatch
-    if mismatch is not None:
-        return WakeFresh(mismatch.reason, moved_from=mismatch.moved_from)
-    gone = [step for step in recorded if not alive.get(step)]
-    if gone and not store_problem:
-        return WakeFresh("gone", steps=gone)
-    return None
-
-
-def _unrecorded_words(
-    lineage: Lineage, settings: Settings | None, run_dir: str | os.PathLike[str]
-) -> list[str]:
-    """What a run killed before it could record it was told (see said_journal)."""
-    from flower.workflow.said_journal import SaidJournal
-
-    run_path = Path(getattr(settings, "run_dir", None) or run_dir)
-    try:
-        words = SaidJournal(run_path, settings).unrecorded(lineage.record.extra, lineage.workspace)
-    except OSError as exc:  # the run itself will say what is wrong with the run dir
-        log.warning(_("%s unreadable: %s"), run_path, exc)
-        return []
-    return [said.text for said in words if said.text.strip()]
-
-
-def _unheard_words(lineage: Lineage) -> list[str]:
-    """What was said on wakes and kept in lineage until the work step hears it."""
-    from flower.workflow.memo import WakeMemo
-
-    return [text for text in WakeMemo(lineage).unheard if text.strip()]
-
-
-def _pending_rewind(
-    settings: Settings | None, run_dir: str | os.PathLike[str]
-) -> WakeRewind | None:
-    """The plan of a rewind a crash cut short, if the run directory holds one."""
-    from flower.core.rewind import RewindError, pending
-
-    run_path = Path(getattr(settings, "run_dir", None) or run_dir)
-    try:
-        plan = pending(run_path)
-    except RewindError as exc:
-        return WakeRewind(damaged=str(exc))
-    except OSError as exc:  # the run itself will say what is wrong with the run dir
-        log.warning(_("%s unreadable: %s"), run_path, exc)
-        return None
-    if plan is None:
-        return None
-    return WakeRewind(step=plan.step, turns=plan.turns, new_session=plan.new_session)
-
-
-VERDICT = "verdict"
-"""Lineage extra: the judge's last verdict (a :class:`WakeVerdict`), kept for ``flower
-status``."""
-
-
-def record_verdict(lineage: Lineage | None, verdict: WakeVerdict) -> None:
-    """Keep the judge's last verdict in lineage (written at once)."""
-    if lineage is not None:
-        lineage.record.extra[VERDICT] = msgspec.to_builtins(verdict)
-        lineage.save()
-
-
-def last_verdict(extra: Mapping[str, Any]) -> WakeVerdict | None:
-    """The judge's last verdict kept in lineage, or None (none yet, or not readable)."""
-    raw = extra.get(VERDICT)
-    if not isinstance(raw, dict):
-        return None
-    try:
-        return msgspec.convert(raw, WakeVerdict)
-    except msgspec.ValidationError:
-        return None
-
-
-def _goals_stale(lineage: Lineage, goals: Path) -> bool:
-    """Whether the next run derives the goals again: words were said since, and the
-    user did not edit the goals file after them (then it is their answer)."""
-    from flower.workflow.memo import WakeMemo, goals_edited
-
-    extra = lineage.record.extra
-    return extra.get(WakeMemo.GOALS_STALE) is True and not goals_edited(extra, goals)
-
-
-def _pending_request(lineage: Lineage) -> str | None:
-    """A first request no step has taken up yet (the run was killed before it could)."""
-    from flower.workflow.memo import REQUEST
-
-    request = lineage.record.extra.get(REQUEST)
-    return request if isinstance(request, str) and request.strip() else None
-
-
-def _probe_sessions(
-    workspace: str | os.PathLike[str],
-    recorded: dict[str, str],
-    settings: Settings | None,
-    read_only: bool,
-) -> tuple[dict[str, bool], dict[str, int | None], str | None]:
-    """Which recorded sessions the store holds, their context sizes, and why the store
-    could not be read (``None``: it could, or there was nothing to look for)."""
-    alive = dict.fromkeys(recorded, False)
-    context: dict[str, int | None] = dict.fromkeys(recorded)
-    if settings is None:
-        return alive, context, None
-    from flower.core.config import default_store_url, sqlite_file
-
-    url = default_store_url(settings)
-    database = sqlite_file(url) if url else None
-    if database is not None and not database.exists():
-        return alive, context, None  # a deleted sessions.db: nothing to resume, create nothing
-    # opened even with nothing recorded: a run would open it next, and an unreadable
-    # store must stop it before its banner and before a wake is counted
-    from flower.core.errors import StoreNotFoundError
-    from flower.core.keys import project_key
-    from flower.core.records import SessionKey
-    from flower.core.transcript.usage import context_tokens
-    from flower.stores.open import open_session_store
-
-    try:
-        store = open_session_store(settings=settings, read_only=read_only)
-    except StoreNotFoundError:
-        return alive, context, None  # no store yet: nothing to resume
-    except Exception as exc:
-        return alive, context, str(exc)
-    problem = None
-    try:
-        pkey = project_key(workspace)
-        for name, sid in recorded.items():
-            try:
-                key = SessionKey(pkey, sid)
-                alive[name] = bool(store.exists(key))
-                if alive[name]:
-                    usage = store.last_usage(key)
-                    context[name] = context_tokens(usage) if usage else None
-            except Exception as exc:
-                problem = problem or str(exc)
-    finally:
-        store.close()
-    return alive, context, problem
 
 
 __all__ = [

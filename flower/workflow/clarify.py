@@ -35,6 +35,7 @@ from flower.workflow.documents import (
     documents,
     extract_brief,
     goals_from_brief,
+    goals_frozen,
     is_complete_brief,
     parse_goals,
     read_goals,
@@ -308,7 +309,7 @@ def goals_step(
                 stacklevel=2,
             )
             return False
-        if goals is None or ctx.rederive_goals:
+        if not goals_frozen(len(goals or []), rederive=ctx.rederive_goals):
             return False
         ctx.goals = goals
         return True

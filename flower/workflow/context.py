@@ -11,7 +11,7 @@ import msgspec
 if TYPE_CHECKING:
     from flower.core.lineage import FreshStart, Lineage
     from flower.runtime.spec import StepResult
-    from flower.workflow.memo import ClarifyMemo, WakeMemo
+    from flower.workflow.said import ClarifyMemo, SaidWords, WakeMemo
     from flower.workflow.verdict import Verdict
 
 
@@ -88,6 +88,8 @@ class WorkflowContext(msgspec.Struct, kw_only=True):
     """The acceptance goals, once known."""
     rederive_goals: bool = False
     """The user added something: the goals are derived again."""
+    said_words: SaidWords | None = None
+    """The built-in workflow's words as lineage keeps them (:mod:`flower.workflow.said`)."""
     wake_memo: WakeMemo | None = None
     """The built-in workflow's words the working step has not heard yet."""
     clarify_memo: ClarifyMemo | None = None

@@ -228,8 +228,16 @@ def read_text(path: Path) -> str | None:
 
 
 def brief_is_complete(path: Path) -> bool:
+    """Whether the brief file is complete: then it is frozen, and the clarify step is
+    skipped."""
     text = read_text(path)
     return text is not None and is_complete_brief(text)
+
+
+def goals_frozen(count: int, *, rederive: bool) -> bool:
+    """Whether a goals file listing ``count`` goals is frozen (the goals step skipped):
+    it lists goals, and nothing said since leaves them to derive again (``rederive``)."""
+    return count > 0 and not rederive
 
 
 def write_atomic(path: Path, text: str) -> None:

@@ -17,11 +17,11 @@ from typing import Any
 from flower.core.i18n import _
 from flower.core.labels import judge_label, round_label
 from flower.runtime.spec import AgentSpec, StepResult
-from flower.workflow.base import Step, StepRun, one_turn, record_verdict, replace_step
+from flower.workflow.base import Step, StepRun, one_turn, replace_step
 from flower.workflow.documents import documents, read_goals
 from flower.workflow.prompts import JUDGE_INSTRUCTIONS, JUDGE_PROMPT, SEND_BACK
 from flower.workflow.state import WakeVerdict
-from flower.workflow.verdict import Verdict, manifest_fields, parse_verdict
+from flower.workflow.verdict import Verdict, manifest_fields, parse_verdict, record_verdict
 
 
 def judge_agent() -> AgentSpec:

@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from flower.core.i18n import N_, _, every_translation
+from flower.workflow.state import WakeVerdict
+
+if TYPE_CHECKING:
+    from flower.core.lineage import Lineage
 
 NO_VERDICT = N_("the judge gave no verdict")
 UNMET_WITH_NOTE = N_("{n}. {goal} — {note}")
@@ -164,16 +171,48 @@ def parse_verdict(reply: str, goals: list[str]) -> Verdict:
     return verdict
 
 
+LAST_VERDICT = "verdict"
+"""The lineage ``extra`` key holding the judge's last verdict (a :class:`WakeVerdict`).
+
+The verdict is kept twice on purpose, and both come from one :class:`Verdict`: every
+judge round's manifest row holds that round's numbers (:data:`VERDICT_KEY`, the history
+``flower ui`` shows, run directory wide, absent with ``Workflow(manifest=False)``), and
+lineage holds the last one of this workspace with its wake (``flower status`` reads it
+without scanning the manifest, and it says "no verdict" when the judge's run failed,
+which leaves no manifest verdict)."""
+
+
+def record_verdict(lineage: Lineage | None, verdict: WakeVerdict) -> None:
+    """Keep the judge's last verdict in lineage (written at once)."""
+    if lineage is not None:
+        lineage.record.extra[LAST_VERDICT] = msgspec.to_builtins(verdict)
+        lineage.save()
+
+
+def last_verdict(extra: Mapping[str, Any]) -> WakeVerdict | None:
+    """The judge's last verdict kept in lineage, or None (none yet, or not readable)."""
+    raw = extra.get(LAST_VERDICT)
+    if not isinstance(raw, dict):
+        return None
+    try:
+        return msgspec.convert(raw, WakeVerdict)
+    except msgspec.ValidationError:
+        return None
+
+
 __all__ = [
     "GOAL_PREFIXES",
+    "LAST_VERDICT",
     "MET_WORDS",
     "NOT_MET_WORDS",
     "NO_VERDICT",
     "VERDICT_KEY",
     "RoundVerdict",
     "Verdict",
+    "last_verdict",
     "manifest_fields",
     "parse_verdict",
+    "record_verdict",
     "recorded_verdict",
     "verdict_words",
 ]

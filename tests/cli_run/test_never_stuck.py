@@ -225,10 +225,10 @@ def test_a_first_run_cut_off_while_confirming_the_brief_recovers(
     else:
         first = flower("--yes", REQUEST)
         assert first.returncode == 1 and lineage(ws)["steps"].get("确认需求")
-    assert lineage(ws).get("request") == REQUEST  # where the fallback finds it
+    assert lineage(ws)["said"]["request"] == REQUEST  # where the fallback finds it
     if cut == "left-by-an-older-flower":  # it dropped the request once the clarifier held it
         record = lineage(ws)
-        del record["request"]
+        del record["said"]["request"]
         (ws / "runs" / "lineage.json").write_text(json.dumps(record), encoding="utf-8")
 
     done = flower("--yes")
@@ -236,7 +236,7 @@ def test_a_first_run_cut_off_while_confirming_the_brief_recovers(
     assert "需求在 6 轮之后仍未确认" not in done.stdout
     assert "   -> 这句话本身就是需求(需求.md),接着设定目标、干活" in done.stdout
     assert REQUEST in (ws / "需求.md").read_text(encoding="utf-8")
-    assert "request" not in lineage(ws)  # the brief holds it now
+    assert "request" not in lineage(ws).get("said", {})  # the brief holds it now
     assert asked(model.seen, worker_agent().instructions)
 
 
@@ -264,7 +264,7 @@ def test_a_sentence_the_goals_are_not_derived_again_for_becomes_one_more_goal(
     assert read_goals(ws / "目标.md") == [*old, SENTENCE]
     workers = asked(model.seen, worker_agent().instructions)
     assert said_in_conversation(workers[-1], SENTENCE) == 1
-    assert "goals_stale" not in lineage(ws)
+    assert "goals_stale" not in lineage(ws).get("said", {})
 
     model.seen.clear()
     again = used("--yes")  # heard once: not said again, goals not derived again
@@ -291,7 +291,7 @@ def test_a_goals_file_edited_after_the_sentence_is_the_users_answer(
             proc.communicate(timeout=30)
         finally:
             release.set()
-    assert lineage(ws).get("goals_stale") is True
+    assert lineage(ws)["said"]["goals_stale"] is True
     mine = "# 我的目标\n\n1. md2html.py 能跑\n2. 统计行数\n"
     (ws / "目标.md").write_text(mine, encoding="utf-8")
     status = used("status").stdout.splitlines()
@@ -309,7 +309,7 @@ def test_a_goals_file_edited_after_the_sentence_is_the_users_answer(
     workers = asked(model.seen, worker_agent().instructions)
     assert said_in_conversation(workers[-1], SENTENCE) == 1
     assert parse_goals(mine) == ["md2html.py 能跑", "统计行数"]
-    assert "goals_stale" not in lineage(ws)
+    assert "goals_stale" not in lineage(ws).get("said", {})
 
 
 def test_a_sentence_said_twice_in_one_run_after_a_cut_is_said_once(

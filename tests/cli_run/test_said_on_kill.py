@@ -16,7 +16,7 @@ KILLED_AS_THE_WORKFLOW_STARTS = """\
 import os, signal
 import flower.workflow.base as base
 
-async def killed(self, rt, resume_from=None):
+async def killed(self, rt, resume_from=None, **kwargs):
     os.kill(os.getpid(), signal.SIGKILL)
 
 base.Workflow.run = killed
@@ -93,7 +93,7 @@ def test_words_said_on_a_wake_survive_a_kill_and_are_said_once(
     assert done.stdout.splitlines()[1].endswith("这次接着传下去:标题加上锚点")
     assert said_to_the_model(model, "标题加上锚点") >= 1
     record = lineage(ws)
-    assert record["woke"] == 2 and "unheard" not in record.get("extra", {})
+    assert record["woke"] == 2 and "unheard" not in record.get("said", {})
     assert "标题加上锚点" in (ws / "需求.md").read_text(encoding="utf-8")
 
     model.seen.clear()

@@ -528,7 +528,7 @@ class Life:
             lineage = before["lineage"] or {}
             # a first request no step took up: in lineage, or in the journal of a run
             # killed before lineage held it
-            pending = [lineage.get("request"), *before["journal"]]
+            pending = [(lineage.get("said") or {}).get("request"), *before["journal"]]
             clarified = before["brief"] or "确认需求" in (lineage.get("steps") or {})
             for text in pending:
                 if text and text in self.state.words and not inv.new and not clarified:
@@ -682,10 +682,10 @@ def check_words(
 ) -> None:
     """Every word of this intention is kept: in lineage until a transcript holds it."""
     kept = journal_texts(ws)  # said to a run killed before lineage held it
-    if lineage:
-        if isinstance(lineage.get("request"), str):
-            kept.append(lineage["request"])
-        kept.extend(t for t in lineage.get("unheard") or [] if isinstance(t, str))
+    said = (lineage or {}).get("said") or {}  # flower.workflow.said.SaidRecord
+    if isinstance(said.get("request"), str):
+        kept.append(said["request"])
+    kept.extend(t for t in said.get("unheard") or [] if isinstance(t, str))
     held = [
         t for raw in sessions.values() for e in raw if e.get("type") == "user" for t in _texts_of(e)
     ]
@@ -698,8 +698,8 @@ def check_words(
         if outcome.code in (0, 4):  # 4: every step ran, goals left unmet
             expect(in_transcript, f"{word!r} is in no transcript after a run that ended well")
     if outcome.code in (0, 4) and lineage:
-        expect(not lineage.get("unheard"), f"unheard left after a run that ended well: {lineage}")
-        expect("request" not in lineage, "a request left in lineage after a run that ended well")
+        expect(not said.get("unheard"), f"unheard left after a run that ended well: {lineage}")
+        expect("request" not in said, "a request left in lineage after a run that ended well")
 
 
 # status speaks the language the fuzz runs flower in (zh_CN, as the step headers it reads)

@@ -250,7 +250,8 @@ def test_what_is_said_on_a_wake_cut_short_reaches_the_next_wake(
     cut = asyncio.run(wake("顺便支持代码块高亮"))
     assert cut["_failed"] == "设定目标"
     lineage = json.loads((in_tmp / "runs" / "lineage.json").read_text(encoding="utf-8"))
-    assert lineage["unheard"] == ["顺便支持代码块高亮"] and lineage["goals_stale"] is True
+    said = lineage["said"]
+    assert said["unheard"] == ["顺便支持代码块高亮"] and said["goals_stale"] is True
     # the next wake, with nothing said, finishes the job: goals, then the worker
     model = standard_model()
     fake.set_script(model)
@@ -262,7 +263,8 @@ def test_what_is_said_on_a_wake_cut_short_reaches_the_next_wake(
     brief = (in_tmp / "需求.md").read_text(encoding="utf-8")
     assert brief.count("顺便支持代码块高亮") == 1
     lineage = json.loads((in_tmp / "runs" / "lineage.json").read_text(encoding="utf-8"))
-    assert "unheard" not in lineage and "goals_stale" not in lineage
+    said = lineage.get("said", {})
+    assert "unheard" not in said and "goals_stale" not in said
     # and once it is done, a wake with nothing said costs nothing extra again
     model = standard_model()
     fake.set_script(model)
@@ -384,7 +386,7 @@ def _next_wake_says_once(fake: FakeMessagesAPI, said: str) -> None:
     assert asyncio.run(wake(None))["_ok"]
     assert _said_count(model.seen["worker"][0], said) == 1
     lineage = json.loads(Path("runs/lineage.json").read_text(encoding="utf-8"))
-    assert "unheard" not in lineage
+    assert "unheard" not in lineage.get("said", {})
 
 
 def test_what_was_said_reaches_the_worker_once_when_the_judge_is_cut_short(
@@ -404,7 +406,7 @@ def test_what_was_said_reaches_the_worker_once_when_the_judge_is_cut_short(
         with pytest.raises(KeyboardInterrupt):
             asyncio.run(wake("also support tables"))
     lineage = json.loads((in_tmp / "runs" / "lineage.json").read_text(encoding="utf-8"))
-    assert "unheard" not in lineage  # the worker's transcript already holds it
+    assert "unheard" not in lineage.get("said", {})  # the worker's transcript already holds it
     model = standard_model()
     fake.set_script(model)
     asyncio.run(wake(None))
@@ -473,26 +475,27 @@ def test_a_first_run_killed_before_its_clarifier_started_keeps_the_request(
     assert ctx["_ok"]
     assert "写个 md 转 html 的脚本" in last_user_text(model.seen["clarifier"][0])
     lineage = json.loads((in_tmp / "runs" / "lineage.json").read_text(encoding="utf-8"))
-    assert "request" not in lineage  # the clarifier's session holds it now
+    assert "request" not in lineage.get("said", {})  # the clarifier's session holds it now
 
 
 def test_a_request_the_brief_holds_is_forgotten_when_a_kill_came_between(
     in_tmp: Path, fake: FakeMessagesAPI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from flower.workflow import builtin
+    from flower.workflow.said import SaidWords
 
-    def killed(lineage: Any) -> None:
+    def killed(words: Any) -> None:
         raise KeyboardInterrupt  # the brief is written; lineage still holds the request
 
     fake.set_script(standard_model())
     with monkeypatch.context() as patched, pytest.raises(KeyboardInterrupt):
-        patched.setattr(builtin, "_forget_request", killed)
+        patched.setattr(SaidWords, "forget_request", killed)
         asyncio.run(wake("写个 md 转 html 的脚本"))
     path = in_tmp / "runs" / "lineage.json"
-    assert json.loads(path.read_text(encoding="utf-8"))["request"] == "写个 md 转 html 的脚本"
+    said = json.loads(path.read_text(encoding="utf-8"))["said"]
+    assert said["request"] == "写个 md 转 html 的脚本"
     fake.set_script(standard_model())
     assert asyncio.run(wake(None))["_ok"]
-    assert "request" not in json.loads(path.read_text(encoding="utf-8"))
+    assert "said" not in json.loads(path.read_text(encoding="utf-8"))
 
 
 def test_a_brief_never_confirmed_is_a_failure_the_manifest_shows(
@@ -682,7 +685,7 @@ def test_a_wake_counted_keeps_its_words(
         with pytest.raises(KeyboardInterrupt):
             asyncio.run(wake("also support tables"))
     lineage = json.loads((in_tmp / "runs" / "lineage.json").read_text(encoding="utf-8"))
-    assert lineage["woke"] == 2 and lineage["unheard"] == ["also support tables"]
+    assert lineage["woke"] == 2 and lineage["said"]["unheard"] == ["also support tables"]
 
 
 def test_each_judge_round_writes_its_verdict_into_the_manifest(

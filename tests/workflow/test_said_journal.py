@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import stat
 from pathlib import Path
-from typing import Any
 
 import pytest
 from test_builtin import BRIEF, _said_count, standard_model, wake
@@ -14,11 +14,12 @@ from workflow_helpers import user_prompts
 from flower.core.lineage import Lineage
 from flower.stores.lineage import load_lineage
 from flower.testing.fake_api import FakeMessagesAPI
-from flower.workflow.said_journal import (
-    RECORDED_TOKENS,
+from flower.workflow.said import (
+    Said,
     SaidJournal,
     SaidJournalWarning,
-    mark_recorded,
+    SaidRecord,
+    said_record,
 )
 
 
@@ -36,11 +37,11 @@ def test_words_are_kept_in_order_privately_and_cleared(in_tmp: Path) -> None:
     journal.add("second", "/ws")
     assert [said.text for said in journal.entries()] == ["first", "second"]
     assert stat.S_IMODE(journal.path.stat().st_mode) == 0o600
-    extra: dict[str, Any] = {}
-    mark_recorded(extra, journal.entries()[:1])
-    assert [said.text for said in journal.unrecorded(extra, "/ws")] == ["second"]
+    record = SaidRecord()
+    record.mark_recorded(journal.entries()[:1])
+    assert [said.text for said in journal.unrecorded(record, "/ws")] == ["second"]
     journal.add("elsewhere", "/other")  # a run dir may serve several workspaces
-    assert journal.unrecorded({}, "/other") == [journal.entries()[-1]]
+    assert journal.unrecorded(SaidRecord(), "/other") == [journal.entries()[-1]]
     journal.clear("/ws")
     assert [said.text for said in journal.entries()] == ["elsewhere"]
     journal.clear("/other")
@@ -60,11 +61,9 @@ def test_an_unreadable_journal_is_set_aside_not_deleted(in_tmp: Path) -> None:
 
 def test_recorded_tokens_stay_bounded_but_cover_one_whole_journal() -> None:
     journal_words = [f"t{i}" for i in range(40)]
-    extra: dict[str, Any] = {RECORDED_TOKENS: ["old"] * 10}
-    from flower.workflow.said_journal import Said
-
-    mark_recorded(extra, [Said(token, "x") for token in journal_words])
-    assert extra[RECORDED_TOKENS] == journal_words
+    record = SaidRecord(tokens=["old"] * 10)
+    record.mark_recorded([Said(token, "x") for token in journal_words])
+    assert record.tokens == journal_words
 
 
 def test_a_first_request_a_killed_run_kept_only_in_the_journal_reaches_the_clarifier(
@@ -125,7 +124,9 @@ def test_a_kill_between_lineage_and_clearing_the_journal_says_nothing_twice(
         patched.setattr(SaidJournal, "clear", killed)
         asyncio.run(wake("also support tables", journal=journal))
     assert journal.path.exists()
-    assert load_lineage(".", run_dir="runs").record.extra["unheard"] == ["also support tables"]
+    assert said_record(load_lineage(".", run_dir="runs").record.extra).unheard == [
+        "also support tables"
+    ]
 
     model = standard_model()
     fake.set_script(model)
@@ -182,11 +183,55 @@ def test_a_lone_surrogate_is_kept_as_it_was_said(in_tmp: Path) -> None:
 def test_a_clarifier_yet_to_confirm_keeps_every_word_a_killed_run_left(
     in_tmp: Path, fake: FakeMessagesAPI
 ) -> None:
-    from flower.workflow.builtin import ClarifyMemo
+    from flower.workflow.said import ClarifyMemo, SaidWords
 
     lineage = load_lineage(".", run_dir="runs")
-    memo = ClarifyMemo(lineage)
+    memo = ClarifyMemo(SaidWords(lineage))
     memo.said("the killed run's words", "this run's")
-    kept = load_lineage(".", run_dir="runs").record.extra
-    assert kept["unheard_by_clarifier"] == ["the killed run's words", "this run's"]
-    assert "clarify_goals_stale" not in kept  # the goals come after the brief anyway
+    kept = said_record(load_lineage(".", run_dir="runs").record.extra)
+    assert kept.clarifier_unheard == ["the killed run's words", "this run's"]
+    assert not kept.goals_stale  # the goals come after the brief anyway
+
+
+def test_a_directory_an_older_flower_left_is_read_and_carried_on(
+    in_tmp: Path, fake: FakeMessagesAPI
+) -> None:
+    """Lineage with the words under the older keys (one per field, beside the steps) and
+    a said.json whose entries name no workspace: read, passed on once, then rewritten
+    under the one key."""
+    from flower.workflow.base import wake_state
+
+    fake.set_script(standard_model())
+    asyncio.run(wake("写个 md 转 html 的脚本"))
+    path = Path("runs/lineage.json")
+    record = json.loads(path.read_text(encoding="utf-8"))
+    record.pop("said", None)
+    record["unheard"] = ["also support tables"]  # a wake cut short before the worker heard
+    record["goals_stale"] = True
+    record["unheard_sent_after"] = {"session": None, "entries": 0}
+    record["said_tokens"] = ["recorded-before-the-kill"]
+    path.write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
+    old_journal = [
+        {"token": "recorded-before-the-kill", "text": "also support tables"},
+        {"token": "never-recorded", "text": "and footnotes"},  # a run killed before lineage
+    ]
+    Path("runs/said.json").write_text(json.dumps(old_journal), encoding="utf-8")
+
+    checks = wake_state(".", "runs")["checks"]
+    assert checks["unheard"] == ["also support tables"]
+    assert checks["unrecorded"] == ["and footnotes"]
+    assert checks["goals_stale"] is True
+
+    model = standard_model()
+    fake.set_script(model)
+    ctx = asyncio.run(wake(None, journal=SaidJournal("runs")))
+    assert ctx["_ok"]
+    worker = model.seen["worker"][0]
+    assert _said_count(worker, "also support tables") == 1
+    assert _said_count(worker, "and footnotes") == 1
+    assert model.seen["goal-setter"]  # the goals were derived again, as the old key said
+    assert not Path("runs/said.json").exists()
+    after = json.loads(path.read_text(encoding="utf-8"))
+    old_keys = {"unheard", "goals_stale", "unheard_sent_after", "said_tokens", "request"}
+    assert not old_keys & set(after)
+    assert "unheard" not in after["said"] and "never-recorded" in after["said"]["tokens"]

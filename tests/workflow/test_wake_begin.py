@@ -16,6 +16,7 @@ from flower.core.errors import NothingToDoError
 from flower.core.lineage import FreshStart, workspace_identity
 from flower.core.rewind import RewindPlan
 from flower.workflow.documents import documents
+from flower.workflow.said import SaidRecord
 from flower.workflow.state import WakeState
 from flower.workflow.wake import WakeChoice, WakeStart, begin
 
@@ -86,7 +87,9 @@ def test_a_first_run_checks_then_locks_then_shows_its_banner(in_tmp: Path, setti
     with wake(settings, "写个脚本", io) as start:
         assert start is not None and start.said == "写个脚本"
         # the words are in the journal before anything can cut the run short
-        unrecorded = start.journal.unrecorded({}, workspace_identity(in_tmp.resolve(), settings))
+        unrecorded = start.journal.unrecorded(
+            SaidRecord(), workspace_identity(in_tmp.resolve(), settings)
+        )
         assert [said.text for said in unrecorded] == ["写个脚本"]
         assert (in_tmp / "runs" / "flower.lock").exists()  # held while the run goes on
     assert io.events == [("preflight", None), ("banner", 0)]
