@@ -29,8 +29,8 @@ def private_cache_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Non
 TEST_LANGUAGE = "zh_CN"
 """The language the suite's exact-text tests were written in (the seed page's); the
 English ones ask for ``en`` themselves (tests/i18n), whatever LANG the suite runs under."""
-# before any test module is imported: the prompts they import (CLARIFY_RESUME...) are read
-# in the language active then
+# before any test module is imported: the prompts they translate at import
+# (_(prompts.HANDOFF_PROMPT)...) and the agents they build are in the language active then
 os.environ["FLOWER_LANG"] = TEST_LANGUAGE
 set_language(TEST_LANGUAGE)
 
