@@ -25,7 +25,6 @@ from flower.core.manifest import Manifest
 from flower.core.telemetry import tracing_of
 from flower.runtime.spec import STOP_CONTEXT_LIMIT, AgentSpec, StepResult
 from flower.workflow.context import WorkflowContext
-from flower.workflow.prompts import RETRY_PROMPT
 from flower.workflow.wake import WakePlan, wake_state
 
 if TYPE_CHECKING:
@@ -78,6 +77,14 @@ class StepOutcome(msgspec.Struct, kw_only=True):
         ctx.results.extend(self.results)
         ctx.values[name] = self.text or ""
         ctx.goal_met = self.goal_met
+
+
+def resume_prompt() -> str:
+    """The msgid sent when a failed step is retried in its session: the engine's resume
+    prompt after an interruption (imported here, not at the top: it brings asyncio)."""
+    from flower.core.resilience import RESUME_PROMPT
+
+    return RESUME_PROMPT
 
 
 def render(prompt: PromptLike, ctx: Context) -> str:
@@ -222,7 +229,7 @@ class StepRun:
         ):
             retries += 1
             self.record(result)
-            again = _(RETRY_PROMPT) if self.session_id else prompt
+            again = _(resume_prompt()) if self.session_id else prompt
             retried = retry_label(self.name, retries)
             result = await self.raw_turn(again, resume=self.session_id, label=retried)
             result = await relay_while_full(self, result, prompt, label=retried)

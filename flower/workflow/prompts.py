@@ -6,6 +6,12 @@ model is sent is the message in the wake's language: ``_(WORK_SAID)`` where it i
 never the bare constant. :func:`~flower.core.i18n.every_translation` of a name finds a
 prompt an earlier wake sent in whichever language it spoke.
 
+A failed step retried in a session that already exists is sent the engine's resume
+prompt after an interruption, :data:`flower.core.resilience.RESUME_PROMPT` (one text
+for the engine's retries and the workflow's; imported where it is sent, since
+``flower.core.resilience`` brings asyncio with it and ``flower status`` reads this
+module).
+
 The agents themselves are built where they are used, their instructions in the wake's
 language: :func:`~flower.workflow.clarify.clarifier`,
 :func:`~flower.workflow.clarify.goal_setter`, :func:`~flower.workflow.builtin.worker_agent`
@@ -15,7 +21,6 @@ and :func:`~flower.workflow.goal.judge_agent`.
 from __future__ import annotations
 
 from flower.core.i18n import N_
-from flower.core.resilience import RESUME_PROMPT
 
 # -- the clarifier (confirm the brief) --------------------------------------------------
 
@@ -164,13 +169,6 @@ RELAY_CONTINUE = N_(
 NOTHING_SAID = N_("(nothing)")
 """:data:`FALLBACK_DOC`'s ``{last}`` when the previous session said nothing."""
 
-# -- every step -------------------------------------------------------------------------
-
-RETRY_PROMPT = RESUME_PROMPT
-"""Sent when a failed step is retried in a session that already exists: the engine's
-resume prompt after an interruption (one text for the engine's retries and the
-workflow's)."""
-
 __all__ = [
     "CLARIFIER_INSTRUCTIONS",
     "CLARIFY_PROMPT",
@@ -189,7 +187,6 @@ __all__ = [
     "NO_REQUEST",
     "RELAY_CONTINUE",
     "RELAY_SEED",
-    "RETRY_PROMPT",
     "SEND_BACK",
     "USER_ADDS",
     "WORKER_INSTRUCTIONS",

@@ -36,10 +36,9 @@ from flower.testing.fake_api import (
     text,
     unauthorized,
 )
-from flower.workflow.prompts import RETRY_PROMPT
 from flower_plugins.probes import TcpProber
 
-RESUME_PROMPT = _(RETRY_PROMPT)  # in this wake's language
+RESUME_PROMPT = _(ENGLISH_RESUME_PROMPT)  # in this wake's language
 AGENT = AgentSpec(name="worker", instructions="Answer in one line.", max_turns=2)
 PROMPT = "Read seed.txt and answer with the word in it."
 

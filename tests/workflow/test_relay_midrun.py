@@ -22,6 +22,7 @@ from flower import AgentSpec, Step, Workflow
 from flower.core.config import RelayConfig, Settings
 from flower.core.i18n import _
 from flower.core.manifest import read_manifest
+from flower.core.resilience import RESUME_PROMPT as ENGINE_RESUME_PROMPT
 from flower.testing.fake_api import (
     FakeMessagesAPI,
     RecordedRequest,
@@ -360,7 +361,7 @@ def test_a_handoff_answered_after_a_retry_is_not_asked_again(
     """The handoff's reply was cut, the engine's retry said "go on" (its resume prompt)
     and the document came in answer to that; the run was killed before the new
     session existed. The handoff is still the request that reply answers."""
-    RESUME_PROMPT = _(prompts.RETRY_PROMPT)  # in this wake's language
+    RESUME_PROMPT = _(ENGINE_RESUME_PROMPT)  # in this wake's language
 
     doc = "## 进度\n读了三遍,接着读"
     old = worked_a_while(in_tmp, fake)
@@ -385,7 +386,7 @@ def test_a_handoff_cut_in_the_middle_of_its_own_tool_calls_is_finished_not_asked
 ) -> None:
     """Killed while the old session, writing its handoff, waited for a tool: the next
     run finishes that request (the engine's resume prompt) instead of asking again."""
-    RESUME_PROMPT = _(prompts.RETRY_PROMPT)  # in this wake's language
+    RESUME_PROMPT = _(ENGINE_RESUME_PROMPT)  # in this wake's language
 
     old = worked_a_while(in_tmp, fake)
     looked = {
