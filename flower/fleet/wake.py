@@ -38,6 +38,8 @@ from flower.core.lease import LeaseLostError, holding
 
 if TYPE_CHECKING:
     from flower.core.config import Settings
+    from flower.core.protocols import CallGate
+    from flower.workflow.context import WorkflowContext
 
 
 class Unrecorded(BaseException):
@@ -171,7 +173,7 @@ def _builtin_wake(
     runner: asyncio.Runner,
     said: str | None,
     settings: Settings,
-    gate: Any,
+    gate: CallGate | None,
     log: TextIO,
     through: Through,
 ) -> dict[str, Any]:
@@ -246,7 +248,7 @@ def _user_wake(
     target: str,
     said: str | None,
     settings: Settings,
-    gate: Any,
+    gate: CallGate | None,
     log: TextIO,
     through: Through,
 ) -> dict[str, Any]:
@@ -288,7 +290,7 @@ def _user_workflow(target: str, workspace: Path, said: str | None) -> Any:
     return function(said) if takes else function()
 
 
-def small_result(ctx: Any, code: int) -> dict[str, Any]:
+def small_result(ctx: WorkflowContext, code: int) -> dict[str, Any]:
     """The small result DBOS keeps: ok, the wake number, the sessions, the cost, why."""
     cost = sum(float(r.cost_usd or 0) for r in ctx.results)
     failed = [r for r in ctx.results if not r.ok]
