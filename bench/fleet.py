@@ -21,6 +21,7 @@ issue's configuration; the defaults are smaller so it runs in a few minutes.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import signal
@@ -168,7 +169,35 @@ def throughput(
         "overhead_ms_per_step_from_first_request": round(
             (working - ideal) * slots / steps * 1000, 1
         ),
+        **_between_steps(spaces),
         "note": "wall counts from the first worker's start (its start-up included)",
+    }
+
+
+def _between_steps(spaces: list[Path]) -> dict[str, float]:
+    """From the tasks' manifests: the time between one step's end and the next one's
+    start (DBOS keeps the step, the lease is renewed, the step event set, the next step
+    begins), and each step's time beyond the model's latency (flower's own work in it)."""
+    import statistics
+    from datetime import datetime
+
+    gaps: list[float] = []
+    spans: list[float] = []
+    for ws in spaces:
+        manifest = ws / "runs" / "manifest.json"
+        if not manifest.exists():
+            continue
+        rows = [json.loads(line) for line in manifest.read_text().splitlines() if line.strip()]
+        for before, after in itertools.pairwise(rows):
+            end = datetime.fromisoformat(before["ended_at"]).timestamp()
+            gaps.append(datetime.fromisoformat(after["started_at"]).timestamp() - end)
+        spans += [float(row["duration_s"]) for row in rows]
+    if not gaps:
+        return {}
+    return {
+        "between_steps_ms_median": round(statistics.median(gaps) * 1000, 1),
+        "between_steps_ms_mean": round(statistics.mean(gaps) * 1000, 1),
+        "step_s_median": round(statistics.median(spans), 3),
     }
 
 
