@@ -182,7 +182,6 @@ def _builtin_wake(
     from flower.cli.run import TerminalGoals, TerminalWake, run_code
     from flower.runtime.credentials import require_api_key
     from flower.runtime.live import LiveRuntime
-    from flower.stores.lineage import load_lineage
     from flower.workflow import wake as waking
     from flower.workflow.builtin import builtin_workflow
     from flower.workflow.documents import documents, workflow_names
@@ -203,7 +202,9 @@ def _builtin_wake(
             settings, workspace, said, new=False, interactive=False, io=terminal, held=held
         )
         assert start is not None  # None only when someone left at a prompt
-        recorded = load_lineage(workspace, settings=settings, run_dir=settings.run_dir).steps
+        # the step keys this wake uses (lineage's, else its language's), as the CLI does
+        plan = start.plan
+        recorded = plan.lineage.steps if plan is not None else {}
         settings = waking.with_step_names(settings, recorded)
         live.work_step = workflow_names(settings).work_step
 
@@ -219,6 +220,7 @@ def _builtin_wake(
             run_dir=settings.run_dir,
             trim=True,
             settings=settings,
+            store=plan.store if plan is not None else None,  # the one the plan opened
             gate=gate,
         )
         try:
@@ -230,7 +232,7 @@ def _builtin_wake(
                 goals_fallback=TerminalGoals(live, None, log),
             )
             steps = _steps_through(wake, through, lambda: live.woke)
-            ctx = runner.run(_tracked(wake, workflow.run(rt, through=steps)))
+            ctx = runner.run(_tracked(wake, workflow.run(rt, plan=plan, through=steps)))
         finally:
             rt.close()
     failed = [r for r in ctx.results if not r.ok and r.step == ctx.failed]
