@@ -264,7 +264,7 @@ def skipped_steps(state: WakeState, settings: Settings, *, said: bool = False) -
     """The built-in workflow's frozen steps a wake from ``state`` skips: the clarify
     step once the brief is complete, the goals step while the goals file lists goals and
     nothing said since leaves them to derive again (``said``: words said now). The same
-    rule as the steps' own ``skip_if`` (:func:`~flower.workflow.documents.brief_frozen`,
+    rule as the steps' own ``skip_if`` (:func:`~flower.workflow.documents.brief_is_complete`,
     :func:`~flower.workflow.documents.goals_frozen`)."""
     from flower.workflow.documents import goals_frozen
 
