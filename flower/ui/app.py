@@ -141,6 +141,15 @@ class Viewer:
         return entries
 
 
+def event_stream(events: AsyncIterator[str]) -> StreamingResponse:
+    """Server-sent events, unbuffered by a proxy and never cached."""
+    return StreamingResponse(
+        events,
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+    )
+
+
 def _environment(language: str) -> Environment:
     """The templates, speaking ``language`` (Jinja2's i18n extension over flower's
     catalogs: ``{{ _("...") }}`` and ``{% trans %}`` in the templates)."""
@@ -329,11 +338,7 @@ def build_app(viewer: Viewer, *, token: str | None = None, language: str | None 
                     yield ": idle\n\n"
                 await asyncio.sleep(viewer.interval)
 
-        return StreamingResponse(
-            stream(),
-            media_type="text/event-stream",
-            headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
-        )
+        return event_stream(stream())
 
     def run_page(request: Request) -> HTMLResponse:
         asked = request.query_params.get("workspace")
@@ -411,11 +416,7 @@ def build_app(viewer: Viewer, *, token: str | None = None, language: str | None 
                     yield ": idle\n\n"
                 await asyncio.sleep(viewer.interval)
 
-        return StreamingResponse(
-            stream(),
-            media_type="text/event-stream",
-            headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
-        )
+        return event_stream(stream())
 
     async def not_found(request: Request, exc: Exception) -> Response:
         if isinstance(exc, NotFound):
