@@ -149,8 +149,12 @@ class FleetView:
 
 
 def _no_tables(exc: BaseException) -> bool:
-    words = str(exc).lower()
-    return "no such table" in words or ("relation" in words and "does not exist" in words)
+    """A query that met no table: Postgres says so by SQLSTATE 42P01 (undefined_table);
+    SQLite has no codes for it, only its words."""
+    sqlstate = getattr(getattr(exc, "orig", None), "sqlstate", None)
+    if sqlstate:
+        return bool(sqlstate == "42P01")
+    return "no such table" in str(exc).lower()
 
 
 def task_progress(row: dict[str, Any]) -> dict[str, Any]:

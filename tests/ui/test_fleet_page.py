@@ -6,8 +6,10 @@ fleet tests drive the page's JSON over real workers)."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import sys
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -254,3 +256,41 @@ def test_in_the_browser_the_page_shows_the_fleet_and_follows_it(
         browser.get("about:blank")  # closes the event stream before the server stops
         served.stop()
         served.viewer.close()  # type: ignore[attr-defined]
+
+
+@pytest.fixture
+def empty_postgres() -> Iterator[str]:
+    """A new Postgres database with no table in it."""
+    import uuid
+
+    import sqlalchemy as sa
+
+    from flower.testing.postgres import server_url
+
+    base = sa.make_url(server_url())
+    admin = sa.create_engine(base, isolation_level="AUTOCOMMIT")
+    name = f"fleet_empty_{uuid.uuid4().hex[:10]}"
+    with admin.connect() as conn:
+        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+    yield base.set(database=name).render_as_string(hide_password=False)
+    with admin.connect() as conn:
+        conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    admin.dispose()
+
+
+def test_a_database_without_fleet_tables_is_no_fleet_yet(tmp_path: Path) -> None:
+    database = tmp_path / "empty.sqlite"
+    sqlite3.connect(database).close()
+    client = client_for(tmp_path, fleet_settings(tmp_path, database=f"sqlite:///{database}"))
+    answer = client.get("/fleet.json")
+    assert answer.status_code == 200
+    assert "holds no fleet tasks" in answer.json()["error"]
+
+
+def test_a_postgres_database_without_fleet_tables_is_no_fleet_yet(
+    tmp_path: Path, empty_postgres: str
+) -> None:
+    client = client_for(tmp_path, fleet_settings(tmp_path, database=empty_postgres))
+    answer = client.get("/fleet.json")
+    assert answer.status_code == 200
+    assert "holds no fleet tasks" in answer.json()["error"]
