@@ -1,8 +1,10 @@
 """Messages in the user's language: stdlib gettext over the catalogs in flower/locale.
 
 English is the source language (the msgids); ``zh_CN`` carries the seed page's
-strings byte for byte. One language is active per process (one per wake): the CLI
-picks it once from the settings and the environment, see :func:`choose_language`.
+strings byte for byte. One language is active per process: the CLI picks it once
+from the settings and the environment, see :func:`choose_language`. A fleet wake, one
+of several in a worker's process, speaks its own workspace's language inside
+:func:`speaking` (a context variable: its threads and event loop, not the process).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import gettext
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 from flower.core.errors import ConfigError
@@ -130,22 +133,35 @@ def translations(language: str) -> gettext.NullTranslations:
 
 _language = SOURCE_LANGUAGE
 _active: gettext.NullTranslations = gettext.NullTranslations()
+_SPEAKING: ContextVar[tuple[str, gettext.NullTranslations] | None] = ContextVar(
+    "flower_language", default=None
+)
+"""The language of the wake this context runs (:func:`speaking`), else None: the process's."""
 
 
 def set_language(language: str) -> None:
-    """Make ``language`` the one every message of this process is shown in."""
+    """Make ``language`` the one every message of this process is shown in (a wake
+    inside :func:`speaking` keeps its own)."""
     global _language, _active
     _active = translations(language)
     _language = language
 
 
 def current_language() -> str:
-    return _language
+    """The language messages are shown in here: this wake's, else the process's."""
+    speaking_now = _SPEAKING.get()
+    return speaking_now[0] if speaking_now is not None else _language
+
+
+def _translations() -> gettext.NullTranslations:
+    speaking_now = _SPEAKING.get()
+    return speaking_now[1] if speaking_now is not None else _active
 
 
 @contextmanager
 def language(code: str) -> Iterator[None]:
-    """Speak ``code`` inside the block, then the language before it again."""
+    """Speak ``code`` inside the block, then the language before it again (the
+    process's language: for a command or a test, not for one of several wakes)."""
     before = _language
     set_language(code)
     try:
@@ -154,9 +170,21 @@ def language(code: str) -> Iterator[None]:
         set_language(before)
 
 
+@contextmanager
+def speaking(code: str) -> Iterator[None]:
+    """Speak ``code`` in this context only (this thread, and the event loops and
+    threads started from it, which copy it) inside the block: a fleet wake's language,
+    its workspace's, while other wakes of the same process speak theirs."""
+    token = _SPEAKING.set((code, translations(code)))
+    try:
+        yield
+    finally:
+        _SPEAKING.reset(token)
+
+
 def _(message: str) -> str:
     """``message`` (an English msgid) in the active language."""
-    return _active.gettext(message)
+    return _translations().gettext(message)
 
 
 def N_(message: str) -> str:
@@ -165,7 +193,7 @@ def N_(message: str) -> str:
 
 
 def ngettext(singular: str, plural: str, count: int) -> str:
-    return _active.ngettext(singular, plural, count)
+    return _translations().ngettext(singular, plural, count)
 
 
 __all__ = [
@@ -182,6 +210,7 @@ __all__ = [
     "ngettext",
     "normalize_language",
     "set_language",
+    "speaking",
     "translations",
 ]
 

@@ -86,8 +86,10 @@ class FleetPlace:
 
 def workspace_settings(workspace: Path) -> Settings:
     """The settings a wake in ``workspace`` runs with, its relative paths made absolute
-    (a ``flower`` run there resolves them against the workspace)."""
-    settings = load_settings(cwd=workspace).settings
+    (a ``flower`` run there resolves them against the workspace), and ``language`` the
+    one such a run speaks (the workspace's, else ``FLOWER_LANG`` or the locale)."""
+    loaded = load_settings(cwd=workspace)
+    settings = loaded.settings
     run_dir = Path(settings.run_dir)
     sessions = settings.sessions
     file = sqlite_file(settings.sessions_url())
@@ -95,6 +97,7 @@ def workspace_settings(workspace: Path) -> Settings:
         sessions = msgspec.structs.replace(sessions, url=f"sqlite:///{workspace / file}")
     return msgspec.structs.replace(
         settings,
+        language=loaded.language,
         run_dir=str(run_dir if run_dir.is_absolute() else workspace / run_dir),
         sessions=sessions,
     )

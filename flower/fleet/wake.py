@@ -12,7 +12,8 @@ What a wake of its own process had, a wake here has too, per wake: its workspace
 (every path is made absolute; nothing reads the working directory), its fencing token
 (:func:`flower.core.lease.holding`, a context variable, not the environment), its
 task's share of the budget, its output (the task's log, ``flower fleet logs``), and
-one trace per task. It shares the process's language and ``sys.path`` (see
+one trace per task, and its language: its workspace's (:func:`flower.core.i18n.speaking`),
+as a ``flower`` run there would speak. It shares the process's ``sys.path`` (see
 docs/fleet.md). A wake that must stop without its step being kept (the worker leaves,
 lost the task, or the task was cancelled) is cancelled like a Ctrl-C'd ``flower``:
 :class:`Unrecorded` leaves DBOS's step unrecorded.
@@ -33,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from flower.core.i18n import _
+from flower.core.i18n import SOURCE_LANGUAGE, _, speaking
 from flower.core.lease import LeaseLostError, holding
 
 if TYPE_CHECKING:
@@ -104,8 +105,25 @@ def run_wake(
     log: TextIO,
     through: Through,
 ) -> dict[str, Any]:
-    """Run ``task``'s wake (``said``: its words, None on a takeover); its small result.
-    Raises :class:`Unrecorded` when the wake was stopped before it ended."""
+    """Run ``task``'s wake (``said``: its words, None on a takeover) in its workspace's
+    language (``settings.language``); its small result. Raises :class:`Unrecorded` when
+    the wake was stopped before it ended."""
+    with speaking(settings.language or SOURCE_LANGUAGE):
+        return _run_wake(
+            wake, task, said=said, settings=settings, database=database, log=log, through=through
+        )
+
+
+def _run_wake(
+    wake: Wake,
+    task: dict[str, Any],
+    *,
+    said: str | None,
+    settings: Settings,
+    database: str,
+    log: TextIO,
+    through: Through,
+) -> dict[str, Any]:
     from flower.fleet.budget import Budget
 
     gate = Budget(database, wake.task_id)

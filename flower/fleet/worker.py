@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import msgspec
 
 from flower.core.errors import FlowerError, SchemaOutOfDateError
-from flower.core.i18n import _
+from flower.core.i18n import N_, SOURCE_LANGUAGE, _, speaking
 from flower.core.keys import project_key
 from flower.core.lease import LeaseLostError
 from flower.fleet import engine
@@ -334,9 +334,10 @@ class Worker:
                 assert self.board is not None
                 board, holder = self.board, previous or first_executor
                 host = self._patiently(wake.task_id, lambda: board.host_of(holder))
-                line = _("taken over from {host}").format(host=host)
-                log.write(line + "\n")
-                self.say(f"{wake.task_id}: {line}")
+                line = N_("taken over from {host}")
+                with speaking(settings.language or SOURCE_LANGUAGE):  # the task's, in its log
+                    log.write(_(line).format(host=host) + "\n")
+                self.say(f"{wake.task_id}: {_(line).format(host=host)}")
             else:
                 self.say(
                     _("task {task}: started in {path}").format(
