@@ -7,20 +7,22 @@ up a task whose shape it does not know (the version changes only with that shape
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import Any, NamedTuple
 
 from dbos import DBOS, DBOSClient, DBOSConfig
 
 APP_NAME = "flower-fleet"
-APP_VERSION = "flower-fleet-2"
-"""Bumped only when a task's input or result changes shape (see docs/fleet.md). 2: each
-flower step is a DBOS step (1 had one step, the whole wake)."""
+APP_VERSION = "flower-fleet-3"
+"""Bumped only when a task's input or result changes shape (see docs/fleet.md). 3: the
+:data:`START` step keeps a token for the task's words too; 2: each flower step is a DBOS
+step (1 had one step, the whole wake)."""
 QUEUE = "flower-fleet"
 WORKFLOW = "flower.fleet.task"
 START = "start"
 """The task's first DBOS step: which worker first ran it (a later execution is a
-takeover, and does not say the task's words again)."""
+takeover) and the token its words are said under (:func:`start`)."""
 STEP_EVENT = "flower.step"
 """The DBOS event a running task sets before each step: ``{"step", "wake"}``."""
 QUEUE_POLL = 0.5
@@ -66,17 +68,28 @@ def register(run_task: Callable[[str, dict[str, Any]], dict[str, Any]], active: 
     _registered["workflow"] = DBOS.workflow(name=WORKFLOW)(task)
 
 
-def start(executor_id: str) -> tuple[str, bool]:
-    """The task's first step: the worker that first ran it, and whether that is this
-    execution (False: the task was taken over, or this worker runs it again)."""
+class Start(NamedTuple):
+    """What the task's first step kept: the worker that first ran it, whether that is
+    this execution, and the token of the task's words in the said journal."""
+
+    executor: str
+    first_run: bool
+    said_token: str
+
+
+def start(executor_id: str) -> Start:
+    """The task's first step (kept, so every execution of the task reads the same): the
+    worker that first ran it and a token for the task's words. Each execution passes the
+    words on under that token; the said journal and lineage recognise it, so they land
+    once even when the first run was killed before the journal held them."""
     ran: list[bool] = []
 
-    def first() -> str:
+    def first() -> dict[str, str]:
         ran.append(True)
-        return executor_id
+        return {"executor": executor_id, "said_token": f"fleet-{uuid.uuid4().hex}"}
 
-    first_executor = DBOS.run_step({"name": START}, first)
-    return str(first_executor), bool(ran)
+    kept = DBOS.run_step({"name": START}, first)
+    return Start(str(kept["executor"]), bool(ran), str(kept["said_token"]))
 
 
 async def step(
@@ -141,6 +154,7 @@ __all__ = [
     "START",
     "STEP_EVENT",
     "WORKFLOW",
+    "Start",
     "client",
     "hand_back",
     "launch",

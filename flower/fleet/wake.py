@@ -100,17 +100,26 @@ def run_wake(
     task: dict[str, Any],
     *,
     said: str | None,
+    said_token: str | None = None,
     settings: Settings,
     database: str,
     log: TextIO,
     through: Through,
 ) -> dict[str, Any]:
-    """Run ``task``'s wake (``said``: its words, None on a takeover) in its workspace's
-    language (``settings.language``); its small result. Raises :class:`Unrecorded` when
-    the wake was stopped before it ended."""
+    """Run ``task``'s wake in its workspace's language (``settings.language``): ``said``
+    its words, passed on by every execution of the task, ``said_token`` theirs in the
+    said journal, the same on every execution, so they land once. Its small result.
+    Raises :class:`Unrecorded` when the wake was stopped before it ended."""
     with speaking(settings.language or SOURCE_LANGUAGE):
         return _run_wake(
-            wake, task, said=said, settings=settings, database=database, log=log, through=through
+            wake,
+            task,
+            said=said,
+            said_token=said_token,
+            settings=settings,
+            database=database,
+            log=log,
+            through=through,
         )
 
 
@@ -119,6 +128,7 @@ def _run_wake(
     task: dict[str, Any],
     *,
     said: str | None,
+    said_token: str | None,
     settings: Settings,
     database: str,
     log: TextIO,
@@ -137,7 +147,8 @@ def _run_wake(
             workflow = task.get("workflow")
             if workflow:
                 return _user_wake(wake, runner, workflow, said, settings, gate, log, through)
-            return _builtin_wake(wake, runner, said, settings, gate, log, through)
+            words = (said, said_token)
+            return _builtin_wake(wake, runner, words, settings, gate, log, through)
     except BaseException as exc:
         if wake.lost_at is not None or isinstance(exc, LeaseLostError):
             # its writes are refused: it drops the task
@@ -189,7 +200,7 @@ async def _tracked(wake: Wake, main: Awaitable[Any]) -> Any:
 def _builtin_wake(
     wake: Wake,
     runner: asyncio.Runner,
-    said: str | None,
+    words: tuple[str | None, str | None],
     settings: Settings,
     gate: CallGate | None,
     log: TextIO,
@@ -216,8 +227,16 @@ def _builtin_wake(
     started = time.monotonic()
     terminal = TerminalWake(settings, workspace, live, no_one_to_ask, log, preflight)
     with contextlib.ExitStack() as held:
+        said, token = words
         start = waking.begin(
-            settings, workspace, said, new=False, interactive=False, io=terminal, held=held
+            settings,
+            workspace,
+            said,
+            new=False,
+            interactive=False,
+            io=terminal,
+            held=held,
+            token=token,
         )
         assert start is not None  # None only when someone left at a prompt
         # the step keys this wake uses (lineage's, else its language's), as the CLI does

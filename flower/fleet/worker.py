@@ -324,9 +324,10 @@ class Worker:
         if not self._wait_for_run_lock(wake, settings.run_dir):
             return None
         # the task's first DBOS step, once the wake can start: the worker that first ran
-        # it. The words are said by that first run only: a later one finds them in
-        # lineage or the said journal (saying them again would be a new sentence).
-        first_executor, first_run = engine.start(self.executor_id)
+        # it, and the token its words are said under. Every execution passes the words
+        # on under that token: the said journal and lineage know it, so words an earlier
+        # execution recorded are not said again, and none are lost to a kill before then.
+        first_executor, first_run, said_token = engine.start(self.executor_id)
         log_path = task_log(wake.workspace, settings.run_dir, wake.task_id)
         log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(log_path, "a", encoding="utf-8") as log:
@@ -349,7 +350,8 @@ class Worker:
                 return run_wake(
                     wake,
                     task,
-                    said=said if first_run else None,
+                    said=said,
+                    said_token=said_token,
                     settings=settings,
                     database=self.place.database,
                     log=log,

@@ -118,10 +118,15 @@ class SaidJournal:
             )
             return []
 
-    def add(self, text: str, workspace: str) -> str:
-        """Keep ``text``, said in ``workspace``, (durably) until lineage holds it; its token."""
-        said = Said(uuid.uuid4().hex, text, workspace)
-        self._write([*self.entries(), said])
+    def add(self, text: str, workspace: str, token: str | None = None) -> str:
+        """Keep ``text``, said in ``workspace``, (durably) until lineage holds it; its token.
+        ``token`` given (a fleet task's, the same on each execution of the task): words
+        the journal already holds under it are not added again."""
+        entries = self.entries()
+        if token is not None and any(said.token == token for said in entries):
+            return token
+        said = Said(token or uuid.uuid4().hex, text, workspace)
+        self._write([*entries, said])
         return said.token
 
     def unrecorded(self, record: SaidRecord, workspace: str) -> list[Said]:

@@ -542,14 +542,17 @@ def begin(
     interactive: bool,
     io: WakeIO,
     held: contextlib.ExitStack,
+    token: str | None = None,
 ) -> WakeStart | None:
     """Everything a wake of the built-in workflow does before its first step, in order;
     None when the user left at a prompt (nothing ran). The run directory's lock is taken
     into ``held`` before the banner and ``--new``'s archive (a second ``flower`` here
     says so and leaves having shown and moved nothing); the caller runs the workflow
-    while ``held`` is open."""
+    while ``held`` is open. ``token``: the words' own token in the journal, the same on
+    each execution of a fleet task, so that words lineage or the journal already holds
+    under it are not said again."""
     from flower.core.run_lock import run_lock
-    from flower.workflow.said import SaidJournal
+    from flower.workflow.said import SaidJournal, said_record
 
     journal = SaidJournal(settings.run_path, settings)
     said_in = workspace_identity(workspace, settings)  # as lineage names the workspace
@@ -569,6 +572,12 @@ def begin(
     # the workflow go on with them (the store is closed as ``held`` closes)
     plan = plan_wake(workspace, settings.run_dir, settings=settings, finish_rewind=True)
     held.callback(plan.close)
+    if (
+        said is not None
+        and token is not None
+        and token in said_record(plan.lineage.record.extra).tokens
+    ):
+        said = None  # an earlier execution of this fleet task recorded them: heard
     if plan.rewound is not None:  # a rewind a crash cut short ends first
         io.rewind_finished(plan.rewound)
     check_store(plan.state)  # before any banner: nothing is gone, nothing runs
@@ -589,7 +598,7 @@ def begin(
             return None
     held.enter_context(run_lock(settings.run_path))
     if said is not None:
-        journal.add(said, said_in)  # from here a kill loses nothing said
+        journal.add(said, said_in, token)  # from here a kill loses nothing said
     fresh = plan.start_fresh(builtin_step_keys(settings))
     io.banner(state)
     if fresh is not None:

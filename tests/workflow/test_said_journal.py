@@ -49,6 +49,18 @@ def test_words_are_kept_in_order_privately_and_cleared(in_tmp: Path) -> None:
     journal.clear("/other")  # nothing to clear is fine
 
 
+def test_words_given_a_token_are_kept_once_under_it(in_tmp: Path) -> None:
+    """A fleet task passes its words on at each execution under one token: the
+    journal keeps them once, and lineage recording the token leaves nothing unrecorded."""
+    journal = SaidJournal("runs")
+    assert journal.add("do it", "/ws", "fleet-1") == "fleet-1"
+    assert journal.add("do it", "/ws", "fleet-1") == "fleet-1"
+    assert [(s.token, s.text) for s in journal.entries()] == [("fleet-1", "do it")]
+    record = SaidRecord()
+    record.mark_recorded(journal.entries())
+    assert journal.unrecorded(record, "/ws") == []
+
+
 def test_an_unreadable_journal_is_set_aside_not_deleted(in_tmp: Path) -> None:
     journal = SaidJournal("runs")
     journal.path.parent.mkdir()
