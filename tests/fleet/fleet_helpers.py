@@ -172,6 +172,8 @@ class Workers:
                 except ProcessLookupError:
                     pass
             proc.wait(timeout=30)
+        for name in self.logs:  # pytest shows this when the test failed
+            print(f"--- worker {name}\n{self.output(name)}")
 
 
 def wait_for(check: Callable[[], Any], timeout: float, what: str, every: float = 0.5) -> Any:
