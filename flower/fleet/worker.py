@@ -398,7 +398,8 @@ class Worker:
 def _unreachable(exc: BaseException) -> bool:
     """Whether ``exc`` is a database that cannot be reached now, which a wait may cure:
     a Postgres connection that failed or was cut (no answer, or SQLSTATE class 08 or
-    57: a restart, a shutdown), a SQLite file locked too long. Not a refusal (bad
+    57: a restart, a shutdown), a SQLite file locked too long (SQLITE_BUSY or
+    SQLITE_LOCKED, by code: not by SQLite's words). Not a refusal (bad
     credentials, no such database), a damaged file, or a lost lease."""
     import sqlite3
 
@@ -418,8 +419,9 @@ def _unreachable(exc: BaseException) -> bool:
             sqlstate = getattr(orig, "sqlstate", None) or ""
             return not sqlstate or sqlstate.startswith(("08", "57"))
         if isinstance(orig, sqlite3.OperationalError):
-            text = str(orig).lower()
-            return "locked" in text or "busy" in text
+            code = getattr(orig, "sqlite_errorcode", None)  # an extended code's low byte
+            busy = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+            return code is not None and (code & 0xFF) in busy
         seen = seen.__cause__ or seen.__context__
     return False
 

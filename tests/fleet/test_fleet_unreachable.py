@@ -4,6 +4,7 @@ and which end the task at once (a refusal, a damaged file, a lost lease)."""
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 
 import psycopg
 import sqlalchemy as sa
@@ -24,20 +25,44 @@ def _chained(outer: BaseException, inner: BaseException) -> BaseException:
         return got
 
 
-def test_a_cut_or_refused_connection_is_waited_out() -> None:
+def _locked(tmp_path: Path) -> sqlite3.OperationalError:
+    """The error SQLite gives a writer while another holds the file's write lock."""
+    path = tmp_path / "locked.sqlite"
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    writer = sqlite3.connect(path, timeout=0, isolation_level=None)
+    try:
+        writer.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError as exc:
+        return exc
+    finally:
+        writer.close()
+        holder.close()
+    raise AssertionError("the second writer was not refused")
+
+
+def _unopenable(tmp_path: Path) -> sqlite3.OperationalError:
+    try:
+        sqlite3.connect(tmp_path / "no-such-folder" / "x.sqlite")
+    except sqlite3.OperationalError as exc:
+        return exc
+    raise AssertionError("a file in a missing folder was opened")
+
+
+def test_a_cut_or_refused_connection_is_waited_out(tmp_path: Path) -> None:
     refused = psycopg.OperationalError("connection failed: Connection refused")
     assert _unreachable(refused)
     assert _unreachable(errors.AdminShutdown("terminating connection"))  # 57P01
     wrapped = sa.exc.OperationalError("SELECT 1", {}, refused)
     assert _unreachable(_chained(StoreUnavailableError("PostgreSQL at h:1: down"), wrapped))
-    assert _unreachable(sqlite3.OperationalError("database is locked"))
+    assert _unreachable(_locked(tmp_path))
 
 
-def test_a_refusal_or_damage_ends_the_task() -> None:
+def test_a_refusal_or_damage_ends_the_task(tmp_path: Path) -> None:
     assert not _unreachable(errors.InvalidPassword("password authentication failed"))
     assert not _unreachable(errors.InvalidCatalogName("database x does not exist"))
-    assert not _unreachable(sqlite3.OperationalError("unable to open database file"))
-    locked = sqlite3.OperationalError("database is locked")
+    assert not _unreachable(_unopenable(tmp_path))
+    locked = _locked(tmp_path)
     assert not _unreachable(_chained(StoreDamagedError("damaged"), locked))
     assert not _unreachable(LeaseLostError("-p", 3))
     assert not _unreachable(ValueError("not a database error"))
