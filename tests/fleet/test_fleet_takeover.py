@@ -262,6 +262,23 @@ def test_a_postgres_restart_during_a_takeover_finishes_every_task(
     # the takeover starts once a's heartbeat is TAKEOVER_AFTER old: restart right then
     wait_for(lambda: "took over" in workers.output("b"), 60, "no takeover began")
     own_postgres.restart()
-    # every task is carried on to its end: a database cut under a step is waited out,
-    # never recorded by DBOS as the task's failure
-    wait_for(lambda: set(_states(root).values()) == {"done"}, 120, "a task did not finish")
+    if sessions == "workspace":
+        # every task is carried on to its end: a database cut under the worker's own
+        # calls is waited out, never recorded by DBOS as the task's failure
+        wait_for(lambda: set(_states(root).values()) == {"done"}, 120, "a task did not finish")
+        return
+    # The conversations on the restarted server too: a step whose session store is cut
+    # under it may end its task (in-process wakes do not yet wait out their own store;
+    # the note of issue 30 says so). Nothing stays pending (DBOS #716), and a task that
+    # ended says flower's own reason: its store could not be reached.
+    rows = wait_for(
+        lambda: (
+            (found := fleet_status(root))
+            and all(row["state"] in ("done", "failed") for row in found)
+            and found
+        ),
+        120,
+        "a task stayed pending",
+    )
+    for row in rows:
+        assert row["state"] == "done" or "cannot reach" in (row["why"] or ""), row
