@@ -44,7 +44,7 @@ def adopt(
 ) -> None:
     import msgspec
 
-    from flower.cli.banner import short_path
+    from flower.core.display import short_path
     from flower.core.run_lock import require_writable, run_lock
     from flower.stores.open import open_session_store
     from flower.stores.resolve import check_configured_plugins

@@ -9,8 +9,8 @@ sees ``<- 在 ~/proj 接上上次  需求已确认 · 目标 15 条 · 干活上
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
+from flower.core.display import human_tokens, short_path, shown_width
 from flower.core.i18n import _, ngettext
 from flower.core.labels import shown_label, shown_step, shown_steps
 
@@ -33,24 +33,6 @@ def new_task_prompt_text() -> str:
 def rewound_part(turns: int) -> str:
     """In the wake line after ``flower rewind N``."""
     return ngettext("rewound {turns} turn", "rewound {turns} turns", turns).format(turns=turns)
-
-
-def human_tokens(tokens: int) -> str:
-    """80_213 -> ``80.2K``; 1_250_000 -> ``1.25M``; under a thousand as is."""
-    if tokens < 1000:
-        return str(tokens)
-    if tokens < 1_000_000:
-        return f"{tokens / 1000:.1f}K"
-    return f"{tokens / 1_000_000:.2f}M"
-
-
-def short_path(path: str | os.PathLike[str], home: str | None = None) -> str:
-    """The workspace as a person writes it: ``~/proj`` under the home directory."""
-    text = str(Path(path))
-    home = home if home is not None else os.path.expanduser("~")
-    if home and home != "/" and (text == home or text.startswith(home.rstrip("/") + "/")):
-        return "~" + text[len(home.rstrip("/")) :]
-    return text
 
 
 def wake_banner(
@@ -218,7 +200,7 @@ def step_header(step: str, round_no: int, rounds: int, *, resumed: bool, woke: i
     """``== 干活 =====...  3/3  <- 接上次 · 第 3 次唤醒`` (the tail only when resumed;
     ``woke=None``, as for ``flower once``, which has no wakes: ``<- 接上次`` alone)."""
     head = f"== {shown_label(step)} "
-    head += "=" * max(3, HEADER_WIDTH - _display_width(head))
+    head += "=" * max(3, HEADER_WIDTH - shown_width(head))
     line = f"{head}  {round_no}/{rounds}"
     if resumed:
         line += "  " + (
@@ -227,13 +209,6 @@ def step_header(step: str, round_no: int, rounds: int, *, resumed: bool, woke: i
             else _("<- carrying on · wake {count}").format(count=woke)
         )
     return line
-
-
-def _display_width(text: str) -> int:
-    """Terminal columns: East Asian wide characters take two."""
-    import unicodedata
-
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 
 def fresh_start_line(

@@ -263,7 +263,8 @@ def doctor(
     ctx: typer.Context,
     json: Annotated[bool, typer.Option("--json", help=N_("Machine-readable output."))] = False,
 ) -> None:
-    from flower.cli.output import pad, print_json, shown_width
+    from flower.cli.output import print_json
+    from flower.core.display import pad, shown_width
     from flower.core.redact import redact_text
 
     if json:

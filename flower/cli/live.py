@@ -17,6 +17,7 @@ from typing import Any, TextIO, cast
 from flower.cli.banner import step_header
 from flower.cli.errors import set_open_line
 from flower.cli.output import OutputMayClose, compact_json, is_tty
+from flower.core.display import one_line
 from flower.core.i18n import _, ngettext
 from flower.core.labels import WORK_STEP, builtin_key, parse_label, same_step, shown_label
 from flower.runtime.events import (
@@ -42,12 +43,6 @@ KEY_ARGUMENT = {
     "Grep": "pattern",
 }
 """The argument that says what a known tool call does; others show compact JSON."""
-
-
-def one_line(text: str, limit: int) -> str:
-    """``text`` on one line, cut to ``limit`` characters with an ellipsis."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def describe_call(name: str, tool_input: dict[str, Any] | str) -> str:
@@ -263,7 +258,6 @@ __all__ = [
     "Totals",
     "describe_call",
     "format_totals",
-    "one_line",
     "summarize_result",
     "totals",
 ]

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Any, TextIO
 
+from flower.core.display import pad, shown_width
 from flower.core.i18n import ngettext
 
 
@@ -61,22 +62,6 @@ def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
     for row in cells:
         line = "  ".join(pad(cell, widths[i]) for i, cell in enumerate(row))
         sys.stdout.write(line.rstrip() + "\n")
-
-
-def shown_width(text: str) -> int:
-    """How many terminal columns ``text`` takes: a wide character (Chinese) two."""
-    import unicodedata
-
-    if text.isascii():
-        return len(text)
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
-
-
-def pad(text: str, width: int, *, right: bool = False) -> str:
-    """``text`` padded with spaces to ``width`` columns (:func:`shown_width`), on the
-    right (left-aligned), or on the left with ``right``."""
-    fill = " " * max(0, width - shown_width(text))
-    return fill + text if right else text + fill
 
 
 def is_tty(stream: Any) -> bool:

@@ -43,7 +43,7 @@ def prune_report(
 
 
 def render_report(report: dict[str, Any]) -> str:
-    from flower.cli.output import pad, shown_width
+    from flower.core.display import pad, shown_width
 
     rows = [
         (_("policy"), _("removed"), _("changed"), _("added"), _("bytes saved"), _("~tokens saved"))

@@ -36,7 +36,7 @@ def _short(text: str, width: int = 60) -> str:
 
 
 def _show_turns(settings: Settings, step: str, as_json: bool, ctx: typer.Context) -> None:
-    from flower.cli.banner import human_tokens
+    from flower.core.display import human_tokens
     from flower.core.keys import project_key
     from flower.core.rewind import lineage_step, step_key, turns_of
     from flower.stores.lineage import load_lineage

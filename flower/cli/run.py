@@ -18,13 +18,14 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TextIO
+from typing import TYPE_CHECKING, Annotated, Any, TextIO, cast
 
 import typer
 
 from flower.cli.context import RunDirOption, get_settings, get_state, store_name
 from flower.cli.lazy import command_help
 from flower.cli.stopping import INTERRUPTED_EXIT, interrupted_exit, reading_answer, run_stoppable
+from flower.core.display import one_line
 from flower.core.errors import NothingToDoError
 from flower.core.i18n import N_, _
 from flower.core.labels import shown_label, shown_steps
@@ -282,11 +283,6 @@ class TerminalWake:
         self.live.line(
             _("   archived the last conversation into {path}/").format(path=where), "dim"
         )
-
-
-def _one_line(text: str, width: int = 60) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
 def _fresh_line(fresh: FreshStart, workspace: Path, settings: Settings) -> str:
@@ -707,14 +703,14 @@ STATUS_LABEL_WIDTH = 12
 
 def _fact(label: str, text: str) -> str:
     """One line of ``flower status``: ``label`` (translated) padded, then ``text``."""
-    from flower.cli.output import pad
+    from flower.core.display import pad
 
     return pad(_(label), STATUS_LABEL_WIDTH - 1) + " " + text
 
 
 def describe_state(state: WakeState, workspace: Path, settings: Settings) -> list[str]:
     """wake_state in words, one fact a line, in the active language."""
-    from flower.cli.banner import human_tokens, short_path
+    from flower.core.display import human_tokens, short_path
     from flower.core.i18n import ngettext
     from flower.workflow.documents import documents, workflow_names
     from flower.workflow.wake import builtin_view, lineage_name
@@ -768,11 +764,11 @@ def describe_state(state: WakeState, workspace: Path, settings: Settings) -> lis
     if checks.store:
         lines.append(_fact(N_("store"), _("unreadable: {error}").format(error=checks.store)))
     for text in checks.unrecorded:
-        said = _("{words} (a run cut short before recording it)").format(words=_one_line(text))
+        said = _("{words} (a run cut short before recording it)").format(words=one_line(text))
         lines.append(_fact(N_("said"), said))
     for text in checks.unheard:
         said = _("{words} (not heard by {step} yet: the next `flower` passes it on)").format(
-            words=_one_line(text), step=shown_label(names.work_step)
+            words=one_line(text), step=shown_label(names.work_step)
         )
         lines.append(_fact(N_("said"), said))
     rewind = checks.rewind
@@ -854,7 +850,7 @@ def _next_run(state: WakeState, settings: Settings, ours: WakeState, names: Work
     if checks.request or checks.unrecorded:
         request = checks.unrecorded[-1] if checks.unrecorded else checks.request or ""
         return _("`flower` starts on the request a killed run left: {request}").format(
-            request=_one_line(request)
+            request=one_line(request)
         )
     if ours.checks.recorded:
         return _(
@@ -879,9 +875,12 @@ def demo(
         bool, typer.Option("--keep", help=N_("Keep the demo directory instead of removing it."))
     ] = False,
 ) -> None:
-    from flower.cli.demo import run_demo
+    from flower.cli.output import OutputMayClose
+    from flower.core.i18n import choose_language, set_language
+    from flower.demo.play import run_demo
 
-    raise typer.Exit(run_demo(keep=keep))
+    set_language(choose_language(None, None, os.environ)[0])
+    raise typer.Exit(run_demo(keep=keep, out=cast(TextIO, OutputMayClose(sys.stdout))))
 
 
 __all__ = [

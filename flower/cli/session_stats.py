@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from flower.cli.output import pad, shown_width
+from flower.core.display import pad, shown_width
 from flower.core.i18n import N_, _
 
 if TYPE_CHECKING:

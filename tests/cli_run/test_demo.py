@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from cli_run_helpers import FLOWER
 
-from flower.cli.output import shown_width
+from flower.core.display import shown_width
 
 BANNER = {
     "zh_CN": ("接上上次  需求已确认 · 目标 3 条 · 干活上下文 ", "<- 接上次 · 第 2 次唤醒"),

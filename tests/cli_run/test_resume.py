@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from cli_run_helpers import REQUEST, Flower, ScriptedModel, kill_at_cut, lineage
 
-from flower.cli.banner import human_tokens
+from flower.core.display import human_tokens
 from flower.core.i18n import _
 from flower.core.keys import project_key
 from flower.core.records import SessionKey

@@ -278,7 +278,8 @@ def test_rekey_json_failures_are_english_in_every_language(lang: str, in_tmp: Pa
 
 
 def test_tables_align_by_the_columns_a_character_takes(capsys: pytest.CaptureFixture[str]) -> None:
-    from flower.cli.output import print_table, shown_width
+    from flower.cli.output import print_table
+    from flower.core.display import shown_width
 
     print_table(["会话", "项目"], [("s1", "-p"), ("长一点的会话", "-q")])
     lines = capsys.readouterr().out.splitlines()

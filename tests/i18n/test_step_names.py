@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner, Result
 
-from flower.cli.demo import lineage_line
 from flower.cli.main import build_app
 from flower.core.i18n import language
 from flower.core.keys import project_key
 from flower.core.labels import step_named
 from flower.core.records import SessionKey
+from flower.demo.play import lineage_line
 from flower.stores.open import open_session_store
 
 STEPS = {"确认需求": "gone-1", "设定目标": "goals-1", "干活": "work-1", "fetch": "gone-2"}

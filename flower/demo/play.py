@@ -1,4 +1,4 @@
-"""``flower demo``: the whole story offline, in a temporary directory, in about 10 s.
+"""``flower demo``'s play: the whole story offline, in a temporary directory, in about 10 s.
 
 A fake Messages API (:mod:`flower.demo.scripted_api`) plays the model from a script
 (:mod:`flower.demo.script`). The first ``flower "..."`` is a real child process;
@@ -6,6 +6,14 @@ it is killed with SIGKILL once the working step's session exists and a tool has 
 the way a lost terminal or a reboot would end it. The second ``flower`` in the same
 directory shows in its banner that it resumed, and finishes the task. No API key is
 needed: only the demo's own children get the fake's key.
+
+:func:`run_demo` plays it from Python too, writing what happens to any text stream::
+
+    import io
+    from flower.demo.play import run_demo
+
+    log = io.StringIO()
+    code = run_demo(out=log)  # 0: it resumed and finished, as scripted
 """
 
 from __future__ import annotations
@@ -20,9 +28,9 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import TextIO, cast
+from typing import TextIO
 
-from flower.cli.output import pad, shown_width
+from flower.core.display import pad, shown_width
 from flower.core.i18n import _, current_language
 from flower.core.labels import WORK_STEP, builtin_key, shown_step
 from flower.demo.script import DemoModel
@@ -191,26 +199,23 @@ def _play(workdir: Path, out: TextIO) -> None:
         say(_("   Result: {file} starts with {line}").format(file=html.name, line=repr(first_line)))
 
 
-def run_demo(*, keep: bool = False, out: TextIO | None = None) -> int:
-    """Play the demo; 0 when it went as scripted. ``keep`` leaves the directory."""
-    from flower.cli.output import OutputMayClose
-    from flower.core.i18n import choose_language, set_language
-
-    set_language(choose_language(None, None, os.environ)[0])
-    stream = cast(TextIO, OutputMayClose(out if out is not None else sys.stdout))
+def run_demo(*, keep: bool = False, out: TextIO) -> int:
+    """Play the demo in a new temporary directory, writing what happens to ``out``; 0
+    when it went as scripted, 1 (the directory kept) when it did not. ``keep`` leaves the
+    directory in any case. Speaks the active language (:func:`flower.core.i18n.set_language`)."""
     workdir = Path(tempfile.mkdtemp(prefix="flower-demo-")).resolve()
     try:
-        _play(workdir, stream)
+        _play(workdir, out)
     except DemoFailed as exc:
-        stream.write("\n" + _("flower demo: {problem}").format(problem=exc) + "\n")
+        out.write("\n" + _("flower demo: {problem}").format(problem=exc) + "\n")
         keep = True
         return 1
     finally:
         if keep:
-            stream.write("\n" + _("The demo directory is kept: {dir}").format(dir=workdir) + "\n")
+            out.write("\n" + _("The demo directory is kept: {dir}").format(dir=workdir) + "\n")
         else:
             shutil.rmtree(workdir, ignore_errors=True)
-    stream.write(
+    out.write(
         "\n" + _('Next: export ANTHROPIC_API_KEY=... and run flower "..." in a project.') + "\n"
     )
     return 0
