@@ -276,10 +276,10 @@ def test_what_is_said_on_a_wake_cut_short_reaches_the_next_wake(
 def test_an_unreadable_store_stops_a_wake_before_it_counts_and_says_why(
     in_tmp: Path, fake: FakeMessagesAPI
 ) -> None:
-    from flower.cli.run import describe_state
     from flower.core.config import load_settings
     from flower.core.errors import StoreUnavailableError
     from flower.workflow.base import wake_state
+    from flower.workflow.status import describe_state
 
     fake.set_script(standard_model())
     asyncio.run(wake("写个 md 转 html 的脚本"))
@@ -328,10 +328,10 @@ def test_flower_does_not_claim_another_workflows_steps(in_tmp: Path, fake: FakeM
 
     from flower import AgentSpec, Step, Workflow
     from flower.cli.main import build_app
-    from flower.cli.run import describe_state
     from flower.core.config import load_settings
     from flower.runtime.engine import Runtime
     from flower.workflow.base import wake_state
+    from flower.workflow.status import describe_state
 
     fake.set_script([text("fetched")])
     rt = Runtime(workspace=".", run_dir="runs")
@@ -354,9 +354,9 @@ def test_status_says_a_run_starts_over_when_the_recorded_sessions_are_gone(
 ) -> None:
     """The store lost the sessions lineage names: `flower` with nothing said starts over
     (looking at the workspace), and status says so rather than "nothing to resume"."""
-    from flower.cli.run import describe_state
     from flower.core.config import load_settings
     from flower.workflow.base import wake_state
+    from flower.workflow.status import describe_state
     from flower.workflow.wake import builtin_view
     from flower.workflow.wake import is_used as _is_used
 
@@ -451,9 +451,9 @@ def test_a_message_stored_before_a_cut_is_not_sent_again(
 def test_a_first_run_killed_before_its_clarifier_started_keeps_the_request(
     in_tmp: Path, fake: FakeMessagesAPI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from flower.cli.run import describe_state
     from flower.core.config import load_settings
     from flower.workflow.base import StepRun, wake_state
+    from flower.workflow.status import describe_state
     from flower.workflow.wake import is_used as _is_used
 
     async def killed(*args: Any, **kwargs: Any) -> Any:
@@ -649,9 +649,9 @@ def test_words_for_a_clarifier_a_cut_wake_never_reached_are_kept_for_the_next(
 def test_status_says_a_wake_cut_while_deriving_the_goals_resumes_the_goal_setter(
     in_tmp: Path, fake: FakeMessagesAPI
 ) -> None:
-    from flower.cli.run import describe_state
     from flower.core.config import load_settings
     from flower.workflow.base import wake_state
+    from flower.workflow.status import describe_state
 
     fake.set_script(standard_model())
     asyncio.run(wake("写个 md 转 html 的脚本"))

@@ -90,8 +90,9 @@ def test_new_archives_the_files_of_both_languages(in_tmp: Path) -> None:
 @pytest.mark.parametrize("lang", sorted(NAMES))
 def test_status_and_the_banner_say_which_file_is_used(in_tmp: Path, lang: str) -> None:
     from flower.cli.live import Live
-    from flower.cli.run import _not_used_line, describe_state
+    from flower.cli.run import _not_used_line
     from flower.workflow.base import wake_state
+    from flower.workflow.status import describe_state
 
     for name in (*NAMES["en"], *NAMES["zh_CN"]):
         (in_tmp / name).write_text("x\n", encoding="utf-8")
@@ -126,8 +127,8 @@ def test_status_and_the_banner_say_which_file_is_used(in_tmp: Path, lang: str) -
 
 
 def test_status_names_this_languages_files_in_a_new_workspace(in_tmp: Path) -> None:
-    from flower.cli.run import describe_state
     from flower.workflow.base import wake_state
+    from flower.workflow.status import describe_state
 
     settings = Settings()
     with language("en"):
