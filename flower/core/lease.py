@@ -7,11 +7,13 @@ leases (the SQL stores) then checks, in the same transaction as every append, th
 the token is still the current one: a worker that lost its task (paused past a
 takeover, partitioned, then back) gets :class:`LeaseLostError` and writes nothing.
 
-The wake's writes outside the store (the run directory's ``lineage.json`` and
-``manifest.json``) go through :func:`fenced`: the store open in the process checks
-the token in a write transaction that stays open while the file is written (on
-PostgreSQL under a share lock on the lease row, on SQLite under its write lock), so a
-takeover waits for the write, or the write sees the takeover and is refused.
+The wake's writes outside the store (the run directory's ``lineage.json``,
+``manifest.json`` and ``said.json``, and a lineage store's) go through :func:`fenced`:
+the store that holds the lease checks the token in a write transaction that stays open
+while the file is written (on PostgreSQL under a share lock on the lease row, on SQLite
+under its write lock), so a takeover waits for the write, or the write sees the
+takeover and is refused. A fleet wake's lease comes with that store
+(:func:`holding`), so its first write is checked like its last.
 """
 
 from __future__ import annotations
@@ -69,13 +71,37 @@ class _Held:
 _HELD: ContextVar[_Held | None] = ContextVar("flower_fleet_lease", default=None)
 
 
+class LeaseStore(Protocol):
+    """A store that holds fleet leases (the SQL session store): what checks a token."""
+
+    def under_lease(self, project_key: str, token: int, write: Callable[[], T]) -> T:
+        """Run ``write`` in a write transaction that first checks that ``token`` is still
+        ``project_key``'s lease (and holds it until ``write`` is done);
+        :class:`LeaseLostError` (``write`` not run) when another worker took it over."""
+        ...
+
+
+@dataclass(frozen=True)
+class _LeaseFence:
+    """The fence of a wake's lease from its first write: ``store`` checks ``token``."""
+
+    store: LeaseStore
+    project: str
+    token: int
+
+    def fenced(self, write: Callable[[], T]) -> T:
+        return self.store.under_lease(self.project, self.token, write)
+
+
 @contextlib.contextmanager
-def holding(token: int, project: str) -> Iterator[None]:
+def holding(token: int, project: str, store: LeaseStore) -> Iterator[None]:
     """The fleet lease of the wake run inside (in this thread, and in the tasks it
-    starts): ``token`` on ``project``. A fleet worker runs several wakes in its own
-    process, so their leases are not the process's environment but each wake's own:
-    stores opened inside append with ``token`` and fence the run directory's writes."""
-    reset = _HELD.set(_Held(token, project))
+    starts): ``token`` on ``project``, held in ``store`` (the store the worker took it
+    in). A fleet worker runs several wakes in its own process, so their leases are not
+    the process's environment but each wake's own: stores opened inside append with
+    ``token``, and every write of the wake to its run directory is fenced, from the
+    first one on (``store`` checks it until a store opened inside does)."""
+    reset = _HELD.set(_Held(token, project, [_LeaseFence(store, project, token)]))
     try:
         yield
     finally:
@@ -142,7 +168,8 @@ def unregister_fence(fence: Fence) -> None:
 
 def fenced(write: Callable[[], T]) -> T:
     """Run ``write`` (a write to the run directory) under this wake's fleet lease:
-    outside the fleet, or before a store holding the lease was opened, it just runs."""
+    outside the fleet it just runs. A fleet wake (:func:`holding`) always has a fence;
+    a process given its lease in the environment has one once its store is open."""
     if lease_token() is None:
         return write()
     with _fences_lock:
@@ -157,6 +184,7 @@ __all__ = [
     "PROJECT_VARIABLE",
     "Fence",
     "LeaseLostError",
+    "LeaseStore",
     "fenced",
     "holding",
     "lease_project",

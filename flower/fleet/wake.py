@@ -139,7 +139,7 @@ def _run_wake(
     gate = Budget(database, wake.task_id)
     try:
         with (
-            holding(wake.token, wake.project),
+            holding(wake.token, wake.project, wake.store),
             task_trace(wake.task_id),
             asyncio.Runner() as runner,
         ):

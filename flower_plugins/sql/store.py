@@ -341,10 +341,15 @@ class SqlSessionStore(SessionStoreBase):
         token = self._lease
         if token is None:
             return write()
-        project = lease_project() or workspace_project_key(os.getcwd())
+        return self.under_lease(lease_project() or workspace_project_key(os.getcwd()), token, write)
+
+    def under_lease(self, project_key: str, token: int, write: Callable[[], T]) -> T:
+        """Run ``write`` in a write transaction that first checks that ``token`` is still
+        ``project_key``'s lease (:class:`~flower.core.lease.LeaseLostError`, ``write``
+        not run, when it is not); the lease row stays locked until ``write`` is done."""
 
         def work(cursor: Any) -> T:
-            self._check_lease(cursor, project, token)
+            self._check_lease(cursor, project_key, token)
             return write()
 
         return self._db.raw_write(work)

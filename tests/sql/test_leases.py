@@ -8,8 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from flower.core.lease import LeaseLostError
+from flower.core.config import Settings
+from flower.core.lease import LeaseLostError, holding
+from flower.core.lineage import Lineage
 from flower.core.records import SessionKey
+from flower.stores.open import open_lineage_store
+from flower.workflow.said import SaidJournal
 from flower_plugins.sql.engine import open_database
 from flower_plugins.sql.migrate import upgrade
 from flower_plugins.sql.store import SqlSessionStore
@@ -80,3 +84,26 @@ def test_two_takers_at_once_get_one_lease(url: str) -> None:
     for t in threads:
         t.join()
     assert sum(isinstance(g, tuple) for g in got) == 1
+
+
+def test_a_wake_that_lost_its_lease_writes_no_words_before_any_store_of_its_own(
+    url: str, tmp_path: Path
+) -> None:
+    """A fleet wake's lease comes with the store the worker took it in: its first write
+    to the run directory (said.json, before the wake opens a store of its own) is
+    checked like every later one."""
+    worker = _store(url)
+    assert worker.take_lease("proj", "host-a", 0.0) == (1, None)
+    assert worker.take_lease("proj", "host-b", 30) == (2, "host-a")  # a takeover
+    journal = SaidJournal(tmp_path / "runs")
+    lineage_file = tmp_path / "runs" / "lineage.json"
+    lineage = Lineage(open_lineage_store(f"file://{lineage_file}", settings=Settings()), "/ws")
+    with holding(1, "proj", worker):
+        with pytest.raises(LeaseLostError):
+            journal.add("do it", "/ws", "fleet-1")
+        with pytest.raises(LeaseLostError):  # lineage: the same fence
+            lineage.bump_woke()
+    assert not journal.path.exists() and not lineage_file.exists()
+    with holding(2, "proj", worker):  # the wake that holds the task now
+        journal.add("do it", "/ws", "fleet-1")
+    assert [said.text for said in journal.entries()] == ["do it"]
