@@ -24,11 +24,16 @@ import typer
 
 from flower.cli.context import RunDirOption, get_settings, get_state, store_name
 from flower.cli.lazy import command_help
-from flower.cli.stopping import INTERRUPTED_EXIT, interrupted_exit, reading_answer, run_stoppable
 from flower.core.errors import NothingToDoError
 from flower.core.i18n import N_, _
 from flower.core.run_lock import RunDirError, require_writable
 from flower.runtime.credentials import require_api_key
+from flower.runtime.stopping import (
+    INTERRUPTED_EXIT,
+    interrupted_exit,
+    reading_answer,
+    run_stoppable,
+)
 
 if TYPE_CHECKING:
     from flower.cli.live import Live
@@ -430,6 +435,7 @@ def _live_runtime(
 ) -> LiveRuntime:
     """The engine of a run typed here: this workspace, its settings and shared budget;
     ``store``: the session store the wake's plan opened (else it opens its own)."""
+    from flower.fleet import shared_gate
     from flower.runtime.live import LiveRuntime
 
     return LiveRuntime(
@@ -439,7 +445,7 @@ def _live_runtime(
         trim=trim,
         settings=settings,
         store=store,
-        gate=call_gate(settings),
+        gate=shared_gate(settings),
     )
 
 
@@ -460,6 +466,7 @@ def _execute(
     import time
 
     from flower.workflow.builtin import builtin_workflow
+    from flower.workflow.outcome import closing_session, run_code, unjudged
 
     started = time.monotonic()
     rt = _live_runtime(live, settings, trim, plan.store if plan is not None else None)
@@ -483,11 +490,11 @@ def _execute(
     failed = [r for r in results if not r.ok and r.step == ctx.failed]
     if failed:
         live.failure(failed[-1])
-    shown_sid = _closing_session(ctx, live.work_step)
+    shown_sid = closing_session(ctx, live.work_step)
     live.summary(results, time.monotonic() - started, _transcript_hint(settings, shown_sid))
     if ctx.goal_met is False:
         live.line(_goals_not_met_line(ctx), "yellow")
-    elif ctx.ok and _unjudged(ctx):
+    elif ctx.ok and unjudged(ctx):
         live.line(_("   the judge gave no verdict: `flower` here goes on"), "yellow")
     if json_out:
         _print_json(
@@ -502,48 +509,15 @@ def _execute(
     return run_code(ctx)
 
 
-GOALS_NOT_MET_EXIT = 4
-"""``flower "..."`` exit code: every step ran, but the judge's last round found goals
-not met, or gave no verdict (0: all met; 1: a step failed; ``flower`` here goes on)."""
-
-
-def run_code(ctx: WorkflowContext) -> int:
-    """How a run of the built-in workflow exits: 1 when a step failed, else
-    :data:`GOALS_NOT_MET_EXIT` when the judge's last verdict left goals unmet (or its
-    last round failed and gave none), else 0."""
-    if not ctx.ok:
-        return 1
-    return GOALS_NOT_MET_EXIT if ctx.goal_met is False or _unjudged(ctx) else 0
-
-
-def _unjudged(ctx: WorkflowContext) -> bool:
-    """The judge's last round failed: the goals are not known to be met."""
-    return ctx.goal_met is None and any(v is None for v in ctx.verdicts.values())
-
-
-def _closing_session(ctx: WorkflowContext, work_step: str) -> str | None:
-    """The session the closing ``flower sessions show`` line names: the failed step's
-    (None when it failed before it had one), else the work step's."""
-    if ctx.failed is not None:
-        from flower.core.labels import parse_label
-
-        tried = [
-            r.session_id
-            for r in ctx.results
-            if parse_label(r.step).step == ctx.failed and not parse_label(r.step).judge
-        ]
-        return ctx.sessions.get(ctx.failed) or next(filter(None, reversed(tried)), None)
-    return ctx.sessions.get(work_step) or next(reversed(ctx.sessions.values()), None)
-
-
 def _goals_not_met_line(ctx: WorkflowContext) -> str:
     """The last line of a run whose judge left goals unmet: how many were met."""
     from flower.core.i18n import ngettext
+    from flower.workflow.outcome import goals_tally
 
-    verdict = next((v for v in reversed(ctx.verdicts.values()) if v is not None), None)
-    if verdict is None:
+    tally = goals_tally(ctx)
+    if tally is None:
         return _("   the judge found goals not met yet: `flower` here goes on")
-    total, met = len(verdict.goals), sum(1 for m in verdict.met if m)
+    met, total = tally
     return ngettext(
         "   {met} of {total} goal met: `flower` here goes on with the rest",
         "   {met} of {total} goals met: `flower` here goes on with the rest",
@@ -724,13 +698,3 @@ __all__ = [
     "require_api_key",
     "require_writable",
 ]
-
-
-def call_gate(settings: Settings) -> Any:
-    """The fleet's shared budget when this run is a fleet task's wake, or when
-    ``[tool.flower.fleet] share_limits`` is on; else None (calls go at once)."""
-    if not os.environ.get("FLOWER_FLEET_DATABASE") and not settings.fleet.share_limits:
-        return None
-    from flower.fleet.budget import gate_for
-
-    return gate_for(settings)

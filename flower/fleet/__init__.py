@@ -18,6 +18,25 @@ See docs/fleet.md.
 
 from __future__ import annotations
 
+import os
+from typing import TYPE_CHECKING
+
 from flower.fleet.places import FleetError, UnknownTaskError
 
-__all__ = ["FleetError", "UnknownTaskError"]
+if TYPE_CHECKING:
+    from flower.core.config import Settings
+    from flower.core.protocols import CallGate
+
+
+def shared_gate(settings: Settings) -> CallGate | None:
+    """The fleet's shared budget (:func:`flower.fleet.budget.gate_for`) for a run with
+    ``settings``: when it is a fleet task's wake, or ``[tool.flower.fleet] share_limits``
+    is on; else None (calls go at once, and the budget's SQLAlchemy is not imported)."""
+    if not os.environ.get("FLOWER_FLEET_DATABASE") and not settings.fleet.share_limits:
+        return None
+    from flower.fleet.budget import gate_for
+
+    return gate_for(settings)
+
+
+__all__ = ["FleetError", "UnknownTaskError", "shared_gate"]

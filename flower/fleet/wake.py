@@ -208,12 +208,13 @@ def _builtin_wake(
 ) -> dict[str, Any]:
     """What ``flower "..." --yes --json`` runs in the workspace, printing to ``log``."""
     from flower.cli.live import Live
-    from flower.cli.run import TerminalGoals, TerminalWake, run_code
+    from flower.cli.run import TerminalGoals, TerminalWake
     from flower.runtime.credentials import require_api_key
     from flower.runtime.live import LiveRuntime
     from flower.workflow import wake as waking
     from flower.workflow.builtin import builtin_workflow
     from flower.workflow.documents import documents, workflow_names
+    from flower.workflow.outcome import run_code
 
     workspace = wake.workspace
     live = Live(log, rich=False, rounds=settings.workflow.rounds)

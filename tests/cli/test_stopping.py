@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from flower.cli.stopping import (
+from flower.runtime.stopping import (
     INTERRUPTED_EXIT,
     Terminated,
     interrupted_exit,

@@ -8,10 +8,10 @@ from pathlib import Path
 
 from cli_run_helpers import REQUEST, Flower, ScriptedModel, lineage
 
-from flower.cli.run import GOALS_NOT_MET_EXIT
 from flower.testing.fake_api import RecordedRequest, Reply, reply, server_error
 from flower.workflow.clarify import goal_setter
 from flower.workflow.goal import judge_agent
+from flower.workflow.outcome import GOALS_NOT_MET_EXIT
 
 UNMET = "1. 达成\n2. 未达成 — 没跑\n3. 达成"
 

@@ -114,9 +114,9 @@ def test_a_settled_call_counts_what_the_api_reported_and_follows_its_smaller_lim
 
 
 def test_limits_are_checked_and_share_limits_joins_a_plain_run(in_tmp: Path) -> None:
-    from flower.cli.run import call_gate
     from flower.core.config import load_settings
     from flower.core.errors import ConfigError
+    from flower.fleet import shared_gate as call_gate
 
     py = in_tmp / "pyproject.toml"
     py.write_text("[tool.flower.fleet.limits]\nrequests_per_minute = 0\n", encoding="utf-8")

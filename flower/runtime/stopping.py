@@ -10,6 +10,15 @@ in, asyncio's included: in the middle of starting a subprocess, for one, where n
 clean-up runs and the tool's command outlives flower. The one place where raising is
 right is a blocking read of the user's answer, which a cancel never reaches; there
 :func:`reading_answer` makes all three raise.
+
+A script runs a workflow the way ``flower`` does::
+
+    from flower.runtime.stopping import interrupted_exit, run_stoppable
+
+    try:
+        ctx = run_stoppable(workflow.run(runtime))
+    except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM or SIGHUP: lineage is saved
+        raise SystemExit(interrupted_exit(exc))
 """
 
 from __future__ import annotations
@@ -35,6 +44,7 @@ class Terminated(KeyboardInterrupt):
 
 
 def interrupted_exit(exc: KeyboardInterrupt) -> int:
+    """The conventional exit code of a run ``exc`` stopped: 128 + the signal's number."""
     return exc.exit_code if isinstance(exc, Terminated) else INTERRUPTED_EXIT
 
 
@@ -43,7 +53,7 @@ def run_stoppable(main: Coroutine[Any, Any, T]) -> T:
 
     Raises :class:`Terminated` when one of them stopped it (a second one stops at once).
     """
-    import asyncio  # here: the CLI's start-up imports this module, not the engine
+    import asyncio  # here: importing this module (the CLI's start-up) loads no engine
 
     received: list[int] = []
     with asyncio.Runner() as runner:
@@ -92,3 +102,13 @@ def _handlers(
     finally:
         for sig, previous in before.items():
             signal.signal(sig, previous)
+
+
+__all__ = [
+    "INTERRUPTED_EXIT",
+    "STOPPING_SIGNALS",
+    "Terminated",
+    "interrupted_exit",
+    "reading_answer",
+    "run_stoppable",
+]
