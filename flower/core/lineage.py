@@ -23,21 +23,27 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 
 from flower.core.errors import FlowerError
 from flower.core.fileperms import private_dir, replaced_atomically
 from flower.core.i18n import _
-from flower.core.lease import LeaseLostError
-from flower.core.protocols import LineageStore, MergingLineageStore, MismatchLineageStore
+from flower.core.lease import LeaseLostError, fenced
+from flower.core.protocols import (
+    FencingLineageStore,
+    LineageStore,
+    MergingLineageStore,
+    MismatchLineageStore,
+)
 from flower.core.records import LineageMismatch, LineageRecord
 
 if TYPE_CHECKING:
     from flower.core.config import Settings
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 def workspace_identity(workspace: str | os.PathLike[str], settings: Settings | None = None) -> str:
@@ -222,15 +228,20 @@ class Lineage:
         What the store holds in place of this workspace's record (written for another
         folder, unreadable) is first set aside under ``notes/archive/``, as a wake does
         (:meth:`start_fresh`): no caller, the CLI or the Python API, writes over it.
+
+        A fleet wake's write is fenced (:class:`~flower.core.lease.LeaseLostError`, raised,
+        once another worker took the task over): by the store when it says it fences its
+        writes (:class:`~flower.core.protocols.FencingLineageStore`), else here.
         """
         if self.mismatch is not None:
             self.start_fresh(self.folder)  # writes the record itself, or stops writing
             return self.durable
+        store = self.store
         try:
-            if isinstance(self.store, MergingLineageStore):
-                self._take(self.store.update(self.workspace, self._merged))
+            if isinstance(store, MergingLineageStore):
+                self._take(self._fenced(lambda: store.update(self.workspace, self._merged)))
             else:
-                self.store.save(self.record)
+                self._fenced(lambda: store.save(self.record))
         except LeaseLostError:
             raise  # a fleet wake taken over: it must stop, not carry on without lineage
         except OSError as exc:
@@ -241,6 +252,11 @@ class Lineage:
             return False
         self._base = copy.deepcopy(self.record)
         return True
+
+    def _fenced(self, write: Callable[[], T]) -> T:
+        """``write`` to the store, refused when a fleet wake lost its lease: checked by
+        the store itself when it says it fences its writes, else inside :func:`fenced`."""
+        return write() if isinstance(self.store, FencingLineageStore) else fenced(write)
 
     def _merged(self, current: LineageRecord | None) -> LineageRecord:
         if current is None or not _is_valid(current, self.workspace):
@@ -374,8 +390,8 @@ class Lineage:
         ``steps`` and ``woke`` are reset; the session store is never touched, every
         transcript stays readable.
         """
-        target = Path(into)
-        result = self.store.archive(target, [Path(p) for p in extra])
+        target, store = Path(into), self.store
+        result = self._fenced(lambda: store.archive(target, [Path(p) for p in extra]))
         self.record = LineageRecord(workspace=self.workspace)
         self._base = copy.deepcopy(self.record)
         self.found = False

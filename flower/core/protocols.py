@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from flower.core.records import (
     Entry,
@@ -137,8 +137,9 @@ class LineageStore(Protocol):
 
     Required: ``load``, ``save``, ``archive``. Optional, each its own protocol checked
     with ``isinstance``: :class:`MergingLineageStore` (``update``, the multi-process
-    merge) and :class:`MismatchLineageStore` (``mismatch``, why nothing loads). Both
-    built-in stores implement all five.
+    merge), :class:`MismatchLineageStore` (``mismatch``, why nothing loads) and
+    :class:`FencingLineageStore` (``fences_writes``: it checks a fleet wake's lease
+    itself; else flower does, around each write). Both built-in stores implement all.
     """
 
     def load(self, workspace: str) -> LineageRecord | None:
@@ -176,6 +177,22 @@ class MismatchLineageStore(LineageStore, Protocol):
         there: ``"moved"`` (a record of another path) or ``"unreadable"``. Without it a
         wake cannot set a moved or broken record aside before writing its own."""
         ...
+
+
+@runtime_checkable
+class FencingLineageStore(LineageStore, Protocol):
+    """A lineage store that checks a fleet wake's lease itself on every write.
+
+    Every write of a fleet wake is fenced (:mod:`flower.core.lease`): refused, with
+    :class:`~flower.core.lease.LeaseLostError` and nothing written, once another worker
+    took the task over. :class:`~flower.core.lineage.Lineage` runs each ``save``,
+    ``update`` and ``archive`` of a store inside :func:`~flower.core.lease.fenced`
+    (the session store's write transaction that checks the lease), unless the store
+    says it fences its own writes: each goes through ``fenced`` or checks the token in
+    its own transaction (a store whose data lives in the sessions' SQLite database must:
+    a second writer of that file would wait for the fence's transaction to end)."""
+
+    fences_writes: Literal[True]
 
 
 @runtime_checkable

@@ -18,7 +18,12 @@ import msgspec
 from flower.core.errors import ConfigError, StoreNotFoundError
 from flower.core.i18n import _
 from flower.core.lineage import Lineage, NoLineageStore, check_record, settings_for
-from flower.core.protocols import LineageStore, MergingLineageStore, MismatchLineageStore
+from flower.core.protocols import (
+    FencingLineageStore,
+    LineageStore,
+    MergingLineageStore,
+    MismatchLineageStore,
+)
 from flower.core.records import LineageRecord
 from flower.stores.encrypt import FileSealer, file_sealer
 from flower.stores.open import open_lineage_store
@@ -47,6 +52,8 @@ class SealedLineageStore:
             self.update = self._update
         if isinstance(inner, MismatchLineageStore):
             self.mismatch = inner.mismatch
+        if isinstance(inner, FencingLineageStore):
+            self.fences_writes = inner.fences_writes
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)

@@ -13,6 +13,7 @@ import os
 import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Literal
 
 from flower.core.errors import FlowerError
 from flower.core.fileperms import (
@@ -43,6 +44,9 @@ class ArchiveConflictError(FlowerError):
 
 class JsonLineageStore:
     """One workspace's lineage in one JSON file, replaced atomically on every save."""
+
+    fences_writes: Literal[True] = True
+    """A fleet wake's writes go through :func:`~flower.core.lease.fenced` here."""
 
     def __init__(self, path: str | os.PathLike[str], *, fsync: bool = True) -> None:
         self.path = Path(path).expanduser().absolute()
@@ -132,12 +136,16 @@ class JsonLineageStore:
                     "cannot archive files sharing a name into {folder}: {names}; nothing moved"
                 ).format(folder=repr(str(into)), names=names)
             )
-        private_dir(into, durable=self.fsync)
-        for src, dest in moves:
-            _move(src, dest)
-        if self.fsync:
-            for folder in {into, *(src.parent for src, _ in moves)}:
-                fsync_dir(folder)
+
+        def move() -> None:
+            private_dir(into, durable=self.fsync)
+            for src, dest in moves:
+                _move(src, dest)
+            if self.fsync:
+                for folder in {into, *(src.parent for src, _ in moves)}:
+                    fsync_dir(folder)
+
+        fenced(move)  # a fleet wake that lost its lease moves nothing
         return into
 
 

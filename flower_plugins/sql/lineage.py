@@ -14,7 +14,7 @@ import shutil
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import msgspec
 import sqlalchemy as sa
@@ -38,6 +38,9 @@ _LOCK_CLASS = 0x666C77  # "flw": the first key of the Postgres advisory lock on 
 
 class SqlLineageStore:
     """A :class:`~flower.core.protocols.LineageStore` on the SQL stores' database."""
+
+    fences_writes: Literal[True] = True
+    """A fleet wake's writes check its lease here (see :meth:`_write`)."""
 
     def __init__(
         self,
@@ -209,28 +212,32 @@ class SqlLineageStore:
                     "cannot archive into {folder}: {names} would be overwritten; nothing moved"
                 ).format(folder=repr(str(into)), names=", ".join(clashes))
             )
-        private_dir(into)
-        if row is not None:
-            document = {
-                "workspace": row.workspace,
-                "woke": row.woke,
-                "steps": json.loads(row.steps),
-            }
-            document.update(json.loads(row.extra))
-            text = json.dumps(document, ensure_ascii=False, indent=2) + "\n"
-            with replaced_atomically(into / "lineage.json") as out:  # 0600, whatever the umask
-                out.write(text.encode("utf-8"))
-        for path in present:
-            shutil.move(str(path), str(into / path.name))
-        if row is not None:
-            reset = (
-                sa.update(lineage)
-                .where(lineage.c.workspace_id == workspace_id)
-                # the whole record starts over, what lineage keeps beside steps included
-                # (words not yet heard belong to the archived conversation, not the next)
-                .values(woke=0, steps="{}", extra="{}", updated_ms=int(self._clock() * 1000))
-            )
-            self._db.write(lambda conn: conn.execute(reset))
+        reset = (
+            sa.update(lineage)
+            .where(lineage.c.workspace_id == workspace_id)
+            # the whole record starts over, what lineage keeps beside steps included
+            # (words not yet heard belong to the archived conversation, not the next)
+            .values(woke=0, steps="{}", extra="{}", updated_ms=int(self._clock() * 1000))
+        )
+
+        def work(conn: Connection) -> None:
+            private_dir(into)
+            if row is not None:
+                document = {
+                    "workspace": row.workspace,
+                    "woke": row.woke,
+                    "steps": json.loads(row.steps),
+                }
+                document.update(json.loads(row.extra))
+                text = json.dumps(document, ensure_ascii=False, indent=2) + "\n"
+                with replaced_atomically(into / "lineage.json") as out:  # 0600, any umask
+                    out.write(text.encode("utf-8"))
+            for path in present:
+                shutil.move(str(path), str(into / path.name))
+            if row is not None:
+                conn.execute(reset)
+
+        self._write(work)  # a fleet wake's archive is fenced like its saves
         return into
 
     def close(self) -> None:

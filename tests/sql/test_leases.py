@@ -3,16 +3,21 @@ is the project's current one, checked in the append's own transaction (both dial
 
 from __future__ import annotations
 
+import json
 import threading
+import uuid
+from collections.abc import Sequence
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from flower.core.config import Settings
 from flower.core.lease import LeaseLostError, holding
 from flower.core.lineage import Lineage
-from flower.core.records import SessionKey
+from flower.core.records import LineageRecord, SessionKey
 from flower.stores.open import open_lineage_store
+from flower.testing.contract import check_lineage_store
 from flower.workflow.said import SaidJournal
 from flower_plugins.sql.engine import open_database
 from flower_plugins.sql.migrate import upgrade
@@ -107,3 +112,48 @@ def test_a_wake_that_lost_its_lease_writes_no_words_before_any_store_of_its_own(
     with holding(2, "proj", worker):  # the wake that holds the task now
         journal.add("do it", "/ws", "fleet-1")
     assert [said.text for said in journal.entries()] == ["do it"]
+
+
+class PluginLineageStore:
+    """A third-party lineage store: the three required methods, records in a JSON file
+    of its own, no fencing of its own."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def load(self, workspace: str) -> LineageRecord | None:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        return LineageRecord(**data) if data["workspace"] == workspace else None
+
+    def save(self, record: LineageRecord) -> None:
+        self.path.write_text(json.dumps(msgspec.to_builtins(record)), encoding="utf-8")
+
+    def archive(self, into: Path, extra: Sequence[Path] = ()) -> Path | None:
+        self.path.unlink(missing_ok=True)
+        return None
+
+
+def test_a_plugins_lineage_store_is_fenced_for_it(url: str, tmp_path: Path) -> None:
+    worker = _store(url)
+    assert worker.take_lease("proj", "host-a", 0.0) == (1, None)
+    assert worker.take_lease("proj", "host-b", 30) == (2, "host-a")
+    store = PluginLineageStore(tmp_path / "lineage.json")
+    store.save(LineageRecord(workspace="/ws", woke=1, steps={"work": "s-1"}))
+    before = store.path.read_bytes()
+    zombie = Lineage(store, "/ws", store.load("/ws"))
+    with holding(1, "proj", worker), pytest.raises(LeaseLostError):
+        zombie.record_session("judge", "s-2")
+    assert store.path.read_bytes() == before
+    holder = Lineage(store, "/ws", store.load("/ws"))
+    with holding(2, "proj", worker):
+        holder.record_session("judge", "s-3")
+    assert store.load("/ws") == LineageRecord("/ws", 1, {"work": "s-1", "judge": "s-3"})
+
+    def fresh() -> PluginLineageStore:
+        return PluginLineageStore(tmp_path / f"{uuid.uuid4()}.json")
+
+    report = check_lineage_store(fresh, only="lost_lease_writes_nothing")
+    assert "lost_lease_writes_nothing" in report.passed

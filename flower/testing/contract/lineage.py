@@ -1,16 +1,27 @@
 """The lineage store contract: load/save/archive as the seed's continuity needs them,
-and the optional ``update`` and ``mismatch`` for a store that declares them (a store
-without one is skipped for its cases, with that reason)."""
+the optional ``update`` and ``mismatch`` for a store that declares them (a store
+without one is skipped for its cases, with that reason), and a fleet wake that lost
+its lease writing nothing through the store (fenced by flower around each write, or by
+the store itself when it declares ``fences_writes``)."""
 
 from __future__ import annotations
 
 import tempfile
 import threading
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
 from flower.core.errors import FlowerError
-from flower.core.protocols import LineageStore, MergingLineageStore, MismatchLineageStore
+from flower.core.lease import LeaseLostError, holding
+from flower.core.lineage import Lineage
+from flower.core.protocols import (
+    FencingLineageStore,
+    LineageStore,
+    MergingLineageStore,
+    MismatchLineageStore,
+)
 from flower.core.records import LineageMismatch, LineageRecord
 from flower.testing.contract.runner import Case, CaseContext, ContractSkip
 from flower.testing.contract.sessions import expect_equal, expect_raises
@@ -242,6 +253,34 @@ def mismatch_of_moved_record(ctx: Ctx) -> None:
     expect_equal(store.load(WORKSPACE), saved, "the record after asking for a mismatch")
 
 
+T = TypeVar("T")
+
+
+class TakenOver:
+    """The session store a fleet wake took its lease in, after another worker took the
+    task over: every write checked against that lease is refused."""
+
+    def under_lease(self, project_key: str, token: int, write: Callable[[], T]) -> T:
+        raise LeaseLostError(project_key, token)
+
+
+def lost_lease_writes_nothing(ctx: Ctx) -> None:
+    store = ctx.store()
+    kept = record(2)
+    store.save(kept)
+    lineage = Lineage(store, WORKSPACE, store.load(WORKSPACE))
+    lineage.record.steps["设定目标"] = "s-2"
+    with holding(1, "contract-project", TakenOver()):
+        expect_raises(LeaseLostError, lineage.save, "a lineage save after the lease was lost")
+        expect_raises(LeaseLostError, lineage.bump_woke, "a wake counted after it was lost")
+        if isinstance(store, FencingLineageStore):  # it says it checks the lease itself
+            expect_raises(LeaseLostError, partial(store.save, record(3)), "save, lease lost")
+            if isinstance(store, MergingLineageStore):
+                update = partial(store.update, WORKSPACE, lambda current: record(4))
+                expect_raises(LeaseLostError, update, "update after the lease was lost")
+    expect_equal(store.load(WORKSPACE), kept, "the record after writes of a lost lease")
+
+
 LINEAGE_CASES: list[Case[LineageStore]] = [
     Case("load_missing", "load before any save is None", load_missing),
     Case("save_then_load", "a saved record loads equal, CJK step names too", save_then_load),
@@ -276,6 +315,11 @@ LINEAGE_CASES: list[Case[LineageStore]] = [
         "update_merges_concurrent_writers",
         "concurrent updates lose no writer's steps",
         update_merges_concurrent_writers,
+    ),
+    Case(
+        "lost_lease_writes_nothing",
+        "a fleet wake that lost its lease writes no lineage (fenced by flower or the store)",
+        lost_lease_writes_nothing,
     ),
     Case(
         "mismatch_of_own_record_is_none",
