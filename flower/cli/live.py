@@ -14,7 +14,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, TextIO, cast
 
-from flower.cli.banner import step_header
 from flower.cli.errors import set_open_line
 from flower.cli.output import OutputMayClose, compact_json, is_tty
 from flower.core.display import one_line
@@ -31,6 +30,7 @@ from flower.runtime.events import (
     Waiting,
 )
 from flower.runtime.spec import STOP_CONTEXT_LIMIT, StepResult
+from flower.workflow.banner import step_header
 
 MAX_ARGS = 80
 MAX_RESULT_LINE = 80

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from flower.core.protocols import SessionStoreBase
     from flower.core.rewind import RewindPlan
     from flower.runtime.live import LiveRuntime
+    from flower.workflow.banner import BannerLine, Tone
     from flower.workflow.clarify import Ask, GoalsFallback, GoalsOffer, RequestAsBrief
     from flower.workflow.context import WorkflowContext
     from flower.workflow.said import SaidJournal
@@ -262,83 +263,40 @@ class TerminalWake:
         say_rewind_finished(plan)
 
     def banner(self, state: WakeState | None) -> None:
-        from flower.workflow.documents import workflow_names
+        from flower.workflow.banner import wake_banner_lines
 
-        recorded = state.checks.recorded if state is not None else {}
-        work_step = workflow_names(self.settings, recorded).work_step
-        _banner(self.live, self.workspace, state, work_step)
-        if state is not None:
-            _not_used_line(self.live, self.workspace, self.settings)
+        banner = wake_banner_lines(state, self.workspace, self.settings)
+        self.live.woke = banner.woke
+        for line in banner.lines:
+            _say(self.live, line)
 
     def fresh_start(self, fresh: FreshStart) -> None:
-        self.live.line(_fresh_line(fresh, self.workspace, self.settings), "dim")
+        from flower.workflow.banner import fresh_start_said
+
+        _say(self.live, fresh_start_said(fresh, self.workspace, self.settings))
 
     def passed_on(self, words: list[str]) -> None:
-        from flower.cli.banner import unrecorded_line
+        from flower.workflow.banner import passed_on_said
 
-        self.live.line(unrecorded_line(words), "yellow")
+        _say(self.live, passed_on_said(words))
 
     def archived(self, into: Path) -> None:
-        from flower.workflow.wake import relative
+        from flower.workflow.banner import archived_said
 
-        where = relative(into, self.workspace)
-        self.live.line(
-            _("   archived the last conversation into {path}/").format(path=where), "dim"
-        )
+        _say(self.live, archived_said(into, self.workspace))
 
 
-def _fresh_line(fresh: FreshStart, workspace: Path, settings: Settings) -> str:
-    from flower.cli.banner import fresh_start_line
-    from flower.workflow.wake import lineage_name, relative
-
-    archived = None if fresh.archived is None else relative(fresh.archived, workspace)
-    return fresh_start_line(
-        fresh.reason,
-        moved_from=fresh.moved_from,
-        steps=fresh.steps,
-        archived=archived,
-        lineage_name=lineage_name(settings),
-    )
+TONE_STYLE: dict[Tone, str] = {
+    "banner": "bold green",
+    "note": "dim",
+    "warning": "yellow",
+    "done": "green",
+}
+"""How a terminal draws each :data:`~flower.workflow.banner.Tone` (rich styles)."""
 
 
-def _not_used_line(live: Live, workspace: Path, settings: Settings) -> None:
-    """Says which brief and goals files this run uses when another language's are there too."""
-    from flower.cli.banner import not_used_line
-    from flower.workflow.documents import documents
-
-    files = documents(workspace, settings)
-    if files.not_used:
-        used = [files.brief.name, files.goals.name]
-        live.line(not_used_line(used, [p.name for p in files.not_used]), "yellow")
-
-
-def _banner(live: Live, workspace: Path, state: WakeState | None, work_step: str) -> None:
-    """The first line: fresh, or what this wake resumes (with lost sessions named)."""
-    from flower.cli.banner import fresh_banner, lost_sessions_line, wake_banner
-
-    if state is None:
-        live.woke = 1
-        live.line(fresh_banner(workspace), "bold green")
-        return
-    checks = state.checks
-    live.woke = state.woke + 1
-    lost = [name for name, alive in checks.alive.items() if not alive]
-    # the first wake has no "last time" to pick up from, even beside a confirmed brief
-    if live.woke > 1 and (state.waking or checks.brief):
-        line = wake_banner(
-            workspace,
-            woke=live.woke,
-            brief_confirmed=checks.brief,
-            goals=checks.goals,
-            work_step=work_step,
-            context_tokens=checks.context.get(work_step),
-            rewound=checks.rewound,
-        )
-    else:
-        line = fresh_banner(workspace)
-    live.line(line, "bold green")
-    if lost:
-        live.line(lost_sessions_line(lost), "yellow")
+def _say(live: Live, line: BannerLine) -> None:
+    live.line(line.text, TONE_STYLE[line.tone])
 
 
 def _asker(read: Callable[[], str], out: TextIO) -> Ask:
@@ -368,7 +326,8 @@ def _request_as_brief(
     the user is asked once (Enter or y: go on)."""
 
     def decide(request: str) -> bool:
-        from flower.cli.banner import brief_from_request_line, request_as_brief_question
+        from flower.cli.banner import request_as_brief_question
+        from flower.workflow.banner import brief_from_request_line
 
         if read is not None:
             out.write("\n" + request_as_brief_question() + "\n")
@@ -400,7 +359,7 @@ class TerminalGoals:
         self.out = out
 
     def choose(self, offer: GoalsOffer) -> list[str] | None:
-        from flower.cli.banner import goals_fallback_line
+        from flower.workflow.banner import goals_fallback_line
 
         typed = self._ask(offer) if self.read is not None else []
         goals = typed or offer.goals
@@ -425,7 +384,7 @@ class TerminalGoals:
         return typed
 
     def edited(self, goals_file: str, count: int) -> None:
-        from flower.cli.banner import goals_edited_line
+        from flower.workflow.banner import goals_edited_line
 
         self.live.line(goals_edited_line(goals_file, count), "green")
 

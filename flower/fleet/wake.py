@@ -247,7 +247,7 @@ def _builtin_wake(
         live.work_step = workflow_names(settings).work_step
 
         def request_as_brief(request: str) -> bool:
-            from flower.cli.banner import brief_from_request_line
+            from flower.workflow.banner import brief_from_request_line
 
             live.line(brief_from_request_line(documents(workspace, settings).brief.name))
             return True

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
-from flower.cli.banner import step_header, wake_banner
 from flower.core.display import human_tokens, short_path
+from flower.workflow.banner import step_header, wake_banner
 
 
 def test_seed_example_line() -> None:

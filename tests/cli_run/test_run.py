@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from cli_run_helpers import REQUEST, Flower, ScriptedModel, lineage
 
-from flower.cli.banner import step_header
 from flower.core.manifest import read_manifest
 from flower.testing.fake_api import RecordedRequest, Reply, reply
+from flower.workflow.banner import step_header
 from flower.workflow.builtin import worker_agent
 from flower.workflow.goal import judge_agent
 from tests.unprivileged import cannot_write_prefix

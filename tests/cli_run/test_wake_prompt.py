@@ -141,7 +141,8 @@ def test_a_brief_never_written_asks_once_on_a_terminal(
 ) -> None:
     """Issue 23 item 7 at a real terminal: the clarifier's exchanges run out without a
     brief, flower asks once whether the request is the brief; Enter goes on, n stops."""
-    from flower.cli.banner import brief_from_request_line, request_as_brief_question
+    from flower.cli.banner import request_as_brief_question
+    from flower.workflow.banner import brief_from_request_line
 
     model.override(clarifier_agent().instructions, lambda req: reply(QUESTION))  # never a brief
     question = request_as_brief_question()

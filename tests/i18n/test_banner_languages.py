@@ -8,7 +8,9 @@ from collections.abc import Iterator
 import pytest
 from seed_strings import NEW_TASK_PROMPT, NEW_TASK_PROMPT_EN, WAKE_PROMPT, WAKE_PROMPT_EN
 
-from flower.cli.banner import (
+from flower.cli.wake import wake_prompt
+from flower.core.i18n import language
+from flower.workflow.banner import (
     fresh_banner,
     fresh_start_line,
     lost_sessions_line,
@@ -16,8 +18,6 @@ from flower.cli.banner import (
     unrecorded_line,
     wake_banner,
 )
-from flower.cli.wake import wake_prompt
-from flower.core.i18n import language
 
 EXPECTED = {
     "zh_CN": {

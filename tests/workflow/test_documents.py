@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import pytest
@@ -89,8 +88,7 @@ def test_new_archives_the_files_of_both_languages(in_tmp: Path) -> None:
 
 @pytest.mark.parametrize("lang", sorted(NAMES))
 def test_status_and_the_banner_say_which_file_is_used(in_tmp: Path, lang: str) -> None:
-    from flower.cli.live import Live
-    from flower.cli.run import _not_used_line
+    from flower.workflow.banner import wake_banner_lines
     from flower.workflow.base import wake_state
     from flower.workflow.status import describe_state
 
@@ -98,9 +96,9 @@ def test_status_and_the_banner_say_which_file_is_used(in_tmp: Path, lang: str) -
         (in_tmp / name).write_text("x\n", encoding="utf-8")
     settings = Settings()
     with language(lang):
-        lines = describe_state(wake_state(in_tmp, "runs", settings=settings), in_tmp, settings)
-        out = io.StringIO()
-        _not_used_line(Live(out, rounds=1, work_step="干活"), in_tmp, settings)
+        state = wake_state(in_tmp, "runs", settings=settings)
+        lines = describe_state(state, in_tmp, settings)
+        banner = wake_banner_lines(state, in_tmp, settings)
     brief, goals = NAMES[lang]
     other_brief, other_goals = NAMES[OTHER[lang]]
     if lang == "zh_CN":
@@ -118,7 +116,8 @@ def test_status_and_the_banner_say_which_file_is_used(in_tmp: Path, lang: str) -
             other_brief,
             other_goals,
         ]
-    shown = out.getvalue()
+    shown = banner.lines[-1].text
+    assert banner.lines[-1].tone == "warning"
     assert f"{other_brief}, {other_goals}" in shown and f"{brief}, {goals}" in shown
     if lang == "zh_CN":
         assert shown.startswith("   !! 这里还有另一种语言命名的文件,没有用:")
