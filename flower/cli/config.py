@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from flower.cli.context import get_loaded_settings, store_name
+from flower.cli.context import get_loaded_settings
 from flower.cli.lazy import command_help
 from flower.cli.output import compact_json, print_json
 from flower.core.i18n import N_, _, current_language, language_name
@@ -134,6 +134,8 @@ def config(
             }
         )
         return
+    from flower.core.config import store_name
+
     steps = _recorded_steps(workspace, loaded.settings)
     none = _("(none: no [tool.flower] table found)")
     typer.echo(_("pyproject: {path}").format(path=pyproject or none))

@@ -94,35 +94,14 @@ _loaded_last: LoadedSettings | None = None  # what this process's command loaded
 
 
 def config_error_text(exc: ConfigError) -> str:
-    """``exc``'s message, naming where its key was set when a check that runs after
-    loading (a pruning policy name, say) raised it without the file."""
-    text = str(exc)
-    loaded = _loaded_last
-    if exc.key is None or loaded is None:
-        return text
-    source = loaded.sources.get(exc.key)
-    if source is None:
-        return text
-    if loaded.pyproject is not None and source.startswith(f"{loaded.pyproject} "):
-        return f"{loaded.pyproject}: {text}"
-    from flower.core.i18n import _
-
-    return _("{error} (set by {source})").format(error=text, source=source)
+    """``exc``'s message, naming where its key was set
+    (:meth:`~flower.core.config.LoadedSettings.explain`, by what this command loaded)."""
+    return str(exc) if _loaded_last is None else _loaded_last.explain(exc)
 
 
 def get_settings(ctx: typer.Context) -> Settings:
     """The effective settings (:meth:`CliState.settings`)."""
     return get_state(ctx).settings()
-
-
-def store_name(settings: Settings, url: str | None = None) -> str:
-    """How messages name a store: ``url``, else the configured URL or embedded default;
-    a backend with neither (a plugin's) by its name."""
-    from flower.core.config import default_store_url
-    from flower.core.i18n import _
-
-    url = url or default_store_url(settings)
-    return url or _("the {backend!r} session store").format(backend=settings.sessions.backend)
 
 
 def open_store(
@@ -156,6 +135,7 @@ def opened_store(
     """:func:`open_store` and the store's redacted name, closed afterwards; ``read_only``
     (a command that only reads) and ``create=False`` (one that only deletes) create no
     store that is not there yet."""
+    from flower.core.config import store_name
     from flower.core.redact import redact_text
 
     where = redact_text(url or store_name(get_settings(ctx)))

@@ -29,9 +29,8 @@ def prune_report(
     """:func:`flower.stores.prune_report.prune_report` of the configured store, the id
     found as ``flower sessions show`` finds it (:func:`flower.cli.session_ids.find_key`:
     the newest of the projects holding it, the others said on stderr)."""
-    from flower.cli.context import store_name
     from flower.cli.session_ids import find_key
-    from flower.core.config import load_settings
+    from flower.core.config import load_settings, store_name
     from flower.core.redact import redact_text
     from flower.stores import prune_report as report
 

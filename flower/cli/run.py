@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TextIO, cast
 
 import typer
 
-from flower.cli.context import RunDirOption, get_settings, get_state, store_name
+from flower.cli.context import RunDirOption, get_settings, get_state
 from flower.cli.lazy import command_help
 from flower.core.errors import NothingToDoError
 from flower.core.i18n import N_, _
@@ -104,6 +104,7 @@ def _preflight(settings: Settings) -> None:
 
 
 def _transcript_hint(settings: Settings, session_id: str | None) -> str:
+    from flower.core.config import store_name
     from flower.core.redact import redact_text
 
     where = redact_text(store_name(settings))
@@ -554,6 +555,7 @@ def _run_once(
     rt = _live_runtime(live, settings, trim)
     try:
         if resume is not None:
+            from flower.core.config import store_name
             from flower.core.redact import redact_text
             from flower.stores.lookup import resume_key
 

@@ -52,7 +52,8 @@ def ui(
         raise FlowerError(_(INSTALL_HINT))
     import secrets
 
-    from flower.cli.context import get_settings, store_name
+    from flower.cli.context import get_settings
+    from flower.core.config import store_name
     from flower.stores.open import open_existing
     from flower.ui.app import Viewer, build_app
     from flower.ui.server import LOOPBACK, bind, server, url_of

@@ -246,6 +246,14 @@ def default_store_url(settings: Settings) -> str | None:
     return None
 
 
+def store_name(settings: Settings, url: str | None = None) -> str:
+    """How messages name a store: ``url``, else the configured URL or embedded default;
+    a backend with neither (a plugin's) by its name. Not redacted: pass it through
+    :func:`flower.core.redact.redact_text` before showing it."""
+    url = url or default_store_url(settings)
+    return url or _("the {backend!r} session store").format(backend=settings.sessions.backend)
+
+
 SECTIONS: dict[str, type[msgspec.Struct]] = {
     name: f.type
     for name, f in ((f.name, f) for f in msgspec.structs.fields(Settings))
@@ -263,6 +271,17 @@ class LoadedSettings:
     language: str = "en"
     """The language in effect (see :func:`flower.core.i18n.choose_language`)."""
     language_source: str = "default"
+
+    def explain(self, exc: ConfigError) -> str:
+        """``exc``'s message, naming where its key was set when a check that runs after
+        loading (a pruning policy name, say) raised it without the file."""
+        text = str(exc)
+        source = self.sources.get(exc.key) if exc.key is not None else None
+        if source is None:
+            return text
+        if self.pyproject is not None and source.startswith(f"{self.pyproject} "):
+            return f"{self.pyproject}: {text}"
+        return _("{error} (set by {source})").format(error=text, source=source)
 
 
 _PATH_IN_ERROR = re.compile(r" - at `\$(?P<path>[^`]*)`")

@@ -241,8 +241,8 @@ def test_repair_saves_every_readable_session_and_sets_the_file_aside(db: Path) -
 
 
 def test_doctor_fails_its_store_check_on_a_damaged_file(db: Path) -> None:
-    from flower.cli.doctor import check_store
     from flower.core.config import SessionsConfig
+    from flower.runtime.doctor import check_store
 
     settings = Settings(sessions=SessionsConfig(url=f"sqlite:///{db}"))
     assert check_store(settings).ok

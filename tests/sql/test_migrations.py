@@ -234,7 +234,7 @@ def test_a_search_path_naming_a_missing_schema_is_a_clear_error(pg_url: str) -> 
 
 
 def test_doctor_names_a_store_behind_once(pg_url: str, in_tmp: Path) -> None:
-    from flower.cli.doctor import check_store
+    from flower.runtime.doctor import check_store
 
     db = open_database(pg_url)
     try:
@@ -251,7 +251,7 @@ def test_doctor_names_a_store_behind_once(pg_url: str, in_tmp: Path) -> None:
 def test_doctor_migrates_no_empty_schema_even_with_auto_migrate(pg_url: str, in_tmp: Path) -> None:
     import sqlalchemy as sa
 
-    from flower.cli.doctor import check_store
+    from flower.runtime.doctor import check_store
 
     for auto_migrate in (False, True):
         conf = SessionsConfig(backend="postgres", url=pg_url, auto_migrate=auto_migrate)
