@@ -9,7 +9,8 @@ import typer
 
 from flower.cli.context import get_loaded_settings
 from flower.cli.lazy import command_help
-from flower.cli.output import compact_json, print_json
+from flower.cli.output import print_json
+from flower.core.display import compact_json
 from flower.core.i18n import N_, _, current_language, language_name
 from flower.core.labels import shown_step
 from flower.core.redact import redact_text, redact_value

@@ -10,14 +10,11 @@ writes plain text, one thing a line, so logs and pipes stay greppable.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any, TextIO, cast
 
 from flower.cli.errors import set_open_line
-from flower.cli.output import OutputMayClose, compact_json, is_tty
-from flower.core.display import one_line
-from flower.core.i18n import _, ngettext
+from flower.cli.output import OutputMayClose, is_tty
+from flower.core.i18n import _
 from flower.core.labels import WORK_STEP, builtin_key, parse_label, same_step, shown_label
 from flower.runtime.events import (
     Event,
@@ -30,78 +27,8 @@ from flower.runtime.events import (
     Waiting,
 )
 from flower.runtime.spec import STOP_CONTEXT_LIMIT, StepResult
+from flower.runtime.summary import describe_call, format_totals, summarize_result, totals
 from flower.workflow.banner import step_header
-
-MAX_ARGS = 80
-MAX_RESULT_LINE = 80
-KEY_ARGUMENT = {
-    "Bash": "command",
-    "Read": "file_path",
-    "Write": "file_path",
-    "Edit": "file_path",
-    "Glob": "pattern",
-    "Grep": "pattern",
-}
-"""The argument that says what a known tool call does; others show compact JSON."""
-
-
-def describe_call(name: str, tool_input: dict[str, Any] | str) -> str:
-    """``Bash: ls -la`` / ``Write: md2html.py (1.2K chars)`` / ``Tool {"a": 1}``."""
-    if isinstance(tool_input, str):
-        return f"{name} {one_line(tool_input, MAX_ARGS)}"
-    key = KEY_ARGUMENT.get(name)
-    if key and isinstance(tool_input.get(key), str):
-        shown = f"{name}: {one_line(tool_input[key], MAX_ARGS)}"
-        content = tool_input.get("content")
-        if name == "Write" and isinstance(content, str):
-            n = len(content)
-            shown += " " + ngettext("({n} char)", "({n} chars)", n).format(n=n)
-        return shown
-    return f"{name} {one_line(compact_json(tool_input), MAX_ARGS)}"
-
-
-def summarize_result(content: str, *, is_error: bool, denied: bool) -> str:
-    """``3 lines: first line…`` or ``denied: why`` / ``error: why``."""
-    text = content.strip()
-    if denied:
-        return _("denied: {why}").format(why=one_line(text, MAX_RESULT_LINE))
-    if is_error:
-        return _("error: {why}").format(why=one_line(text, MAX_RESULT_LINE))
-    if not text:
-        return _("(no output)")
-    lines = text.splitlines()
-    first = one_line(lines[0], MAX_RESULT_LINE)
-    if len(lines) == 1:
-        return first
-    return ngettext("{n} line: {first}", "{n} lines: {first}", len(lines)).format(
-        n=len(lines), first=first
-    )
-
-
-@dataclass
-class Totals:
-    runs: int = 0  # agent runs: a step's exchanges, its judge's rounds
-    turns: int = 0
-    cost_usd: float | None = None
-    seconds: float = 0.0
-
-
-def totals(results: Iterable[Any], seconds: float) -> Totals:
-    """Agent runs, turns and cost of a run's StepResults (cost None when none is known)."""
-    out = Totals(seconds=seconds)
-    for result in results:
-        out.runs += 1
-        out.turns += result.num_turns
-        if result.cost_usd is not None:
-            out.cost_usd = (out.cost_usd or 0.0) + result.cost_usd
-    return out
-
-
-def format_totals(t: Totals) -> str:
-    cost = _("cost unknown") if t.cost_usd is None else f"${t.cost_usd:.4f}"
-    runs = ngettext("{n} run", "{n} runs", t.runs).format(n=t.runs)
-    turns = ngettext("{n} turn", "{n} turns", t.turns).format(n=t.turns)
-    return f"{runs} · {turns} · {cost} · {t.seconds:.1f} s"
 
 
 class Live:
@@ -246,18 +173,11 @@ class Live:
                 "bold red",
             )
 
-    def summary(self, results: list[Any], seconds: float, transcript: str) -> None:
+    def summary(self, results: list[StepResult], seconds: float, transcript: str) -> None:
         """The closing lines: steps, turns, cost, duration, where the transcript is."""
         self.line("")
         self.line("== " + format_totals(totals(results, seconds)), "bold")
         self.line(_("   transcript: {path}").format(path=transcript), "dim")
 
 
-__all__ = [
-    "Live",
-    "Totals",
-    "describe_call",
-    "format_totals",
-    "summarize_result",
-    "totals",
-]
+__all__ = ["Live"]

@@ -10,49 +10,15 @@ import io
 import os
 import sys
 from collections.abc import Sequence
-from functools import cache
 from typing import Any, TextIO
 
-from flower.core.display import pad, shown_width
+from flower.core.display import json_text, pad, shown_width
 from flower.core.i18n import ngettext
-
-
-@cache
-def _encoder() -> Any:
-    import msgspec
-
-    return msgspec.json.Encoder(order="deterministic")
 
 
 def print_json(value: Any) -> None:
     """Pretty, valid JSON on stdout (``json.loads`` reads it back)."""
-    import msgspec
-
-    try:
-        text = msgspec.json.format(_encoder().encode(value), indent=2).decode("utf-8")
-    except UnicodeEncodeError:
-        text = _escaped_json(value, indent=2)
-    sys.stdout.write(text + "\n")
-
-
-def compact_json(value: Any) -> str:
-    """One-line JSON, for values inside a table."""
-    try:
-        return _encoder().encode(value).decode("utf-8")
-    except UnicodeEncodeError:
-        return _escaped_json(value, separators=(",", ":"))
-
-
-def _escaped_json(value: Any, **options: Any) -> str:
-    """JSON for a value holding a lone surrogate (a stored string cut mid-emoji, which
-    UTF-8 cannot carry): the standard library writes it as its ``\\ud83d`` escape."""
-    import json
-
-    return (
-        json.dumps(value, sort_keys=True, ensure_ascii=False, **options)
-        .encode("utf-8", "backslashreplace")
-        .decode("utf-8")
-    )
+    sys.stdout.write(json_text(value) + "\n")
 
 
 def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:

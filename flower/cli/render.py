@@ -11,7 +11,8 @@ import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from flower.cli.output import compact_json, is_tty, n_entries
+from flower.cli.output import is_tty, n_entries
+from flower.core.display import compact_json
 from flower.core.i18n import _, ngettext
 from flower.core.records import Entry
 from flower.core.transcript.blocks import content_words

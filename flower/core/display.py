@@ -3,13 +3,16 @@
 A wide character (Chinese) takes two columns (:func:`shown_width`, :func:`pad`); long
 text is cut to one line with an ellipsis (:func:`one_line`); token counts read as
 ``80.2K`` (:func:`human_tokens`); a path under the home directory as ``~/proj``
-(:func:`short_path`). The CLI, ``flower status``'s words and the demo all use these.
+(:func:`short_path`); values as JSON a terminal can always show (:func:`json_text`,
+:func:`compact_json`). The CLI, ``flower status``'s words and the demo all use these.
 """
 
 from __future__ import annotations
 
 import os
+from functools import cache
 from pathlib import Path
+from typing import Any
 
 
 def shown_width(text: str) -> int:
@@ -52,4 +55,49 @@ def short_path(path: str | os.PathLike[str], home: str | None = None) -> str:
     return text
 
 
-__all__ = ["human_tokens", "one_line", "pad", "short_path", "shown_width"]
+@cache
+def _encoder() -> Any:
+    import msgspec
+
+    return msgspec.json.Encoder(order="deterministic")
+
+
+def json_text(value: Any) -> str:
+    """``value`` as pretty JSON (keys sorted; ``json.loads`` reads it back)."""
+    import msgspec
+
+    try:
+        return msgspec.json.format(_encoder().encode(value), indent=2).decode("utf-8")
+    except UnicodeEncodeError:
+        return _escaped_json(value, indent=2)
+
+
+def compact_json(value: Any) -> str:
+    """``value`` as one-line JSON (keys sorted), for a table cell or a tool's arguments."""
+    try:
+        return str(_encoder().encode(value).decode("utf-8"))
+    except UnicodeEncodeError:
+        return _escaped_json(value, separators=(",", ":"))
+
+
+def _escaped_json(value: Any, **options: Any) -> str:
+    """JSON for a value holding a lone surrogate (a stored string cut mid-emoji, which
+    UTF-8 cannot carry): the standard library writes it as its ``\\ud83d`` escape."""
+    import json
+
+    return (
+        json.dumps(value, sort_keys=True, ensure_ascii=False, **options)
+        .encode("utf-8", "backslashreplace")
+        .decode("utf-8")
+    )
+
+
+__all__ = [
+    "compact_json",
+    "human_tokens",
+    "json_text",
+    "one_line",
+    "pad",
+    "short_path",
+    "shown_width",
+]

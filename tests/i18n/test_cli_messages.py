@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner, Result
 
-from flower.cli.live import format_totals, summarize_result, totals
 from flower.cli.main import build_app
 from flower.core.config import ResilienceConfig
 from flower.core.errors import ConfigError, NoSuchPluginError
@@ -24,6 +23,7 @@ from flower.core.plugins import get_registry
 from flower.core.resilience import Resilience, endpoint
 from flower.core.run_lock import run_lock
 from flower.runtime.spec import StepResult
+from flower.runtime.summary import format_totals, summarize_result, totals
 from flower.ui.server import PortInUseError, bind
 from flower_plugins.probes import TcpProber
 
