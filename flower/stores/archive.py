@@ -36,16 +36,6 @@ IMPORT_BATCH = 500
 """Entries per append when an archive is put back."""
 
 
-def _transcripts(store: SessionStoreBase, key: SessionKey) -> Iterator[SessionKey]:
-    yield key
-    try:
-        subpaths = store.list_subkeys(key)
-    except NotImplementedError:
-        subpaths = []
-    for sub in sorted(subpaths):
-        yield key.child(sub)
-
-
 def _key_dict(key: SessionKey) -> dict[str, Any]:
     return {"project_key": key.project_key, "session_id": key.session_id, "subpath": key.subpath}
 
@@ -61,6 +51,7 @@ def write_archive(
     lines, for the import to keep."""
     from flower.core.entries import encode_entry
     from flower.core.fileperms import replaced_atomically
+    from flower.stores.copy import transcripts
 
     count = 0
     try:
@@ -68,7 +59,7 @@ def write_archive(
         with replaced_atomically(output) as raw, gzip.GzipFile(fileobj=raw, mode="wb") as out:
             for key in keys:
                 age = (ages or {}).get(key)
-                for transcript in _transcripts(store, key):
+                for transcript in transcripts(store, key):
                     line: dict[str, Any] = {"key": _key_dict(transcript)}
                     if age is not None:
                         line["modified_ms"] = age

@@ -81,11 +81,14 @@ Progress = Callable[["CopyReport"], None]
 PROGRESS_EVERY = 200
 
 
-def _subkeys(store: SessionStoreBase, key: SessionKey) -> list[SessionKey]:
+def transcripts(store: SessionStoreBase, key: SessionKey) -> list[SessionKey]:
+    """A session's transcripts: ``key``, then its subagents' (by subpath); a store
+    that cannot list subkeys has only the main one."""
     try:
-        return [key.child(sub) for sub in store.list_subkeys(key)]
+        subpaths = store.list_subkeys(key)
     except NotImplementedError:
-        return []
+        subpaths = []
+    return [key, *(key.child(sub) for sub in sorted(subpaths))]
 
 
 def select_sessions(source: SessionStoreBase, *, project: str | None = None) -> list[SessionKey]:
@@ -202,7 +205,7 @@ def copy_sessions(
     ages = SessionAges(source, target)
     for main in keys:
         before = ages.target(main)
-        for key in (main, *_subkeys(source, main)):
+        for key in transcripts(source, main):
             copy_transcript(source, target, key, report, batch_size=batch_size, progress=progress)
         ages.keep(main, before)
         report.sessions += 1
@@ -276,7 +279,7 @@ def verify_sessions(
     mismatches = []
     loaded = _as_loaded(target)
     for main in keys:
-        for key in (main, *_subkeys(source, main)):
+        for key in transcripts(source, main):
             found = _compare(source.iter_entries(key), target.iter_entries(key), key, loaded)
             if found is not None:
                 mismatches.append(found)
