@@ -1,7 +1,8 @@
 """A readable view of a transcript: who said what, which tools ran, what came back.
 
-Pure functions from entries to ``(style, label, text)`` lines; ``print_transcript``
-draws them with rich (imported only here, only when called).
+:func:`flower.core.transcript.view.view_lines` says what an entry shows as;
+:func:`entry_lines` gives each line its style and ``print_transcript`` draws them with
+rich (imported only here, only when called).
 """
 
 from __future__ import annotations
@@ -9,91 +10,33 @@ from __future__ import annotations
 import itertools
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
 
 from flower.cli.output import is_tty, n_entries
-from flower.core.display import compact_json
-from flower.core.i18n import _, ngettext
+from flower.core.i18n import _
 from flower.core.records import Entry
-from flower.core.transcript.blocks import content_words
+from flower.core.transcript.view import LineKind, view_lines
 
-MAX_TEXT = 2000
-MAX_ARGS = 200
-MAX_RESULT = 400
+KIND_STYLE: dict[LineKind, str] = {
+    "user": "bold green",
+    "tool_result": "cyan",
+    "tool_error": "red",
+    "assistant": "bold blue",
+    "tool_call": "yellow",
+    "thinking": "dim",
+    "system": "magenta",
+    "api_error": "red",
+    "other": "dim",
+}
+"""The rich style of each :data:`~flower.core.transcript.view.LineKind`."""
 
 Line = tuple[str, str, str]
 """(rich style, label, text)."""
 
 
-def shorten(text: str, limit: int) -> str:
-    text = text.strip()
-    if len(text) <= limit:
-        return text
-    more = len(text) - limit
-    return text[:limit] + ngettext(
-        "… ({count} more character)", "… ({count} more characters)", more
-    ).format(count=more)
-
-
-def _result_text(content: Any) -> str:
-    words = content_words(content)
-    return compact_json(content) if words is None else words
-
-
-def _user_lines(message: dict[str, Any]) -> Iterator[Line]:
-    content = message.get("content")
-    if isinstance(content, str):
-        yield ("bold green", _("user"), shorten(content, MAX_TEXT))
-        return
-    for block in content or []:
-        if not isinstance(block, dict):
-            continue
-        kind = block.get("type")
-        if kind == "tool_result":
-            label = _("tool error") if block.get("is_error") else _("tool result")
-            text = shorten(_result_text(block.get("content")), MAX_RESULT)
-            yield ("red" if block.get("is_error") else "cyan", label, text)
-        elif kind == "text":
-            yield ("bold green", _("user"), shorten(str(block.get("text", "")), MAX_TEXT))
-        else:
-            yield ("dim", _("user"), f"[{kind}]")
-
-
-def _assistant_lines(entry: Entry, message: dict[str, Any]) -> Iterator[Line]:
-    if entry.get("isApiErrorMessage"):
-        yield ("red", _("api error"), shorten(_result_text(message.get("content")), MAX_TEXT))
-        return
-    for block in message.get("content") or []:
-        if not isinstance(block, dict):
-            continue
-        kind = block.get("type")
-        if kind == "text":
-            yield ("bold blue", _("assistant"), shorten(str(block.get("text", "")), MAX_TEXT))
-        elif kind == "tool_use":
-            args = shorten(compact_json(block.get("input", {})), MAX_ARGS)
-            yield ("yellow", _("tool call"), f"{block.get('name', '?')} {args}")
-        elif kind in ("thinking", "redacted_thinking"):
-            yield ("dim", _("thinking"), shorten(str(block.get("thinking", "")), 200))
-        else:
-            yield ("dim", _("assistant"), f"[{kind}]")
-
-
 def entry_lines(entry: Entry) -> Iterator[Line]:
-    """The lines one entry shows as; unknown types show as a dim ``[type]`` line."""
-    kind = entry.get("type")
-    message = entry.get("message")
-    if kind == "user" and isinstance(message, dict):
-        yield from _user_lines(message)
-    elif kind == "assistant" and isinstance(message, dict):
-        yield from _assistant_lines(entry, message)
-    elif kind == "system":
-        detail = entry.get("subtype") or entry.get("content") or ""
-        yield ("magenta", _("system"), shorten(str(detail), MAX_RESULT))
-    elif kind == "summary" and isinstance(entry.get("summary"), str):
-        # Claude Code's session title line
-        yield ("dim", _("summary"), shorten(entry["summary"], MAX_RESULT))
-    else:
-        yield ("dim", str(kind), "")
+    """:func:`~flower.core.transcript.view.view_lines` of ``entry``, each with its style."""
+    for line in view_lines(entry):
+        yield KIND_STYLE[line.kind], line.label, line.text
 
 
 def print_transcript(
