@@ -68,7 +68,8 @@ if TYPE_CHECKING:
 
 JOURNAL_FILE = "said.json"
 KEEP_TOKENS = 32
-"""Tokens of recorded journal words lineage keeps: enough for any one journal."""
+"""Tokens of recorded journal words lineage keeps: enough for any one journal (a
+task's own tokens are kept besides, for good: :attr:`SaidRecord.task_tokens`)."""
 
 
 class Said(msgspec.Struct, frozen=True):
@@ -79,6 +80,9 @@ class Said(msgspec.Struct, frozen=True):
     workspace: str = ""
     """The workspace the words were said in (a run dir may serve several); ``""`` in a
     journal written before entries named it: said in the workspace reading it."""
+    task: bool = False
+    """The token is the caller's own, the same on every execution of its task (a fleet
+    task's): lineage keeps it for good once it records the words."""
 
 
 class SaidJournalWarning(UserWarning):
@@ -125,17 +129,16 @@ class SaidJournal:
         entries = self.entries()
         if token is not None and any(said.token == token for said in entries):
             return token
-        said = Said(token or uuid.uuid4().hex, text, workspace)
+        said = Said(token or uuid.uuid4().hex, text, workspace, task=token is not None)
         self._write([*entries, said])
         return said.token
 
     def unrecorded(self, record: SaidRecord, workspace: str) -> list[Said]:
         """The words said in ``workspace`` whose token ``record`` (its lineage's) lacks."""
-        recorded = set(record.tokens)
         return [
             said
             for said in self.entries()
-            if said.token not in recorded and _said_in(said, workspace)
+            if not record.holds(said.token) and _said_in(said, workspace)
         ]
 
     def move_to(self, folder: Path, workspace: str, keep: str | None = None) -> None:
@@ -237,11 +240,22 @@ class SaidRecord(msgspec.Struct, omit_defaults=True):
     clarifier_sent_after: SentAfter | None = None
     tokens: list[str] = msgspec.field(default_factory=list)
     """Tokens of the journal's words lineage holds (the newest :data:`KEEP_TOKENS`)."""
+    task_tokens: list[str] = msgspec.field(default_factory=list)
+    """Tokens of tasks' words lineage holds (:attr:`Said.task`), all of them: a task may
+    run again any time (a fleet task taken over, resumed) and pass its words on again,
+    however many words were recorded since; one token a task."""
+
+    def holds(self, token: str) -> bool:
+        """Whether lineage recorded the words of ``token``."""
+        return token in self.tokens or token in self.task_tokens
 
     def mark_recorded(self, words: Iterable[Said]) -> None:
         """Note (saved by the caller, with the words) that ``words`` are recorded."""
-        added = [said.token for said in words]
+        words = list(words)
+        added = [said.token for said in words if not said.task]
         self.tokens = [*self.tokens, *added][-max(KEEP_TOKENS, len(added)) :]
+        tasks = [said.token for said in words if said.task and not self.holds(said.token)]
+        self.task_tokens = [*self.task_tokens, *tasks]
 
     def goals_edited(self, goals: Path) -> bool:
         """Whether the goals are stale and the goals file ``goals`` was changed since the

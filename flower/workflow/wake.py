@@ -575,7 +575,7 @@ def begin(
     if (
         said is not None
         and token is not None
-        and token in said_record(plan.lineage.record.extra).tokens
+        and said_record(plan.lineage.record.extra).holds(token)
     ):
         said = None  # an earlier execution of this fleet task recorded them: heard
     if plan.rewound is not None:  # a rewind a crash cut short ends first

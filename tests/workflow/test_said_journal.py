@@ -15,6 +15,7 @@ from flower.core.lineage import Lineage
 from flower.stores.lineage import load_lineage
 from flower.testing.fake_api import FakeMessagesAPI
 from flower.workflow.said import (
+    KEEP_TOKENS,
     Said,
     SaidJournal,
     SaidJournalWarning,
@@ -247,3 +248,31 @@ def test_a_directory_an_older_flower_left_is_read_and_carried_on(
     old_keys = {"unheard", "goals_stale", "unheard_sent_after", "said_tokens", "request"}
     assert not old_keys & set(after)
     assert "unheard" not in after["said"] and "never-recorded" in after["said"]["tokens"]
+
+
+def test_a_task_run_again_after_many_words_since_says_its_words_once(
+    in_tmp: Path, fake: FakeMessagesAPI
+) -> None:
+    """A fleet task's words, recorded by its first execution; then more words than
+    lineage keeps tokens of are recorded in the workspace; then the task runs again (a
+    takeover) and passes its words on under the same token: lineage still knows them."""
+    from test_wake_begin import Recorder
+    from test_wake_begin import wake as begin_wake
+
+    from flower.core.config import load_settings
+
+    fake.set_script(standard_model())
+    asyncio.run(wake("写个 md 转 html 的脚本"))
+    journal = SaidJournal("runs")
+    journal.add("also support tables", here(), "fleet-task-1")  # the task's words
+    fake.set_script(standard_model())
+    assert asyncio.run(wake("also support tables", journal=journal))["_ok"]
+    for n in range(KEEP_TOKENS + 1):  # runs killed before lineage held their words
+        journal.add(f"and feature {n}", here())
+    fake.set_script(standard_model())
+    assert asyncio.run(wake(None, journal=journal))["_ok"]
+    with begin_wake(
+        load_settings().settings, "also support tables", Recorder(), token="fleet-task-1"
+    ) as start:
+        assert start is not None and start.said is None  # recorded: heard, not said again
+    assert not journal.path.exists()
