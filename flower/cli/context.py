@@ -107,25 +107,11 @@ def get_settings(ctx: typer.Context) -> Settings:
 def open_store(
     ctx: typer.Context, url: str | None = None, *, read_only: bool = False, create: bool = True
 ) -> SessionStoreBase:
-    """The session store ``url`` names, or the configured one.
+    """The session store ``url`` names, or the configured one, for this command's
+    settings (:func:`flower.stores.open.open_store`)."""
+    from flower.stores.open import open_store as open_for
 
-    An explicit or configured URL picks its backend by scheme; without any URL the
-    configured backend opens its embedded default. ``read_only``: see
-    :func:`flower.stores.open.open_readable`. ``create=False`` (a command that only
-    deletes): opened to write when it exists, else an empty stand-in, so nothing is
-    created.
-    """
-    from flower.stores.open import EMPTY_STORE_URL, open_existing, open_session_store
-
-    settings = get_settings(ctx)
-    if read_only or not create:
-        existing = open_existing(settings, url)
-        if existing is None:
-            return open_session_store(EMPTY_STORE_URL, settings=settings)
-        if read_only:
-            return existing
-        existing.close()
-    return open_session_store(url or settings.sessions.url, settings=settings)
+    return open_for(get_settings(ctx), url, read_only=read_only, create=create)
 
 
 @contextmanager

@@ -118,6 +118,25 @@ def open_readable(settings: Settings, url: str | None = None) -> SessionStoreBas
     return store if store is not None else open_session_store(EMPTY_STORE_URL, settings=settings)
 
 
+def open_store(
+    settings: Settings, url: str | None = None, *, read_only: bool = False, create: bool = True
+) -> SessionStoreBase:
+    """The session store ``url`` names, or the one ``settings`` configure, as a command
+    opens it: ``read_only`` (one that only reads: :func:`open_readable`) and
+    ``create=False`` (one that only deletes: opened to write when it exists, else an
+    empty stand-in) create no store that is not there yet. Otherwise an explicit or
+    configured URL picks its backend by scheme; without any URL the configured backend
+    opens its embedded default (created when missing)."""
+    if read_only or not create:
+        existing = open_existing(settings, url)
+        if existing is None:
+            return open_session_store(EMPTY_STORE_URL, settings=settings)
+        if read_only:
+            return existing
+        existing.close()
+    return open_session_store(url or settings.sessions.url, settings=settings)
+
+
 def open_lineage_store(
     url: str | None = None, *, settings: Settings | None = None, read_only: bool = False
 ) -> LineageStore:
