@@ -15,7 +15,7 @@ from typing import Any, TextIO, cast
 from flower.cli.errors import set_open_line
 from flower.cli.output import OutputMayClose, is_tty
 from flower.core.i18n import _
-from flower.core.labels import WORK_STEP, builtin_key, parse_label, same_step, shown_label
+from flower.core.labels import WORK_STEP, builtin_key, parse_label, shown_label
 from flower.runtime.events import (
     Event,
     SessionStarted,
@@ -28,7 +28,7 @@ from flower.runtime.events import (
 )
 from flower.runtime.spec import STOP_CONTEXT_LIMIT, StepResult
 from flower.runtime.summary import describe_call, format_totals, summarize_result, totals
-from flower.workflow.banner import step_header
+from flower.workflow.banner import step_heading
 
 
 class Live:
@@ -115,18 +115,11 @@ class Live:
 
     def _head(self, label: str, resume: str | None) -> None:
         self._last_label = label
-        parsed = parse_label(label)
         resumed = resume is not None and resume not in self._born_here
-        if parsed.judge:
-            judged = label[: label.rindex("#")]  # the step with the judge's mark
-            head = step_header(judged, parsed.n, self.rounds, resumed=False, woke=self.woke)
-        elif parsed.kind == "retry":
-            head = step_header(label, 1, 1, resumed=resumed, woke=self.woke)
-        else:
-            gated = parsed.kind == "round" or same_step(parsed.step, self.work_step)
-            total = self.rounds if gated else 1
-            head = step_header(parsed.step, parsed.n, total, resumed=resumed, woke=self.woke)
-        self.line(head, "bold")
+        heading = step_heading(
+            label, resumed=resumed, rounds=self.rounds, work_step=self.work_step, woke=self.woke
+        )
+        self.line(heading, "bold")
 
     def on_event(self, event: Event) -> None:
         if isinstance(event, TextDelta):

@@ -44,7 +44,6 @@ if TYPE_CHECKING:
     from flower.runtime.live import LiveRuntime
     from flower.workflow.banner import BannerLine, Tone
     from flower.workflow.clarify import Ask, GoalsFallback, GoalsOffer, RequestAsBrief
-    from flower.workflow.context import WorkflowContext
     from flower.workflow.said import SaidJournal
     from flower.workflow.state import WakeState
     from flower.workflow.wake import WakeChoice, WakePlan
@@ -115,12 +114,6 @@ def _print_json(value: Any) -> None:
     from flower.cli.output import print_json
 
     print_json(value)
-
-
-def _results_json(results: list[Any]) -> list[dict[str, Any]]:
-    from flower.core.manifest import result_line
-
-    return [result_line(r) for r in results]
 
 
 # -- run ------------------------------------------------------------------------------
@@ -426,7 +419,7 @@ def _execute(
     import time
 
     from flower.workflow.builtin import builtin_workflow
-    from flower.workflow.outcome import closing_session, run_code, unjudged
+    from flower.workflow.outcome import closing_session, goals_said, outcome_json, run_code
 
     started = time.monotonic()
     rt = _live_runtime(live, settings, trim, plan.store if plan is not None else None)
@@ -452,37 +445,12 @@ def _execute(
         live.failure(failed[-1])
     shown_sid = closing_session(ctx, live.work_step)
     live.summary(results, time.monotonic() - started, _transcript_hint(settings, shown_sid))
-    if ctx.goal_met is False:
-        live.line(_goals_not_met_line(ctx), "yellow")
-    elif ctx.ok and unjudged(ctx):
-        live.line(_("   the judge gave no verdict: `flower` here goes on"), "yellow")
+    closing = goals_said(ctx)
+    if closing is not None:
+        live.line(closing, "yellow")
     if json_out:
-        _print_json(
-            {
-                "ok": ctx.ok,
-                "woke": ctx.woke,
-                "goal_met": ctx.goal_met,
-                "sessions": ctx.sessions,
-                "results": _results_json(results),
-            }
-        )
+        _print_json(outcome_json(ctx))
     return run_code(ctx)
-
-
-def _goals_not_met_line(ctx: WorkflowContext) -> str:
-    """The last line of a run whose judge left goals unmet: how many were met."""
-    from flower.core.i18n import ngettext
-    from flower.workflow.outcome import goals_tally
-
-    tally = goals_tally(ctx)
-    if tally is None:
-        return _("   the judge found goals not met yet: `flower` here goes on")
-    met, total = tally
-    return ngettext(
-        "   {met} of {total} goal met: `flower` here goes on with the rest",
-        "   {met} of {total} goals met: `flower` here goes on with the rest",
-        total,
-    ).format(met=met, total=total)
 
 
 # -- once -----------------------------------------------------------------------------
@@ -577,7 +545,9 @@ def _run_once(
         by_hand = _('   carry on by hand: flower once --resume {session}{project} "..."')
         live.line(by_hand.format(session=result.session_id, project=also), "dim")
     if json_out:
-        _print_json({"ok": result.ok, "results": _results_json([result])})
+        from flower.core.manifest import result_line
+
+        _print_json({"ok": result.ok, "results": [result_line(result)]})
     return 0 if result.ok else 1
 
 

@@ -34,7 +34,7 @@ import msgspec
 
 from flower.core.display import human_tokens, short_path, shown_width
 from flower.core.i18n import _, ngettext
-from flower.core.labels import shown_label, shown_step, shown_steps
+from flower.core.labels import parse_label, same_step, shown_label, shown_step, shown_steps
 
 if TYPE_CHECKING:
     from flower.core.config import Settings
@@ -287,6 +287,25 @@ def step_header(step: str, round_no: int, rounds: int, *, resumed: bool, woke: i
     return line
 
 
+def step_heading(
+    label: str, *, resumed: bool, rounds: int, work_step: str, woke: int | None
+) -> str:
+    """The :func:`step_header` of a run of step ``label`` (``#retry``, ``#round``, a
+    judge's mark: :func:`flower.core.labels.parse_label`): a judge's round counts the
+    work step's ``rounds``, a retry is one run, a round of the gated work step counts
+    ``rounds``, any other step one; ``resumed``: it goes on in a session an earlier
+    process made."""
+    parsed = parse_label(label)
+    if parsed.judge:
+        judged = label[: label.rindex("#")]  # the step with the judge's mark
+        return step_header(judged, parsed.n, rounds, resumed=False, woke=woke)
+    if parsed.kind == "retry":
+        return step_header(label, 1, 1, resumed=resumed, woke=woke)
+    gated = parsed.kind == "round" or same_step(parsed.step, work_step)
+    total = rounds if gated else 1
+    return step_header(parsed.step, parsed.n, total, resumed=resumed, woke=woke)
+
+
 def fresh_start_line(
     reason: str,
     *,
@@ -329,6 +348,7 @@ __all__ = [
     "passed_on_said",
     "rewound_part",
     "step_header",
+    "step_heading",
     "unrecorded_line",
     "wake_banner",
     "wake_banner_lines",

@@ -3,13 +3,16 @@
 ``flower "..."`` exits 1 when a step failed, :data:`GOALS_NOT_MET_EXIT` when every step
 ran but the judge's last verdict left goals unmet or gave none (:func:`unjudged`), else
 0 (:func:`run_code`); the fleet records the same code for a task's wake. Its closing
-``flower sessions show`` line names :func:`closing_session`, and a run whose goals are
-not met says :func:`goals_tally` of them were.
+``flower sessions show`` line names :func:`closing_session`, a run whose goals are not
+met says so (:func:`goals_said`, from :func:`goals_tally`), and ``--json`` prints
+:func:`outcome_json`.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from flower.core.i18n import _, ngettext
 
 if TYPE_CHECKING:
     from flower.workflow.context import WorkflowContext
@@ -56,4 +59,44 @@ def goals_tally(ctx: WorkflowContext) -> tuple[int, int] | None:
     return sum(1 for m in verdict.met if m), len(verdict.goals)
 
 
-__all__ = ["GOALS_NOT_MET_EXIT", "closing_session", "goals_tally", "run_code", "unjudged"]
+def goals_said(ctx: WorkflowContext) -> str | None:
+    """A run's last line when its judge left goals unmet (how many were met) or gave no
+    verdict; None when every goal was met or a step failed."""
+    if ctx.goal_met is False:
+        tally = goals_tally(ctx)
+        if tally is None:
+            return _("   the judge found goals not met yet: `flower` here goes on")
+        met, total = tally
+        return ngettext(
+            "   {met} of {total} goal met: `flower` here goes on with the rest",
+            "   {met} of {total} goals met: `flower` here goes on with the rest",
+            total,
+        ).format(met=met, total=total)
+    if ctx.ok and unjudged(ctx):
+        return _("   the judge gave no verdict: `flower` here goes on")
+    return None
+
+
+def outcome_json(ctx: WorkflowContext) -> dict[str, Any]:
+    """What ``flower "..." --json`` prints: ``ok``, ``woke``, ``goal_met``, ``sessions``
+    and ``results`` (each StepResult's manifest row)."""
+    from flower.core.manifest import result_line
+
+    return {
+        "ok": ctx.ok,
+        "woke": ctx.woke,
+        "goal_met": ctx.goal_met,
+        "sessions": ctx.sessions,
+        "results": [result_line(r) for r in ctx.results],
+    }
+
+
+__all__ = [
+    "GOALS_NOT_MET_EXIT",
+    "closing_session",
+    "goals_said",
+    "goals_tally",
+    "outcome_json",
+    "run_code",
+    "unjudged",
+]

@@ -43,3 +43,25 @@ def test_a_failed_step_exits_1_and_names_its_last_session() -> None:
     assert closing_session(ctx, "work") == "w2"
     before_any = WorkflowContext(workspace="/w", ok=False, failed="goals", sessions={"work": "w"})
     assert closing_session(before_any, "work") is None
+
+
+def test_goals_said_and_the_json_a_script_reads() -> None:
+    from flower.core.i18n import language
+    from flower.workflow.outcome import goals_said, outcome_json
+
+    ctx = WorkflowContext(workspace="/w", goal_met=False, sessions={"work": "w1"})
+    ctx.verdicts = {"work": Verdict(["a", "b", "c"], [True, False, False])}
+    ctx.results = [StepResult(step="work", session_id="w1", ok=True)]
+    with language("en"):
+        assert goals_said(ctx) == "   1 of 3 goals met: `flower` here goes on with the rest"
+        silent = WorkflowContext(workspace="/w", verdicts={"work": None})
+        assert goals_said(silent) == "   the judge gave no verdict: `flower` here goes on"
+    assert goals_said(WorkflowContext(workspace="/w", goal_met=True)) is None
+    shown = outcome_json(ctx)
+    assert {k: shown[k] for k in ("ok", "woke", "goal_met", "sessions")} == {
+        "ok": True,
+        "woke": 1,
+        "goal_met": False,
+        "sessions": {"work": "w1"},
+    }
+    assert [row["session_id"] for row in shown["results"]] == ["w1"]

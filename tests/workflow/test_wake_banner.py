@@ -59,3 +59,18 @@ def test_the_lines_under_the_banner(in_tmp: Path) -> None:
         moved = archived_said(in_tmp / "notes" / "archive" / "1", in_tmp)
     assert passed.tone == "warning" and passed.text.endswith("passing it on now: fix the parser")
     assert moved == BannerLine("   archived the last conversation into notes/archive/1/", "note")
+
+
+def test_a_step_heading_counts_rounds_for_the_work_step_and_its_judge() -> None:
+    from flower.workflow.banner import step_heading
+
+    def head(label: str, resumed: bool = False) -> str:
+        return step_heading(label, resumed=resumed, rounds=3, work_step="work", woke=2)
+
+    with language("en"):
+        assert head("work#round2").split()[-1] == "2/3"
+        assert head("work·judge#2").split()[-1] == "2/3"
+        assert "carrying on" not in head("work·judge#2")
+        assert head("work#retry1").split()[-1] == "1/1"
+        assert head("clarify", resumed=True).endswith("1/1  <- carrying on · wake 2")
+        assert head("work").split()[-1] == "1/3"
