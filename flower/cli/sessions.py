@@ -35,7 +35,6 @@ if TYPE_CHECKING:
     from flower.core.protocols import SessionStoreBase
     from flower.core.records import Entry, SessionKey
     from flower.stores.copy import CopyReport
-    from flower.workflow.roles import SessionRole
 
 app = typer.Typer(
     name="sessions",
@@ -63,110 +62,63 @@ def list_sessions(
         ),
     ] = False,
 ) -> None:
-    from flower.core.keys import project_key
     from flower.core.records import check_name
+    from flower.stores.listing import listed_origin, listing
+    from flower.workflow.roles import known_sessions
 
     with opened_store(ctx, read_only=True) as (store, where):
-        if project is not None:
-            projects = [check_name("project key", project)]
-        else:
-            try:
-                projects = store.list_projects()
-            except NotImplementedError:
-                projects = [project_key(Path.cwd())]
-        from flower.core.records import SessionKey
-
-        rows: list[tuple[str, str, int, Any]] = []
-        for proj in projects:
-            try:
-                infos = store.list_sessions(proj)
-            except NotImplementedError:
-                raise FlowerError(
-                    _("{store} cannot list its sessions").format(store=where)
-                ) from None
-            rows.extend(
-                (
-                    proj,
-                    i.session_id,
-                    i.mtime_ms,
-                    _origin(store, SessionKey(proj, i.session_id)) if forks else None,
-                )
-                for i in infos
+        try:
+            found = listing(
+                store,
+                None if project is None else check_name("project key", project),
+                workspace=Path.cwd(),
             )
-        rows.sort(key=lambda row: row[2], reverse=True)
-        roles, titled = _known_sessions(ctx, store, [(p, s) for p, s, _m, _o in rows])
+        except NotImplementedError:
+            raise FlowerError(_("{store} cannot list its sessions").format(store=where)) from None
+        origins = {r.key: listed_origin(store, r.key) for r in found} if forks else {}
+        roles, titled = known_sessions(
+            get_settings(ctx), store, [(r.project_key, r.session_id) for r in found], _
+        )
     if as_json:
         listed: list[dict[str, Any]] = []
-        for p, s, m, o in rows:
-            known = roles.get(s)
+        for r in found:
+            known = roles.get(r.session_id)
             row: dict[str, Any] = {
-                "project_key": p,
-                "session_id": s,
-                "mtime_ms": m,
-                "modified": iso_time(m),
+                "project_key": r.project_key,
+                "session_id": r.session_id,
+                "mtime_ms": r.mtime_ms,
+                "modified": iso_time(r.mtime_ms),
                 "role": (known.role or None) if known else None,
                 "step": known.step if known else None,
                 "label": known.label if known else None,
-                "title": titled.get(s),
+                "title": titled.get(r.session_id),
             }
             if forks:
-                row["forked_from"] = (
-                    None
-                    if o is None
-                    else {"session_id": o.session_id, "message_uuid": o.message_uuid}
-                )
+                o = origins[r.key]
+                row["forked_from"] = o and {
+                    "session_id": o.session_id,
+                    "message_uuid": o.message_uuid,
+                }
             listed.append(row)
         print_json(listed)
         return
-    if not rows:
+    if not found:
         typer.echo(_("no sessions in {store}").format(store=where), err=True)
         return
     headers = [_("SESSION"), _("MODIFIED (UTC)"), _("PROJECT")]
-    table = [[s, iso_time(m), p] for p, s, m, _o in rows]
+    table = [[r.session_id, iso_time(r.mtime_ms), r.project_key] for r in found]
     if forks:
         headers.append(_("FORKED FROM"))
-        for line, (_p, _s, _m, o) in zip(table, rows, strict=True):
+        for line, r in zip(table, found, strict=True):
+            o = origins[r.key]
             line.append(o.session_id if o else "")
     if roles:  # a workflow ran here: who each of its sessions was, and what it was for
         headers += [_("ROLE"), _("STEP"), _("TITLE")]
-        for line, (_p, s, _m, _o) in zip(table, rows, strict=True):
-            known = roles.get(s)
+        for line, r in zip(table, found, strict=True):
+            known = roles.get(r.session_id)
             shown = (known.shown_role(_), known.shown_step(_)) if known else ("", "")
-            line += [*shown, titled.get(s, "")]
+            line += [*shown, titled.get(r.session_id, "")]
     print_table(headers, table)
-
-
-def _known_sessions(
-    ctx: typer.Context, store: SessionStoreBase, listed: list[tuple[str, str]]
-) -> tuple[dict[str, SessionRole], dict[str, str]]:
-    """What the run directory's manifest says the ``listed`` sessions (project, id) were,
-    and their titles (the user's request, read from the clarifier's first prompt, or the
-    step); sessions it does not know are left out, and their transcripts are not read."""
-    from flower.core.manifest import read_manifest
-    from flower.core.records import SessionKey
-    from flower.workflow.roles import Titles, session_roles
-
-    settings = get_settings(ctx)
-    try:
-        everyone = session_roles(read_manifest(settings.run_path), settings)
-    except OSError:  # an unreadable run directory: the listing goes on without roles
-        return {}, {}
-    roles = {s: everyone[s] for _p, s in listed if s in everyone}
-    titles = Titles(roles, lambda p, s: store.load(SessionKey(p, s)), _)
-    titled = {s: titles(p, s) or "" for p, s in listed if s in roles}
-    return roles, titled
-
-
-def _origin(store: SessionStoreBase, key: SessionKey) -> Any:
-    """What ``key`` was forked from; nothing for a session the store cannot read (a
-    damaged one is said when it is shown, not by failing the whole listing)."""
-    from flower.core.errors import StoreDamagedError
-    from flower.core.fork import origin_of
-
-    try:
-        return origin_of(store, key)
-    except StoreDamagedError:
-        return None
 
 
 def _pruned_entries(
@@ -183,8 +135,7 @@ def _pruned_entries(
                 option="--pruned", module="flower.stores.prune"
             )
         ) from None
-    view = PruningSessionStore.from_settings(store, get_settings(ctx))
-    view.options["dry_run"] = True
+    view = PruningSessionStore.from_settings(store, get_settings(ctx), dry_run=True)
     raw = store.load(key) or []
     if not quiet:
         _note_unsent(raw)
@@ -587,42 +538,8 @@ def _progress_bar(total: int) -> Iterator[Callable[[CopyReport], None] | None]:
 
 
 def _print_report(report: CopyReport, source: str, target: str, as_json: bool) -> None:
-    conflicts: list[dict[str, Any]] = [
-        {
-            "project_key": c.key.project_key,
-            "session_id": c.key.session_id,
-            "subpath": c.key.subpath,
-            "uuid": c.uuid,
-        }
-        for c in report.conflicts
-    ]
-    mismatches = None
-    if report.mismatches is not None:
-        mismatches = [
-            {
-                "project_key": m.key.project_key,
-                "session_id": m.key.session_id,
-                "subpath": m.key.subpath,
-                "index": m.index,
-                "reason": m.reason,
-            }
-            for m in report.mismatches
-        ]
     if as_json:
-        print_json(
-            {
-                "from": source,
-                "to": target,
-                "sessions": report.sessions,
-                "transcripts": report.transcripts,
-                "entries_read": report.entries_read,
-                "entries_written": report.entries_written,
-                "entries_present": report.entries_present,
-                "conflicts": conflicts,
-                "verified": mismatches == [] if mismatches is not None else None,
-                "mismatches": mismatches,
-            }
-        )
+        print_json({"from": source, "to": target, **report.as_dict()})
     else:
         copied = ngettext(
             "copied {sessions} ({transcripts}) from {source} to {target}: {entries} read, "
@@ -643,10 +560,11 @@ def _print_report(report: CopyReport, source: str, target: str, as_json: bool) -
                 count=len(report.conflicts),
             )
         )
-        for c in conflicts[:20]:
-            where = c["session_id"] + (f"/{c['subpath']}" if c["subpath"] else "")
+        for c in report.conflicts[:20]:
+            where = c.key.session_id + (f"/{c.key.subpath}" if c.key.subpath else "")
             conflict = _("conflict: {transcript} already holds a different entry {uuid} (kept)")
-            typer.echo(conflict.format(transcript=where, uuid=c["uuid"]), err=True)
+            typer.echo(conflict.format(transcript=where, uuid=c.uuid), err=True)
+        mismatches = report.mismatches
         if mismatches is not None:
             differ = ngettext(
                 "verify: {count} transcript differs",
@@ -659,7 +577,7 @@ def _print_report(report: CopyReport, source: str, target: str, as_json: bool) -
                 else differ.format(count=len(mismatches))
             )
             differs = _("differs: {session} at entry {index}: {reason}")
-            for found in (report.mismatches or [])[:20]:
+            for found in mismatches[:20]:
                 reason = found.shown()
                 said = differs.format(
                     session=found.key.session_id, index=found.index, reason=reason
@@ -761,8 +679,7 @@ def stats(
                     _("{store} cannot list its sessions; pass an ID").format(store=where)
                 ) from None
             title = _("{sessions} in {store}").format(sessions=n_sessions(len(keys)), store=where)
-        view = PruningSessionStore.from_settings(store, get_settings(ctx))
-        view.options["dry_run"] = True
+        view = PruningSessionStore.from_settings(store, get_settings(ctx), dry_run=True)
         result = collect(store, keys, view)
     if as_json:
         print_json(result.as_dict())

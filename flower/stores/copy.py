@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import zip_longest
+from typing import Any
 
 import msgspec
 
@@ -74,6 +75,33 @@ class CopyReport:
     @property
     def ok(self) -> bool:
         return not self.conflicts and not self.mismatches
+
+    def as_dict(self) -> dict[str, Any]:
+        """The report as plain data (``flower sessions copy --json``): the figures, each
+        conflict and mismatch by its key, ``verified`` None when not verified."""
+
+        def where(key: SessionKey) -> dict[str, Any]:
+            return {
+                "project_key": key.project_key,
+                "session_id": key.session_id,
+                "subpath": key.subpath,
+            }
+
+        mismatches = None
+        if self.mismatches is not None:
+            mismatches = [
+                {**where(m.key), "index": m.index, "reason": m.reason} for m in self.mismatches
+            ]
+        return {
+            "sessions": self.sessions,
+            "transcripts": self.transcripts,
+            "entries_read": self.entries_read,
+            "entries_written": self.entries_written,
+            "entries_present": self.entries_present,
+            "conflicts": [{**where(c.key), "uuid": c.uuid} for c in self.conflicts],
+            "verified": mismatches == [] if mismatches is not None else None,
+            "mismatches": mismatches,
+        }
 
 
 Progress = Callable[["CopyReport"], None]

@@ -515,9 +515,12 @@ class PruningSessionStore(SessionStoreBase):
         ephemeral: bool | None = None,
         keep_denials: int | None = None,
         run_dir: Path | None = None,
+        dry_run: bool = False,
     ) -> PruningSessionStore:
         """The configured chain; ``trim=False`` turns off only trim, ``ephemeral=False``
-        only the ephemeral policy, ``keep_denials`` overrides the configuration."""
+        only the ephemeral policy, ``keep_denials`` overrides the configuration.
+        ``dry_run``: a view to look at (``flower sessions show --pruned``), where trim
+        shows its pointers but writes no file under ``trimmed/``."""
         if keep_denials is not None:
             if keep_denials < 0:
                 raise ConfigError(f"keep_denials must be 0 or more, got {keep_denials}")
@@ -526,7 +529,8 @@ class PruningSessionStore(SessionStoreBase):
                 pruning=msgspec.structs.replace(settings.pruning, keep_denials=keep_denials),
             )
         policies = configured_policies(settings, trim=trim, ephemeral=ephemeral)
-        return cls(inner, policies, run_dir=run_dir or settings.run_path)
+        options = {"dry_run": True} if dry_run else None
+        return cls(inner, policies, run_dir=run_dir or settings.run_path, options=options)
 
     def context(self, key: SessionKey | None) -> PruneContext:
         return PruneContext(key=key, run_dir=self.run_dir, options=dict(self.options))

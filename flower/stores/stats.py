@@ -16,8 +16,7 @@ Two kinds of token figures, never mixed:
 
     settings = load_settings().settings
     with open_session_store(settings=settings) as store:
-        view = PruningSessionStore.from_settings(store, settings)
-        view.options["dry_run"] = True  # computed, nothing written
+        view = PruningSessionStore.from_settings(store, settings, dry_run=True)
         print(collect(store, select_sessions(store), view).as_dict())
 """
 

@@ -33,6 +33,7 @@ from flower.core.i18n import N_, current_language, translations
 from flower.core.labels import shown_label
 from flower.core.records import Entry, SessionKey
 from flower.core.redact import redact_text
+from flower.stores.listing import SessionRow
 from flower.ui import chart, conversation, listing, runs
 from flower.ui.pruned import PrunedView, pruned_view
 from flower.ui.readonly import NoStoreYet, ReadOnlyStore
@@ -114,21 +115,15 @@ class Viewer:
     def pruning(self) -> Any:
         from flower.stores.prune import PruningSessionStore
 
-        view = PruningSessionStore.from_settings(self.store(), self.settings)
-        view.options["dry_run"] = True  # trim shows its pointers, writes no file
-        return view
+        # trim shows its pointers, writes no file
+        return PruningSessionStore.from_settings(self.store(), self.settings, dry_run=True)
 
     def roles(self) -> dict[str, SessionRole]:
         """What the run directory's manifest says each session was (nothing when it
         cannot be read: the pages show the sessions as they are)."""
-        from flower.core.manifest import read_manifest
-        from flower.workflow.roles import session_roles
+        from flower.workflow.roles import run_roles
 
-        try:
-            rows = read_manifest(self.settings.run_path)
-        except OSError:
-            return {}
-        return session_roles(rows, self.settings)
+        return run_roles(self.settings)
 
     def entries(self, key: SessionKey) -> list[Entry]:
         entries = self.store().load(key)
@@ -268,7 +263,7 @@ def build_app(viewer: Viewer, *, token: str | None = None, language: str | None 
             if look_for_forks or siblings <= FORK_SCAN_LIMIT:
                 forks, look_for_forks = fork_points(viewer.store(), key), True
             roles = viewer.roles()
-            row = listing.SessionRow(key.project_key, key.session_id, 0)
+            row = SessionRow(key.project_key, key.session_id, 0)
             summary = listing.known_as(viewer.store(), roles, say)(
                 row, listing.summarize_entries(raw, viewer.prices())
             )

@@ -10,7 +10,6 @@ transcript. Only the rows of the page shown are read, for what the index does no
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
@@ -22,26 +21,11 @@ from flower.core.protocols import SessionStoreBase
 from flower.core.records import Entry, SessionKey
 from flower.core.transcript.usage import context_tokens
 from flower.runtime.pricing import cost_of, price_for
+from flower.stores.listing import SessionRow, listing
 from flower.ui.conversation import title_of
 from flower.workflow.roles import SessionRole, Titles
 
 PAGE_SIZE = 50
-
-
-class SessionRow(msgspec.Struct, frozen=True):
-    """One main transcript as the listing has it."""
-
-    project_key: str
-    session_id: str
-    mtime_ms: int
-
-    @property
-    def key(self) -> SessionKey:
-        return SessionKey(self.project_key, self.session_id)
-
-    @property
-    def last_active(self) -> str:
-        return datetime.fromtimestamp(self.mtime_ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
 
 
 class RowSummary(msgspec.Struct):
@@ -70,17 +54,6 @@ class Page(msgspec.Struct):
     number: int  # 1-based
     pages: int
     query: str
-
-
-def listing(store: SessionStoreBase) -> list[SessionRow]:
-    """Every main transcript of every project, newest first."""
-    rows = [
-        SessionRow(project, info.session_id, info.mtime_ms)
-        for project in store.list_projects()
-        for info in store.list_sessions(project)
-    ]
-    rows.sort(key=lambda r: (-r.mtime_ms, r.session_id, r.project_key))
-    return rows
 
 
 def matches(row: SessionRow, words: list[str]) -> bool:

@@ -24,6 +24,7 @@ from flower.workflow.documents import workflow_names
 
 if TYPE_CHECKING:
     from flower.core.config import Settings
+    from flower.core.protocols import SessionStoreBase
 
 ROLES = {
     "clarifier": N_("clarifier"),
@@ -97,6 +98,17 @@ def session_roles(
     return found
 
 
+def run_roles(settings: Settings) -> dict[str, SessionRole]:
+    """:func:`session_roles` of the run directory's manifest; nothing when it cannot be
+    read (a listing then shows the sessions as they are)."""
+    from flower.core.manifest import read_manifest
+
+    try:
+        return session_roles(read_manifest(settings.run_path), settings)
+    except OSError:
+        return {}
+
+
 def first_prompt(entries: Iterable[Mapping[str, Any]]) -> str:
     """The words of a transcript's first prompt (a user message that is no tool result)."""
     from flower.core.transcript.blocks import content_words
@@ -155,4 +167,30 @@ class Titles:
         return words if len(words) <= self.limit else words[: self.limit - 1] + "…"
 
 
-__all__ = ["ROLES", "SessionRole", "Titles", "first_prompt", "session_roles"]
+def known_sessions(
+    settings: Settings,
+    store: SessionStoreBase,
+    listed: Iterable[tuple[str, str]],
+    gettext: Callable[[str], str],
+) -> tuple[dict[str, SessionRole], dict[str, str]]:
+    """What the run directory's manifest says the ``listed`` sessions (project, id)
+    were, and their titles (:class:`Titles`); sessions it does not know are left out,
+    and their transcripts are not read."""
+    from flower.core.records import SessionKey
+
+    listed = list(listed)
+    everyone = run_roles(settings)
+    roles = {s: everyone[s] for _p, s in listed if s in everyone}
+    titles = Titles(roles, lambda p, s: store.load(SessionKey(p, s)), gettext)
+    return roles, {s: titles(p, s) or "" for p, s in listed if s in roles}
+
+
+__all__ = [
+    "ROLES",
+    "SessionRole",
+    "Titles",
+    "first_prompt",
+    "known_sessions",
+    "run_roles",
+    "session_roles",
+]
