@@ -16,8 +16,7 @@ from flower.core.labels import shown_step
 from flower.core.redact import redact_text, redact_value
 
 if TYPE_CHECKING:
-    from flower.core.config import Settings
-    from flower.workflow.documents import DocumentLookup
+    from flower.workflow.documents import DocumentLookup, StepLookup
 
 SOURCE_WORDS = {"default": N_("default"), "command line": N_("command line")}
 """The sources that are words, not a file or variable name: shown translated (the
@@ -56,30 +55,11 @@ def _lookup_said(lookup: DocumentLookup, workspace: Path) -> str:
     return _("found: {file}").format(file=name)
 
 
-def _recorded_steps(workspace: Path, settings: Settings) -> dict[str, str]:
-    """The step keys lineage holds here (read only: a store that is not there stays so)."""
-    conf = settings.lineage
-    if (
-        conf.backend == "json"
-        and not conf.url
-        and not (settings.run_path / "lineage.json").exists()
-    ):
-        return {}  # nothing recorded, and the stores stay unloaded (`config` starts fast)
-    from flower.stores.lineage import configured_lineage_store, load_lineage
-
-    store = configured_lineage_store(settings, read_only=True)
-    return load_lineage(workspace, settings=settings, store=store).steps
-
-
-def _step_said(key: str, recorded: dict[str, str], settings: Settings) -> tuple[str, str]:
-    """An unset step name: the key a run here uses, and why (found in lineage, or this
-    language's)."""
-    from flower.workflow.documents import workflow_names
-
-    step = getattr(workflow_names(settings, recorded), key.rsplit(".", 1)[-1])
-    if step in recorded:
-        return step, _("default: found in lineage")
-    return step, _("default: {language}").format(language=language_name(current_language()))
+def _step_said(lookup: StepLookup) -> str:
+    """Why an unset step name is this key here (found in lineage, or this language's)."""
+    if lookup.how == "lineage":
+        return _("default: found in lineage")
+    return _("default: {language}").format(language=language_name(current_language()))
 
 
 def _show(value: Any) -> str:
@@ -136,8 +116,9 @@ def config(
         )
         return
     from flower.core.config import store_name
+    from flower.workflow.documents import step_lookups
 
-    steps = _recorded_steps(workspace, loaded.settings)
+    steps = step_lookups(workspace, loaded.settings)
     none = _("(none: no [tool.flower] table found)")
     typer.echo(_("pyproject: {path}").format(path=pyproject or none))
     typer.echo(_("session store: {store}").format(store=redact_text(store_name(loaded.settings))))
@@ -148,7 +129,8 @@ def config(
         if key in lookups and value is None:  # unset: say what the lookup picks here
             shown = _lookup_said(lookups[key], workspace)
         if key in STEP_KEYS and value is None:  # unset: the key a run here uses
-            value, shown = _step_said(key, steps, loaded.settings)
+            lookup = steps[key.rsplit(".", 1)[-1]]
+            value, shown = lookup.key, _step_said(lookup)
         if key in STEP_KEYS and isinstance(value, str) and shown_step(value) != value:
             shown = _("{source}; shown as {name}").format(source=shown, name=shown_step(value))
         typer.echo(f"{key.ljust(width)} = {_show(value)}  # {shown}")

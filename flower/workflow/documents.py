@@ -113,6 +113,37 @@ def document_lookups(
     return _lookup(ws, names.brief_file, BRIEF_FILE), _lookup(ws, names.goals_file, GOALS_FILE)
 
 
+class StepLookup(msgspec.Struct, frozen=True):
+    """Which lineage key one built-in step uses in a workspace, and why."""
+
+    key: str
+    how: Literal["configured", "lineage", "language"]
+    """``configured``: the settings name it; ``lineage``: lineage here holds the step
+    under this key (in whichever language); ``language``: the name in this wake's language."""
+
+
+def step_lookups(workspace: str | os.PathLike[str], settings: Settings) -> dict[str, StepLookup]:
+    """``{"clarify_step" | "goals_step" | "work_step": StepLookup}`` for ``workspace``:
+    the key a run there uses for each step (:func:`workflow_names` over the keys lineage
+    holds, read only: a lineage store that is not there is not created)."""
+    conf = settings.lineage
+    recorded: dict[str, str] = {}
+    if conf.backend != "json" or conf.url or (settings.run_path / "lineage.json").exists():
+        from flower.stores.lineage import configured_lineage_store, load_lineage
+
+        store = configured_lineage_store(settings, read_only=True)
+        recorded = load_lineage(workspace, settings=settings, store=store).steps
+    names = workflow_names(settings, recorded)
+    found: dict[str, StepLookup] = {}
+    for field in ("clarify_step", "goals_step", "work_step"):
+        key = getattr(names, field)
+        if getattr(settings.workflow, field):
+            found[field] = StepLookup(key, "configured")
+        else:
+            found[field] = StepLookup(key, "lineage" if key in recorded else "language")
+    return found
+
+
 def documents(workspace: str | os.PathLike[str], settings: Settings | None = None) -> Documents:
     """The brief and the goals files of ``workspace``, the one lookup every reader uses.
 
