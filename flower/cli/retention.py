@@ -13,7 +13,6 @@ Only the options and what is said live here: the choosing and deleting are
 
 from __future__ import annotations
 
-import re
 import sys
 import time
 from pathlib import Path
@@ -22,32 +21,13 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from flower.cli.lazy import command_help
-from flower.core.errors import FlowerError
+from flower.core.errors import UsageError
 from flower.core.i18n import N_, _, ngettext
 
 if TYPE_CHECKING:
     from flower.core.protocols import SessionStoreBase
     from flower.core.records import Leftover
     from flower.stores.retention import Candidate
-
-_DURATION = re.compile(r"^\s*(\d+)\s*([smhdw])\s*$")
-_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
-
-
-class RetentionUsageError(FlowerError):
-    exit_code = 2
-
-
-def parse_age(text: str) -> float:
-    """``30d`` -> seconds. Units: s, m, h, d, w."""
-    match = _DURATION.match(text)
-    if not match:
-        raise RetentionUsageError(
-            _(
-                "--older-than {text!r}: expected a number and a unit (s, m, h, d, w), e.g. 30d"
-            ).format(text=text)
-        )
-    return int(match[1]) * _UNIT_SECONDS[match[2]]
 
 
 def _show(chosen: list[Candidate], kept: list[Candidate], archiving: bool) -> None:
@@ -93,7 +73,7 @@ def _confirm(question: str, yes: bool) -> None:
     if yes:
         return
     if not _can_ask():
-        raise RetentionUsageError(_("not deleting anything without --yes (no terminal to ask)"))
+        raise UsageError(_("not deleting anything without --yes (no terminal to ask)"))
     if not typer.confirm(question):
         typer.echo(_("nothing deleted"))
         raise typer.Exit(1)
@@ -103,7 +83,7 @@ def _selection(
     ctx: typer.Context, store: SessionStoreBase, older_than: str | None
 ) -> tuple[list[Candidate], list[Candidate]]:
     from flower.cli.context import get_settings
-    from flower.stores.retention import lineage_session_ids, select_old
+    from flower.stores.retention import lineage_session_ids, parse_age, select_old
 
     age = parse_age(older_than) if older_than is not None else None
     protected = lineage_session_ids(get_settings(ctx), Path.cwd())
@@ -240,18 +220,9 @@ def archive(
     yes: Yes = False,
 ) -> None:
     from flower.cli.context import opened_store
-    from flower.stores.archive import read_archive, write_archive
+    from flower.stores.archive import check_new_archive, write_checked_archive
 
-    if not output.name.endswith(".jsonl.gz"):
-        raise RetentionUsageError(
-            _("{path}: an archive is gzip-compressed JSON lines; name it *.jsonl.gz").format(
-                path=output
-            )
-        )
-    if output.exists():
-        raise RetentionUsageError(
-            _("{path} exists; pick a new file (archives never overwrite)").format(path=output)
-        )
+    check_new_archive(output)
     with opened_store(ctx, read_only=dry_run or keep, create=False) as (store, where):
         chosen, kept = _selection(ctx, store, older_than)
         _show(chosen, kept, archiving=True)
@@ -259,21 +230,15 @@ def archive(
             return
         if not keep and not yes and not _can_ask():
             # said before the archive is written: a re-run with --yes needs no new name
-            raise RetentionUsageError(
+            raise UsageError(
                 _(
                     "not archiving and deleting without --yes (no terminal to ask); "
                     "add --yes, or --keep to export only"
                 )
             )
         keys = [c.key for c in chosen]
-        written = write_archive(store, keys, output, {c.key: c.mtime_ms for c in chosen})
-        read_back = sum(1 for _ in read_archive(output))
-        if read_back != written:
-            raise FlowerError(
-                _("{path}: wrote {written} entries, read back {read}; kept all").format(
-                    path=output, written=written, read=read_back
-                )
-            )
+        ages = {c.key: c.mtime_ms for c in chosen}
+        written = write_checked_archive(store, keys, output, ages)
         entries = ngettext("{n} entry", "{n} entries", written).format(n=written)
         sessions = ngettext("{n} session", "{n} sessions", len(keys)).format(n=len(keys))
         typer.echo(

@@ -1,51 +1,19 @@
 """``flower sessions show --since`` and ``--follow``: a time window, and a live tail.
 
-The window and the tail are :mod:`flower.stores.tail`'s; this module reads ``--since``
-and prints.
+The window, the tail and ``--since``'s reading are :mod:`flower.stores.tail`'s; this
+module prints.
 """
 
 from __future__ import annotations
 
-import re
 import sys
 import time
 from collections.abc import Callable, Iterable
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import IO, Any
 
-from flower.core.errors import FlowerError
-from flower.core.i18n import _
 from flower.core.protocols import SessionStoreBase
 from flower.core.records import Entry, SessionKey
-
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw])\Z")
-_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
-
-
-class BadSinceError(FlowerError):
-    """A ``--since`` value that is neither a duration nor an ISO time."""
-
-    exit_code = 2
-
-
-def parse_since(text: str, now: datetime | None = None) -> datetime:
-    """``10m``, ``2h``, ``1.5d`` (before ``now``) or an ISO 8601 time (UTC if naive)."""
-    now = now or datetime.now(UTC)
-    value = text.strip()
-    match = _DURATION.match(value.lower())
-    if match:
-        amount, unit = float(match.group(1)), match.group(2)
-        return now - timedelta(**{_UNITS[unit]: amount})
-    try:
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
-        raise BadSinceError(
-            _(
-                "{option} {value}: expected a duration like 30s, 10m, 2h, 1d, 1w or an ISO "
-                "time like 2026-01-31T09:00:00Z"
-            ).format(option="--since", value=repr(text))
-        ) from None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 class EntryPrinter:

@@ -196,8 +196,10 @@ def show(
         raise UsageFlowerError(_("--interval is how often --follow polls: it needs --follow"))
     from flower.cli import session_view
     from flower.core.entries import encode_entry
+    from flower.stores.tail import parse_since
+    from flower.stores.tail import since as since_cutoff
 
-    cutoff = session_view.parse_since(since) if since is not None else None
+    cutoff = parse_since(since) if since is not None else None
     with opened_store(ctx, read_only=True) as (store, where):
         key = find_key(store, session_id, where, project)
         if follow:
@@ -207,8 +209,6 @@ def show(
         entries: Iterator[Entry] | list[Entry]
         entries = _pruned_entries(ctx, store, key, as_json) if pruned else store.iter_entries(key)
         if cutoff is not None:
-            from flower.stores.tail import since as since_cutoff
-
             entries = list(since_cutoff(entries, cutoff))
         if raw:
             out = sys.stdout.buffer

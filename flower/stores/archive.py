@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from flower.core.errors import FlowerError, InvalidEntryError
+from flower.core.errors import FlowerError, InvalidEntryError, UsageError
 from flower.core.i18n import _
 from flower.core.protocols import SessionStoreBase
 from flower.core.records import Entry, SessionKey
@@ -72,6 +72,41 @@ def write_archive(
             _("cannot write {path}: {error}").format(path=output, error=exc.strerror or exc)
         ) from None
     return count
+
+
+def check_new_archive(output: Path) -> None:
+    """``output`` can take a new archive: named ``*.jsonl.gz`` and not there yet
+    (archives never overwrite); else a :class:`~flower.core.errors.UsageError`."""
+    if not output.name.endswith(".jsonl.gz"):
+        raise UsageError(
+            _("{path}: an archive is gzip-compressed JSON lines; name it *.jsonl.gz").format(
+                path=output
+            )
+        )
+    if output.exists():
+        raise UsageError(
+            _("{path} exists; pick a new file (archives never overwrite)").format(path=output)
+        )
+
+
+def write_checked_archive(
+    store: SessionStoreBase,
+    keys: list[SessionKey],
+    output: Path,
+    ages: Mapping[SessionKey, int] | None = None,
+) -> int:
+    """:func:`write_archive`, then every line read back: the number of entries, the
+    same both ways, or a :class:`~flower.core.errors.FlowerError` (the sessions are
+    then not to be deleted)."""
+    written = write_archive(store, keys, output, ages)
+    read_back = sum(1 for _ in read_archive(output))
+    if read_back != written:
+        raise FlowerError(
+            _("{path}: wrote {written} entries, read back {read}; kept all").format(
+                path=output, written=written, read=read_back
+            )
+        )
+    return written
 
 
 class ArchiveLine(NamedTuple):
@@ -159,4 +194,12 @@ def import_archive(store: SessionStoreBase, path: Path) -> tuple[int, int]:
     return total, len(batches)
 
 
-__all__ = ["ArchiveLine", "import_archive", "is_gzip", "read_archive", "write_archive"]
+__all__ = [
+    "ArchiveLine",
+    "check_new_archive",
+    "import_archive",
+    "is_gzip",
+    "read_archive",
+    "write_archive",
+    "write_checked_archive",
+]

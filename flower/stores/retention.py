@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from flower.core.errors import FlowerError
+from flower.core.errors import FlowerError, UsageError
 from flower.core.i18n import _
 from flower.core.protocols import SessionStoreBase
 from flower.core.records import SessionKey
@@ -94,6 +94,21 @@ def lineage_session_ids(settings: Settings, workspace: Path) -> set[str]:
             )
         ids.update(found.steps.values())
     return {i for i in ids if isinstance(i, str)}
+
+
+def parse_age(text: str) -> float:
+    """``--older-than``'s ``30d`` in seconds (:func:`flower.core.durations.duration_seconds`);
+    anything else is a :class:`~flower.core.errors.UsageError` saying what was expected."""
+    from flower.core.durations import duration_seconds
+
+    seconds = duration_seconds(text)
+    if seconds is None:
+        raise UsageError(
+            _(
+                "--older-than {text!r}: expected a number and a unit (s, m, h, d, w), e.g. 30d"
+            ).format(text=text)
+        )
+    return seconds
 
 
 @dataclass(frozen=True)
@@ -184,6 +199,7 @@ __all__ = [
     "Candidate",
     "delete_unchanged",
     "lineage_session_ids",
+    "parse_age",
     "select_old",
     "sweep_snapshots",
 ]

@@ -17,10 +17,37 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
+from flower.core.durations import duration_seconds
+from flower.core.errors import UsageError
+from flower.core.i18n import _
 from flower.core.protocols import SessionStoreBase
 from flower.core.records import Entry, SessionKey
+
+
+class BadSinceError(UsageError):
+    """A ``--since`` value that is neither a duration nor an ISO time (exit code 2)."""
+
+
+def parse_since(text: str, now: datetime | None = None) -> datetime:
+    """The moment ``text`` names: ``10m``, ``2h``, ``1.5d`` before ``now``
+    (:func:`flower.core.durations.duration_seconds`), or an ISO 8601 time (UTC if naive)."""
+    now = now or datetime.now(UTC)
+    seconds = duration_seconds(text)
+    if seconds is not None:
+        return now - timedelta(seconds=seconds)
+    value = text.strip()
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        raise BadSinceError(
+            _(
+                "{option} {value}: expected a duration like 30s, 10m, 2h, 1d, 1w or an ISO "
+                "time like 2026-01-31T09:00:00Z"
+            ).format(option="--since", value=repr(text))
+        ) from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def entry_time(entry: Entry) -> datetime | None:
@@ -68,4 +95,4 @@ def tail(
         sleep(interval)
 
 
-__all__ = ["entry_time", "since", "tail"]
+__all__ = ["BadSinceError", "entry_time", "parse_since", "since", "tail"]

@@ -18,7 +18,7 @@ from claude_code_home import PROJECT, SESSION, make_claude_home
 from typer.testing import CliRunner, Result
 
 from flower.cli.main import build_app
-from flower.cli.session_view import BadSinceError, parse_since
+from flower.stores.tail import BadSinceError, parse_since
 
 # the expected text below is flower's English output (tests/conftest.py)
 pytestmark = pytest.mark.usefixtures("english")
