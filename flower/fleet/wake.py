@@ -34,8 +34,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from flower.core.errors import FlowerError
 from flower.core.i18n import SOURCE_LANGUAGE, _, speaking
 from flower.core.lease import LeaseLostError, holding
+from flower.fleet.outage import unreachable
 
 if TYPE_CHECKING:
     from flower.core.config import Settings
@@ -68,6 +70,12 @@ class Wake:
     main: asyncio.Task[Any] | None = None
     done: threading.Event = field(default_factory=threading.Event)
     step: str | None = None
+    say: Callable[[str], None] = print
+    """The worker's output (its status lines)."""
+    pause: float = 1.0
+    """Seconds between looks at a session store that cannot be reached."""
+    outage_said: bool = False
+    """The step the wake is in said its store could not be reached (once a step)."""
 
     def stop(self) -> None:
         """Cancel the wake from any thread (it saves its place, as after Ctrl-C)."""
@@ -86,8 +94,29 @@ class Wake:
             return True
         if self.store.renew_lease(self.project, self.token, self.takeover_after):
             return True
-        self.lost_at = time.monotonic()
+        self.lose()
         return False
+
+    def lose(self) -> None:
+        """Another worker holds the task now: the wake drops it (said once)."""
+        if self.lost_at is None:
+            self.lost_at = time.monotonic()
+            self.say(
+                _("task {task}: another worker took it over; dropping it here").format(
+                    task=self.task_id
+                )
+            )
+
+    def met_outage(self, error: BaseException) -> None:
+        """The step met ``error``, its store that cannot be reached: one line a step."""
+        if not self.outage_said:
+            self.outage_said = True
+            self.say(
+                _("task {task}: a database cannot be reached ({error}); retrying").format(
+                    task=self.task_id,
+                    error=error if isinstance(error, FlowerError) else type(error).__name__,
+                )
+            )
 
 
 Through = Callable[
@@ -168,18 +197,27 @@ def _steps_through(wake: Wake, through: Through, woke: Callable[[], int | None])
 
     async def run(name: str, live: Callable[[], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
         async def guarded() -> dict[str, Any]:
-            try:
-                outcome = await live()
-            except LeaseLostError:
-                wake.lost_at = wake.lost_at or time.monotonic()
-                raise Unrecorded from None
-            except Exception:
-                if not await asyncio.to_thread(wake.holds, renew=True):
+            while True:
+                try:
+                    outcome = await live()
+                except LeaseLostError:
+                    wake.lose()
                     raise Unrecorded from None
-                raise  # kept as the step's error: the task fails, and says why
-            if not await asyncio.to_thread(wake.holds, renew=True):
-                raise Unrecorded
-            return outcome
+                except Exception as exc:
+                    if not unreachable(exc):
+                        if not await _renewed(wake):
+                            raise Unrecorded from None
+                        raise  # kept as the step's error: the task fails, and says why
+                    # its store went away: once it is back (and the task still this
+                    # wake's), the step runs again here and resumes its session from
+                    # its last stored turn, as a takeover would; DBOS keeps nothing of it
+                    if not await _renewed(wake, exc):
+                        raise Unrecorded from None
+                    continue
+                if not await _renewed(wake):
+                    raise Unrecorded
+                wake.outage_said = False
+                return outcome
 
         if not wake.holds():
             raise Unrecorded
@@ -188,6 +226,23 @@ def _steps_through(wake: Wake, through: Through, woke: Callable[[], int | None])
         return result
 
     return run
+
+
+async def _renewed(wake: Wake, outage: BaseException | None = None) -> bool:
+    """``wake.holds(renew=True)``, once its session store can be reached: after
+    ``outage`` (the store could not be reached) and while the renewal meets one, it
+    waits (one line) and asks again. False: the task is not this wake's any more (taken
+    over meanwhile, cancelled, or the worker leaves)."""
+    while True:
+        if outage is not None:
+            wake.met_outage(outage)
+            await asyncio.sleep(wake.pause)
+        try:
+            return await asyncio.to_thread(wake.holds, renew=True)
+        except Exception as exc:
+            if not unreachable(exc):
+                raise
+            outage = exc
 
 
 async def _tracked(wake: Wake, main: Awaitable[Any]) -> Any:

@@ -28,9 +28,9 @@ import msgspec
 from flower.core.errors import FlowerError, SchemaOutOfDateError
 from flower.core.i18n import N_, SOURCE_LANGUAGE, _, speaking
 from flower.core.keys import project_key
-from flower.core.lease import LeaseLostError
 from flower.fleet import engine
 from flower.fleet.board import Board
+from flower.fleet.outage import unreachable
 from flower.fleet.places import FleetError, FleetPlace, said_of, workspace_settings
 from flower.fleet.wake import Unrecorded, Wake, run_wake
 
@@ -225,15 +225,18 @@ class Worker:
         with self.lock:
             running = list(self.running.values())
         for wake in running:
-            if wake.lost_at is None and not wake.store.renew_lease(
-                wake.project, wake.token, self.place.takeover_after
-            ):
-                wake.lost_at = time.monotonic()
-                self.say(
-                    _("task {task}: another worker took it over; dropping it here").format(
-                        task=wake.task_id
-                    )
+            if wake.lost_at is not None:
+                continue
+            try:
+                renewed = wake.store.renew_lease(
+                    wake.project, wake.token, self.place.takeover_after
                 )
+            except Exception as exc:
+                if not unreachable(exc):
+                    raise
+                continue  # its store is away: the wake waits it out and renews then
+            if not renewed:
+                wake.lose()
 
     def _drop_lost(self, grace: float) -> None:
         """Stop the wakes whose lease is gone, after ``grace`` seconds (a write they try
@@ -270,11 +273,24 @@ class Worker:
             return {"ok": False, "why": str(exc)}
         project = project_key(workspace)
         token, previous = self._patiently(task_id, lambda: self._take_lease(store, project))
-        wake = Wake(task_id, workspace, store, project, token, self.place.takeover_after)
+        wake = Wake(
+            task_id,
+            workspace,
+            store,
+            project,
+            token,
+            self.place.takeover_after,
+            say=self.say,
+            pause=self.place.heartbeat,
+        )
         with self.lock:
             self.running[task_id] = wake
         try:
             result = self._wake(wake, task, said, settings, previous)
+        except _Unkept:
+            with contextlib.suppress(Exception):
+                store.close()
+            raise
         finally:
             with self.lock:
                 self.running.pop(task_id, None)
@@ -287,8 +303,9 @@ class Worker:
         assert result is not None
         self._patiently(task_id, lambda: store.release_lease(project, token))
         store.close()
-        done = _("done") if result["ok"] else _("failed")
-        self.say(_("task {task}: {state}").format(task=task_id, state=done))
+        if wake.lost_at is None:  # else it said it dropped the task
+            done = _("done") if result["ok"] else _("failed")
+            self.say(_("task {task}: {state}").format(task=task_id, state=done))
         return result
 
     def _patiently(self, task_id: str, call: Callable[[], T]) -> T:
@@ -300,7 +317,7 @@ class Worker:
             try:
                 return call()
             except Exception as exc:
-                if not _unreachable(exc):
+                if not unreachable(exc):
                     raise
                 if not said:
                     self.say(
@@ -361,6 +378,12 @@ class Worker:
                 return None
             except Exception as exc:  # the wake failed: the task fails, and says why
                 log.write(f"{type(exc).__name__}: {exc}\n")
+                if unreachable(exc):
+                    # a database went away outside a step (a step waits its outage
+                    # out): this run ends, DBOS keeps nothing of it, and the task is
+                    # queued again once it has been idle here for takeover_after
+                    wake.met_outage(exc)
+                    raise _Unkept from exc
                 return {"ok": False, "exit": 1, "why": str(exc) or type(exc).__name__}
 
     def _wait_for_run_lock(self, wake: Wake, run_dir: str) -> bool:
@@ -395,35 +418,10 @@ class Worker:
             time.sleep(min(float(got), self.place.heartbeat) + 0.05)
 
 
-def _unreachable(exc: BaseException) -> bool:
-    """Whether ``exc`` is a database that cannot be reached now, which a wait may cure:
-    a Postgres connection that failed or was cut (no answer, or SQLSTATE class 08 or
-    57: a restart, a shutdown), a SQLite file locked too long (SQLITE_BUSY or
-    SQLITE_LOCKED, by code: not by SQLite's words). Not a refusal (bad
-    credentials, no such database), a damaged file, or a lost lease."""
-    import sqlite3
-
-    from flower.core.errors import StoreDamagedError
-
-    postgres: tuple[type[BaseException], ...] = ()
-    with contextlib.suppress(ImportError):  # the postgres extra
-        import psycopg
-
-        postgres = (psycopg.OperationalError, psycopg.InterfaceError)
-    seen: BaseException | None = exc
-    while seen is not None:
-        if isinstance(seen, StoreDamagedError | LeaseLostError):
-            return False
-        orig = getattr(seen, "orig", None) or seen
-        if isinstance(orig, postgres):
-            sqlstate = getattr(orig, "sqlstate", None) or ""
-            return not sqlstate or sqlstate.startswith(("08", "57"))
-        if isinstance(orig, sqlite3.OperationalError):
-            code = getattr(orig, "sqlite_errorcode", None)  # an extended code's low byte
-            busy = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
-            return code is not None and (code & 0xFF) in busy
-        seen = seen.__cause__ or seen.__context__
-    return False
+class _Unkept(BaseException):
+    """This run of the task ends and DBOS keeps nothing of it (DBOS keeps a workflow's
+    ``Exception`` as its outcome, not this): the task stays PENDING on this worker,
+    runs nowhere, and :meth:`Worker._hand_back_orphans` queues it again."""
 
 
 def _park() -> NoReturn:

@@ -48,7 +48,10 @@ StepThrough = Callable[[str, Callable[[], Awaitable[dict[str, Any]]]], Awaitable
 (which runs the step, ``skip_if`` and ``after`` included, and returns its
 :class:`StepOutcome` as builtins) and returns what it gave; or, for a step the caller
 finished in an earlier process, returns the outcome it kept then without calling
-``live`` (a durable engine's step: the fleet's DBOS step, see flower/fleet/wake.py)."""
+``live`` (a durable engine's step: the fleet's DBOS step, see flower/fleet/wake.py).
+``live()`` may be awaited again after it raised (the fleet does once the session store
+it could not reach is back): the step runs again and resumes the session its cut run
+left, from its last stored turn."""
 
 
 class StepOutcome(msgspec.Struct, kw_only=True):
@@ -409,8 +412,13 @@ class Workflow:
 
         async def live() -> dict[str, Any]:
             nonlocal ran
+            sessions = known
+            if ran and step.name in ctx.sessions:
+                # run again by ``through`` (its run was cut: its store went away): it
+                # resumes the session its cut run left, as a later process would
+                sessions = {**known, step.name: ctx.sessions[step.name]}
             ran = True
-            outcome = await self._step(step, ctx, rt, lineage, manifest, known)
+            outcome = await self._step(step, ctx, rt, lineage, manifest, sessions)
             if encrypted:  # the texts stay in the (sealed) transcripts only
                 outcome.text = None
                 outcome.results = [dataclasses.replace(r, text="") for r in outcome.results]

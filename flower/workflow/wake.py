@@ -116,7 +116,9 @@ class WakePlan:
             return
         from flower.core.errors import FlowerError, StoreUnavailableError
 
-        raise error if isinstance(error, FlowerError) else StoreUnavailableError(str(error))
+        if isinstance(error, FlowerError):
+            raise error
+        raise StoreUnavailableError(str(error)) from error
 
     def close(self) -> None:
         """Close the session store the plan opened (the runtime of the wake may use it
@@ -580,7 +582,7 @@ def begin(
         said = None  # an earlier execution of this fleet task recorded them: heard
     if plan.rewound is not None:  # a rewind a crash cut short ends first
         io.rewind_finished(plan.rewound)
-    check_store(plan.state)  # before any banner: nothing is gone, nothing runs
+    plan.check_store()  # before any banner: nothing is gone, nothing runs
     state = builtin_view(plan.state, settings)
     used = is_used(state)
     if needs_words(state, said, interactive=interactive):

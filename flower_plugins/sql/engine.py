@@ -426,7 +426,10 @@ class Database:
         attempts = max(READ_ATTEMPTS, ABORTED_ATTEMPTS)
         for attempt in range(1, attempts + 1):
             _pause_before(attempt)
-            conn, cursor = self._hot_cursor()
+            try:
+                conn, cursor = self._hot_cursor()
+            except DBAPIError as exc:  # no connection: the server is down or unreachable
+                raise self.translate(exc) from exc
             try:
                 if begin_immediate:
                     cursor.execute("BEGIN IMMEDIATE")

@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+import shutil
+import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from fleet_helpers import HoldingModel, Workers, fleet_env
+from own_postgres import OwnPostgres
 
 from flower.testing.fake_api import FakeMessagesAPI
 
@@ -84,3 +87,16 @@ def workers(root: Path, env: dict[str, str]) -> Iterator[Workers]:
     found = Workers(root, env)
     yield found
     found.close()
+
+
+@pytest.fixture
+def own_postgres() -> Iterator[OwnPostgres]:
+    """A PostgreSQL server of the test's own, which it may stop, start and restart."""
+    # not under tmp_path: its parents are private to root, and the server runs as nobody
+    base = Path(tempfile.mkdtemp(prefix="flower-fleet-pg-"))
+    try:
+        server = OwnPostgres(base)
+        yield server
+        server.stop()
+    finally:
+        shutil.rmtree(base, ignore_errors=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import os
 import signal
 import subprocess
@@ -110,13 +111,14 @@ class Workers:
         self.procs: dict[str, subprocess.Popen[str]] = {}
         self.logs: dict[str, Path] = {}
 
-    def start(self, name: str) -> subprocess.Popen[str]:
+    def start(self, name: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+        """Worker ``name``, in the fleet's environment or in ``env``."""
         log = self.root / f"worker-{name}.out"
         self.logs[name] = log
         proc = subprocess.Popen(
             [*FLOWER, "fleet", "worker", "--id", name],
             cwd=self.root,
-            env=self.env,
+            env=self.env if env is None else env,
             stdin=subprocess.DEVNULL,
             stdout=log.open("w"),
             stderr=subprocess.STDOUT,
@@ -222,3 +224,51 @@ def fleet_status(root: Path) -> list[dict[str, Any]]:
     """``Fleet.status()`` of the fleet configured in ``root``, from this process."""
     with fleet_of(root) as fleet:
         return list(fleet.status())
+
+
+def states(root: Path) -> dict[str, str]:
+    """Each task's state, by its id."""
+    return {row["id"]: row["state"] for row in fleet_status(root)}
+
+
+def work_step(ws: Path) -> str:
+    """The work step's key in the workspace's lineage (the wakes speak English)."""
+    from flower.core.i18n import language
+    from flower.workflow.documents import workflow_names
+
+    lineage = json.loads((ws / "runs" / "lineage.json").read_text(encoding="utf-8"))
+    with language("en"):
+        return str(workflow_names(None, lineage["steps"]).work_step)
+
+
+def work_session(ws: Path) -> str:
+    """The work step's session in the workspace's lineage."""
+    lineage = json.loads((ws / "runs" / "lineage.json").read_text(encoding="utf-8"))
+    return str(lineage["steps"][work_step(ws)])
+
+
+def transcript(ws: Path, sid: str, env: dict[str, str]) -> list[dict[str, Any]]:
+    """The session ``sid`` of workspace ``ws`` as its store holds it."""
+    import msgspec
+
+    from flower.core.keys import project_key
+    from flower.core.records import SessionKey
+    from flower.fleet.places import workspace_settings
+    from flower.stores.open import open_session_store
+
+    settings = workspace_settings(ws)
+    if "FLOWER_SESSIONS_URL" in env:
+        sessions = msgspec.structs.replace(settings.sessions, url=env["FLOWER_SESSIONS_URL"])
+        settings = msgspec.structs.replace(settings, sessions=sessions)
+    store = open_session_store(settings=settings)
+    try:
+        return store.load(SessionKey(project_key(ws), sid)) or []
+    finally:
+        store.close()
+
+
+def submit(root: Path, env: dict[str, str], ws: Path, task_id: str, said: str) -> None:
+    """``flower fleet submit`` of a new workspace ``ws`` as ``task_id``."""
+    ws.mkdir()
+    done = run(root, env, "fleet", "submit", str(ws), said, "--id", task_id)
+    assert done.returncode == 0, done.stderr

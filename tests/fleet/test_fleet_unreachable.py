@@ -12,7 +12,7 @@ from psycopg import errors
 
 from flower.core.errors import StoreDamagedError, StoreUnavailableError
 from flower.core.lease import LeaseLostError
-from flower.fleet.worker import _unreachable
+from flower.fleet.outage import unreachable
 
 
 def _chained(outer: BaseException, inner: BaseException) -> BaseException:
@@ -51,18 +51,18 @@ def _unopenable(tmp_path: Path) -> sqlite3.OperationalError:
 
 def test_a_cut_or_refused_connection_is_waited_out(tmp_path: Path) -> None:
     refused = psycopg.OperationalError("connection failed: Connection refused")
-    assert _unreachable(refused)
-    assert _unreachable(errors.AdminShutdown("terminating connection"))  # 57P01
+    assert unreachable(refused)
+    assert unreachable(errors.AdminShutdown("terminating connection"))  # 57P01
     wrapped = sa.exc.OperationalError("SELECT 1", {}, refused)
-    assert _unreachable(_chained(StoreUnavailableError("PostgreSQL at h:1: down"), wrapped))
-    assert _unreachable(_locked(tmp_path))
+    assert unreachable(_chained(StoreUnavailableError("PostgreSQL at h:1: down"), wrapped))
+    assert unreachable(_locked(tmp_path))
 
 
 def test_a_refusal_or_damage_ends_the_task(tmp_path: Path) -> None:
-    assert not _unreachable(errors.InvalidPassword("password authentication failed"))
-    assert not _unreachable(errors.InvalidCatalogName("database x does not exist"))
-    assert not _unreachable(_unopenable(tmp_path))
+    assert not unreachable(errors.InvalidPassword("password authentication failed"))
+    assert not unreachable(errors.InvalidCatalogName("database x does not exist"))
+    assert not unreachable(_unopenable(tmp_path))
     locked = _locked(tmp_path)
-    assert not _unreachable(_chained(StoreDamagedError("damaged"), locked))
-    assert not _unreachable(LeaseLostError("-p", 3))
-    assert not _unreachable(ValueError("not a database error"))
+    assert not unreachable(_chained(StoreDamagedError("damaged"), locked))
+    assert not unreachable(LeaseLostError("-p", 3))
+    assert not unreachable(ValueError("not a database error"))
