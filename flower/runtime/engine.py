@@ -462,7 +462,8 @@ class Runtime:
             finished = True
         except ResilienceError as exc:
             if session.engine_failure and isinstance(exc.__cause__, _EngineFailure):
-                raise exc.__cause__.cause from None
+                failure = exc.__cause__.cause  # as it was raised: its own cause kept
+                raise failure from failure.__cause__
             errors = exc.errors
             result.ok = False
             result.error = _describe_failure(exc, model)

@@ -428,7 +428,7 @@ class Database:
             _pause_before(attempt)
             try:
                 conn, cursor = self._hot_cursor()
-            except DBAPIError as exc:  # no connection: the server is down or unreachable
+            except dbapi.Error as exc:  # no connection: the server is down or unreachable
                 raise self.translate(exc) from exc
             try:
                 if begin_immediate:

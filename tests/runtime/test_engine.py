@@ -564,3 +564,23 @@ def test_a_store_that_cannot_write_for_the_machines_sake_is_not_retried_as_an_ap
         run(rt.run(READER, "Which flower?"))
     assert f"{words}. Nothing stored was lost" in str(caught.value)
     assert len(fake_api.requests) <= 1  # no retry of the request
+
+
+def test_a_store_error_leaves_the_run_with_its_cause(
+    make_runtime: MakeRuntime, fake_api: FakeMessagesAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store's own error leaves the run as it was raised, its cause with it (the
+    driver's error a fleet worker reads to know a database it can wait for)."""
+    from flower.core.errors import StoreUnavailableError
+
+    fake_api.add(text("tulip"))
+    rt = make_runtime()
+    driver = ConnectionRefusedError("the server is down")
+
+    def cut(key: SessionKey, entries: Any) -> None:
+        raise StoreUnavailableError("cannot reach the store") from driver
+
+    monkeypatch.setattr(rt.store, "append", cut)
+    with pytest.raises(StoreUnavailableError) as caught:
+        run(rt.run(READER, "Which flower?"))
+    assert caught.value.__cause__ is driver
