@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from flower.cli.context import get_settings, open_store
+from flower.cli.context import get_settings
 from flower.cli.lazy import command_help
 from flower.cli.output import print_json, print_table
 from flower.core.i18n import N_, _, ngettext
@@ -35,20 +35,11 @@ def _short(text: str, width: int = 60) -> str:
     return first if len(first) <= width else first[: width - 1] + "…"
 
 
-def _show_turns(settings: Settings, step: str, as_json: bool, ctx: typer.Context) -> None:
+def _show_turns(settings: Settings, step: str | None, as_json: bool) -> None:
     from flower.core.display import human_tokens
-    from flower.core.keys import project_key
-    from flower.core.rewind import lineage_step, step_key, turns_of
-    from flower.stores.lineage import load_lineage
+    from flower.workflow.rewind import step_turns
 
-    lineage = load_lineage(Path.cwd(), settings=settings)
-    step = lineage_step(lineage, step, settings.run_path)  # `work` names 干活
-    key = step_key(lineage, step, project_key(Path.cwd()), settings.run_path)
-    store = open_store(ctx, read_only=True)
-    try:
-        turns = turns_of(store, key)
-    finally:
-        store.close()
+    step, key, turns = step_turns(settings, Path.cwd(), step)
     rows = [(len(turns) - i, t) for i, t in enumerate(turns)]
     if as_json:
         print_json(
@@ -157,43 +148,16 @@ def rewind(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help=N_("Machine-readable output."))] = False,
 ) -> None:
-    from flower.workflow.documents import workflow_names
+    from flower.workflow.rewind import rewind_step
 
     settings = get_settings(ctx)
-    step = step or workflow_names(settings).work_step
     if list_turns:
-        _show_turns(settings, step, as_json, ctx)
+        _show_turns(settings, step, as_json)
         return
-    from flower.core.keys import project_key
-    from flower.core.rewind import pending, step_key
-    from flower.core.run_lock import run_lock
-    from flower.stores.lineage import load_lineage
-
     workspace = Path.cwd().resolve()
-    cut_short = pending(settings.run_path)
-    if cut_short is None:  # say what is missing before taking the lock
-        step_key(
-            load_lineage(workspace, settings=settings),
-            step,
-            project_key(workspace),
-            settings.run_path,
-        )
-    with run_lock(settings.run_path):
-        store = open_store(ctx)
-        try:
-            lineage = load_lineage(workspace, settings=settings)
-            plan = lineage.rewind(
-                step,
-                turns,
-                workspace=workspace,
-                store=store,
-                settings=settings,
-                keep_files=keep_files,
-                force=force,
-            )
-        finally:
-            store.close()
-    finished = cut_short is not None and plan.new_session == cut_short.new_session
+    plan, finished = rewind_step(
+        settings, workspace, turns, step=step, keep_files=keep_files, force=force
+    )
     if as_json:
         import msgspec
 

@@ -1,17 +1,32 @@
-"""Finish a rewind a crash cut short, before a workflow loads its lineage."""
+"""A step's rewind as ``flower rewind`` does it, and a rewind a crash cut short finished
+before a workflow loads its lineage.
+
+::
+
+    from pathlib import Path
+    from flower import load_settings
+    from flower.workflow.rewind import rewind_step, step_turns
+
+    settings = load_settings().settings
+    listed = step_turns(settings, Path.cwd())  # the work step's user turns
+    done = rewind_step(settings, Path.cwd(), turns=1)
+    print(done.plan.new_session, done.cut_short)
+"""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from flower.core.rewind import finish_pending, pending
 from flower.stores.lineage import load_lineage
 
 if TYPE_CHECKING:
     from flower.core.config import Settings
+    from flower.core.fork import UserTurn
     from flower.core.protocols import SessionStoreBase
+    from flower.core.records import SessionKey
     from flower.core.rewind import RewindPlan
 
 
@@ -42,3 +57,83 @@ def finish_pending_rewind(
 
     with open_session_store(settings=settings) as store:
         return finish_rewind(workspace, store, settings=settings, run_dir=settings.run_path)
+
+
+class StepTurns(NamedTuple):
+    """A step's session and the user turns of its active chain, oldest first."""
+
+    step: str
+    """The step's lineage key (``干活`` for ``work``)."""
+    key: SessionKey
+    turns: list[UserTurn]
+
+
+def step_turns(settings: Settings, workspace: Path, step: str | None = None) -> StepTurns:
+    """The turns ``flower rewind --list`` shows: of ``step`` (default: the work step),
+    read only (a store that is not there yet is not created)."""
+    from flower.core.keys import project_key
+    from flower.core.rewind import lineage_step, step_key, turns_of
+    from flower.stores.open import open_readable
+    from flower.workflow.documents import workflow_names
+
+    lineage = load_lineage(workspace, settings=settings)
+    step = lineage_step(lineage, step or workflow_names(settings).work_step, settings.run_path)
+    key = step_key(lineage, step, project_key(workspace), settings.run_path)
+    with open_readable(settings) as store:
+        return StepTurns(step, key, turns_of(store, key))
+
+
+class Rewound(NamedTuple):
+    """What :func:`rewind_step` did."""
+
+    plan: RewindPlan
+    cut_short: bool
+    """The plan was a rewind a crash cut short, finished now, and nothing more was done."""
+
+
+def rewind_step(
+    settings: Settings,
+    workspace: Path,
+    turns: int = 1,
+    *,
+    step: str | None = None,
+    keep_files: bool = False,
+    force: bool = False,
+) -> Rewound:
+    """Rewind ``step`` (default: the work step) ``turns`` user turns, under the run
+    directory's lock (:meth:`flower.core.lineage.Lineage.rewind`); a rewind a crash cut
+    short is finished first, and is then all that is done. What is missing (no lineage,
+    no such step) is said before the lock is taken."""
+    from flower.core.keys import project_key
+    from flower.core.rewind import step_key
+    from flower.core.run_lock import run_lock
+    from flower.stores.open import open_session_store
+    from flower.workflow.documents import workflow_names
+
+    workspace = workspace.resolve()
+    step = step or workflow_names(settings).work_step
+    cut_short = pending(settings.run_path)
+    if cut_short is None:
+        lineage = load_lineage(workspace, settings=settings)
+        step_key(lineage, step, project_key(workspace), settings.run_path)
+    with run_lock(settings.run_path), open_session_store(settings=settings) as store:
+        plan = load_lineage(workspace, settings=settings).rewind(
+            step,
+            turns,
+            workspace=workspace,
+            store=store,
+            settings=settings,
+            keep_files=keep_files,
+            force=force,
+        )
+    return Rewound(plan, cut_short is not None and plan.new_session == cut_short.new_session)
+
+
+__all__ = [
+    "Rewound",
+    "StepTurns",
+    "finish_pending_rewind",
+    "finish_rewind",
+    "rewind_step",
+    "step_turns",
+]

@@ -238,3 +238,17 @@ def test_lineage_rewind_from_python_takes_the_run_lock(
     assert load_lineage(workspace, settings=rt.settings).steps[STEP] == old
     assert (workspace / "a.txt").read_text() == "v2\n" and not (run_dir / PLAN_FILE).exists()
     assert _rewind(rt, lineage, workspace).old_session == old  # once it is free
+
+
+def test_step_turns_and_rewind_step_do_what_flower_rewind_does(
+    worked: tuple[Runtime, Lineage, str], workspace: Path
+) -> None:
+    from flower.workflow.rewind import rewind_step, step_turns
+
+    rt, _lineage, first = worked
+    listed = step_turns(rt.settings, workspace, STEP)
+    assert listed.step == STEP and listed.key.session_id == first
+    assert [t.text for t in listed.turns] == ["write a", "now change it"]
+    done = rewind_step(rt.settings, workspace, 1, step=STEP)
+    assert not done.cut_short and done.plan.old_session == first and done.plan.turns == 1
+    assert step_turns(rt.settings, workspace, STEP).key.session_id == done.plan.new_session
