@@ -145,6 +145,24 @@ def test_each_policy_keeps_input_unchanged_chain_connected_and_is_idempotent(
         assert once == snapshot, policy.name
 
 
+@FAST
+@given(transcripts)
+def test_a_policy_copies_only_the_entries_it_changes(entries: list[dict]) -> None:
+    """Copy on edit (issue 32 item 12): an entry a policy leaves as it was is the very
+    object it was given, and a policy with nothing left to change copies nothing."""
+    for policy in policies():
+        given_by_uuid = {e["uuid"]: e for e in entries if e.get("uuid")}
+        once = policy.prune(entries, ctx())
+        for entry in once:
+            before = given_by_uuid.get(entry.get("uuid"))
+            if before is not None and before == entry:
+                assert entry is before, policy.name
+        again = policy.prune(once, ctx())
+        assert len(again) == len(once), policy.name
+        assert all(a is b for a, b in zip(again, once, strict=True)), policy.name
+        entries = once
+
+
 def test_the_generator_makes_transcripts_whose_chain_starts_at_the_last_compaction() -> None:
     entries = build([("tool", 1), ("compact", 0), ("api-error", 2), ("turn", 3)], True)
     chain = active_chain(entries)
