@@ -53,6 +53,17 @@ class StoreDamagedError(StoreUnavailableError):
     nothing more into it; ``flower sessions repair`` saves what is readable."""
 
 
+def sqlite_locked(exc: BaseException) -> bool:
+    """Whether ``exc`` (or the driver error a SQLAlchemy error wraps) is SQLite saying
+    another connection holds the lock it needs: ``SQLITE_BUSY`` or ``SQLITE_LOCKED``,
+    known by its error code (an extended code's low byte), never by SQLite's words."""
+    import sqlite3  # on use: this module is imported at every start
+
+    orig = getattr(exc, "orig", None) or exc
+    code = getattr(orig, "sqlite_errorcode", None) if isinstance(orig, sqlite3.Error) else None
+    return code is not None and (code & 0xFF) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+
+
 class StoreNotFoundError(StoreUnavailableError):
     """A store opened only to read that does not exist (yet): opening it read-only
     creates nothing, so there is nothing to read."""

@@ -22,7 +22,7 @@ def unreachable(exc: BaseException) -> bool:
     credentials, no such database), a damaged file, or a lost lease."""
     import sqlite3
 
-    from flower.core.errors import StoreDamagedError
+    from flower.core.errors import StoreDamagedError, sqlite_locked
 
     postgres: tuple[type[BaseException], ...] = ()
     with contextlib.suppress(ImportError):  # the postgres extra
@@ -40,9 +40,7 @@ def unreachable(exc: BaseException) -> bool:
             sqlstate = getattr(orig, "sqlstate", None) or ""
             return not sqlstate or sqlstate.startswith(("08", "57"))
         if isinstance(orig, sqlite3.OperationalError):
-            code = getattr(orig, "sqlite_errorcode", None)  # an extended code's low byte
-            busy = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
-            return code is not None and (code & 0xFF) in busy
+            return sqlite_locked(orig)
         seen = seen.__cause__ or seen.__context__
     return False
 

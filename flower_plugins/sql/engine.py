@@ -36,6 +36,7 @@ from flower.core.errors import (
     StoreDamagedError,
     StoreNotFoundError,
     StoreUnavailableError,
+    sqlite_locked,
 )
 from flower.core.fileperms import (
     check_private,
@@ -576,7 +577,7 @@ def translate_error(
             return StoreUnavailableError(
                 _("cannot write {path}: {reason}").format(path=path, reason=read_only_reason(path))
             )
-        if "locked" in lowered or "busy" in lowered:
+        if sqlite_locked(exc):
             return StoreUnavailableError(
                 _(
                     "{path}: another process held the write lock for more than "

@@ -110,3 +110,31 @@ def test_a_folder_that_cannot_be_created_is_a_clear_error(tmp_path: Path) -> Non
     blocker.write_text("x")
     with pytest.raises(StoreUnavailableError, match="cannot create the folder"):
         open_session_store(f"sqlite:///{blocker}/sub/s.db", settings=Settings())
+
+
+@pytest.mark.usefixtures("english")
+def test_a_file_another_process_holds_locked_says_so(tmp_path: Path) -> None:
+    settings = Settings(sessions=SessionsConfig(options={"busy_timeout": 0.1}))
+    store = open_session_store(f"sqlite:///{tmp_path}/s.db", settings=settings)
+    holder = sqlite3.connect(tmp_path / "s.db", isolation_level=None)
+    try:
+        holder.execute("BEGIN EXCLUSIVE")
+        with pytest.raises(StoreUnavailableError) as info:
+            store.append(KEY, [{"type": "user", "uuid": "1"}])
+    finally:
+        holder.close()
+        store.close()
+    assert "another process held the write lock for more than 0.1 s" in str(info.value)
+
+
+@pytest.mark.usefixtures("english")
+def test_an_error_whose_words_say_locked_is_no_lock(tmp_path: Path) -> None:
+    """Known by SQLite's error code: a missing table named ``locked_rows`` is no lock."""
+    store = open_session_store(f"sqlite:///{tmp_path}/s.db", settings=Settings())
+    try:
+        with pytest.raises(StoreUnavailableError) as info:
+            store.database.read(lambda conn: conn.exec_driver_sql("SELECT * FROM locked_rows"))
+    finally:
+        store.close()
+    assert "write lock" not in str(info.value)
+    assert str(info.value).startswith(f"SQLite database {tmp_path}/s.db: ")
