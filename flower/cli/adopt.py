@@ -45,23 +45,12 @@ def adopt(
     import msgspec
 
     from flower.core.display import short_path
-    from flower.core.run_lock import require_writable, run_lock
-    from flower.stores.open import open_session_store
-    from flower.stores.resolve import check_configured_plugins
-    from flower.workflow.adopt import adopt as adopt_lineage
+    from flower.workflow.adopt import adopt_here
 
     if run_dir:
         get_state(ctx).run_dir = run_dir
-    settings = get_settings(ctx)
-    check_configured_plugins(settings)
     workspace = Path.cwd().resolve()
-    require_writable(settings.run_path, N_("the run directory"))
-    with run_lock(settings.run_path):
-        store = open_session_store(settings=settings)
-        try:
-            done = adopt_lineage(workspace, source, settings=settings, store=store)
-        finally:
-            store.close()
+    done = adopt_here(workspace, source, get_settings(ctx))
     if json_out:
         from flower.cli.output import print_json
 

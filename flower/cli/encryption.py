@@ -9,7 +9,6 @@ from typing import Annotated
 import typer
 
 from flower.cli.lazy import command_help
-from flower.core.errors import FlowerError
 from flower.core.i18n import N_, _, language, ngettext
 
 
@@ -45,36 +44,19 @@ def rekey(
 ) -> None:
     from flower.cli.context import open_store
     from flower.cli.output import n_entries, n_sessions, print_json
-    from flower.stores.encrypt import EncryptedSessionStore
     from flower.stores.keyring import load_new_keyring
     from flower.stores.rekey import rekey as run_rekey
 
     new = load_new_keyring(new_key_file)
     store = open_store(ctx)
     try:
-        if not isinstance(store, EncryptedSessionStore):
-            raise FlowerError(
-                _("rekey works on an encrypted store: set {setting} and {variable} first").format(
-                    setting="[tool.flower.sessions] encrypt = true",
-                    variable="FLOWER_ENCRYPTION_KEY",
-                )
-            )
         # --json is read by scripts: its failure messages are English in every language
         with language("en") if as_json else nullcontext():
-            report = run_rekey(store, new or store.codec.keyring)
+            report = run_rekey(store, new)
     finally:
         store.close()
     if as_json:
-        print_json(
-            {
-                "key_id": report.new_key_id,
-                "sessions": report.sessions,
-                "resumed": report.resumed,
-                "skipped": report.skipped,
-                "entries": report.entries,
-                "failed": report.failed,
-            }
-        )
+        print_json(report.as_dict())
     else:
         done = ngettext(
             "re-encrypted {sessions} ({entries}, {resumed} resumed) under key id {key_id}; "

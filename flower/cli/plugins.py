@@ -23,7 +23,7 @@ KIND_LABELS = {
 def describe_plugins(ctx: typer.Context) -> list[dict[str, Any]]:
     """Every plugin the registry knows, with what it registered, as plain data."""
     from flower.cli.group import FlowerGroup
-    from flower.core.plugins import KINDS, get_registry
+    from flower.core.plugins import get_registry
 
     registry = get_registry()
     root = ctx.find_root().command
@@ -33,11 +33,7 @@ def describe_plugins(ctx: typer.Context) -> list[dict[str, Any]]:
         commands = root.plugin_commands
     rows = []
     for info in registry.plugins:
-        registered: dict[str, list[str]] = {}
-        for kind in KINDS:
-            names = [n for n in registry.names(kind) if registry.get(kind, n).plugin == info.name]
-            if names:
-                registered[kind] = names
+        registered = registry.registered_by(info.name)
         mine = sorted(name for name, plugin in commands.items() if plugin == info.name)
         if mine:
             registered["commands"] = mine

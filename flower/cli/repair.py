@@ -27,15 +27,9 @@ def repair(
 ) -> None:
     from flower.cli.context import get_settings
     from flower.cli.output import n_entries, n_sessions
-    from flower.core.config import default_store_url
-    from flower.stores.repair import repair_sqlite
+    from flower.stores.repair import repair_configured
 
-    settings = get_settings(ctx)
-    url = settings.sessions.url or default_store_url(settings) or ""
-    from flower.core.run_lock import run_lock
-
-    with run_lock(settings.run_path):  # no run here writes while the file is swapped
-        done = repair_sqlite(url, force=force)
+    done = repair_configured(get_settings(ctx), force=force)
     if done.why is None or done.report is None:
         typer.echo(_("{path} is sound: nothing to repair").format(path=done.path))
         return

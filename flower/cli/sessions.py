@@ -261,17 +261,11 @@ def fork(
 ) -> None:
     if at is not None and turns_back is not None:
         raise UsageFlowerError(_("--at and --turns-back both say where to fork: pick one"))
-    from flower.core.fork import fork as fork_session
-    from flower.core.fork import turns_back_point
-    from flower.core.transcript.chain import active_chain
+    from flower.core.fork import fork_back
 
     with opened_store(ctx) as (store, where):
         key = find_key(store, session_id, where, project)
-        chain = active_chain(store.load(key) or [])
-        if turns_back is not None:
-            at = turns_back_point(chain, turns_back, key.session_id)
-        new = fork_session(store, key, at)
-        at = at or (chain[-1].get("uuid") if chain else None)
+        new, at = fork_back(store, key, at, turns_back)
     if as_json:
         print_json(
             {

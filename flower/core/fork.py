@@ -295,6 +295,19 @@ def fork(
     return target
 
 
+def fork_back(
+    store: SessionStore, key: SessionKey, at: str | None = None, turns_back: int | None = None
+) -> tuple[SessionKey, str | None]:
+    """:func:`fork` at entry ``at``, or before the last ``turns_back`` user turns
+    (:func:`turns_back_point`), else at the leaf (``flower sessions fork``); the new key
+    and the uuid of the entry it was forked at (``None`` for an empty chain)."""
+    chain = active_chain(store.load(key.main) or [])
+    if turns_back is not None:
+        at = turns_back_point(chain, turns_back, key.session_id)
+    new = fork(store, key, at)
+    return new, at or (chain[-1].get("uuid") if chain else None)
+
+
 def origin_of(store: SessionStoreBase, key: SessionKey) -> ForkOrigin | None:
     """Where ``key`` was forked from: the session, and the entry the fork ends at (its
     last copied entry). Only a fork is read past its first entry."""
@@ -334,6 +347,7 @@ __all__ = [
     "ForkOrigin",
     "UserTurn",
     "fork",
+    "fork_back",
     "fork_entries",
     "fork_points",
     "fork_uuid",

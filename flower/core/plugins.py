@@ -178,6 +178,15 @@ class Registry:
     def names(self, kind: str) -> list[str]:
         return sorted(self._items[kind])
 
+    def registered_by(self, plugin: str) -> dict[str, list[str]]:
+        """What ``plugin`` registered, by kind (``flower plugins``): only the kinds it
+        registered something of, each kind's names sorted."""
+        found = {
+            kind: [name for name, reg in sorted(self._items[kind].items()) if reg.plugin == plugin]
+            for kind in KINDS
+        }
+        return {kind: names for kind, names in found.items() if names}
+
     def get(self, kind: str, name: str) -> Registration:
         try:
             return self._items[kind][name]

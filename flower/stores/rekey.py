@@ -55,6 +55,17 @@ class RekeyReport:
     entries: int = 0
     failed: list[str] = field(default_factory=list)
 
+    def as_dict(self) -> dict[str, object]:
+        """The report as plain data (``flower sessions rekey --json``)."""
+        return {
+            "key_id": self.new_key_id,
+            "sessions": self.sessions,
+            "resumed": self.resumed,
+            "skipped": self.skipped,
+            "entries": self.entries,
+            "failed": list(self.failed),
+        }
+
 
 def _subpaths(store: SessionStoreBase, key: SessionKey) -> list[str]:
     try:
@@ -173,12 +184,21 @@ class Rekeyer:
 
 
 def rekey(
-    store: EncryptedSessionStore,
-    new: Keyring,
+    store: SessionStoreBase,
+    new: Keyring | None = None,
     progress: Callable[[RekeyReport], None] | None = None,
 ) -> RekeyReport:
-    """Re-encrypt every session of ``store`` under ``new``; see the module docstring."""
-    return Rekeyer(store, new).run(progress)
+    """Re-encrypt every session of ``store`` under ``new`` (default: its current key,
+    for what is not under it yet); see the module docstring. A store that is not
+    encrypted is a :class:`~flower.core.errors.FlowerError` saying how to turn it on."""
+    if not isinstance(store, EncryptedSessionStore):
+        raise FlowerError(
+            _("rekey works on an encrypted store: set {setting} and {variable} first").format(
+                setting="[tool.flower.sessions] encrypt = true",
+                variable="FLOWER_ENCRYPTION_KEY",
+            )
+        )
+    return Rekeyer(store, new or store.codec.keyring).run(progress)
 
 
 __all__ = ["RekeyError", "RekeyReport", "rekey"]

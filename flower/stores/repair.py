@@ -85,6 +85,17 @@ def repair_sqlite(url: str, *, force: bool = False) -> Repaired:
     return Repaired(path, why or _("repaired on request"), aside, report)
 
 
+def repair_configured(settings: Settings, *, force: bool = False) -> Repaired:
+    """:func:`repair_sqlite` of the store ``settings`` configure, under the run
+    directory's lock: no run there writes while the file is swapped."""
+    from flower.core.config import default_store_url
+    from flower.core.run_lock import run_lock
+
+    url = settings.sessions.url or default_store_url(settings) or ""
+    with run_lock(settings.run_path):
+        return repair_sqlite(url, force=force)
+
+
 def _keep_ages(source: object, target: object, report: SalvageReport) -> None:
     """Each saved session keeps its modification time, where the source still says it."""
     from flower.stores.copy import SessionAges
@@ -123,4 +134,4 @@ def _swap(path: Path, new: Path, aside: Path) -> None:
     fsync_dir(path.parent)
 
 
-__all__ = ["Repaired", "repair_sqlite"]
+__all__ = ["Repaired", "repair_configured", "repair_sqlite"]

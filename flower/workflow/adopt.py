@@ -204,4 +204,18 @@ def _copy_session(store: SessionStoreBase, old: SessionKey, new: SessionKey) -> 
             store.append(target, batch)
 
 
-__all__ = ["AdoptError", "Adopted", "adopt", "find_source"]
+def adopt_here(workspace: Path, source: str | None, settings: Settings) -> Adopted:
+    """:func:`adopt` as ``flower adopt`` does it: the configured plugins checked and the
+    run directory writable first, then, under its lock, into the configured store."""
+    from flower.core.i18n import N_
+    from flower.core.run_lock import require_writable, run_lock
+    from flower.stores.open import open_session_store
+    from flower.stores.resolve import check_configured_plugins
+
+    check_configured_plugins(settings)
+    require_writable(settings.run_path, N_("the run directory"))
+    with run_lock(settings.run_path), open_session_store(settings=settings) as store:
+        return adopt(workspace.resolve(), source, settings=settings, store=store)
+
+
+__all__ = ["AdoptError", "Adopted", "adopt", "adopt_here", "find_source"]

@@ -484,3 +484,22 @@ def test_a_runtime_without_the_key_is_refused_before_its_run_dir_exists(
     with pytest.raises(EncryptionKeyError, match="no key is set"):
         Runtime(tmp_path, tmp_path / "runs", settings=settings)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_rekey_refuses_a_store_that_is_not_encrypted(tmp_path: Path) -> None:
+    from flower.core.errors import FlowerError
+    from flower.stores.rekey import RekeyReport, rekey
+
+    with (
+        open_session_store(f"sqlite:///{tmp_path}/plain.db", settings=Settings()) as store,
+        pytest.raises(FlowerError, match=r"rekey works on an encrypted store: set \[tool"),
+    ):
+        rekey(store)
+    assert RekeyReport("k1", sessions=2, failed=["x"]).as_dict() == {
+        "key_id": "k1",
+        "sessions": 2,
+        "resumed": 0,
+        "skipped": 0,
+        "entries": 0,
+        "failed": ["x"],
+    }

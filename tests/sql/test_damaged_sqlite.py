@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from flower.core.config import Settings
+from flower.core.config import SessionsConfig, Settings
 from flower.core.errors import StoreDamagedError
 from flower.core.records import SessionKey
 from flower.stores.open import open_session_store
@@ -307,3 +307,13 @@ def test_a_large_file_still_gets_its_sessions_table_checked_by_a_writer(db: Path
     finally:
         engine.QUICK_CHECK_MAX_BYTES = limit
     assert _digest(db) == before
+
+
+def test_repair_configured_leaves_a_sound_store_as_it_is(db: Path) -> None:
+    from flower.stores.repair import repair_configured
+
+    settings = Settings(run_dir=str(db.parent), sessions=SessionsConfig(url=f"sqlite:///{db}"))
+    before = _digest(db)
+    done = repair_configured(settings)
+    assert done.why is None and _digest(db) == before
+    assert done.path == db

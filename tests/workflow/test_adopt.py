@@ -189,3 +189,13 @@ def test_the_sql_lineage_store_reports_a_move_and_adopts(
     again = load_lineage(new)
     assert again.found and again.steps == first["_sessions"] and again.woke == 1
     assert json.loads(flower("status", "--json").stdout)["waking"] is True
+
+
+def test_adopt_here_from_python_takes_the_old_place_back(moved: Path) -> None:
+    from flower.core.config import load_settings
+    from flower.workflow.adopt import adopt_here
+
+    old = lineage_of(moved)
+    done = adopt_here(moved, None, load_settings().settings)
+    assert done.moved_from == str(moved.parent / "old") and done.woke == old["woke"]
+    assert lineage_of(moved) == {**old, "workspace": str(moved)}
