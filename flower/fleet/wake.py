@@ -314,6 +314,7 @@ def _builtin_wake(
             trim=True,
             settings=settings,
             store=plan.store if plan is not None else None,  # the one the plan opened
+            client=held.enter_context(wake_client(runner, settings)),
             gate=gate,
         )
         try:
@@ -354,9 +355,13 @@ def _user_wake(
 
     workflow = _user_workflow(target, wake.workspace, said)
     woke = load_lineage(wake.workspace, settings=settings, run_dir=settings.run_dir).woke + 1
-    with run_lock(settings.run_path):
+    with run_lock(settings.run_path), wake_client(runner, settings) as client:
         rt = Runtime(
-            workspace=str(wake.workspace), run_dir=settings.run_dir, settings=settings, gate=gate
+            workspace=str(wake.workspace),
+            run_dir=settings.run_dir,
+            settings=settings,
+            client=client,
+            gate=gate,
         )
         try:
             steps = _steps_through(wake, through, lambda: woke)
@@ -364,6 +369,20 @@ def _user_wake(
         finally:
             rt.close()
     return small_result(ctx, 0 if ctx.ok else 1)
+
+
+@contextlib.contextmanager
+def wake_client(runner: asyncio.Runner, settings: Settings) -> Iterator[Any]:
+    """One API client for all the wake's steps, on the wake's event loop, closed there
+    when the wake ends (a Runtime given none makes one per step, and in a worker that
+    runs many wakes at once making it was the largest share of a step's CPU)."""
+    from flower.runtime.engine import api_client
+
+    client = api_client(settings)
+    try:
+        yield client
+    finally:
+        runner.run(client.close())
 
 
 _IMPORTING = threading.Lock()

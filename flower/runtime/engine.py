@@ -60,6 +60,20 @@ class _EngineFailure(Exception):
         self.cause = cause
 
 
+def api_client(settings: Settings) -> Any:
+    """The ``anthropic.AsyncAnthropic`` a run makes when it is given none: from the
+    environment (:class:`MissingAPIKeyError` without a key), no retries of its own
+    (resilience retries), ``[tool.flower.engine] request_timeout``. Making one costs
+    tens of milliseconds of CPU (its SSL context): a caller that runs many steps on
+    one event loop passes one to its :class:`Runtime` (``client=``)."""
+    require_api_key()
+    import anthropic
+
+    # how long a silent connection may hang before resilience retries it
+    timeout = anthropic.Timeout(settings.engine.request_timeout, connect=5.0)
+    return anthropic.AsyncAnthropic(max_retries=0, timeout=timeout)
+
+
 def _iso_now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
@@ -231,12 +245,7 @@ class Runtime:
     # -- client and resilience
 
     def _make_client(self) -> Any:
-        require_api_key()
-        import anthropic
-
-        # how long a silent connection may hang before resilience retries it
-        timeout = anthropic.Timeout(self.settings.engine.request_timeout, connect=5.0)
-        return anthropic.AsyncAnthropic(max_retries=0, timeout=timeout)
+        return api_client(self.settings)
 
     def _make_resilience(self, client: Any) -> Resilience:
         if self.resilience is not None:
