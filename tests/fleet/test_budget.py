@@ -456,3 +456,18 @@ def test_three_workers_keep_to_a_token_budget(
     assert report["totals"]["input_tokens"] == sum(c[1] for c in calls)
     logs = "".join((root / f"ws{i}" / "runs" / "fleet" / f"t{i}.log").read_text() for i in range(2))
     assert "waiting for the shared budget" in logs
+
+
+def test_the_budgets_sqlite_commits_are_not_fsynced_one_by_one(tmp_path: Path) -> None:
+    """WAL with ``synchronous = NORMAL``: a reservation is a minute's bookkeeping, not
+    worth an fsync a model call (bench/fleet.py)."""
+    budget = Budget(f"sqlite:///{tmp_path / 'fleet.sqlite'}", "t")
+    try:
+        ticket = budget.reserve(10, 10).ticket
+        assert ticket is not None
+        budget.settle(ticket, {"input_tokens": 5, "output_tokens": 3}, {}, 0.001)
+        with budget.engine.connect() as conn:
+            assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 1  # NORMAL
+        assert budget.snapshot()["tasks"]["t"]["requests"] == 1
+    finally:
+        budget.close()
