@@ -25,8 +25,10 @@ START = "start"
 takeover) and the token its words are said under (:func:`start`)."""
 STEP_EVENT = "flower.step"
 """The DBOS event a running task sets before each step: ``{"step", "wake"}``."""
-QUEUE_POLL = 0.5
-"""Seconds between a worker's looks at the queue (DBOS's default is 1)."""
+QUEUE_POLL = 0.2
+"""Seconds between a worker's looks at the queue (DBOS's ``polling_interval_sec``,
+default 1): a slot a task frees waits about half of it for the next task. A look costs
+an idle worker about 2.5 ms of CPU (two reads of the fleet's database)."""
 
 _registered: dict[str, Any] = {}
 
