@@ -7,38 +7,13 @@ Read only: trim runs in dry-run mode here, so no pointer file is written. The re
 from __future__ import annotations
 
 from contextlib import nullcontext
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import typer
 
 from flower.cli.lazy import command_help
 from flower.cli.session_ids import ProjectOption
 from flower.core.i18n import N_, _, language, ngettext
-
-if TYPE_CHECKING:
-    from flower.core.config import Settings
-
-
-def prune_report(
-    session_id: str,
-    *,
-    project: str | None = None,
-    trim: bool | None = None,
-    settings: Settings | None = None,
-) -> dict[str, Any]:
-    """:func:`flower.stores.prune_report.prune_report` of the configured store, the id
-    found as ``flower sessions show`` finds it (:func:`flower.cli.session_ids.find_key`:
-    the newest of the projects holding it, the others said on stderr)."""
-    from flower.cli.session_ids import find_key
-    from flower.core.config import load_settings, store_name
-    from flower.core.redact import redact_text
-    from flower.stores import prune_report as report
-
-    settings = settings or load_settings().settings
-    where = redact_text(store_name(settings))
-    return report.prune_report(
-        settings, session_id, where, project=project, trim=trim, find=find_key
-    )
 
 
 def render_report(report: dict[str, Any]) -> str:
@@ -124,14 +99,20 @@ def prune(
 
     from flower.cli.context import get_settings
     from flower.cli.errors import report_error
+    from flower.cli.session_ids import find_key
     from flower.core.errors import FlowerError
+    from flower.stores.prune_report import prune_report
 
     try:  # reported here too, so the command reads the same in any app
         settings = get_settings(ctx)  # with the global --run-dir and --sessions-url
         # --json is read by scripts: the warnings and failures it lists are English
         with language("en") if as_json else nullcontext():
             report = prune_report(
-                session_id, project=project, trim=False if no_trim else None, settings=settings
+                settings,
+                session_id,
+                project=project,
+                trim=False if no_trim else None,
+                find=find_key,
             )
     except FlowerError as exc:
         raise typer.Exit(report_error(exc)) from None

@@ -326,9 +326,10 @@ def _show_pruning_stats(
     """``sessions show ID --pruned --stats``: the report ``flower prune ID`` prints."""
     if not pruned or any(others):
         raise UsageFlowerError(_("--stats goes with --pruned (and --json), nothing else"))
-    from flower.cli.prune import prune_report, render_report
+    from flower.cli.prune import render_report
+    from flower.stores.prune_report import prune_report
 
-    report = prune_report(session_id, project=project, settings=get_settings(ctx))
+    report = prune_report(get_settings(ctx), session_id, project=project, find=find_key)
     if as_json:
         print_json(report)
     else:

@@ -7,7 +7,7 @@ dry-run mode, so trim writes no pointer file. The report is plain data (what
     from flower import load_settings
     from flower.stores.prune_report import prune_report
 
-    report = prune_report(load_settings().settings, "71a21bd9", "the configured store")
+    report = prune_report(load_settings().settings, "71a21bd9")
     print(report["tokens_saved"], [p["policy"] for p in report["policies"]])
 """
 
@@ -40,14 +40,15 @@ def _silently(
 def prune_report(
     settings: Settings,
     session_id: str,
-    where: str,
+    where: str | None = None,
     *,
     project: str | None = None,
     trim: bool | None = None,
     find: KeyFinder | None = None,
 ) -> dict[str, Any]:
     """The per-policy report for one stored session of the configured store, as plain
-    data. ``where`` names the store in errors; ``trim=False`` leaves the trim policy out.
+    data. ``where`` names the store in errors (default: its redacted URL,
+    :func:`flower.core.config.store_name`); ``trim=False`` leaves the trim policy out.
 
     The id (or a unique prefix of it) is found by ``find``, by default as
     :func:`flower.stores.lookup.find_session_key` finds it: in ``project``, else the
@@ -66,6 +67,11 @@ def prune_report(
     )
 
     find = find or _silently
+    if where is None:
+        from flower.core.config import store_name
+        from flower.core.redact import redact_text
+
+        where = redact_text(store_name(settings))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PruningWarning)
         policies = configured_policies(settings, trim=trim)  # the configuration first

@@ -332,3 +332,16 @@ def test_sessions_show_pruned_is_a_dry_run_of_trim(app: typer.Typer, in_tmp: Pat
     pointer = json.dumps(f"the full output is in {folder}{os.sep}")[1:-1]
     assert pointer in done.stdout  # the view shows trim's pointer, as a resume would send it
     assert not (in_tmp / "runs" / "trimmed").exists()  # but looking writes no file
+
+
+def test_the_report_from_python_names_the_configured_store(app: typer.Typer) -> None:
+    from flower.core.config import load_settings
+    from flower.core.errors import UnknownSessionError
+    from flower.stores.prune_report import prune_report
+
+    settings = load_settings().settings
+    report = prune_report(settings, KEY.session_id[:6], trim=False)
+    assert report["session_id"] == KEY.session_id
+    assert "trim" not in [p["policy"] for p in report["policies"]]
+    with pytest.raises(UnknownSessionError, match="'prune-test-memory' session store"):
+        prune_report(settings, "no-such-session")
