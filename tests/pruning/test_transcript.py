@@ -392,7 +392,7 @@ def test_the_transcript_modules_import_one_way_and_the_package_has_every_name() 
 
     import flower.core.transcript as package
 
-    order = ["blocks", "chain", "editing", "messages", "usage", "repair"]
+    order = ["blocks", "chain", "editing", "messages", "usage", "repair", "view"]
     folder = Path(package.__file__).parent
     assert sorted(p.stem for p in folder.glob("*.py")) == sorted([*order, "__init__"])
     for at, name in enumerate(order):

@@ -17,7 +17,8 @@ module per job (each imports only the ones listed before it):
   (:func:`to_messages`) and checks the rules the API enforces (:func:`check_conversation`);
 - :mod:`.usage` gives the context size of one round (:func:`context_tokens`);
 - :mod:`.repair` is the safety net of every load (:func:`model_chain`): a chain that
-  breaks those rules is repaired, and what was fixed is said.
+  breaks those rules is repaired, and what was fixed is said;
+- :mod:`.view` gives an entry's lines as a reader sees them (:func:`view_lines`).
 
 Nothing here mutates its input: a changed entry is a copy, everything else is shared.
 Every name is importable from ``flower.core.transcript`` itself.
@@ -81,14 +82,28 @@ from flower.core.transcript.repair import (
 from flower.core.transcript.usage import (
     context_tokens,
 )
+from flower.core.transcript.view import (
+    MAX_ARGS,
+    MAX_RESULT,
+    MAX_TEXT,
+    LineKind,
+    ViewLine,
+    shorten,
+    view_lines,
+)
 
 __all__ = [
     "CONVERSATION_TYPES",
     "INTERRUPTED_NOTE",
+    "MAX_ARGS",
+    "MAX_RESULT",
+    "MAX_TEXT",
     "OMITTED_NOTE",
     "SYNTHETIC_NAMESPACE",
     "InvalidConversationError",
+    "LineKind",
     "Unsent",
+    "ViewLine",
     "active_chain",
     "answer_interrupted",
     "check_conversation",
@@ -118,12 +133,14 @@ __all__ = [
     "replace_blocks",
     "replace_result_body",
     "result_text",
+    "shorten",
     "surviving_ancestor",
     "synthetic_tool_result",
     "to_messages",
     "tool_results",
     "tool_uses",
     "unsent",
+    "view_lines",
     "waiting_user_texts",
     "with_content",
     "without_repeats",
