@@ -19,12 +19,12 @@ from flower.cli.output import n_entries, n_transcripts
 from flower.core.i18n import _, ngettext
 
 if TYPE_CHECKING:
-    from flower.compat.claude_code import ClaudeImport, ProgressFactory
+    from flower.compat.claude_code import ClaudeCodeSource, ClaudeImport, ProgressFactory
     from flower.core.protocols import SessionStoreBase
 
 
 def run_claude_import(
-    folder: Path | None,
+    folder: Path | ClaudeCodeSource | None,
     target: SessionStoreBase,
     where: str,
     progress_factory: ProgressFactory | None = None,

@@ -409,22 +409,18 @@ def import_(
         typer.Option("--session", metavar="ID", help=N_("Default: the entries' sessionId.")),
     ] = None,
 ) -> None:
-
     if claude_code:
         if project is not None or session is not None:
             raise UsageFlowerError(
                 _("--claude-code takes the keys from the folders: no --project/--session")
             )
         from flower.cli.claude_import import run_claude_import
-        from flower.compat.claude_code import default_dir
+        from flower.compat.claude_code import ClaudeCodeSource, default_dir
 
-        folder = (file or default_dir()).expanduser()
-        if not folder.is_dir():  # said before the target store is opened (and created)
-            raise FlowerError(
-                _("no Claude Code projects folder at {path}").format(path=folder.resolve())
-            )
+        # a folder that is not there is said before the target store is opened (and created)
+        source = ClaudeCodeSource(file or default_dir())
         with opened_store(ctx, to) as (store, where):
-            run_claude_import(folder, store, where, _progress_bar)
+            run_claude_import(source, store, where, _progress_bar)
         return
     from flower.stores.archive import import_archive, is_gzip
 

@@ -147,15 +147,17 @@ class ClaudeImport:
 
 
 def import_claude_code(
-    root: Path,
+    root: Path | ClaudeCodeSource,
     target: SessionStoreBase,
     *,
     progress_factory: ProgressFactory | None = None,
 ) -> ClaudeImport:
-    """Copy every Claude Code session under ``root`` (with subagents) into ``target``."""
+    """Copy every Claude Code session under ``root`` (with subagents) into ``target``.
+    ``root`` may be a :class:`ClaudeCodeSource` opened beforehand: a folder that is not
+    there is then said before ``target`` is opened (and created)."""
     from flower.stores.copy import copy_sessions, select_sessions
 
-    source = ClaudeCodeSource(root)
+    source = root if isinstance(root, ClaudeCodeSource) else ClaudeCodeSource(root)
     keys = select_sessions(source)
     bar = progress_factory(len(keys)) if progress_factory else nullcontext(None)
     with bar as on_progress:

@@ -129,6 +129,21 @@ def test_missing_folder_is_a_clear_error(in_tmp: Path) -> None:
     )
     assert done.exit_code == 1
     assert "no Claude Code projects folder" in done.output
+    assert not (in_tmp / "s.db").exists()  # said before the target store is created
+
+
+def test_a_source_opened_first_is_imported_from_python(in_tmp: Path) -> None:
+    from flower.compat.claude_code import ClaudeCodeSource, import_claude_code
+    from flower.core.errors import FlowerError
+
+    with pytest.raises(FlowerError, match="no Claude Code projects folder"):
+        ClaudeCodeSource(in_tmp / "nope")
+    make_claude_home(in_tmp / "cc")
+    source = ClaudeCodeSource(in_tmp / "cc")
+    with open_session_store(f"sqlite:///{in_tmp}/s.db") as store:
+        done = import_claude_code(source, store)
+        assert done.source == source.root and done.report.sessions >= 1
+        assert store.exists(SessionKey(PROJECT, SESSION))
 
 
 def test_file_or_flag_is_required(in_tmp: Path) -> None:
