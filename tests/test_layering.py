@@ -7,6 +7,7 @@ and the test helpers use it, nothing below it does.
 
 Read from the source with ast, so the rules hold for every import a module can run,
 the ones inside functions included (only ``if TYPE_CHECKING:`` blocks are left out).
+No circle either when those are counted (:func:`test_no_circle_even_in_type_checking`).
 """
 
 from __future__ import annotations
@@ -38,12 +39,13 @@ def _is_type_checking(node: ast.If) -> bool:
     )
 
 
-def imports(path: Path) -> Iterator[tuple[str, list[str], bool]]:
-    """``(module, names taken from it, at module level)`` for every import in ``path``."""
+def imports(path: Path, *, typing: bool = False) -> Iterator[tuple[str, list[str], bool]]:
+    """``(module, names taken from it, at module level)`` for every import in ``path``
+    (``typing``: those under ``if TYPE_CHECKING:`` too)."""
 
     def walk(node: ast.AST, top: bool) -> Iterator[tuple[str, list[str], bool]]:
         for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.If) and _is_type_checking(child):
+            if isinstance(child, ast.If) and _is_type_checking(child) and not typing:
                 continue
             inner = top and not isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef)
             if isinstance(child, ast.ImportFrom) and child.module and child.level == 0:
@@ -64,15 +66,20 @@ def targets(module: str, names: list[str]) -> set[str]:
     return found
 
 
-GRAPH = {
-    source: {
-        target
-        for module, names, _ in imports(path)
-        for target in targets(module, names)
-        if target != source
+def graph(*, typing: bool = False) -> dict[str, set[str]]:
+    """``{module: the flower modules it imports}`` (``typing``: for type checking too)."""
+    return {
+        source: {
+            target
+            for module, names, _ in imports(path, typing=typing)
+            for target in targets(module, names)
+            if target != source
+        }
+        for source, path in SOURCES.items()
     }
-    for source, path in SOURCES.items()
-}
+
+
+GRAPH = graph()
 
 
 def under(module: str, *prefixes: str) -> bool:
@@ -126,6 +133,16 @@ def edges(source_prefix: str, *target_prefixes: str) -> list[str]:
 
 def test_no_import_circles() -> None:
     assert circles(GRAPH) == []
+
+
+def test_no_circle_even_in_type_checking() -> None:
+    """Not even through an import made for type checking only: it costs nothing at run
+    time, but the module still cannot be read or checked without the other, and a
+    circle hidden that way (flower.workflow's base, context, said and relay, each
+    naming another's class under ``TYPE_CHECKING`` or inside a function) is what left
+    one rule spread over modules that each needed the rest. A Protocol or a type moved
+    down to the module that owns it breaks such a circle."""
+    assert circles(graph(typing=True)) == []
 
 
 def test_the_circle_finder_finds_one() -> None:

@@ -200,8 +200,7 @@ def _run_builtin(
         if start is None:
             return 0
         # the step keys this wake uses: lineage's (in whichever language), else its own
-        recorded = start.plan.lineage.steps if start.plan is not None else {}
-        settings = wake.with_step_names(settings, recorded)
+        settings = wake.with_step_names(settings, start.plan.lineage.steps)
         live.work_step = workflow_names(settings).work_step
         ask = _asker(read, out) if interactive else None
         go_on = _request_as_brief(live, settings, read if interactive else None, out)

@@ -395,6 +395,8 @@ class Lineage:
         self.record = LineageRecord(workspace=self.workspace)
         self._base = copy.deepcopy(self.record)
         self.found = False
+        if self.mismatch is not None:  # the archive may have moved what stood in its place
+            self.mismatch = _mismatch(self.store, self.workspace)
         return result
 
 

@@ -297,8 +297,7 @@ def _builtin_wake(
         assert start is not None  # None only when someone left at a prompt
         # the step keys this wake uses (lineage's, else its language's), as the CLI does
         plan = start.plan
-        recorded = plan.lineage.steps if plan is not None else {}
-        settings = waking.with_step_names(settings, recorded)
+        settings = waking.with_step_names(settings, plan.lineage.steps)
         live.work_step = workflow_names(settings).work_step
 
         def request_as_brief(request: str) -> bool:
@@ -313,7 +312,7 @@ def _builtin_wake(
             run_dir=settings.run_dir,
             trim=True,
             settings=settings,
-            store=plan.store if plan is not None else None,  # the one the plan opened
+            store=plan.store,  # the one the plan opened
             client=held.enter_context(wake_client(runner, settings)),
             gate=gate,
         )

@@ -25,7 +25,8 @@ from flower.core.manifest import Manifest
 from flower.core.telemetry import tracing_of
 from flower.runtime.spec import STOP_CONTEXT_LIMIT, AgentSpec, StepResult
 from flower.workflow.context import WorkflowContext
-from flower.workflow.wake import WakePlan, wake_state
+from flower.workflow.plan import WakePlan, plan_wake, wake_state
+from flower.workflow.relay import relay_turn, relay_while_full, threshold
 
 if TYPE_CHECKING:
     from flower.core.config import Settings
@@ -180,8 +181,6 @@ class StepRun:
     @property
     def context_limit(self) -> int | None:
         """The relay threshold every run of this step stops short of (None: relay off)."""
-        from flower.workflow.relay import threshold
-
         return threshold(self.settings)
 
     async def raw_turn(
@@ -219,8 +218,6 @@ class StepRun:
         """Send ``prompt`` to the step's session (relaying whenever it gets too big:
         :func:`~flower.workflow.relay.relay_turn` chooses how), retrying a failed run
         up to ``workflow.retries`` times (``<step>#retry<N>``)."""
-        from flower.workflow.relay import relay_turn, relay_while_full
-
         label = label or self.name
         result = await relay_turn(self, prompt, label=label)
         retries = 0
@@ -278,7 +275,10 @@ class Workflow:
     ``continuous=False`` starts every step fresh in every process and leaves lineage
     alone. ``retries`` re-runs a failed step up to that many times (``<step>#retry<N>``).
     ``on_start(ctx)`` runs after lineage is loaded and before the first step, and
-    before the wake (``ctx.woke``, already set) is written to lineage.
+    before the wake (``ctx.woke``, already set) is written to lineage. ``lineage``: this
+    workspace's lineage, read already for the next wake (``builtin_workflow`` reads it
+    to name its steps): the next run plans with it instead of reading it again, later
+    runs read it afresh.
     """
 
     def __init__(
@@ -289,6 +289,7 @@ class Workflow:
         retries: int = 0,
         manifest: bool = True,
         on_start: Callable[[Context], Any] | None = None,
+        lineage: Lineage | None = None,
     ) -> None:
         if isinstance(steps, Step) or not all(isinstance(s, Step) for s in steps):
             raise TypeError(f"a workflow takes a list of Steps, got {steps!r}")
@@ -302,6 +303,7 @@ class Workflow:
         self.retries = retries
         self.manifest = manifest
         self.on_start = on_start
+        self._lineage = lineage
 
     @staticmethod
     def settings_for(runtime: StepRuntime) -> Settings:
@@ -323,7 +325,7 @@ class Workflow:
         ``resume_from`` ({step: session id}, or a previous context) takes precedence
         over lineage; a session missing from the store is ignored either way.
         ``through`` runs each step (see :data:`StepThrough`); None: each runs here.
-        ``plan`` is what :func:`~flower.workflow.wake.plan_wake` read for this wake (the
+        ``plan`` is what :func:`~flower.workflow.plan.plan_wake` read for this wake (the
         CLI passes the one its banner showed); without it the run plans its own, looking
         in the runtime's store.
         """
@@ -349,11 +351,15 @@ class Workflow:
         known: dict[str, str] = {}
         if self.continuous:
             if plan is None:
-                from flower.workflow.wake import plan_wake
-
+                read, self._lineage = self._lineage, None  # for this wake only
                 # a rewind a crash cut short points lineage at its fork first
                 plan = plan_wake(
-                    workspace, run_dir, settings=settings, store=rt.store, finish_rewind=True
+                    workspace,
+                    run_dir,
+                    settings=settings,
+                    store=rt.store,
+                    finish_rewind=True,
+                    lineage=read,
                 )
             # before the wake is counted: a store that cannot be read stops the run here
             plan.check_store()

@@ -7,7 +7,7 @@ brief, and the goals file is re-derived so the judge checks what was added. Waki
 with nothing to say adds nothing and re-derives nothing: it costs nothing extra.
 
 How, and what a wake cut short leaves to the next one, is :mod:`flower.workflow.said`
-(:class:`~flower.workflow.said.WakeWords`): this module assembles the steps.
+and :class:`~flower.workflow.wake_words.WakeWords`: this module assembles the steps.
 """
 
 from __future__ import annotations
@@ -16,15 +16,19 @@ from typing import TYPE_CHECKING
 
 from flower.core.i18n import _
 from flower.runtime.spec import AgentSpec
+from flower.stores.lineage import load_lineage
 from flower.workflow.base import Context, Step, Workflow, one_turn, replace_step
 from flower.workflow.clarify import Ask, GoalsFallback, RequestAsBrief, clarify_step, goals_step
 from flower.workflow.documents import documents, workflow_names
 from flower.workflow.goal import judge_agent, with_goal
 from flower.workflow.prompts import WORK_PROMPT, WORK_RESUME, WORK_SAID, WORKER_INSTRUCTIONS
-from flower.workflow.said import ClarifyMemo, SaidJournal, WakeMemo, WakeWords
+from flower.workflow.said import ClarifyMemo, SaidJournal, WakeMemo
+from flower.workflow.wake import with_step_names
+from flower.workflow.wake_words import WakeWords
 
 if TYPE_CHECKING:
     from flower.core.config import Settings
+    from flower.core.lineage import Lineage
 
 
 def worker_agent() -> AgentSpec:
@@ -37,18 +41,16 @@ def worker_agent() -> AgentSpec:
     )
 
 
-def _step_names_on_disk(settings: Settings | None) -> Settings | None:
-    """``settings`` with every unset step name fixed from the lineage on disk."""
+def _step_names_on_disk(settings: Settings | None) -> tuple[Settings | None, Lineage | None]:
+    """``settings`` with every unset step name fixed from the lineage on disk, and that
+    lineage (None: not read, the names were set), which the wake then plans with."""
     if settings is None:
-        return None
+        return None, None
     conf = settings.workflow
     if conf.clarify_step and conf.goals_step and conf.work_step:
-        return settings
-    from flower.stores.lineage import load_lineage
-    from flower.workflow.wake import with_step_names
-
-    recorded = load_lineage(".", settings=settings).steps
-    return with_step_names(settings, recorded)
+        return settings, None
+    lineage = load_lineage(".", settings=settings)
+    return with_step_names(settings, lineage.steps), lineage
 
 
 def builtin_workflow(
@@ -80,8 +82,10 @@ def builtin_workflow(
     Step names the settings leave unset are the keys the lineage of the current
     directory holds, in whichever language, else this wake's language's (see
     :func:`~flower.workflow.documents.workflow_names`; the CLI fixes them per wake).
+    The lineage read for them is the one the workflow's next run plans with: a wake
+    reads lineage once.
     """
-    settings = _step_names_on_disk(settings)
+    settings, lineage = _step_names_on_disk(settings)
     names = workflow_names(settings)
     said = (said or "").strip() or None
 
@@ -125,6 +129,7 @@ def builtin_workflow(
         continuous=continuous,
         retries=retries,
         on_start=words.on_start,
+        lineage=lineage,  # read once: the wake plans with it
     )
 
 

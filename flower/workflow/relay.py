@@ -25,7 +25,7 @@ import logging
 import re
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from flower.core.i18n import _, every_translation, ngettext
 from flower.core.telemetry import tracing_of
@@ -42,10 +42,57 @@ from flower.workflow.prompts import (
 
 if TYPE_CHECKING:
     from flower.core.config import Settings
-    from flower.workflow.base import StepRun
+    from flower.workflow.context import WorkflowContext
     from flower.workflow.protocols import StepRuntime
 
 log = logging.getLogger(__name__)
+
+
+class RelayRun(Protocol):
+    """What a relay needs of the step it relays while it runs: a
+    :class:`~flower.workflow.base.StepRun` is one (the step calls into this module, so
+    this module names what it uses rather than the step's class)."""
+
+    session_id: str | None
+    """The step's current session; a relay moves it to the new one."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def runtime(self) -> StepRuntime: ...
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def workspace(self) -> Path: ...
+
+    @property
+    def ctx(self) -> WorkflowContext: ...
+
+    @property
+    def resumed(self) -> bool:
+        """The step resumed a session lineage named (a relay may be left half done)."""
+        ...
+
+    @property
+    def results(self) -> list[StepResult]:
+        """The step's results so far in this wake."""
+        ...
+
+    async def raw_turn(
+        self,
+        prompt: str,
+        *,
+        resume: str | None,
+        label: str,
+        relay_from: str | None = None,
+        limited: bool = True,
+    ) -> StepResult:
+        """One run of the step's agent, its session recorded in lineage."""
+        ...
+
 
 MAX_RELAYS_PER_TURN = 8
 """Relays one turn of a step may go through before it is reported as failed."""
@@ -159,7 +206,7 @@ def relayed_to(runtime: StepRuntime, session_id: str) -> str | None:
     return None
 
 
-async def resume_relayed(run: StepRun, successor: str, prompt: str, *, label: str) -> StepResult:
+async def resume_relayed(run: RelayRun, successor: str, prompt: str, *, label: str) -> StepResult:
     """Go on in ``successor``, the new session of a relay a killed run left unnamed in
     lineage: its seed (the handoff and the message) waits there and is sent as it is,
     not a second new session."""
@@ -232,7 +279,7 @@ def write_handoff(path: Path, step: str, old_session: str, body: str) -> None:
 
 
 async def relay(
-    run: StepRun,
+    run: RelayRun,
     prompt: str,
     *,
     label: str,
@@ -249,7 +296,7 @@ async def relay(
 
 
 async def _relay(
-    run: StepRun,
+    run: RelayRun,
     prompt: str,
     *,
     label: str,
@@ -311,7 +358,7 @@ async def _relay(
     return result
 
 
-async def relay_turn(run: StepRun, prompt: str, *, label: str) -> StepResult:
+async def relay_turn(run: RelayRun, prompt: str, *, label: str) -> StepResult:
     """Send ``prompt`` to ``run``'s session, relaying whenever it gets too big. The one
     place that chooses among the cases, in this order:
 
@@ -346,7 +393,7 @@ async def relay_turn(run: StepRun, prompt: str, *, label: str) -> StepResult:
 
 
 async def relay_while_full(
-    run: StepRun, result: StepResult, prompt: str, *, label: str
+    run: RelayRun, result: StepResult, prompt: str, *, label: str
 ) -> StepResult:
     """While ``result`` stopped at the context limit, relay and carry on in a new session.
 
@@ -394,6 +441,7 @@ def absorb(result: StepResult, earlier: StepResult) -> None:
 __all__ = [
     "NOTHING_LEFT",
     "LeftHandoff",
+    "RelayRun",
     "absorb",
     "expected_growth",
     "handoff_left",
