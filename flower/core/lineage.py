@@ -21,7 +21,8 @@ import json
 import logging
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -216,14 +217,16 @@ class Lineage:
         """Whether saving reaches a store (not the stand-in for one that can't be opened)."""
         return not isinstance(self.store, NoLineageStore)
 
-    def save(self) -> bool:
+    def save(self, *, by_field: Collection[str] = ()) -> bool:
         """Persist the record; ``False`` when the write failed (never raises OSError).
 
         A store with ``update`` (both built-in ones) merges under its lock: what this
         process changed since it last read the record (steps set or dropped, wakes
         counted, fields beside them) goes into the record as it is now, so another
-        process's steps are kept. ``self.record`` becomes the merged record, changed in
-        place (callers may hold its ``steps`` and ``extra``).
+        process's steps are kept. The fields of ``extra`` named in ``by_field`` (JSON
+        objects) merge key by key too, so two processes changing different keys of one
+        keep both. ``self.record`` becomes the merged record, changed in place (callers
+        may hold its ``steps`` and ``extra``).
 
         What the store holds in place of this workspace's record (written for another
         folder, unreadable) is first set aside under ``notes/archive/``, as a wake does
@@ -239,7 +242,8 @@ class Lineage:
         store = self.store
         try:
             if isinstance(store, MergingLineageStore):
-                self._take(self._fenced(lambda: store.update(self.workspace, self._merged)))
+                merged = partial(self._merged, by_field=by_field)
+                self._take(self._fenced(lambda: store.update(self.workspace, merged)))
             else:
                 self._fenced(lambda: store.save(self.record))
         except LeaseLostError:
@@ -258,10 +262,12 @@ class Lineage:
         the store itself when it says it fences its writes, else inside :func:`fenced`."""
         return write() if isinstance(self.store, FencingLineageStore) else fenced(write)
 
-    def _merged(self, current: LineageRecord | None) -> LineageRecord:
+    def _merged(
+        self, current: LineageRecord | None, *, by_field: Collection[str] = ()
+    ) -> LineageRecord:
         if current is None or not _is_valid(current, self.workspace):
             return copy.deepcopy(self.record)
-        return merge_records(current, self._base, self.record)
+        return merge_records(current, self._base, self.record, by_field=by_field)
 
     def _take(self, merged: LineageRecord) -> None:
         self.record.woke = merged.woke
@@ -477,17 +483,38 @@ def lineage_document(record: LineageRecord) -> bytes:
 
 
 def merge_records(
-    current: LineageRecord, base: LineageRecord, mine: LineageRecord
+    current: LineageRecord,
+    base: LineageRecord,
+    mine: LineageRecord,
+    *,
+    by_field: Collection[str] = (),
 ) -> LineageRecord:
     """``current`` (the record in the store now) with what changed from ``base`` to
     ``mine`` (this process's view) applied: keys set, changed or removed in ``steps``
-    and ``extra``, and the wakes counted since (``woke`` grows by the difference)."""
+    and ``extra`` (in the values of the ``extra`` keys ``by_field`` names, JSON objects,
+    key by key), and the wakes counted since (``woke`` grows by the difference)."""
+    extra = _merged_map(current.extra, base.extra, mine.extra)
+    for key in by_field:
+        if base.extra.get(key) == mine.extra.get(key):
+            continue  # not changed here: as it is now
+        fields = _merged_map(
+            _object(current.extra, key), _object(base.extra, key), _object(mine.extra, key)
+        )
+        if fields:
+            extra[key] = fields
+        else:
+            extra.pop(key, None)
     return LineageRecord(
         workspace=mine.workspace,
         woke=max(0, current.woke + mine.woke - base.woke),
         steps=_merged_map(current.steps, base.steps, mine.steps),
-        extra=_merged_map(current.extra, base.extra, mine.extra),
+        extra=extra,
     )
+
+
+def _object(extra: dict[str, Any], key: str) -> dict[str, Any]:
+    value = extra.get(key)
+    return value if isinstance(value, dict) else {}
 
 
 def _merged_map(

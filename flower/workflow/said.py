@@ -319,11 +319,17 @@ class SaidWords:
         self.record = said_record(lineage.record.extra) if lineage is not None else SaidRecord()
 
     def save(self) -> bool:
-        """Write the record into lineage; False when that write failed."""
+        """Write the record into lineage; False when that write failed. Field by field:
+        what another process changed in the record since (a fleet task, a Python caller
+        without the run lock) is kept beside what changed here, and read back."""
         if self.lineage is None:
             return False
         put_said_record(self.lineage.record.extra, self.record)
-        return self.lineage.save()
+        saved = self.lineage.save(by_field=(SAID,))
+        merged = said_record(self.lineage.record.extra)
+        for name in SaidRecord.__struct_fields__:  # in place: memos hold this record
+            setattr(self.record, name, getattr(merged, name))
+        return saved
 
     # -- a first run's request
 

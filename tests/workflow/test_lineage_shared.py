@@ -91,3 +91,68 @@ def test_processes_sharing_a_run_dir_keep_every_step(
     }
     assert on_disk["steps"] == expected
     assert on_disk["woke"] == processes
+
+
+def _say(path: str, workspace: str, field: str, loaded: object) -> None:
+    """One process's wake words: loaded with the others, saved once they all loaded."""
+    from flower.workflow.said import SaidWords
+
+    words = SaidWords(lineage_at(Path(path), Path(workspace)))
+    loaded.wait()  # type: ignore[attr-defined]
+    if field == "request":
+        words.record.request = "写个脚本"
+    elif field == "goals":
+        words.record.goals_stale, words.record.goals_seen = True, "digest"
+    else:
+        words.record.unheard = ["also support tables"]
+    assert words.save()
+
+
+def test_processes_saving_the_said_record_at_once_keep_each_others_fields(
+    tmp_path: Path,
+) -> None:
+    """Three processes that read lineage before any of them saved, each changing other
+    fields of the words' record (no run lock between them: a Python caller, a fleet
+    task): every field is kept, not the last saver's whole record."""
+    from flower.workflow.said import said_record
+
+    path = tmp_path / "runs" / "lineage.json"
+    fields = ("request", "goals", "unheard")
+    forking = multiprocessing.get_context("fork")
+    loaded = forking.Barrier(len(fields))  # each saves once all read it: nothing said yet
+    workers = [
+        forking.Process(target=_say, args=(str(path), str(tmp_path), field, loaded))
+        for field in fields
+    ]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(30)
+        assert worker.exitcode == 0
+    record = said_record(lineage_at(path, tmp_path).record.extra)
+    assert record.request == "写个脚本"
+    assert (record.goals_stale, record.goals_seen) == (True, "digest")
+    assert record.unheard == ["also support tables"]
+
+
+def test_the_said_record_reads_back_what_another_process_saved(tmp_path: Path) -> None:
+    """After a save the record holds the other process's fields too, so its next save
+    does not take them back."""
+    from flower.workflow.said import SaidWords, said_record
+
+    path = tmp_path / "runs" / "lineage.json"
+    first = SaidWords(lineage_at(path, tmp_path))
+    second = SaidWords(lineage_at(path, tmp_path))
+    first.record.request = "写个脚本"
+    assert first.save()
+    second.record.goals_stale = True
+    assert second.save()
+    assert second.record.request == "写个脚本"
+    second.record.unheard = ["also support tables"]
+    assert second.save()
+    record = said_record(lineage_at(path, tmp_path).record.extra)
+    assert (record.request, record.goals_stale, record.unheard) == (
+        "写个脚本",
+        True,
+        ["also support tables"],
+    )

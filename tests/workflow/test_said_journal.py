@@ -171,7 +171,7 @@ def test_words_stay_in_the_journal_when_lineage_could_not_be_written(
 ) -> None:
     journal = left_by_a_killed_wake(fake, "also support tables")
 
-    def full_disk(self: Lineage) -> bool:
+    def full_disk(self: Lineage, **kw: object) -> bool:
         return False  # as Lineage.save reports an OSError: swallowed, never raised
 
     fake.set_script(standard_model())
