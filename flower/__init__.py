@@ -36,7 +36,7 @@ _EXPORTS = {
     "load_lineage": "flower.stores.lineage",
     "Step": "flower.workflow.base",
     "Workflow": "flower.workflow.base",
-    "wake_state": "flower.workflow.wake",
+    "wake_state": "flower.workflow.plan",
     "WorkflowContext": "flower.workflow.context",
     "with_goal": "flower.workflow.goal",
 }
