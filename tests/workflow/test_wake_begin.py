@@ -152,6 +152,8 @@ def test_new_archives_the_last_conversation_then_shows_a_fresh_banner(
     io = Recorder()
     with wake(settings, "另一件事", io, new=True) as start:
         assert start is not None and start.said == "另一件事"
+        # the wake goes on with its one plan, which now says what the fresh start has
+        assert not start.plan.state.checks.brief and not start.plan.lineage.found
     assert io.names == ["preflight", "archived", "banner"]
     into = io.events[1][1]
     name = brief_of(in_tmp, settings).name
@@ -167,5 +169,6 @@ def test_new_at_the_wake_prompt_archives_after_the_banner_of_the_wake_it_replace
     io = Recorder(choice=WakeChoice("new", "第三件事"))
     with wake(settings, None, io, interactive=True) as start:
         assert start is not None and start.said == "第三件事"
+        assert not start.plan.state.checks.brief  # the plan of the fresh start, not read again
     assert io.names == ["preflight", "banner", "ask_wake", "archived", "banner"]
     assert not brief_of(in_tmp, settings).exists()
