@@ -4,7 +4,6 @@ writer is still at work on."""
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import os
 import signal
@@ -28,10 +27,17 @@ KEY = SessionKey(PROJECT, SID)
 ENV = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
 
 KILLED_WRITER = """
-import sys
+import os, sys
 from flower.core.records import SessionKey
 from flower_plugins.jsonfs import JsonfsSessionStore
-big = {"type": "user", "uuid": "b-big", "blob": "x" * (64 << 20)}
+write = os.write
+def cut_write(fd, data):  # half the first batch is written: wait for the test's kill
+    write(fd, data[: len(data) // 2])
+    print("half written", flush=True)
+    sys.stdin.readline()
+    raise SystemExit("never killed")
+os.write = cut_write
+big = {"type": "user", "uuid": "b-big", "blob": "x" * 4096}
 JsonfsSessionStore(sys.argv[1], fsync=False).append(SessionKey(*sys.argv[2:]), [big])
 """
 
@@ -65,26 +71,24 @@ def age(path: Path, seconds: float) -> None:
 
 
 def killed_first_append(root: Path) -> Path:
-    """SIGKILL a writer while it writes a new session's first batch; its temp file."""
-    for _ in range(5):
-        writer = subprocess.Popen(
-            [sys.executable, "-c", KILLED_WRITER, str(root), PROJECT, SID], env=ENV
-        )
-        while writer.poll() is None and not any(_size(p) for p in temp_files(root)):
-            pass  # the write has begun once the temp file grows
+    """SIGKILL a writer half-way through writing a new session's first batch; its temp file."""
+    writer = subprocess.Popen(
+        [sys.executable, "-c", KILLED_WRITER, str(root), PROJECT, SID],
+        env=ENV,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert writer.stdout is not None
+    try:
+        assert writer.stdout.readline() == "half written\n"
+    finally:
         writer.kill()
-        assert writer.wait(30) == -signal.SIGKILL
-        if temp_files(root):
-            (left,) = temp_files(root)
-            return left
-        JsonfsSessionStore(root).delete(KEY)  # it finished before the kill: again
-    pytest.fail("the writer was never killed in the middle of its first append")
-
-
-def _size(path: Path) -> int:
-    with contextlib.suppress(FileNotFoundError):
-        return path.stat().st_size
-    return 0
+        writer.wait(30)
+    assert writer.returncode == -signal.SIGKILL
+    (left,) = temp_files(root)
+    assert left.stat().st_size > 0
+    return left
 
 
 def test_a_killed_first_append_leaves_a_leftover_that_is_removed_once_old(tmp_path: Path) -> None:
