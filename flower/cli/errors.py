@@ -5,24 +5,9 @@ from __future__ import annotations
 import os
 import sys
 import traceback
-from collections.abc import Callable
 
 from flower.core.errors import ConfigError, FlowerError
-
-_open_line: list[Callable[[], None]] = []
-"""How to end the line the model's streamed text has left open (set by the live output
-while it streams): a warning or an error then starts on a line of its own."""
-
-
-def set_open_line(end: Callable[[], None] | None) -> None:
-    """``end`` ends the open line of streamed text (None: no line is open)."""
-    _open_line[:] = [] if end is None else [end]
-
-
-def end_open_line() -> None:
-    """End the line streamed text left open, if any, before writing to stderr."""
-    if _open_line:
-        _open_line.pop()()
+from flower.core.open_line import end_open_line
 
 
 def debug_enabled() -> bool:

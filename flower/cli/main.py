@@ -105,7 +105,8 @@ def _show_flower_warning(
 ) -> None:
     """flower's own warnings (a plugin skipped, a pruning policy that failed, ...) as one
     ``flower: warning: ...`` line, without Python's file, line and source."""
-    from flower.cli.errors import end_open_line, warn
+    from flower.cli.errors import warn
+    from flower.core.open_line import end_open_line
 
     if category.__module__.partition(".")[0] in ("flower", "flower_plugins"):
         warn(str(message))

@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TextIO, cast
 
@@ -34,19 +34,17 @@ from flower.runtime.stopping import (
     reading_answer,
     run_stoppable,
 )
+from flower.workflow.run_wake import LogGoals, LogWake
 
 if TYPE_CHECKING:
-    from flower.cli.live import Live
     from flower.core.config import Settings
-    from flower.core.lineage import FreshStart
-    from flower.core.protocols import SessionStoreBase
     from flower.core.rewind import RewindPlan
     from flower.runtime.live import LiveRuntime
-    from flower.workflow.banner import BannerLine, Tone
-    from flower.workflow.clarify import Ask, GoalsFallback, GoalsOffer, RequestAsBrief
-    from flower.workflow.said import SaidJournal
+    from flower.workflow.clarify import Ask, GoalsOffer, RequestAsBrief
+    from flower.workflow.context import WorkflowContext
+    from flower.workflow.live import Live
     from flower.workflow.state import WakeState
-    from flower.workflow.wake import WakeChoice, WakePlan
+    from flower.workflow.wake import WakeChoice
 
 
 def _say_interrupted(live: Live, what: str) -> None:
@@ -173,54 +171,87 @@ def _run_builtin(
     interactive: bool,
     json_out: bool,
 ) -> int:
-    from flower.cli.live import Live
+    from flower.cli.output import OutputMayClose
     from flower.cli.wake import read_line
-    from flower.workflow import wake
+    from flower.fleet import shared_gate
     from flower.workflow.documents import workflow_names
+    from flower.workflow.live import Live
+    from flower.workflow.outcome import closing_session, goals_said, outcome_json, run_code
+    from flower.workflow.run_wake import WakeAnswers, run_builtin_wake
 
     out: TextIO = sys.stderr if json_out else sys.stdout
-    names = workflow_names(settings)
     workspace = Path.cwd().resolve()
-    live = Live(out, rounds=rounds or settings.workflow.rounds, work_step=names.work_step)
+    live = Live(
+        cast(TextIO, OutputMayClose(out)),
+        rounds=rounds or settings.workflow.rounds,
+        work_step=workflow_names(settings).work_step,
+    )
 
     def read() -> str:
         return read_line("> ", out)
 
-    terminal = TerminalWake(settings, workspace, live, read, out, preflight)
+    reader = read if interactive else None
+
+    def answers(settings: Settings) -> WakeAnswers:
+        return WakeAnswers(
+            ask=_asker(read, out) if interactive else None,
+            request_as_brief=_request_as_brief(live, settings, reader, out),
+            goals_fallback=TerminalGoals(live, reader, out),
+        )
+
+    def drive(main: Coroutine[Any, Any, WorkflowContext]) -> WorkflowContext:
+        try:
+            return run_stoppable(main)
+        except KeyboardInterrupt as exc:
+            _say_interrupted(live, _("lineage and transcript are saved; `flower` here carries on"))
+            raise _Interrupted(interrupted_exit(exc)) from None
+
+    def hint(settings: Settings, ctx: WorkflowContext) -> str:
+        return _transcript_hint(settings, closing_session(ctx, live.work_step))
+
     # what a wake does, and in which order, is decided in flower.workflow.wake; the lock it
     # takes is held until the run ends
     with contextlib.ExitStack() as held:
-        try:  # Ctrl-C at a prompt leaves, as the conventional 130
-            start = wake.begin(
-                settings, workspace, said, new=new, interactive=interactive, io=terminal, held=held
+        try:
+            done = run_builtin_wake(
+                settings,
+                workspace,
+                said,
+                live=live,
+                io=TerminalWake(settings, workspace, live, read, out, preflight),
+                held=held,
+                answers=answers,
+                drive=drive,
+                hint=hint,
+                new=new,
+                interactive=interactive,
+                trim=trim,
+                rounds=rounds,
+                gate=shared_gate(settings),
             )
-        except KeyboardInterrupt:
+        except KeyboardInterrupt:  # Ctrl-C at a prompt leaves, as the conventional 130
             out.write("\n")
             return INTERRUPTED_EXIT
-        if start is None:
-            return 0
-        # the step keys this wake uses: lineage's (in whichever language), else its own
-        settings = wake.with_step_names(settings, start.plan.lineage.steps)
-        live.work_step = workflow_names(settings).work_step
-        ask = _asker(read, out) if interactive else None
-        go_on = _request_as_brief(live, settings, read if interactive else None, out)
-        goals = TerminalGoals(live, read if interactive else None, out)
-        return _execute(
-            settings,
-            live,
-            start.said,
-            start.journal,
-            plan=start.plan,
-            ask=ask,
-            request_as_brief=go_on,
-            goals_fallback=goals,
-            trim=trim,
-            rounds=rounds,
-            json_out=json_out,
-        )
+        except _Interrupted as stopped:
+            return stopped.code
+    if done is None:
+        return 0
+    closing = goals_said(done.ctx)
+    if closing is not None:
+        live.line(closing, "yellow")
+    if json_out:
+        _print_json(outcome_json(done.ctx))
+    return run_code(done.ctx)
 
 
-class TerminalWake:
+class _Interrupted(Exception):
+    """Ctrl-C stopped the workflow (said already): the run exits with ``code``."""
+
+    def __init__(self, code: int) -> None:
+        self.code = code
+
+
+class TerminalWake(LogWake):
     """The :class:`~flower.workflow.wake.WakeIO` of ``flower``: asks on the terminal
     (``read``), prints on ``live``."""
 
@@ -233,12 +264,9 @@ class TerminalWake:
         out: TextIO,
         preflight: Callable[[], None],
     ) -> None:
-        self.settings = settings
-        self.workspace = workspace
-        self.live = live
+        super().__init__(settings, workspace, live, preflight)
         self.read = read
         self.out = out
-        self.preflight = preflight
 
     def ask_new_task(self) -> str | None:
         from flower.cli.wake import ask_new_task
@@ -254,42 +282,6 @@ class TerminalWake:
         from flower.cli.rewind import say_rewind_finished
 
         say_rewind_finished(plan)
-
-    def banner(self, state: WakeState | None) -> None:
-        from flower.workflow.banner import wake_banner_lines
-
-        banner = wake_banner_lines(state, self.workspace, self.settings)
-        self.live.woke = banner.woke
-        for line in banner.lines:
-            _say(self.live, line)
-
-    def fresh_start(self, fresh: FreshStart) -> None:
-        from flower.workflow.banner import fresh_start_said
-
-        _say(self.live, fresh_start_said(fresh, self.workspace, self.settings))
-
-    def passed_on(self, words: list[str]) -> None:
-        from flower.workflow.banner import passed_on_said
-
-        _say(self.live, passed_on_said(words))
-
-    def archived(self, into: Path) -> None:
-        from flower.workflow.banner import archived_said
-
-        _say(self.live, archived_said(into, self.workspace))
-
-
-TONE_STYLE: dict[Tone, str] = {
-    "banner": "bold green",
-    "note": "dim",
-    "warning": "yellow",
-    "done": "green",
-}
-"""How a terminal draws each :data:`~flower.workflow.banner.Tone` (rich styles)."""
-
-
-def _say(live: Live, line: BannerLine) -> None:
-    live.line(line.text, TONE_STYLE[line.tone])
 
 
 def _asker(read: Callable[[], str], out: TextIO) -> Ask:
@@ -317,10 +309,12 @@ def _request_as_brief(
     """The clarify step's ``request_as_brief``: with no one to ask (``--yes``, no
     terminal) the request itself becomes the brief and one line says so; on a terminal
     the user is asked once (Enter or y: go on)."""
+    from flower.workflow.run_wake import log_request_as_brief
+
+    go_on = log_request_as_brief(live, settings, Path.cwd().resolve())
 
     def decide(request: str) -> bool:
         from flower.cli.banner import request_as_brief_question
-        from flower.workflow.banner import brief_from_request_line
 
         if read is not None:
             out.write("\n" + request_as_brief_question() + "\n")
@@ -332,33 +326,23 @@ def _request_as_brief(
                     answer = "n"
             if answer not in _YES:
                 return False
-        from flower.workflow.documents import documents
-
-        brief = documents(Path.cwd().resolve(), settings).brief
-        live.line(brief_from_request_line(brief.name), "green")
-        return True
+        return go_on(request)
 
     return decide
 
 
-class TerminalGoals:
+class TerminalGoals(LogGoals):
     """The goals step's :class:`~flower.workflow.clarify.GoalsFallback`: with no one to
     ask (``--yes``, no terminal) the goals offered are used and one line says so; on a
     terminal the user is asked once (type the goals, or Enter to use those)."""
 
     def __init__(self, live: Live, read: Callable[[], str] | None, out: TextIO) -> None:
-        self.live = live
+        super().__init__(live)
         self.read = read
         self.out = out
 
     def choose(self, offer: GoalsOffer) -> list[str] | None:
-        from flower.workflow.banner import goals_fallback_line
-
-        typed = self._ask(offer) if self.read is not None else []
-        goals = typed or offer.goals
-        line = goals_fallback_line(offer.goals_file, len(goals), offer.kept, bool(typed))
-        self.live.line(line, "green")
-        return goals
+        return self.chosen(offer, self._ask(offer) if self.read is not None else [])
 
     def _ask(self, offer: GoalsOffer) -> list[str]:
         from flower.cli.banner import goals_question
@@ -376,17 +360,9 @@ class TerminalGoals:
                 pass  # no more lines: what was typed (or, with none, the offer) is used
         return typed
 
-    def edited(self, goals_file: str, count: int) -> None:
-        from flower.workflow.banner import goals_edited_line
 
-        self.live.line(goals_edited_line(goals_file, count), "green")
-
-
-def _live_runtime(
-    live: Live, settings: Settings, trim: bool, store: SessionStoreBase | None = None
-) -> LiveRuntime:
-    """The engine of a run typed here: this workspace, its settings and shared budget;
-    ``store``: the session store the wake's plan opened (else it opens its own)."""
+def _live_runtime(live: Live, settings: Settings, trim: bool) -> LiveRuntime:
+    """The engine of ``flower once``: this workspace, its settings and shared budget."""
     from flower.fleet import shared_gate
     from flower.runtime.live import LiveRuntime
 
@@ -396,60 +372,8 @@ def _live_runtime(
         run_dir=settings.run_dir,
         trim=trim,
         settings=settings,
-        store=store,
         gate=shared_gate(settings),
     )
-
-
-def _execute(
-    settings: Settings,
-    live: Live,
-    said: str | None,
-    journal: SaidJournal,
-    *,
-    plan: WakePlan | None = None,
-    ask: Ask | None,
-    request_as_brief: RequestAsBrief | None = None,
-    goals_fallback: GoalsFallback | None = None,
-    trim: bool,
-    rounds: int | None,
-    json_out: bool,
-) -> int:
-    import time
-
-    from flower.workflow.builtin import builtin_workflow
-    from flower.workflow.outcome import closing_session, goals_said, outcome_json, run_code
-
-    started = time.monotonic()
-    rt = _live_runtime(live, settings, trim, plan.store if plan is not None else None)
-    workflow = builtin_workflow(
-        said,
-        settings=rt.settings,
-        ask=ask,
-        rounds=rounds,
-        journal=journal,
-        request_as_brief=request_as_brief,
-        goals_fallback=goals_fallback,
-    )
-    try:
-        ctx = run_stoppable(workflow.run(rt, plan=plan))
-    except KeyboardInterrupt as exc:
-        _say_interrupted(live, _("lineage and transcript are saved; `flower` here carries on"))
-        return interrupted_exit(exc)
-    finally:
-        rt.close()
-    results = ctx.results
-    failed = [r for r in results if not r.ok and r.step == ctx.failed]
-    if failed:
-        live.failure(failed[-1])
-    shown_sid = closing_session(ctx, live.work_step)
-    live.summary(results, time.monotonic() - started, _transcript_hint(settings, shown_sid))
-    closing = goals_said(ctx)
-    if closing is not None:
-        live.line(closing, "yellow")
-    if json_out:
-        _print_json(outcome_json(ctx))
-    return run_code(ctx)
 
 
 # -- once -----------------------------------------------------------------------------
@@ -511,12 +435,13 @@ def _run_once(
 ) -> int:
     import time
 
-    from flower.cli.live import Live
+    from flower.cli.output import OutputMayClose
     from flower.core.keys import project_key
     from flower.workflow.builtin import worker_agent
+    from flower.workflow.live import Live
 
     out: TextIO = sys.stderr if json_out else sys.stdout
-    live = Live(out, rounds=1, work_step="once")
+    live = Live(cast(TextIO, OutputMayClose(out)), rounds=1, work_step="once")
     live.woke = None  # `once` is one run by hand, not a wake
     started = time.monotonic()
     rt = _live_runtime(live, settings, trim)

@@ -262,79 +262,53 @@ def _builtin_wake(
     through: Through,
 ) -> dict[str, Any]:
     """What ``flower "..." --yes --json`` runs in the workspace, printing to ``log``."""
-    from flower.cli.live import Live
-    from flower.cli.run import TerminalGoals, TerminalWake
     from flower.runtime.credentials import require_api_key
-    from flower.runtime.live import LiveRuntime
-    from flower.workflow import wake as waking
-    from flower.workflow.builtin import builtin_workflow
-    from flower.workflow.documents import documents, workflow_names
+    from flower.workflow.live import Live
     from flower.workflow.outcome import run_code
+    from flower.workflow.run_wake import (
+        LogGoals,
+        LogWake,
+        WakeAnswers,
+        log_request_as_brief,
+        run_builtin_wake,
+    )
 
     workspace = wake.workspace
     live = Live(log, rich=False, rounds=settings.workflow.rounds)
 
-    def no_one_to_ask() -> str:
-        raise EOFError
+    def answers(settings: Settings) -> WakeAnswers:
+        return WakeAnswers(
+            request_as_brief=log_request_as_brief(live, settings, workspace),
+            goals_fallback=LogGoals(live),
+        )
 
-    def preflight() -> None:
-        require_api_key()
+    def hint(settings: Settings, ctx: WorkflowContext) -> str:
+        sid = ctx.sessions.get(live.work_step) or next(reversed(ctx.sessions.values()), None)
+        return f"flower sessions show {sid}" if sid else ""
 
-    started = time.monotonic()
-    terminal = TerminalWake(settings, workspace, live, no_one_to_ask, log, preflight)
+    def drive(main: Coroutine[Any, Any, WorkflowContext]) -> WorkflowContext:
+        result: WorkflowContext = runner.run(_tracked(wake, main))
+        return result
+
+    said, token = words
     with contextlib.ExitStack() as held:
-        said, token = words
-        start = waking.begin(
+        done = run_builtin_wake(
             settings,
             workspace,
             said,
-            new=False,
-            interactive=False,
-            io=terminal,
+            live=live,
+            io=LogWake(settings, workspace, live, require_api_key),
             held=held,
+            answers=answers,
+            drive=drive,
+            hint=hint,
             token=token,
-        )
-        assert start is not None  # None only when someone left at a prompt
-        # the step keys this wake uses (lineage's, else its language's), as the CLI does
-        plan = start.plan
-        settings = waking.with_step_names(settings, plan.lineage.steps)
-        live.work_step = workflow_names(settings).work_step
-
-        def request_as_brief(request: str) -> bool:
-            from flower.workflow.banner import brief_from_request_line
-
-            live.line(brief_from_request_line(documents(workspace, settings).brief.name))
-            return True
-
-        rt = LiveRuntime(
-            live,
-            workspace=str(workspace),
-            run_dir=settings.run_dir,
-            trim=True,
-            settings=settings,
-            store=plan.store,  # the one the plan opened
-            client=held.enter_context(wake_client(runner, settings)),
             gate=gate,
+            client=lambda settings: wake_client(runner, settings),
+            through=_steps_through(wake, through, lambda: live.woke),
         )
-        try:
-            workflow = builtin_workflow(
-                start.said,
-                settings=rt.settings,
-                journal=start.journal,
-                request_as_brief=request_as_brief,
-                goals_fallback=TerminalGoals(live, None, log),
-            )
-            steps = _steps_through(wake, through, lambda: live.woke)
-            ctx = runner.run(_tracked(wake, workflow.run(rt, plan=plan, through=steps)))
-        finally:
-            rt.close()
-    failed = [r for r in ctx.results if not r.ok and r.step == ctx.failed]
-    if failed:
-        live.failure(failed[-1])
-    sid = ctx.sessions.get(live.work_step) or next(reversed(ctx.sessions.values()), None)
-    hint = f"flower sessions show {sid}" if sid else ""
-    live.summary(ctx.results, time.monotonic() - started, hint)
-    return small_result(ctx, run_code(ctx))
+    assert done is not None  # None only when someone left at a prompt
+    return small_result(done.ctx, run_code(done.ctx))
 
 
 def _user_wake(

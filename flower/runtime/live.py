@@ -2,7 +2,7 @@
 
 Each ``run`` is announced first (:meth:`RunWatcher.step_started`: its step label, the
 session it resumes, the session a relay goes on from), then every event of it goes to
-:meth:`RunWatcher.on_event`. ``flower``'s live output (:class:`flower.cli.live.Live`) is
+:meth:`RunWatcher.on_event`. ``flower``'s live output (:class:`flower.workflow.live.Live`) is
 one such watcher; any object with the two methods is another::
 
     from flower.runtime.live import LiveRuntime

@@ -8,13 +8,13 @@ from collections.abc import Iterator
 import pytest
 from seed_strings import NEW_TASK_PROMPT, WAKE_PROMPT
 
-from flower.cli.live import Live
 from flower.cli.wake import WakeChoice, wake_prompt
 from flower.core.labels import parse_label, shown_label
 from flower.runtime.events import SessionStarted, TextDelta, ToolCall, ToolResult, Waiting
 from flower.runtime.spec import StepResult
 from flower.runtime.summary import describe_call, format_totals, summarize_result, totals
 from flower.workflow.banner import lost_sessions_line, step_header
+from flower.workflow.live import Live
 
 
 def test_describe_call_shows_the_argument_that_matters(english: None) -> None:

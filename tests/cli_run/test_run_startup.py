@@ -26,7 +26,7 @@ def test_help_and_status_in_a_fresh_directory_load_nothing_heavy(
 ) -> None:
     modules = imported_modules(args, in_tmp) - typer_own_modules()
     assert heavy(modules, (*ENGINE, "sqlalchemy")) == []
-    assert "flower.runtime.engine" not in modules and "flower.cli.live" not in modules
+    assert "flower.runtime.engine" not in modules and "flower.workflow.live" not in modules
     assert {"http.client", "ssl", "alembic"}.isdisjoint(modules)
 
 

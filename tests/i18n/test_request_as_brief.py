@@ -12,13 +12,13 @@ from typing import Any
 import pytest
 from two_languages import FILES, REQUEST
 
-from flower.cli.live import Live
 from flower.cli.run import _request_as_brief
 from flower.core.config import Settings
 from flower.core.i18n import language
 from flower.core.manifest import read_manifest
 from flower.testing.fake_api import FakeMessagesAPI, RecordedRequest, text
 from flower.workflow.clarify import is_complete_brief
+from flower.workflow.live import Live
 
 QUESTION = {"en": "Single file or a folder?", "zh_CN": "输出要单文件还是目录?"}
 SAID = {

@@ -10,12 +10,11 @@ writes plain text, one thing a line, so logs and pipes stay greppable.
 from __future__ import annotations
 
 import sys
-from typing import Any, TextIO, cast
+from typing import Any, TextIO
 
-from flower.cli.errors import set_open_line
-from flower.cli.output import OutputMayClose, is_tty
 from flower.core.i18n import _
 from flower.core.labels import WORK_STEP, builtin_key, parse_label, shown_label
+from flower.core.open_line import set_open_line
 from flower.runtime.events import (
     Event,
     SessionStarted,
@@ -49,8 +48,11 @@ class Live:
         rounds: int = 3,
         work_step: str | None = None,
     ) -> None:
-        self.stream = cast(TextIO, OutputMayClose(stream if stream is not None else sys.stdout))
-        self.rich = is_tty(self.stream) if rich is None else rich
+        self.stream = stream if stream is not None else sys.stdout
+        if rich is None:
+            isatty = getattr(self.stream, "isatty", None)
+            rich = bool(isatty and isatty())
+        self.rich = rich
         self.rounds = rounds
         self.work_step = work_step if work_step is not None else builtin_key(WORK_STEP)
         self.woke: int | None = 1  # None: no wakes (flower once)
