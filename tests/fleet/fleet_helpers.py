@@ -126,7 +126,8 @@ class Workers:
             start_new_session=True,
         )
         self.procs[name] = proc
-        wait_for(lambda: "worker " in self.output(name), 30, f"worker {name} never started")
+        # generous: three workers importing DBOS on a loaded 2-core machine
+        wait_for(lambda: "worker " in self.output(name), 120, f"worker {name} never started")
         return proc
 
     def output(self, name: str) -> str:

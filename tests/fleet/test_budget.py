@@ -268,17 +268,21 @@ def test_a_429_parks_every_caller_and_the_step_resumes_its_session_uncounted(
 
 class _Limited(HoldingModel):
     """The demo model behind an API that answers 429 (retry-after) beyond ``rpm`` requests
-    in any 60 s, and that can be told to answer one 429 with ``retry-after`` now."""
+    in any 60 s, and that can be told to answer one 429 with ``retry-after`` now; while
+    ``go`` is clear it answers nothing."""
 
     def __init__(self, rpm: int | None = None) -> None:
         super().__init__()
         self.rpm = rpm
+        self.go = threading.Event()
+        self.go.set()
         self.at: list[float] = []
         self.limited = 0
         self.force: float | None = None
         self.forced_at: float | None = None
 
     def __call__(self, req: RecordedRequest) -> Any:
+        self.go.wait(300)  # (a held request is answered then, whatever the test does)
         now = time.time()
         with self._lock:
             self.at.append(now)
@@ -297,6 +301,7 @@ class _Limited(HoldingModel):
 def model() -> Any:
     m = _Limited()
     yield m
+    m.go.set()
     m.release()
 
 
@@ -339,16 +344,23 @@ def test_three_workers_never_send_more_than_the_budget_a_minute(
 def test_a_forced_429_parks_every_worker_and_every_task_finishes(
     root: Path, env: dict[str, str], workers: Workers, model: _Limited
 ) -> None:
+    # The API answers nothing until every worker is up, then 429 to the first request.
+    # (Armed after three workers had started, a loaded machine let the first worker
+    # finish every task while the others were still starting: no request was left to
+    # answer 429.) The park is long enough for a loaded machine to see it well before
+    # it ends.
+    model.go.clear()
+    model.force = 30.0
     _submit(root, env, 3)
     for name in ("a", "b", "c"):
         workers.start(name)
-    model.force = 15.0
-    wait_for(lambda: model.forced_at is not None, 120, "no request reached the API")
+    model.go.set()
+    wait_for(lambda: model.forced_at is not None, 180, "no request reached the API")
     budget = Budget(f"sqlite:///{root / 'runs' / 'fleet.sqlite'}", "test")
-    parked = wait_for(lambda: budget.snapshot()["parked_until"], 9, "the 429 parked nothing")
+    parked = wait_for(lambda: budget.snapshot()["parked_until"], 60, "the 429 parked nothing")
     seen_parked = time.time()
     budget.close()
-    assert parked >= model.forced_at + 14.5
+    assert parked >= model.forced_at + 29.5
     shown = run(root, env, "fleet", "status").stdout
     assert "parked until" in shown or time.time() > parked  # (a slow machine)
     rows = wait_for(
