@@ -240,9 +240,11 @@ def test_a_429_parks_every_caller_and_the_step_resumes_its_session_uncounted(
         )
 
         def watch() -> None:
-            while not script.at:
+            # once the 429 was answered and its park written (however long a loaded
+            # machine takes), another worker's next call is parked too
+            deadline = time.monotonic() + 60
+            while not other.snapshot()["parked_until"] and time.monotonic() < deadline:
                 time.sleep(0.05)
-            time.sleep(0.5)
             seen_by_other.append(other.reserve(1, 1).parked_until)
 
         watcher = threading.Thread(target=watch)
