@@ -51,7 +51,7 @@ def write_archive(
     lines, for the import to keep."""
     from flower.core.entries import encode_entry
     from flower.core.fileperms import replaced_atomically
-    from flower.stores.copy import transcripts
+    from flower.stores.transcripts import transcripts
 
     count = 0
     try:

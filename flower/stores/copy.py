@@ -25,6 +25,7 @@ from flower.core.i18n import N_, _
 from flower.core.protocols import SessionStoreBase
 from flower.core.records import Entry, SessionKey
 from flower.stores.encrypt import CHECK_KEY, EncryptedSessionStore, is_sealed
+from flower.stores.transcripts import transcripts
 
 DEFAULT_BATCH = 500
 _canonical = msgspec.json.Encoder(order="sorted")
@@ -107,16 +108,6 @@ class CopyReport:
 Progress = Callable[["CopyReport"], None]
 """Called with the running report after every batch and every finished session."""
 PROGRESS_EVERY = 200
-
-
-def transcripts(store: SessionStoreBase, key: SessionKey) -> list[SessionKey]:
-    """A session's transcripts: ``key``, then its subagents' (by subpath); a store
-    that cannot list subkeys has only the main one."""
-    try:
-        subpaths = store.list_subkeys(key)
-    except NotImplementedError:
-        subpaths = []
-    return [key, *(key.child(sub) for sub in sorted(subpaths))]
 
 
 def select_sessions(source: SessionStoreBase, *, project: str | None = None) -> list[SessionKey]:

@@ -39,6 +39,7 @@ from flower.core.lease import KEY_CHECK_PROJECT
 from flower.core.protocols import SessionStoreBase
 from flower.core.records import Entry, Leftover, SessionInfo, SessionKey
 from flower.stores.keyring import KEY_ENV, EncryptionKeyError, Keyring, key_id
+from flower.stores.transcripts import transcripts
 
 if TYPE_CHECKING:
     from flower.core.config import Settings
@@ -187,13 +188,6 @@ class Codec:
         return plaintext == CHECK_PLAINTEXT
 
 
-def _subpaths(store: SessionStoreBase, key: SessionKey) -> list[str]:
-    try:
-        return sorted(store.list_subkeys(key))
-    except NotImplementedError:
-        return []
-
-
 def _sealed_key_ids(inner: SessionStoreBase) -> Iterator[str]:
     """The key id of every sealed entry of the store, transcript by transcript."""
     try:
@@ -205,8 +199,8 @@ def _sealed_key_ids(inner: SessionStoreBase) -> Iterator[str]:
             continue
         for info in inner.list_sessions(project):
             key = SessionKey(project, info.session_id)
-            for sub in [None, *_subpaths(inner, key)]:
-                for stored in inner.iter_entries(key if sub is None else key.child(sub)):
+            for transcript in transcripts(inner, key):
+                for stored in inner.iter_entries(transcript):
                     kid = sealed_key_id(stored)
                     if kid is not None:
                         yield kid

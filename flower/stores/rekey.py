@@ -36,6 +36,7 @@ from flower.stores.encrypt import (
     verify_key,
 )
 from flower.stores.keyring import Keyring
+from flower.stores.transcripts import transcripts
 
 DONE_SUBPATH = "rekey-done"
 DONE_TYPE = "flower-rekey-done"
@@ -67,22 +68,14 @@ class RekeyReport:
         }
 
 
-def _subpaths(store: SessionStoreBase, key: SessionKey) -> list[str]:
-    try:
-        return sorted(store.list_subkeys(key))
-    except NotImplementedError:
-        return []
-
-
 def _append_all(store: SessionStoreBase, key: SessionKey, entries: list[Entry]) -> None:
     for start in range(0, len(entries), BATCH):
         store.append(key, entries[start : start + BATCH])
 
 
 def _all_under(inner: SessionStoreBase, key: SessionKey, kid: str) -> bool:
-    for sub in [None, *_subpaths(inner, key)]:
-        target = key if sub is None else key.child(sub)
-        if any(sealed_key_id(e) != kid for e in inner.iter_entries(target)):
+    for transcript in transcripts(inner, key):
+        if any(sealed_key_id(e) != kid for e in inner.iter_entries(transcript)):
             return False
     return True
 
@@ -101,11 +94,10 @@ class Rekeyer:
     def _copy(self, key: SessionKey) -> int:
         staging = self._staging(key)
         self.inner.delete(staging)  # a staging copy without its marker is incomplete
-        subpaths = [None, *_subpaths(self.inner, key)]
+        sources = transcripts(self.inner, key)
         count = 0
-        for sub in subpaths:
-            source = key if sub is None else key.child(sub)
-            target = staging if sub is None else staging.child(sub)
+        for source in sources:
+            target = staging if source.subpath is None else staging.child(source.subpath)
             stored = self.inner.load(source) or []
             clear: list[Entry] = []
             for index, raw in enumerate(stored):
@@ -131,7 +123,7 @@ class Rekeyer:
                     )
                 )
             count += len(clear)
-        marker = {"type": DONE_TYPE, "uuid": "done", "subpaths": [s or "" for s in subpaths]}
+        marker = {"type": DONE_TYPE, "uuid": "done", "subpaths": [s.subpath or "" for s in sources]}
         self.inner.append(staging.child(DONE_SUBPATH), [marker])
         return count
 

@@ -63,7 +63,7 @@ def scan_transcript(store: SessionStoreBase, key: SessionKey) -> Iterator[Findin
 
 def scan_session(store: SessionStoreBase, key: SessionKey) -> Iterator[Finding]:
     """The secrets of a session: its main transcript, then its subagents'."""
-    from flower.stores.copy import transcripts
+    from flower.stores.transcripts import transcripts
 
     for transcript in transcripts(store, key):
         yield from scan_transcript(store, transcript)

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from flower.core.entries import encode_entry
 from flower.core.protocols import SessionStoreBase
 from flower.core.records import Entry, SessionKey
+from flower.stores.transcripts import transcripts
 
 if TYPE_CHECKING:
     from flower.stores.prune import PolicyStats, PruningSessionStore
@@ -151,11 +152,7 @@ def collect(store: SessionStoreBase, keys: list[SessionKey], view: PruningSessio
     stats = Stats()
     for main in keys:
         stats.sessions += 1
-        try:
-            subpaths = store.list_subkeys(main)
-        except NotImplementedError:
-            subpaths = []
-        for key in (main, *(main.child(sub) for sub in subpaths)):
+        for key in transcripts(store, main):
             raw = store.load(key) or []
             stats.add_entries(raw)
             detail = view.prune_loaded_in_detail(key, raw)

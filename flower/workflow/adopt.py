@@ -9,7 +9,6 @@ its ``woke`` and steps, so the next ``flower`` here carries on.
 
 from __future__ import annotations
 
-import contextlib
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +20,7 @@ from flower.core.i18n import _
 from flower.core.lineage import Lineage, parse_lineage, set_aside_dir, workspace_identity
 from flower.core.records import LineageRecord, SessionKey
 from flower.stores.lineage import load_lineage
+from flower.stores.transcripts import transcripts
 
 if TYPE_CHECKING:
     from flower.core.config import Settings
@@ -188,12 +188,8 @@ def adopt(
 
 def _copy_session(store: SessionStoreBase, old: SessionKey, new: SessionKey) -> None:
     """Every entry of ``old`` (and its subpaths) under ``new``; the old ones stay."""
-    subpaths: list[str] = []
-    with contextlib.suppress(NotImplementedError):
-        subpaths = list(store.list_subkeys(old))
-    for sub in [None, *subpaths]:
-        source = old if sub is None else old.child(sub)
-        target = new if sub is None else new.child(sub)
+    for source in transcripts(store, old):
+        target = new if source.subpath is None else new.child(source.subpath)
         batch: list[dict[str, Any]] = []
         for entry in store.iter_entries(source):
             batch.append(entry)

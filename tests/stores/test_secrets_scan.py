@@ -6,9 +6,9 @@ from pathlib import Path
 
 from flower.core.config import Settings
 from flower.core.records import SessionKey
-from flower.stores.copy import transcripts
 from flower.stores.open import open_session_store
 from flower.stores.secrets import Finding, scan_session
+from flower.stores.transcripts import transcripts
 
 SECRET = "AKIAIOSFODNN7EXAMPLE"
 
