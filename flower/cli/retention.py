@@ -83,11 +83,9 @@ def _selection(
     ctx: typer.Context, store: SessionStoreBase, older_than: str | None
 ) -> tuple[list[Candidate], list[Candidate]]:
     from flower.cli.context import get_settings
-    from flower.stores.retention import lineage_session_ids, parse_age, select_old
+    from flower.stores.retention import selection
 
-    age = parse_age(older_than) if older_than is not None else None
-    protected = lineage_session_ids(get_settings(ctx), Path.cwd())
-    return select_old(store, age, protected, time.time())
+    return selection(store, get_settings(ctx), Path.cwd(), older_than, time.time())
 
 
 OlderThan = Annotated[

@@ -193,6 +193,20 @@ def sweep_snapshots(store: SessionStoreBase, run_path: Path, now: float) -> int:
     return len(gone)
 
 
+def selection(
+    store: SessionStoreBase,
+    settings: Settings,
+    workspace: Path,
+    older_than: str | None,
+    now: float,
+) -> tuple[list[Candidate], list[Candidate]]:
+    """What ``flower sessions gc`` and ``archive`` select: :func:`select_old` with
+    ``older_than`` as ``--older-than`` takes it (``30d``; ``None``: every session), the
+    sessions lineage points at for ``workspace`` (:func:`lineage_session_ids`) kept apart."""
+    age = parse_age(older_than) if older_than is not None else None
+    return select_old(store, age, lineage_session_ids(settings, workspace), now)
+
+
 __all__ = [
     "KEY_CHECK_PROJECT",
     "LEFTOVER_AGE",
@@ -201,5 +215,6 @@ __all__ = [
     "lineage_session_ids",
     "parse_age",
     "select_old",
+    "selection",
     "sweep_snapshots",
 ]

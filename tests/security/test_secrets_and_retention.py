@@ -418,3 +418,24 @@ def test_gc_keeps_what_the_lineage_of_another_workspace_points_at(in_tmp: Path) 
     with open_session_store(settings=settings) as store:
         assert store.load(SessionKey("-elsewhere", "elsewhere-resumes")) is not None
         assert store.load(SessionKey("-here", "idle-here")) is None
+
+
+def test_a_retention_selection_from_python_keeps_what_lineage_points_at(
+    store_url: str, in_tmp: Path
+) -> None:
+    from flower.stores.retention import selection
+
+    day = 86_400_000
+    now = time.time()
+    with open_session_store(store_url, settings=Settings()) as store:
+        for sid, days in (("pointed", 40), ("old", 50), ("young", 1)):
+            store.append(SessionKey("-p", sid), [entry(1, session=sid)])
+            store.set_modified(SessionKey("-p", sid), int(now * 1000) - days * day)
+        (in_tmp / "runs" / "lineage.json").write_text(
+            json.dumps({"workspace": os.path.realpath(in_tmp), "steps": {"a": "pointed"}})
+        )
+        chosen, kept = selection(store, Settings(), in_tmp, "30d", now)
+        assert [c.key.session_id for c in chosen] == ["old"]
+        assert [c.key.session_id for c in kept] == ["pointed"]
+        everything, _ = selection(store, Settings(), in_tmp, None, now)
+        assert [c.key.session_id for c in everything] == ["old", "young"]
