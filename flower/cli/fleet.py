@@ -14,7 +14,6 @@ import typer
 
 from flower.cli.context import get_settings
 from flower.cli.lazy import command_help
-from flower.core.errors import FlowerError
 from flower.core.i18n import N_, _
 
 if TYPE_CHECKING:
@@ -30,22 +29,10 @@ app = typer.Typer(
 )
 
 
-class FleetExtraMissingError(FlowerError):
-    """The ``fleet`` extra (DBOS Transact) is not installed."""
-
-    exit_code = 2
-
-
 def _place(ctx: typer.Context) -> FleetPlace:
-    try:
-        import dbos  # noqa: F401
-    except ImportError:
-        raise FleetExtraMissingError(
-            _("flower fleet needs DBOS Transact: pip install 'flower[fleet]'")
-        ) from None
-    from flower.fleet.places import FleetPlace
+    from flower.fleet.places import fleet_place
 
-    return FleetPlace.from_settings(get_settings(ctx))
+    return fleet_place(get_settings(ctx))
 
 
 def _fleet(ctx: typer.Context) -> Fleet:

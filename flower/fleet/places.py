@@ -27,6 +27,12 @@ class FleetError(FlowerError):
     exit_code = 2
 
 
+class FleetExtraMissingError(FlowerError):
+    """The ``fleet`` extra (DBOS Transact) is not installed."""
+
+    exit_code = 2
+
+
 class UnknownTaskError(FleetError):
     """A task id the fleet does not hold."""
 
@@ -82,6 +88,19 @@ class FleetPlace:
         if not resolved.is_dir():
             raise FleetError(_("{path} is not a directory").format(path=resolved))
         return resolved
+
+
+def fleet_place(settings: Settings, cwd: Path | None = None) -> FleetPlace:
+    """The fleet of ``settings`` (:meth:`FleetPlace.from_settings`), once the ``fleet``
+    extra is known to be there: without DBOS Transact a
+    :class:`FleetExtraMissingError` says how to install it, before any file is made."""
+    try:
+        import dbos  # noqa: F401
+    except ImportError:
+        raise FleetExtraMissingError(
+            _("flower fleet needs DBOS Transact: pip install 'flower[fleet]'")
+        ) from None
+    return FleetPlace.from_settings(settings, cwd)
 
 
 def workspace_settings(workspace: Path) -> Settings:
@@ -164,9 +183,11 @@ def said_of(task: Mapping[str, Any], task_id: str, settings: Settings) -> str | 
 
 __all__ = [
     "FleetError",
+    "FleetExtraMissingError",
     "FleetPlace",
     "UnknownTaskError",
     "check_workflow",
+    "fleet_place",
     "said_of",
     "seal_said",
     "workspace_settings",
