@@ -34,12 +34,11 @@ from flower.runtime.stopping import (
     reading_answer,
     run_stoppable,
 )
-from flower.workflow.run_wake import LogGoals, LogWake
+from flower.workflow.run_wake import LogGoals, LogWake, live_runtime
 
 if TYPE_CHECKING:
     from flower.core.config import Settings
     from flower.core.rewind import RewindPlan
-    from flower.runtime.live import LiveRuntime
     from flower.workflow.clarify import Ask, GoalsOffer, RequestAsBrief
     from flower.workflow.context import WorkflowContext
     from flower.workflow.live import Live
@@ -361,21 +360,6 @@ class TerminalGoals(LogGoals):
         return typed
 
 
-def _live_runtime(live: Live, settings: Settings, trim: bool) -> LiveRuntime:
-    """The engine of ``flower once``: this workspace, its settings and shared budget."""
-    from flower.fleet import shared_gate
-    from flower.runtime.live import LiveRuntime
-
-    return LiveRuntime(
-        live,
-        workspace=".",
-        run_dir=settings.run_dir,
-        trim=trim,
-        settings=settings,
-        gate=shared_gate(settings),
-    )
-
-
 # -- once -----------------------------------------------------------------------------
 
 
@@ -437,6 +421,7 @@ def _run_once(
 
     from flower.cli.output import OutputMayClose
     from flower.core.keys import project_key
+    from flower.fleet import shared_gate
     from flower.workflow.builtin import worker_agent
     from flower.workflow.live import Live
 
@@ -444,7 +429,7 @@ def _run_once(
     live = Live(cast(TextIO, OutputMayClose(out)), rounds=1, work_step="once")
     live.woke = None  # `once` is one run by hand, not a wake
     started = time.monotonic()
-    rt = _live_runtime(live, settings, trim)
+    rt = live_runtime(live, settings, Path("."), trim=trim, gate=shared_gate(settings))
     try:
         if resume is not None:
             from flower.core.config import store_name

@@ -25,8 +25,9 @@ from flower.core.labels import shown_step
 if TYPE_CHECKING:
     from flower.core.config import Settings
     from flower.core.lineage import FreshStart
-    from flower.core.protocols import CallGate
+    from flower.core.protocols import CallGate, SessionStoreBase
     from flower.core.rewind import RewindPlan
+    from flower.runtime.live import LiveRuntime
     from flower.workflow.banner import BannerLine, Tone
     from flower.workflow.base import StepThrough
     from flower.workflow.clarify import Ask, GoalsFallback, GoalsOffer, RequestAsBrief
@@ -168,6 +169,34 @@ class WakeRun:
     settings: Settings
 
 
+def live_runtime(
+    live: Live,
+    settings: Settings,
+    workspace: Path,
+    *,
+    trim: bool = True,
+    gate: CallGate | None = None,
+    store: SessionStoreBase | None = None,
+    client: Any = None,
+) -> LiveRuntime:
+    """The runtime a wake (and ``flower once``) runs on: agents in ``workspace`` with
+    ``settings`` and their run directory, watched by ``live``. ``gate`` is the shared
+    budget, ``store`` a session store the caller opened (default: the configured one,
+    opened when first used), ``client`` one API client (default: one per run)."""
+    from flower.runtime.live import LiveRuntime
+
+    return LiveRuntime(
+        live,
+        workspace=str(workspace),
+        run_dir=settings.run_dir,
+        trim=trim,
+        settings=settings,
+        store=store,
+        client=client,
+        gate=gate,
+    )
+
+
 def run_builtin_wake(
     settings: Settings,
     workspace: Path,
@@ -198,7 +227,6 @@ def run_builtin_wake(
     (built once the step names are known), ``drive`` (how the coroutine runs),
     ``gate`` and ``client`` (the budget, one API client a wake: called with the
     settings, entered in ``held``), ``through`` (:meth:`Workflow.run`'s)."""
-    from flower.runtime.live import LiveRuntime
     from flower.workflow import wake
     from flower.workflow.builtin import builtin_workflow
     from flower.workflow.documents import workflow_names
@@ -213,12 +241,11 @@ def run_builtin_wake(
     live.work_step = workflow_names(settings).work_step
     asked = answers(settings)
     started = time.monotonic()
-    rt = LiveRuntime(
+    rt = live_runtime(
         live,
-        workspace=str(workspace),
-        run_dir=settings.run_dir,
+        settings,
+        workspace,
         trim=trim,
-        settings=settings,
         store=start.plan.store,  # the one the plan opened
         client=None if client is None else held.enter_context(client(settings)),
         gate=gate,
