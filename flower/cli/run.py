@@ -479,8 +479,8 @@ def status(
     run_dir: RunDirOption = None,
     json_out: Annotated[bool, typer.Option("--json", help=N_("wake_state as JSON."))] = False,
 ) -> None:
+    from flower.workflow.plan import wake_state
     from flower.workflow.status import describe_state
-    from flower.workflow.wake import wake_state
 
     settings = _settings(ctx, run_dir, None)
     workspace = Path.cwd().resolve()

@@ -16,7 +16,7 @@ fleet's wake log render them (the CLI in colour on a terminal)::
 
     from flower.core.config import Settings
     from flower.workflow.banner import wake_banner_lines
-    from flower.workflow.wake import wake_state
+    from flower.workflow.plan import wake_state
 
     settings = Settings()
     banner = wake_banner_lines(wake_state(".", settings=settings), Path.cwd(), settings)

@@ -1,6 +1,6 @@
 """What ``flower status`` says about a workspace, in words: one fact a line.
 
-:func:`status_facts` turns a :func:`~flower.workflow.wake.wake_state` into
+:func:`status_facts` turns a :func:`~flower.workflow.plan.wake_state` into
 :class:`StatusFact` s (the lineage, a fresh start and why, the brief and goals, words a
 killed run left, a rewind cut short, each recorded session, the last verdict) and ends
 with :func:`next_run`, what a bare ``flower`` would do next. The CLI prints
@@ -19,7 +19,8 @@ from flower.core.display import human_tokens, one_line, pad, short_path
 from flower.core.i18n import N_, _, ngettext
 from flower.core.labels import shown_label, shown_steps
 from flower.workflow.documents import documents, workflow_names
-from flower.workflow.wake import builtin_view, lineage_name, skipped_steps
+from flower.workflow.plan import skipped_steps
+from flower.workflow.wake import builtin_view, lineage_name
 
 if TYPE_CHECKING:
     from flower.core.config import Settings
@@ -44,7 +45,7 @@ def _fact(key: str, text: str) -> StatusFact:
 
 
 def status_facts(state: WakeState, workspace: Path, settings: Settings) -> list[StatusFact]:
-    """``state`` (a whole :func:`~flower.workflow.wake.wake_state`) in words, one
+    """``state`` (a whole :func:`~flower.workflow.plan.wake_state`) in words, one
     :class:`StatusFact` at a time, in the active language, ending with :func:`next_run`."""
 
     checks = state.checks
@@ -172,7 +173,7 @@ def in_run_order(steps: dict[str, str], names: WorkflowNames) -> dict[str, str]:
 
 def next_run(state: WakeState, settings: Settings) -> str:
     """What a bare ``flower`` here would do next, in words (``flower status``'s last
-    line), for ``state``, a whole :func:`~flower.workflow.wake.wake_state`."""
+    line), for ``state``, a whole :func:`~flower.workflow.plan.wake_state`."""
     checks = state.checks
     ours = builtin_view(state, settings)
     names = workflow_names(settings, checks.recorded)

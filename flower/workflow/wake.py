@@ -31,7 +31,7 @@ from flower.core.i18n import _
 from flower.core.lineage import FreshStart, Lineage, archive_dir, workspace_identity
 from flower.stores.lineage import load_lineage
 from flower.workflow.documents import documents, workflow_names
-from flower.workflow.plan import WakePlan, fresh_start, plan_wake, skipped_steps, wake_state
+from flower.workflow.plan import WakePlan, plan_wake
 from flower.workflow.said import SaidJournal, said_record
 from flower.workflow.said import words_to_pass_on as pass_on
 from flower.workflow.state import WakeState
@@ -347,22 +347,17 @@ __all__ = [
     "Verdict",
     "WakeChoice",
     "WakeIO",
-    "WakePlan",
     "WakeStart",
     "archive_conversation",
     "begin",
     "builtin_step_keys",
     "builtin_view",
     "check_store",
-    "fresh_start",
     "is_used",
     "lineage_name",
     "needs_words",
-    "plan_wake",
     "relative",
-    "skipped_steps",
     "verdict",
-    "wake_state",
     "with_step_names",
     "words_to_pass_on",
 ]

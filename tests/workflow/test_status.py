@@ -7,9 +7,9 @@ from pathlib import Path
 from flower.core.config import Settings
 from flower.core.i18n import language
 from flower.core.lineage import workspace_identity
+from flower.workflow.plan import wake_state
 from flower.workflow.said import SaidJournal
 from flower.workflow.status import StatusFact, describe_state, next_run, status_facts
-from flower.workflow.wake import wake_state
 
 
 def test_a_new_workspace_has_nothing_to_resume(in_tmp: Path) -> None:
