@@ -21,8 +21,15 @@ from typing import TYPE_CHECKING, Any
 from flower.core.hookspecs import hookimpl
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from flower.core.config import Settings
     from flower.plugin import RegisterBackend
+
+    # three of the names __getattr__ gives, re-exported (``as``) for type checkers
+    from flower_plugins.jsonfs.factory import JsonfsOptions as JsonfsOptions
+    from flower_plugins.jsonfs.lineage import JsonLineageStore as JsonLineageStore
+    from flower_plugins.jsonfs.sessions import JsonfsSessionStore as JsonfsSessionStore
 
 _PUBLIC = {
     "JsonLineageStore": "flower_plugins.jsonfs.lineage",
@@ -46,13 +53,21 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(module), name)
 
 
-def _jsonfs_store(*, url: str, options: Any, settings: Settings, read_only: bool = False) -> Any:
+def _jsonfs_store(
+    *,
+    url: str,
+    options: JsonfsOptions | Mapping[str, object] | None,
+    settings: Settings,
+    read_only: bool = False,
+) -> JsonfsSessionStore:
     from flower_plugins.jsonfs.factory import open_jsonfs_store
 
     return open_jsonfs_store(url=url, options=options, settings=settings, read_only=read_only)
 
 
-def _json_lineage(*, url: str | None, options: Any, settings: Settings) -> Any:
+def _json_lineage(
+    *, url: str | None, options: JsonfsOptions | Mapping[str, object] | None, settings: Settings
+) -> JsonLineageStore:
     from flower_plugins.jsonfs.factory import open_json_lineage
 
     return open_json_lineage(url=url, options=options, settings=settings)

@@ -5,8 +5,8 @@ Imported when a store is opened, not when the plugin registers (see ``__init__``
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import msgspec
@@ -62,14 +62,18 @@ def lineage_path_from_url(url: str) -> Path:
     return path
 
 
-def _fsync_option(options: Any) -> bool:
+def _fsync_option(options: JsonfsOptions | Mapping[str, object] | None) -> bool:
     if isinstance(options, JsonfsOptions):
         return options.fsync
     return msgspec.convert(options or {}, JsonfsOptions).fsync
 
 
 def open_jsonfs_store(
-    *, url: str, options: Any, settings: Settings, read_only: bool = False
+    *,
+    url: str,
+    options: JsonfsOptions | Mapping[str, object] | None,
+    settings: Settings,
+    read_only: bool = False,
 ) -> JsonfsSessionStore:
     root = root_from_url(url)
     if read_only and not root.is_dir():  # a reader creates no folder, not even later
@@ -77,7 +81,9 @@ def open_jsonfs_store(
     return JsonfsSessionStore(root, fsync=_fsync_option(options))
 
 
-def open_json_lineage(*, url: str | None, options: Any, settings: Settings) -> JsonLineageStore:
+def open_json_lineage(
+    *, url: str | None, options: JsonfsOptions | Mapping[str, object] | None, settings: Settings
+) -> JsonLineageStore:
     path = lineage_path_from_url(url) if url else Path.cwd() / settings.run_dir / FILENAME
     return JsonLineageStore(path, fsync=_fsync_option(options))
 

@@ -8,23 +8,33 @@ store is opened.
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from flower.core.hookspecs import hookimpl
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     import typer
 
     from flower.core.config import Settings
     from flower.plugin import RegisterBackend
+    from flower_plugins.sql.lineage import SqlLineageStore
+    from flower_plugins.sql.options import SqlOptions
+    from flower_plugins.sql.store import SqlSessionStore
 
 BACKENDS = {"sqlite": ("sqlite",), "postgres": ("postgresql", "postgres")}
 _OPTIONS = "flower_plugins.sql.options:SqlOptions"  # msgspec, imported on use
 
 
 def _session_store(
-    backend: str, *, url: str, options: Any, settings: Settings, read_only: bool = False
-) -> Any:
+    backend: str,
+    *,
+    url: str,
+    options: SqlOptions | Mapping[str, object] | None,
+    settings: Settings,
+    read_only: bool = False,
+) -> SqlSessionStore:
     from flower_plugins.sql.factory import open_session_store
 
     return open_session_store(
@@ -33,8 +43,13 @@ def _session_store(
 
 
 def _lineage_store(
-    backend: str, *, url: str | None, options: Any, settings: Settings, read_only: bool = False
-) -> Any:
+    backend: str,
+    *,
+    url: str | None,
+    options: SqlOptions | Mapping[str, object] | None,
+    settings: Settings,
+    read_only: bool = False,
+) -> SqlLineageStore:
     from flower_plugins.sql.factory import open_lineage_store
 
     return open_lineage_store(

@@ -23,7 +23,7 @@ import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy import event
@@ -48,6 +48,11 @@ from flower.core.fileperms import (
 from flower.core.i18n import _
 from flower.core.redact import redact_text
 from flower_plugins.sql.options import SqlOptions
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine.interfaces import DBAPIConnection, DBAPICursor
+    from sqlalchemy.pool import ConnectionPoolEntry, PoolProxiedConnection
+    from sqlalchemy.sql.expression import ClauseElement, ReturnsRows
 
 T = TypeVar("T")
 Dialect = Literal["sqlite", "postgres"]
@@ -294,8 +299,10 @@ class HotConnection:
     comes first.
     """
 
-    def __init__(self, fairy: Any) -> None:
-        self.connection = fairy.dbapi_connection
+    def __init__(self, fairy: PoolProxiedConnection) -> None:
+        connection = fairy.dbapi_connection
+        assert connection is not None  # checked out just now, not yet invalidated
+        self.connection = connection
         self.cursor = self.connection.cursor()
         self._fairy = fairy
         self._release = weakref.finalize(self, fairy.close)
@@ -356,11 +363,11 @@ class Database:
 
         return self.read(check)
 
-    def compile(self, statement: Any) -> str:
+    def compile(self, statement: ClauseElement) -> str:
         """SQL text of a Core statement for this dialect (named/pyformat parameters)."""
         return str(statement.compile(dialect=self.engine.dialect))
 
-    def compile_positional(self, statement: Any) -> tuple[str, tuple[str, ...]]:
+    def compile_positional(self, statement: ReturnsRows) -> tuple[str, tuple[str, ...]]:
         """SQL text with positional parameters, and the parameter names in order.
 
         For ``executemany`` on the hot path: tuples bind faster than dicts.
@@ -404,7 +411,7 @@ class Database:
                 raise self.translate(exc) from exc
         raise AssertionError("unreachable")
 
-    def raw_write(self, work: Callable[[Any], T]) -> T:
+    def raw_write(self, work: Callable[[DBAPICursor], T]) -> T:
         """The append hot path: ``work(cursor)`` on this thread's DBAPI connection.
 
         No SQLAlchemy ``Connection``, events or pool checkout per call: statements are
@@ -412,14 +419,14 @@ class Database:
         """
         return self._raw(work, write=True)
 
-    def raw_read(self, work: Callable[[Any], T]) -> T:
+    def raw_read(self, work: Callable[[DBAPICursor], T]) -> T:
         """The load hot path: ``work(cursor)`` on the same connection, read only.
 
         The implicit read transaction ends at once so no snapshot is held between loads.
         """
         return self._raw(work, write=False)
 
-    def _raw(self, work: Callable[[Any], T], *, write: bool) -> T:
+    def _raw(self, work: Callable[[DBAPICursor], T], *, write: bool) -> T:
         if write:
             self.refuse_damaged()
         dbapi = self.engine.dialect.loaded_dbapi
@@ -465,14 +472,14 @@ class Database:
                 raise
         raise AssertionError("unreachable")
 
-    def _abandon(self, conn: Any) -> None:
+    def _abandon(self, conn: DBAPIConnection) -> None:
         """Roll back ``conn``'s transaction after a failure; drop it if that fails too."""
         try:
             conn.rollback()
         except Exception:
             self._drop_hot_connection()
 
-    def _hot_cursor(self) -> tuple[Any, Any]:
+    def _hot_cursor(self) -> tuple[DBAPIConnection, DBAPICursor]:
         """This thread's driver connection and the one cursor every raw call reuses."""
         hot = getattr(self._local, "hot", None)
         if hot is None:
@@ -681,7 +688,7 @@ def _sqlite_engine(url: URL, options: SqlOptions, synchronous: str, read_only: b
     sync = "FULL" if synchronous == "full" else "NORMAL"
 
     @event.listens_for(engine, "connect")
-    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+    def _on_connect(dbapi_conn: DBAPIConnection, _record: ConnectionPoolEntry) -> None:
         # The driver must not open transactions itself: we emit BEGIN (IMMEDIATE).
         dbapi_conn.isolation_level = None
         cursor = dbapi_conn.cursor()

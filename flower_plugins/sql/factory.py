@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Any
+from collections.abc import Mapping
 
 from flower.core.config import Settings
 from flower.core.errors import (
@@ -21,7 +21,7 @@ from flower_plugins.sql.options import SqlOptions
 from flower_plugins.sql.store import SqlSessionStore
 
 
-def _options(options: Any) -> SqlOptions:
+def _options(options: SqlOptions | Mapping[str, object] | None) -> SqlOptions:
     if isinstance(options, SqlOptions):
         return options
     import msgspec
@@ -30,7 +30,12 @@ def _options(options: Any) -> SqlOptions:
 
 
 def open_checked(
-    url: str, backend: str, options: Any, settings: Settings, *, read_only: bool = False
+    url: str,
+    backend: str,
+    options: SqlOptions | Mapping[str, object] | None,
+    settings: Settings,
+    *,
+    read_only: bool = False,
 ) -> Database:
     """Open ``url`` for ``backend``; SQLite migrates itself, Postgres only when allowed,
     and nothing when ``read_only`` (a reader finds the schema as it is)."""
@@ -74,7 +79,12 @@ def _can_write(sqlite_path: str | None) -> bool:
 
 
 def open_session_store(
-    backend: str, *, url: str | None, options: Any, settings: Settings, read_only: bool = False
+    backend: str,
+    *,
+    url: str | None,
+    options: SqlOptions | Mapping[str, object] | None,
+    settings: Settings,
+    read_only: bool = False,
 ) -> SqlSessionStore:
     if url is None:  # only sqlite has an embedded default
         raise ConfigError(
@@ -90,7 +100,12 @@ def open_session_store(
 
 
 def open_lineage_store(
-    backend: str, *, url: str | None, options: Any, settings: Settings, read_only: bool = False
+    backend: str,
+    *,
+    url: str | None,
+    options: SqlOptions | Mapping[str, object] | None,
+    settings: Settings,
+    read_only: bool = False,
 ) -> SqlLineageStore:
     if url is None:
         url = settings.sessions_url()

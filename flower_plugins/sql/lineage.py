@@ -18,7 +18,7 @@ from typing import Any, Literal, TypeVar
 
 import msgspec
 import sqlalchemy as sa
-from sqlalchemy.engine import Connection
+from sqlalchemy.engine import Connection, Row
 
 from flower.core.fileperms import private_dir, replaced_atomically
 from flower.core.i18n import _
@@ -75,7 +75,7 @@ class SqlLineageStore:
     def workspace_id(self, workspace: str | os.PathLike[str]) -> str:
         return self._workspace_id or os.path.abspath(workspace)
 
-    def _row(self, conn: Connection, workspace_id: str) -> Any:
+    def _row(self, conn: Connection, workspace_id: str) -> Row[Any] | None:
         query = sa.select(lineage).where(lineage.c.workspace_id == workspace_id)
         return conn.execute(query).first()
 
@@ -93,7 +93,7 @@ class SqlLineageStore:
         many workspaces, so another row there is no sign of a move."""
         workspace_id = self.workspace_id(workspace)
 
-        def rows(conn: Connection) -> list[Any]:
+        def rows(conn: Connection) -> list[Row[Any]]:
             own = self._row(conn, workspace_id)
             if own is not None or self._db.dialect != "sqlite":
                 return [own] if own is not None else []
@@ -244,7 +244,7 @@ class SqlLineageStore:
         self._db.close()
 
 
-def _raw(row: Any) -> bytes:
+def _raw(row: Row[Any]) -> bytes:
     """A damaged row as text a person can read and mend (its columns as stored)."""
     document = {
         "workspace": row.workspace,
@@ -255,7 +255,7 @@ def _raw(row: Any) -> bytes:
     return (json.dumps(document, ensure_ascii=False, indent=2) + "\n").encode()
 
 
-def _record(row: Any, workspace: str) -> LineageRecord | None:
+def _record(row: Row[Any] | None, workspace: str) -> LineageRecord | None:
     if row is None:
         return None
     try:

@@ -14,7 +14,7 @@ one index fewer (see :func:`seq_range`).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from sqlalchemy import (
     BigInteger,
@@ -27,6 +27,9 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
 )
+
+if TYPE_CHECKING:
+    from sqlalchemy.schema import SchemaItem
 
 # Named constraints: SQLite batch migrations cannot alter an unnamed constraint.
 NAMING_CONVENTION = {
@@ -128,14 +131,18 @@ def seq_range(session_pk: int) -> tuple[int, int]:
     return low, low + SEQ_SPAN
 
 
-def exists_on(dialect_name: str) -> Callable[[Any, str | None, str, bool, Any], bool]:
+def exists_on(
+    dialect_name: str,
+) -> Callable[[SchemaItem, str | None, str, bool, SchemaItem | None], bool]:
     """Alembic ``include_object``: leave out what ``ddl_if`` keeps off this dialect.
 
     Autogenerate compares the models with a database without asking ``ddl_if``, so
     SQLite would otherwise report the PostgreSQL-only index as missing.
     """
 
-    def include(obj: Any, _name: str | None, _type: str, _reflected: bool, _other: Any) -> bool:
+    def include(
+        obj: SchemaItem, _name: str | None, _type: str, _reflected: bool, _other: SchemaItem | None
+    ) -> bool:
         ddl_if = getattr(obj, "_ddl_if", None)
         return ddl_if is None or ddl_if.dialect in (None, dialect_name)
 

@@ -20,7 +20,7 @@ import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 import sqlalchemy as sa
@@ -62,6 +62,9 @@ from flower_plugins.sql.schema import (
     seq_range,
     sessions,
 )
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine.interfaces import DBAPICursor
 
 T = TypeVar("T")
 _decode = msgspec.json.Decoder().decode
@@ -276,7 +279,7 @@ class SqlSessionStore(SessionStoreBase):
         usages: UsageCandidates,
         now: int,
         pk: int | None,
-        cursor: Any,
+        cursor: Any,  # DBAPICursor declares fetchone() optional; MAX() always gives a row
     ) -> None:
         if self._lease is not None and key.project_key != KEY_CHECK_PROJECT:
             self._check_lease(cursor, key.project_key, self._lease)
@@ -295,7 +298,7 @@ class SqlSessionStore(SessionStoreBase):
             cursor.execute(self._sql_touch_session, {"pk": pk, "now": now, "usage": usage})
         self._pks[key] = pk
 
-    def _session_pk(self, cursor: Any, key: SessionKey, now: int) -> int:
+    def _session_pk(self, cursor: DBAPICursor, key: SessionKey, now: int) -> int:
         """The session's row id, its row created if it is new; an existing row is not
         locked (an existing session keeps its time: only written entries date it)."""
         names = {
@@ -313,7 +316,7 @@ class SqlSessionStore(SessionStoreBase):
                 return int(row[0])
             # deleted by another writer between the two statements: create it again
 
-    def _added_usage(self, cursor: Any, pk: int, usages: UsageCandidates) -> str | None:
+    def _added_usage(self, cursor: DBAPICursor, pk: int, usages: UsageCandidates) -> str | None:
         """The usage of the last reporting entry that this append adds (before inserting:
         an entry the session already holds is skipped, so its usage is no newer)."""
         for uuid, usage in usages:
@@ -326,7 +329,7 @@ class SqlSessionStore(SessionStoreBase):
 
     # -- the fleet's lease (see flower.core.lease) ---------------------------------
 
-    def _check_lease(self, cursor: Any, project_key: str, token: int) -> None:
+    def _check_lease(self, cursor: DBAPICursor, project_key: str, token: int) -> None:
         """In the caller's write transaction: ``token`` is still ``project_key``'s
         (on PostgreSQL the lease row stays share-locked until the transaction ends)."""
         cursor.execute(self._sql_lease_token, {"project_key": project_key})
@@ -348,7 +351,7 @@ class SqlSessionStore(SessionStoreBase):
         ``project_key``'s lease (:class:`~flower.core.lease.LeaseLostError`, ``write``
         not run, when it is not); the lease row stays locked until ``write`` is done."""
 
-        def work(cursor: Any) -> T:
+        def work(cursor: DBAPICursor) -> T:
             self._check_lease(cursor, project_key, token)
             return write()
 
@@ -462,7 +465,7 @@ class SqlSessionStore(SessionStoreBase):
             "subpath": key.subpath or MAIN_SUBPATH,
         }
 
-        def work(cursor: Any) -> list[Entry] | None:
+        def work(cursor: Any) -> list[Entry] | None:  # iterated: DBAPICursor declares no __iter__
             cursor.execute(self._sql_select_pk, params)
             row = cursor.fetchone()
             if row is None:
@@ -490,7 +493,7 @@ class SqlSessionStore(SessionStoreBase):
     # an error. What a load returns is checked against what the file itself says; a
     # doubt is settled by SQLite's quick_check, and damage found is never written into.
 
-    def _decode_stored(self, key: SessionKey, payload: Any) -> Entry:
+    def _decode_stored(self, key: SessionKey, payload: bytes | str) -> Entry:
         try:
             return decode_entry(payload)
         except (msgspec.DecodeError, ValueError):
@@ -519,7 +522,7 @@ class SqlSessionStore(SessionStoreBase):
         if self._db.dialect != "sqlite":
             return
 
-        def scan(cursor: Any) -> Any:
+        def scan(cursor: DBAPICursor) -> Any:
             cursor.execute(self._sql_scan_pk, params)
             return cursor.fetchone()
 
@@ -558,7 +561,7 @@ class SqlSessionStore(SessionStoreBase):
         pk: int | None = None
         after = 0
 
-        def page(cursor: Any) -> list[tuple[int, Any]]:
+        def page(cursor: DBAPICursor) -> list[tuple[int, Any]]:
             nonlocal pk
             if pk is None:
                 cursor.execute(select_pk, params)
@@ -642,7 +645,7 @@ class SqlSessionStore(SessionStoreBase):
         columns = [c.name for c in lineage.c]
         scan = f"SELECT {', '.join(columns)} FROM {lineage.name}"
 
-        def rows(cursor: Any) -> list[tuple[Any, ...]]:
+        def rows(cursor: DBAPICursor) -> list[tuple[Any, ...]]:
             cursor.execute(scan)
             return list(cursor.fetchall())
 
@@ -668,7 +671,7 @@ class SqlSessionStore(SessionStoreBase):
         if self._db.dialect != "sqlite":
             scan = f"SELECT {columns} FROM flower_sessions"
 
-        def rows(cursor: Any) -> list[tuple[str, str, str]]:
+        def rows(cursor: DBAPICursor) -> list[tuple[str, str, str]]:
             cursor.execute(scan)
             return list(cursor.fetchall())
 
@@ -685,7 +688,7 @@ class SqlSessionStore(SessionStoreBase):
         return keys
 
     def _rows_one_by_one(self, columns: str) -> list[tuple[str, str, str]]:
-        def highest(cursor: Any) -> int:
+        def highest(cursor: DBAPICursor) -> int:
             cursor.execute("SELECT seq FROM sqlite_sequence WHERE name = 'flower_sessions'")
             row = cursor.fetchone()
             return int(row[0]) if row else 0
@@ -697,7 +700,7 @@ class SqlSessionStore(SessionStoreBase):
         found: list[tuple[str, str, str]] = []
         for pk in range(1, max(top, 1000) + 1):
 
-            def one(cursor: Any, pk: int = pk) -> Any:
+            def one(cursor: DBAPICursor, pk: int = pk) -> Any:
                 cursor.execute(f"SELECT {columns} FROM flower_sessions WHERE id = ?", (pk,))
                 return cursor.fetchone()
 
