@@ -287,7 +287,7 @@ class LoadedSettings:
 _PATH_IN_ERROR = re.compile(r" - at `\$(?P<path>[^`]*)`")
 
 
-def _describe_validation(exc: msgspec.ValidationError, root: Any = None) -> tuple[str, str]:
+def _describe_validation(exc: msgspec.ValidationError, root: type | None = None) -> tuple[str, str]:
     """Split msgspec's message into (dotted key path, what was wrong); ``root`` is the
     Struct decoded (the whole :class:`Settings` by default)."""
     text = str(exc)
@@ -306,7 +306,7 @@ def _describe_validation(exc: msgspec.ValidationError, root: Any = None) -> tupl
     return path, reason
 
 
-def _known_keys(dotted_section: str, root: Any) -> list[str]:
+def _known_keys(dotted_section: str, root: type) -> list[str]:
     struct: Any = root
     for part in filter(None, dotted_section.split(".")):
         fields = {f.name: f.type for f in msgspec.structs.fields(struct)}
@@ -326,13 +326,13 @@ def _toml_key(path: str, table: str = "tool.flower") -> str:
 
 
 def decode_section(
-    data: Any,
-    struct: type[Any],
+    data: object,
+    struct: type[_T],
     where: str | None,
     table: str = "tool.flower",
     *,
     key: str | None = None,
-) -> Any:
+) -> _T:
     """Decode a table into ``struct``; errors name ``where`` (if given), the key and the
     reason. ``key``: the dotted setting the table is (``pruning.options``), for a check
     after loading, so the CLI can name the file or variable that set it."""
@@ -379,7 +379,7 @@ def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return flat
 
 
-def _set_dotted(data: dict[str, Any], dotted: str, value: Any) -> None:
+def _set_dotted(data: dict[str, Any], dotted: str, value: object) -> None:
     parts = dotted.split(".")
     for part in parts[:-1]:
         data = data.setdefault(part, {})

@@ -62,7 +62,7 @@ def _encoder() -> Any:
     return msgspec.json.Encoder(order="deterministic")
 
 
-def json_text(value: Any) -> str:
+def json_text(value: object) -> str:
     """``value`` as pretty JSON (keys sorted; ``json.loads`` reads it back)."""
     import msgspec
 
@@ -72,7 +72,7 @@ def json_text(value: Any) -> str:
         return _escaped_json(value, indent=2)
 
 
-def compact_json(value: Any) -> str:
+def compact_json(value: object) -> str:
     """``value`` as one-line JSON (keys sorted), for a table cell or a tool's arguments."""
     try:
         return str(_encoder().encode(value).decode("utf-8"))
@@ -80,7 +80,7 @@ def compact_json(value: Any) -> str:
         return _escaped_json(value, separators=(",", ":"))
 
 
-def _escaped_json(value: Any, **options: Any) -> str:
+def _escaped_json(value: object, **options: Any) -> str:
     """JSON for a value holding a lone surrogate (a stored string cut mid-emoji, which
     UTF-8 cannot carry): the standard library writes it as its ``\\ud83d`` escape."""
     import json

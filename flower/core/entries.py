@@ -28,7 +28,7 @@ def _where(index: int, path: str = "") -> str:
     return _("entry {index}.{field}").format(index=index, field=path.removeprefix("."))
 
 
-def _check_value(value: Any, index: int, path: str) -> None:
+def _check_value(value: object, index: int, path: str) -> None:
     # Iterative would be faster only for pathological depth; transcripts are shallow.
     if isinstance(value, _SCALARS):
         return
@@ -61,7 +61,7 @@ def _check_value(value: Any, index: int, path: str) -> None:
     )
 
 
-def check_entry(entry: Any, index: int = 0) -> Entry:
+def check_entry(entry: object, index: int = 0) -> Entry:
     """Raise :class:`InvalidEntryError` unless ``entry`` is a JSON-safe dict with a type."""
     if not isinstance(entry, dict):
         raise InvalidEntryError(
@@ -80,7 +80,7 @@ def check_entry(entry: Any, index: int = 0) -> Entry:
 _PLAIN_LEAVES = frozenset((str, int, bool, type(None)))
 
 
-def _is_plain(value: Any) -> bool:
+def _is_plain(value: Any) -> bool:  # Any: mypy narrows no `kind is dict` test
     """True when ``value`` is built only of the exact JSON types (and finite floats).
 
     Such a value always survives a JSON round trip unchanged, so the append path can
@@ -105,7 +105,7 @@ def _is_plain(value: Any) -> bool:
     return kind in _PLAIN_LEAVES
 
 
-def _encode_if_exact(entry: Any) -> bytes | None:
+def _encode_if_exact(entry: object) -> bytes | None:
     """Encoded bytes when decoding them gives back an equal entry, else ``None``.
 
     NaN becomes null, tuples lists, bytes base64 and non-string keys strings, so
@@ -145,7 +145,7 @@ def _brackets(raw: bytes) -> int:
     return raw.count(b"[") + raw.count(b"{")
 
 
-def _nests_deeper(value: Any, limit: int) -> bool:
+def _nests_deeper(value: object, limit: int) -> bool:
     """Whether ``value`` nests lists and dicts more than ``limit`` levels; no recursion."""
     pending: list[tuple[Any, int]] = [(value, 1)] if isinstance(value, dict | list) else []
     while pending:
@@ -157,7 +157,7 @@ def _nests_deeper(value: Any, limit: int) -> bool:
     return False
 
 
-def check_batch(entries: Any) -> Sequence[Entry]:
+def check_batch(entries: object) -> Sequence[Entry]:
     """Raise :class:`InvalidEntryError` unless ``entries`` is a list (or tuple): a dict,
     a generator or a string is refused as a whole, before anything reads it."""
     if not isinstance(entries, list | tuple):
@@ -215,7 +215,7 @@ def _not_json(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def json_bytes(value: Any) -> bytes:
+def json_bytes(value: object) -> bytes:
     """Compact JSON of ``value``; a lone surrogate, which UTF-8 cannot carry, is kept as
     its escape (see :func:`_escaped`). Raises what msgspec raises for what is no JSON."""
     try:
@@ -227,13 +227,13 @@ def json_bytes(value: Any) -> bytes:
         return raw
 
 
-def _escaped(entry: Entry) -> bytes | None:
-    """``entry`` as compact JSON with every non-ASCII character escaped: the one way to
+def _escaped(value: object) -> bytes | None:
+    """``value`` as compact JSON with every non-ASCII character escaped: the one way to
     store a string holding a lone surrogate, which UTF-8 cannot carry."""
     import json
 
     try:
-        return json.dumps(entry, separators=(",", ":"), allow_nan=False).encode("ascii")
+        return json.dumps(value, separators=(",", ":"), allow_nan=False).encode("ascii")
     except (TypeError, ValueError, RecursionError):
         return None
 
@@ -252,7 +252,7 @@ def dedupe_batch(entries: Sequence[Entry]) -> list[Entry]:
     return kept
 
 
-def is_synthetic_error(entry: Any) -> bool:
+def is_synthetic_error(entry: object) -> bool:
     """A harness-made assistant entry (API error text), never the model's own words."""
     if not isinstance(entry, dict) or entry.get("type") != "assistant":
         return False
@@ -262,7 +262,7 @@ def is_synthetic_error(entry: Any) -> bool:
     )
 
 
-def reported_usage(entry: Any) -> dict[str, Any] | None:
+def reported_usage(entry: object) -> dict[str, Any] | None:
     """``message.usage`` of an assistant entry the API answered; ``None`` for any other
     entry, a synthetic API-error entry included: its zero usage is no context size."""
     if not isinstance(entry, dict) or entry.get("type") != "assistant":

@@ -42,6 +42,8 @@ from flower.core.records import LineageMismatch, LineageRecord
 
 if TYPE_CHECKING:
     from flower.core.config import Settings
+    from flower.core.protocols import SessionStoreBase
+    from flower.core.rewind import RewindPlan
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -299,13 +301,13 @@ class Lineage:
         step: str,
         turns: int = 1,
         *,
-        store: Any,
+        store: SessionStoreBase,
         workspace: str | os.PathLike[str] = ".",
         settings: Settings | None = None,
         run_dir: str | os.PathLike[str] | None = None,
         keep_files: bool = False,
         force: bool = False,
-    ) -> Any:
+    ) -> RewindPlan:
         """Fork ``step``'s session in ``store`` (the session store) ``turns`` user turns
         back, put back the files flower's
         Write and Edit changed since (unless ``keep_files``; a file changed by someone
@@ -529,7 +531,7 @@ def _merged_map(
     return merged
 
 
-def _is_valid(record: Any, ident: str) -> bool:
+def _is_valid(record: object, ident: str) -> bool:
     if not isinstance(record, LineageRecord):
         return False
     if record.workspace != ident:

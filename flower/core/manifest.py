@@ -17,7 +17,7 @@ import secrets
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Protocol
 
 from flower.core.fileperms import check_private, locked, private_dir, replaced_atomically
 from flower.core.lease import fenced
@@ -28,6 +28,16 @@ _run_id: tuple[int, str] | None = None
 _lines: dict[str, list[str]] = {}
 """This process's lines, by resolved manifest path (one list per file)."""
 _guard = threading.Lock()
+
+
+class StepRecord(Protocol):
+    """What a manifest line is made of: a dataclass (a
+    :class:`~flower.runtime.spec.StepResult`) whose fields, with ``duration_s``, are the row."""
+
+    __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
+
+    @property
+    def duration_s(self) -> float: ...
 
 
 def run_id() -> str:
@@ -43,7 +53,7 @@ def run_id() -> str:
 
 
 def result_line(
-    result: Any,
+    result: StepRecord,
     run: str | None = None,
     extra: dict[str, Any] | None = None,
     *,
@@ -96,7 +106,7 @@ class Manifest:
     def run(self) -> str:
         return run_id()
 
-    def record(self, result: Any, extra: dict[str, Any] | None = None) -> None:
+    def record(self, result: StepRecord, extra: dict[str, Any] | None = None) -> None:
         """Add one StepResult (with ``extra``'s keys) and flush the file."""
         row = result_line(result, self.run, extra, keep_text=self.keep_text)
         line = json.dumps(row, ensure_ascii=False, default=str)
@@ -140,4 +150,4 @@ def read_manifest(run_dir: str | os.PathLike[str] = "runs") -> list[dict[str, An
     return rows
 
 
-__all__ = ["MANIFEST_NAME", "Manifest", "read_manifest", "result_line", "run_id"]
+__all__ = ["MANIFEST_NAME", "Manifest", "StepRecord", "read_manifest", "result_line", "run_id"]

@@ -208,7 +208,7 @@ class GateAnswer:
     seconds before asking again; ``parked_until`` (epoch seconds) when the wait is a
     rate limit the API named, which every caller of the gate waits out."""
 
-    ticket: Any = None
+    ticket: object = None
     wait: float = 0.0
     parked_until: float | None = None
 
@@ -224,7 +224,7 @@ class CallGate(Protocol):
         ...
 
     def settle(
-        self, ticket: Any, usage: dict[str, Any], limits: dict[str, str], cost_usd: float | None
+        self, ticket: object, usage: dict[str, Any], limits: dict[str, str], cost_usd: float | None
     ) -> None:
         """The call ``ticket`` was answered: its real ``usage`` and the API's
         ``anthropic-ratelimit-*`` headers (``limits``). Never raises."""

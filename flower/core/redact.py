@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 MASK = "***"
@@ -48,7 +47,7 @@ def redact_text(text: str) -> str:
     return _QUERY_SECRET.sub(lambda m: m["head"] + MASK, text)
 
 
-def redact_value(value: Any, key: str = "") -> Any:
+def redact_value(value: object, key: str = "") -> object:
     """Recursively mask URL passwords and values stored under secret-looking keys."""
     if isinstance(value, str):
         if key and _SECRET_KEY.search(key) and value:

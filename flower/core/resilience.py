@@ -719,7 +719,7 @@ class Resilience:
             number += 1
             info = AttemptInfo(number, has_session())
 
-    async def admit(self, input_tokens: int, output_tokens: int) -> Any:
+    async def admit(self, input_tokens: int, output_tokens: int) -> object:
         """Wait until the gate lets one model call of about these many tokens go; its
         ticket (None without a gate). One status line per wait, one per park."""
         gate = self.gate
@@ -748,7 +748,7 @@ class Resilience:
             await self.sleep(max(min(answer.wait, 1.0), 0.01))
 
     def settle(
-        self, ticket: Any, usage: dict[str, Any], limits: dict[str, str], cost: float | None
+        self, ticket: object, usage: dict[str, Any], limits: dict[str, str], cost: float | None
     ) -> None:
         """Tell the gate what the call ``ticket`` really used."""
         if self.gate is not None and ticket is not None:

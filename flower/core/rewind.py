@@ -226,7 +226,7 @@ def _tidy(path: Path) -> None:
         stale.unlink(missing_ok=True)
 
 
-def _marker(before: Any, plan: RewindPlan) -> dict[str, Any]:
+def _marker(before: object, plan: RewindPlan) -> dict[str, Any]:
     """What the next wake announces: the turns of every rewind since the last wake (a
     plan carried out twice, after a crash, counts once)."""
     turns, forks = plan.turns, [plan.new_session]

@@ -22,6 +22,10 @@ from flower.core.errors import ConfigError
 from flower.core.i18n import _
 
 if TYPE_CHECKING:
+    from types import ModuleType
+
+    from opentelemetry import trace as otel_trace
+
     from flower.core.config import Settings
 
 AttributeValue = str | bool | int | float | Sequence[str] | Sequence[int] | Sequence[float]
@@ -42,7 +46,7 @@ class Span:
     """The span a ``with tracing.span(...)`` block holds; a no-op unless it wraps one of
     OpenTelemetry's. ``None`` attribute values are left out (OTel rejects them)."""
 
-    def __init__(self, otel_span: Any = None) -> None:
+    def __init__(self, otel_span: otel_trace.Span | None = None) -> None:
         self._span = otel_span
 
     @property
@@ -81,7 +85,9 @@ class Tracing:
     into spans (``[tool.flower.telemetry] capture_content``, off by default).
     """
 
-    def __init__(self, tracer: Any = None, *, capture_content: bool = False) -> None:
+    def __init__(
+        self, tracer: otel_trace.Tracer | None = None, *, capture_content: bool = False
+    ) -> None:
         self.tracer = tracer
         self.capture_content = capture_content
 
@@ -139,7 +145,7 @@ def default_tracing() -> Tracing:
     return Tracing(tracer) if tracer is not None else OFF
 
 
-def process_tracer() -> Any:
+def process_tracer() -> otel_trace.Tracer | None:
     """This process's tracer for flower's spans, or ``None`` when nothing is traced."""
     if _env_true("OTEL_SDK_DISABLED"):
         return None
@@ -200,7 +206,7 @@ def describe(settings: Settings) -> tuple[bool, str]:
     )
 
 
-def _host_has_provider(trace: Any) -> bool:
+def _host_has_provider(trace: ModuleType) -> bool:
     """Whether a real tracer provider is set (the API's default is a proxy)."""
     provider = trace.get_tracer_provider()
     return type(provider).__name__ not in ("ProxyTracerProvider", "NoOpTracerProvider")

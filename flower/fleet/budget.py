@@ -258,7 +258,7 @@ class Budget:
         conn.execute(sa.delete(waiters).where(waiters.c.seen_ms < now - 10 * STALE_MS))
 
     def settle(
-        self, ticket: Any, used: dict[str, Any], limits: dict[str, str], cost_usd: float | None
+        self, ticket: object, used: dict[str, Any], limits: dict[str, str], cost_usd: float | None
     ) -> None:
         if not isinstance(ticket, Ticket):
             return

@@ -88,7 +88,7 @@ def result_text(block: Mapping[str, Any]) -> str:
     return ""
 
 
-def content_words(content: Any, *, skip: Collection[str] = ()) -> str | None:
+def content_words(content: object, *, skip: Collection[str] = ()) -> str | None:
     """The words of a message or tool result ``content`` for a reader: its text blocks,
     ``[type]`` standing for each other block (but the kinds in ``skip``); None when
     ``content`` is neither a string nor a list of blocks."""

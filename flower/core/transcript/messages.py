@@ -76,7 +76,7 @@ def _repeats_the_last_words(merged: list[Any], blocks: list[Any]) -> bool:
     )
 
 
-def _is_block(block: Any, kind: str) -> bool:
+def _is_block(block: object, kind: str) -> bool:
     return isinstance(block, dict) and block.get("type") == kind
 
 
@@ -168,5 +168,5 @@ def conversation(entries: Sequence[Entry]) -> list[dict[str, Any]]:
     return to_messages(active_chain(entries))
 
 
-def is_tool_id(value: Any) -> bool:
+def is_tool_id(value: object) -> bool:
     return isinstance(value, str) and bool(value)

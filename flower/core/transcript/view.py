@@ -63,7 +63,7 @@ def shorten(text: str, limit: int) -> str:
     ).format(count=more)
 
 
-def _result_text(content: Any) -> str:
+def _result_text(content: object) -> str:
     words = content_words(content)
     return compact_json(content) if words is None else words
 
