@@ -42,7 +42,6 @@ if TYPE_CHECKING:
     from flower.workflow.clarify import Ask, GoalsOffer, RequestAsBrief
     from flower.workflow.context import WorkflowContext
     from flower.workflow.live import Live
-    from flower.workflow.state import WakeState
     from flower.workflow.wake import WakeChoice
 
 
@@ -480,7 +479,7 @@ def status(
     json_out: Annotated[bool, typer.Option("--json", help=N_("wake_state as JSON."))] = False,
 ) -> None:
     from flower.workflow.plan import wake_state
-    from flower.workflow.status import describe_state
+    from flower.workflow.status import describe_state, status_code
 
     settings = _settings(ctx, run_dir, None)
     workspace = Path.cwd().resolve()
@@ -491,22 +490,6 @@ def status(
         for line in describe_state(state, workspace, settings):
             typer.echo(line)
     raise typer.Exit(status_code(state, settings))
-
-
-STATUS_WAKES = 0
-"""``flower status`` exit code: a bare ``flower`` here would wake (resume or carry on)."""
-STATUS_NOTHING = 1
-"""Nothing to carry on here: ``flower`` needs to be told what to do."""
-STATUS_STOPS = 3
-"""``flower`` here would stop before its banner: the session store cannot be read."""
-
-
-def status_code(state: WakeState, settings: Settings) -> int:
-    """How ``flower status`` exits for ``state``: whether a bare ``flower`` would wake."""
-    from flower.workflow.wake import verdict
-
-    codes = {"wakes": STATUS_WAKES, "nothing": STATUS_NOTHING, "stops": STATUS_STOPS}
-    return codes[verdict(state, settings)]
 
 
 # -- demo -----------------------------------------------------------------------------

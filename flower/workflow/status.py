@@ -5,7 +5,8 @@
 killed run left, a rewind cut short, each recorded session, the last verdict) and ends
 with :func:`next_run`, what a bare ``flower`` would do next. The CLI prints
 :func:`describe_state`'s lines; whether ``flower`` would wake at all is
-:func:`~flower.workflow.wake.verdict`.
+:func:`~flower.workflow.wake.verdict`, and ``flower status`` exits with its
+:func:`status_code`.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from flower.core.i18n import N_, _, ngettext
 from flower.core.labels import shown_label, shown_steps
 from flower.workflow.documents import documents, workflow_names
 from flower.workflow.plan import skipped_steps
-from flower.workflow.wake import builtin_view, lineage_name
+from flower.workflow.wake import builtin_view, lineage_name, verdict
 
 if TYPE_CHECKING:
     from flower.core.config import Settings
@@ -29,6 +30,13 @@ if TYPE_CHECKING:
 
 LABEL_WIDTH = 12
 """Columns of the label at the start of each ``flower status`` line."""
+
+STATUS_WAKES = 0
+"""``flower status`` exit code: a bare ``flower`` here would wake (resume or carry on)."""
+STATUS_NOTHING = 1
+"""Nothing to carry on here: ``flower`` needs to be told what to do."""
+STATUS_STOPS = 3
+"""``flower`` here would stop before its banner: the session store cannot be read."""
 
 
 class StatusFact(msgspec.Struct, frozen=True):
@@ -203,11 +211,24 @@ def next_run(state: WakeState, settings: Settings) -> str:
     return _('nothing to resume: flower "what to do" starts something')
 
 
+def status_code(state: WakeState, settings: Settings) -> int:
+    """How ``flower status`` exits for ``state`` (a whole
+    :func:`~flower.workflow.plan.wake_state`): :data:`STATUS_WAKES` when a bare
+    ``flower`` would wake, :data:`STATUS_NOTHING` when there is nothing to carry on,
+    :data:`STATUS_STOPS` when it would stop (the session store cannot be read)."""
+    codes = {"wakes": STATUS_WAKES, "nothing": STATUS_NOTHING, "stops": STATUS_STOPS}
+    return codes[verdict(state, settings)]
+
+
 __all__ = [
     "LABEL_WIDTH",
+    "STATUS_NOTHING",
+    "STATUS_STOPS",
+    "STATUS_WAKES",
     "StatusFact",
     "describe_state",
     "in_run_order",
     "next_run",
+    "status_code",
     "status_facts",
 ]

@@ -4,12 +4,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import msgspec
+
 from flower.core.config import Settings
 from flower.core.i18n import language
 from flower.core.lineage import workspace_identity
 from flower.workflow.plan import wake_state
 from flower.workflow.said import SaidJournal
-from flower.workflow.status import StatusFact, describe_state, next_run, status_facts
+from flower.workflow.status import (
+    STATUS_NOTHING,
+    STATUS_STOPS,
+    STATUS_WAKES,
+    StatusFact,
+    describe_state,
+    next_run,
+    status_code,
+    status_facts,
+)
 
 
 def test_a_new_workspace_has_nothing_to_resume(in_tmp: Path) -> None:
@@ -41,3 +52,17 @@ def test_next_run_names_the_words_a_killed_run_left(in_tmp: Path) -> None:
     with language("en"):
         said = next_run(state, settings)
     assert said == "`flower` starts on the request a killed run left: write a parser"
+
+
+def test_status_code_says_whether_a_bare_flower_would_wake(in_tmp: Path) -> None:
+    settings = Settings()
+    state = wake_state(in_tmp, "runs", settings=settings)
+    assert status_code(state, settings) == STATUS_NOTHING == 1
+    journal = SaidJournal(settings.run_path, settings)
+    journal.add("write a parser", workspace_identity(in_tmp, settings))
+    left = wake_state(in_tmp, "runs", settings=settings)
+    assert status_code(left, settings) == STATUS_WAKES == 0
+    unreadable = msgspec.structs.replace(
+        left, checks=msgspec.structs.replace(left.checks, store="not a database")
+    )
+    assert status_code(unreadable, settings) == STATUS_STOPS == 3
