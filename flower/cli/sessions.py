@@ -225,8 +225,8 @@ def show(
                 }
             )
         else:
-            from flower.cli.fork_view import fork_marks
             from flower.cli.render import print_transcript
+            from flower.core.fork import fork_marks
 
             title = (
                 _("{session}  ({project}, pruned)") if pruned else _("{session}  ({project})")

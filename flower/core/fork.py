@@ -18,7 +18,7 @@ from __future__ import annotations
 import uuid as uuid_module
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -342,13 +342,43 @@ def fork_points(store: SessionStoreBase, key: SessionKey) -> dict[str, list[str]
     return points
 
 
+class ForkMarks(NamedTuple):
+    """What ``flower sessions show`` says of forks, in the active language."""
+
+    title: str
+    """Added to the transcript's title: ``, forked from <session> at <uuid>`` (or "")."""
+    notes: dict[str, list[str]]
+    """``{entry uuid: [note]}``: where another session was forked off this one."""
+
+
+def fork_marks(store: SessionStoreBase, key: SessionKey) -> ForkMarks:
+    """What ``key`` was forked from (:func:`origin_of`) and where other sessions of its
+    project were forked off it (:func:`fork_points`), as ``flower sessions show`` says
+    them."""
+    origin = origin_of(store, key)
+    title = (
+        ""
+        if origin is None
+        else _(", forked from {session} at {uuid}").format(
+            session=origin.session_id, uuid=origin.message_uuid
+        )
+    )
+    notes = {
+        uuid: [_("session {session} was forked here").format(session=sid) for sid in sids]
+        for uuid, sids in fork_points(store, key).items()
+    }
+    return ForkMarks(title, notes)
+
+
 __all__ = [
     "ForkError",
+    "ForkMarks",
     "ForkOrigin",
     "UserTurn",
     "fork",
     "fork_back",
     "fork_entries",
+    "fork_marks",
     "fork_points",
     "fork_uuid",
     "forked_from",

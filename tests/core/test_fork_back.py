@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from flower.core.config import Settings
-from flower.core.fork import fork_back, forked_from
+from flower.core.fork import ForkMarks, fork_back, fork_marks, forked_from
+from flower.core.i18n import language
 from flower.core.plugins import get_registry
 from flower.core.protocols import SessionStoreBase
 from flower.core.records import SessionKey
@@ -42,6 +43,19 @@ def test_fork_back_forks_at_the_leaf_an_entry_or_turns_back(tmp_path: Path) -> N
         assert at == "u2" and _said(store, there) == ["q1", "q2"]
         origin = forked_from(store.load(back) or [])
         assert origin is not None and origin.session_id == "s"
+
+
+def test_fork_marks_say_where_a_session_came_from_and_where_others_left_it(
+    tmp_path: Path,
+) -> None:
+    key = SessionKey("p", "s")
+    with open_session_store(f"sqlite:///{tmp_path}/s.db", settings=Settings()) as store:
+        store.append(key, [*_turn(1, None), *_turn(2, "a1")])
+        back, _at = fork_back(store, key, turns_back=1)
+        with language("en"):
+            source, fork = fork_marks(store, key), fork_marks(store, back)
+    assert source == ForkMarks("", {"a1": [f"session {back.session_id} was forked here"]})
+    assert fork.title == ", forked from s at a1" and fork.notes == {}
 
 
 def test_registered_by_names_what_each_plugin_registered() -> None:
