@@ -126,7 +126,7 @@ def _pruned_entries(
 ) -> list[Entry]:
     """The view a resume would send, as a dry run (as ``flower prune`` and ``sessions
     stats`` take it): trim shows its pointers but writes no file under ``trimmed/``.
-    Says on stderr which stored messages the model is not sent."""
+    Says on stderr which stored messages the model is not sent (``unsent_notes``)."""
     try:
         from flower.stores.prune import PruningSessionStore
     except ImportError:
@@ -138,7 +138,10 @@ def _pruned_entries(
     view = PruningSessionStore.from_settings(store, get_settings(ctx), dry_run=True)
     raw = store.load(key) or []
     if not quiet:
-        _note_unsent(raw)
+        from flower.core.transcript.chain import unsent_notes
+
+        for note in unsent_notes(raw):
+            typer.echo(note, err=True)
     return view.prune_loaded(key, raw)
 
 
@@ -276,42 +279,6 @@ def fork(
         )
         return
     typer.echo(new.session_id)
-
-
-def _note_unsent(stored: list[Entry]) -> None:
-    """Say how many stored messages the model is not sent, and why
-    (:func:`flower.core.transcript.chain.unsent`)."""
-    from flower.core.transcript.chain import unsent
-
-    no_uuid, history, branch = unsent(stored)
-    notes = (
-        ngettext(
-            "flower: note: {count} message of this session has no uuid, so it has no place "
-            "in the chain: the model is not sent it",
-            "flower: note: {count} messages of this session have no uuid, so they have no "
-            "place in the chain: the model is not sent them",
-            no_uuid,
-        ),
-        ngettext(
-            "flower: note: {count} message of this session is from before the last "
-            "compaction, which its summary stands for: the model is not sent it",
-            "flower: note: {count} messages of this session are from before the last "
-            "compaction, which its summary stands for: the model is not sent them",
-            history,
-        ),
-        ngettext(
-            "flower: note: {count} message of this session is off the active chain, on an "
-            "older branch (a rewind, or a resume from an earlier point): the model is not "
-            "sent it",
-            "flower: note: {count} messages of this session are off the active chain, on an "
-            "older branch (a rewind, or a resume from an earlier point): the model is not "
-            "sent them",
-            branch,
-        ),
-    )
-    for count, note in zip((no_uuid, history, branch), notes, strict=True):
-        if count:
-            typer.echo(note.format(count=count), err=True)
 
 
 def _show_pruning_stats(

@@ -8,6 +8,7 @@ import pytest
 from pruning_builders import TranscriptBuilder
 
 from flower.core.errors import FlowerError
+from flower.core.i18n import language
 from flower.core.transcript import (
     InvalidConversationError,
     active_chain,
@@ -21,6 +22,8 @@ from flower.core.transcript import (
     leaf_uuid,
     repair_conversation,
     to_messages,
+    unsent,
+    unsent_notes,
 )
 
 
@@ -72,6 +75,27 @@ def test_a_cycle_in_corrupt_data_does_not_hang() -> None:
         _e("b", "a", message={"role": "user", "content": "y"}),
     ]
     assert {e["uuid"] for e in active_chain(entries)} == {"a", "b"}
+
+
+def test_unsent_notes_say_each_reason_a_stored_message_is_not_sent() -> None:
+    entries = [
+        _e("a", None),
+        _e("b", "a", "assistant"),
+        _e("old", "b"),  # an older branch: a resume from b
+        _e("old-reply", "old", "assistant"),
+        _e("new", "b"),
+        {"type": "user", "message": {"role": "user", "content": "no uuid"}},
+    ]
+    assert unsent(entries) == (1, 0, 2)
+    with language("en"):
+        notes = unsent_notes(entries)
+    assert notes == [
+        "flower: note: 1 message of this session has no uuid, so it has no place in the "
+        "chain: the model is not sent it",
+        "flower: note: 2 messages of this session are off the active chain, on an older "
+        "branch (a rewind, or a resume from an earlier point): the model is not sent them",
+    ]
+    assert unsent_notes(entries[:2]) == []
 
 
 def test_drop_entries_relinks_children_to_the_nearest_survivor() -> None:

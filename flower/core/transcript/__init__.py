@@ -9,7 +9,7 @@ module per job (each imports only the ones listed before it):
 - :mod:`.blocks` reads one entry: its message, content blocks, tool calls and results;
 - :mod:`.chain` walks the active chain from the newest leaf back to the root
   (:func:`active_chain`), finds the leaf a new entry continues (:func:`leaf_uuid`) and
-  counts what the model is not sent (:func:`unsent`);
+  counts what the model is not sent (:func:`unsent`, said by :func:`unsent_notes`);
 - :mod:`.editing` removes entries and re-links their children (:func:`drop_entries`,
   the ONE helper every pruning policy uses, so the chain never breaks), inserts
   view-only entries (:func:`insert_after`) and copies what it changes;
@@ -47,6 +47,7 @@ from flower.core.transcript.chain import (
     is_leaf,
     leaf_uuid,
     unsent,
+    unsent_notes,
 )
 from flower.core.transcript.editing import (
     SYNTHETIC_NAMESPACE,
@@ -140,6 +141,7 @@ __all__ = [
     "tool_results",
     "tool_uses",
     "unsent",
+    "unsent_notes",
     "view_lines",
     "waiting_user_texts",
     "with_content",

@@ -1,8 +1,8 @@
 """The active chain: the branch of a transcript the model is sent, walked by ``parentUuid``.
 
 And what is off it: :func:`unsent` counts the stored messages the model is not sent (no
-uuid, before the compaction the chain starts at, an older branch), as ``flower sessions
-show --pruned`` says them.
+uuid, before the compaction the chain starts at, an older branch), and
+:func:`unsent_notes` says them as ``flower sessions show --pruned`` does.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from itertools import repeat
 from typing import Any, NamedTuple
 
+from flower.core.i18n import ngettext
 from flower.core.records import Entry
 from flower.core.transcript.blocks import is_conversation
 
@@ -204,6 +205,40 @@ def unsent(stored: list[Entry]) -> Unsent:
         else:
             branch += 1
     return Unsent(no_uuid, history, branch)
+
+
+def unsent_notes(stored: list[Entry]) -> list[str]:
+    """What ``flower sessions show --pruned`` says of :func:`unsent`'s counts, in the
+    active language: one ``flower: note:`` line for each reason some of ``stored``'s
+    messages are not sent (none when every message is)."""
+    no_uuid, history, branch = unsent(stored)
+    notes = (
+        ngettext(
+            "flower: note: {count} message of this session has no uuid, so it has no place "
+            "in the chain: the model is not sent it",
+            "flower: note: {count} messages of this session have no uuid, so they have no "
+            "place in the chain: the model is not sent them",
+            no_uuid,
+        ),
+        ngettext(
+            "flower: note: {count} message of this session is from before the last "
+            "compaction, which its summary stands for: the model is not sent it",
+            "flower: note: {count} messages of this session are from before the last "
+            "compaction, which its summary stands for: the model is not sent them",
+            history,
+        ),
+        ngettext(
+            "flower: note: {count} message of this session is off the active chain, on an "
+            "older branch (a rewind, or a resume from an earlier point): the model is not "
+            "sent it",
+            "flower: note: {count} messages of this session are off the active chain, on an "
+            "older branch (a rewind, or a resume from an earlier point): the model is not "
+            "sent them",
+            branch,
+        ),
+    )
+    counts = (no_uuid, history, branch)
+    return [note.format(count=n) for n, note in zip(counts, notes, strict=True) if n]
 
 
 def compaction_start(view: list[Entry], chain: list[Entry]) -> Entry | None:
