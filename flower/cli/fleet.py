@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -125,12 +125,11 @@ def status(
     json_out: Annotated[bool, typer.Option("--json", help=N_("Machine-readable output."))] = False,
 ) -> None:
     from flower.fleet.budget import fleet_report
-    from flower.fleet.view import task_progress
+    from flower.fleet.view import budget_said, task_said, with_progress
 
     with _fleet(ctx) as fleet:
         report = fleet_report(fleet.place.database, fleet.status())
-    for row in report["tasks"]:
-        row.update(task_progress(row))  # its sessions (and step) from its lineage too
+    with_progress(report)
     if json_out:
         from flower.cli.output import print_json
 
@@ -139,75 +138,9 @@ def status(
     rows = report["tasks"]
     if not rows:
         print(_("no fleet tasks"))
-    for row in rows:
-        print(_describe(row))
-    _print_budget(report)
-
-
-def _print_budget(report: dict[str, Any]) -> None:
-    """The totals, the budget's last minute against its limits, and a park."""
-    totals, budget = report["totals"], report["budget"]
-    if totals["requests"]:
-        print(
-            _(
-                "total: {requests} requests, {input} input and {output} output tokens, ${cost:.4f}"
-            ).format(
-                requests=totals["requests"],
-                input=totals["input_tokens"],
-                output=totals["output_tokens"],
-                cost=totals["cost_usd"],
-            )
-        )
-    used, limits = budget["used_last_minute"], budget["effective"]
-    parts = []
-    for kind, word in (
-        ("requests", _("requests")),
-        ("input_tokens", _("input tokens")),
-        ("output_tokens", _("output tokens")),
-    ):
-        limit = limits[kind]
-        shown = f"{used[kind]}/{limit}" if limit else f"{used[kind]}"
-        parts.append(f"{shown} {word}")
-    print(_("budget, last minute: {use}").format(use=", ".join(parts)))
-    if budget["parked_until"]:
-        until = time.strftime("%H:%M:%S", time.localtime(budget["parked_until"]))
-        print(_("parked until {until}: the API answered 429").format(until=until))
-
-
-def _describe(row: dict[str, Any]) -> str:
-    state = row["state"]
-    if state == "running":
-        where = row["host"] or row["worker"] or "?"
-        text = _("running on {host}").format(host=where)
-        if row.get("step"):
-            from flower.core.labels import shown_label
-
-            text += " · " + _("step {step}, wake {wake}").format(
-                step=shown_label(row["step"]), wake=row.get("wake") or "?"
-            )
-        if row.get("parked_until"):
-            until = time.strftime("%H:%M:%S", time.localtime(row["parked_until"]))
-            text += " · " + _("parked until {until}").format(until=until)
-        if row.get("requests"):
-            text += " · " + _("{n} tokens, ${cost:.4f} so far").format(
-                n=row["input_tokens"] + row["output_tokens"], cost=row["cost_so_far_usd"]
-            )
-        if row["last_activity"]:
-            ago = max(0, int(time.time() - row["last_activity"]))
-            text += " · " + _("last activity {n} s ago").format(n=ago)
-    elif state == "queued":
-        text = _("queued")
-    elif state == "done":
-        text = _("done (wake {woke}, ${cost:.4f})").format(
-            woke=row["woke"], cost=row["cost_usd"] or 0
-        )
-    elif state == "failed":
-        text = _("failed: {why}").format(why=row["why"] or "?")
-    elif state == "cancelled":
-        text = _("cancelled")
-    else:
-        text = state
-    return f"{row['id']}  {text}  {row['workspace']}"
+    now = time.time()
+    for line in [*(task_said(row, now) for row in rows), *budget_said(report)]:
+        print(line)
 
 
 @app.command("logs")

@@ -1,6 +1,7 @@
 """What ``flower ui``'s fleet page reads: the tasks and the shared budget, read through
 the fleet's own API (:func:`flower.fleet.tasks.task_rows`, :class:`Board`,
-:class:`~flower.fleet.budget.Budget`), never written.
+:class:`~flower.fleet.budget.Budget`), never written; and how ``flower fleet status``
+says them (:func:`task_said`, :func:`budget_said`).
 
 Unlike :class:`~flower.fleet.tasks.Fleet` it migrates nothing and registers no queue:
 a fleet database that does not exist yet is said (:class:`NoFleetError`), not created,
@@ -12,12 +13,13 @@ from __future__ import annotations
 
 import importlib.util
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
 from flower.core.config import Settings, sqlite_file
 from flower.core.errors import FlowerError
-from flower.core.i18n import N_
+from flower.core.i18n import N_, _
 from flower.core.keys import project_key
 from flower.core.redact import redact_text
 
@@ -143,9 +145,7 @@ class FleetView:
             except Exception as exc:
                 self._drop()
                 raise self._unreachable(exc) from None
-        for row in report["tasks"]:
-            row.update(task_progress(row))
-        return report
+        return with_progress(report)
 
 
 def _no_tables(exc: BaseException) -> bool:
@@ -184,6 +184,87 @@ def task_progress(row: dict[str, Any]) -> dict[str, Any]:
     return found
 
 
+def with_progress(report: dict[str, Any]) -> dict[str, Any]:
+    """``report`` (a :func:`~flower.fleet.budget.fleet_report`) with each task's
+    :func:`task_progress` added to its row: its sessions (and step) from its lineage too."""
+    for row in report["tasks"]:
+        row.update(task_progress(row))
+    return report
+
+
+def task_said(row: dict[str, Any], now: float) -> str:
+    """One task of a :func:`with_progress` report as ``flower fleet status`` says it, in
+    the active language: its id, its state (running: where, its step and wake, a park,
+    what it has spent, how long ago it was last active at ``now``) and its workspace."""
+    state = row["state"]
+    if state == "running":
+        where = row["host"] or row["worker"] or "?"
+        text = _("running on {host}").format(host=where)
+        if row.get("step"):
+            from flower.core.labels import shown_label
+
+            text += " · " + _("step {step}, wake {wake}").format(
+                step=shown_label(row["step"]), wake=row.get("wake") or "?"
+            )
+        if row.get("parked_until"):
+            until = time.strftime("%H:%M:%S", time.localtime(row["parked_until"]))
+            text += " · " + _("parked until {until}").format(until=until)
+        if row.get("requests"):
+            text += " · " + _("{n} tokens, ${cost:.4f} so far").format(
+                n=row["input_tokens"] + row["output_tokens"], cost=row["cost_so_far_usd"]
+            )
+        if row["last_activity"]:
+            ago = max(0, int(now - row["last_activity"]))
+            text += " · " + _("last activity {n} s ago").format(n=ago)
+    elif state == "queued":
+        text = _("queued")
+    elif state == "done":
+        text = _("done (wake {woke}, ${cost:.4f})").format(
+            woke=row["woke"], cost=row["cost_usd"] or 0
+        )
+    elif state == "failed":
+        text = _("failed: {why}").format(why=row["why"] or "?")
+    elif state == "cancelled":
+        text = _("cancelled")
+    else:
+        text = state
+    return f"{row['id']}  {text}  {row['workspace']}"
+
+
+def budget_said(report: dict[str, Any]) -> list[str]:
+    """The lines under ``flower fleet status``'s tasks, in the active language: the
+    report's totals (when a request was made), the budget's last minute against its
+    limits, and the park a 429 set, if any."""
+    totals, budget = report["totals"], report["budget"]
+    lines = []
+    if totals["requests"]:
+        lines.append(
+            _(
+                "total: {requests} requests, {input} input and {output} output tokens, ${cost:.4f}"
+            ).format(
+                requests=totals["requests"],
+                input=totals["input_tokens"],
+                output=totals["output_tokens"],
+                cost=totals["cost_usd"],
+            )
+        )
+    used, limits = budget["used_last_minute"], budget["effective"]
+    parts = []
+    for kind, word in (
+        ("requests", _("requests")),
+        ("input_tokens", _("input tokens")),
+        ("output_tokens", _("output tokens")),
+    ):
+        limit = limits[kind]
+        shown = f"{used[kind]}/{limit}" if limit else f"{used[kind]}"
+        parts.append(f"{shown} {word}")
+    lines.append(_("budget, last minute: {use}").format(use=", ".join(parts)))
+    if budget["parked_until"]:
+        until = time.strftime("%H:%M:%S", time.localtime(budget["parked_until"]))
+        lines.append(_("parked until {until}: the API answered 429").format(until=until))
+    return lines
+
+
 def task_workspace(report: dict[str, Any], workspace: str) -> Path | None:
     """``workspace`` when it is a task's of ``report`` (the fleet page links to those)."""
     for row in report["tasks"]:
@@ -200,6 +281,9 @@ __all__ = [
     "FleetReadError",
     "FleetView",
     "NoFleetError",
+    "budget_said",
     "task_progress",
+    "task_said",
     "task_workspace",
+    "with_progress",
 ]
