@@ -36,7 +36,9 @@ from flower.runtime.pricing import price_for, price_table
 from flower.runtime.spec import AgentSpec, StepResult
 
 if TYPE_CHECKING:
-    from flower.core.resilience import Resilience
+    from anthropic import AsyncAnthropic
+
+    from flower.core.resilience import Resilience, ResilienceError
     from flower.stores.prune import PruningSessionStore
 
 
@@ -60,7 +62,7 @@ class _EngineFailure(Exception):
         self.cause = cause
 
 
-def api_client(settings: Settings) -> Any:
+def api_client(settings: Settings) -> AsyncAnthropic:
     """The ``anthropic.AsyncAnthropic`` a run makes when it is given none: from the
     environment (:class:`MissingAPIKeyError` without a key), no retries of its own
     (resilience retries), ``[tool.flower.engine] request_timeout``. Making one costs
@@ -122,7 +124,7 @@ class Runtime:
         keep_denials: int | None = None,
         settings: Settings | None = None,
         store: SessionStoreBase | None = None,
-        client: Any = None,
+        client: AsyncAnthropic | None = None,
         resilience: Resilience | None = None,
         on_event: EventSink | None = None,
         tracing: Tracing | None = None,
@@ -244,10 +246,10 @@ class Runtime:
 
     # -- client and resilience
 
-    def _make_client(self) -> Any:
+    def _make_client(self) -> AsyncAnthropic:
         return api_client(self.settings)
 
-    def _make_resilience(self, client: Any) -> Resilience:
+    def _make_resilience(self, client: AsyncAnthropic) -> Resilience:
         if self.resilience is not None:
             if self.gate is not None and getattr(self.resilience, "gate", None) is None:
                 self.resilience.gate = self.gate
@@ -357,7 +359,7 @@ class Runtime:
 
             resume = fork(self.store, self.key(resume), resume_at).session_id
         own_client = self.client is None
-        client = self._make_client() if own_client else self.client
+        client = self._make_client() if self.client is None else self.client
         model = agent.model or self.settings.engine.model
         attributes = _agent_attributes(agent, model)
         with self.tracing.span(f"invoke_agent {agent.name}", attributes) as span:
@@ -378,7 +380,7 @@ class Runtime:
         agent: AgentSpec,
         prompt: str,
         resume: str | None,
-        client: Any,
+        client: AsyncAnthropic,
         result: StepResult,
         context_limit: int | None = None,
         relay_from: str | None = None,
@@ -586,7 +588,7 @@ def _last_uuid(entries: list[dict[str, Any]]) -> str | None:
     return None
 
 
-def _describe_failure(exc: Any, model: str) -> str:
+def _describe_failure(exc: ResilienceError, model: str) -> str:
     last = exc.errors[-1] if exc.errors else None
     if last is not None and last.status == 404:
         return _(

@@ -110,7 +110,7 @@ def response_content(message: dict[str, Any]) -> Attributes:
     return {"gen_ai.output.messages": _dumps([output])}
 
 
-def tool_content(tool_input: Any, result: str) -> Attributes:
+def tool_content(tool_input: dict[str, Any] | str, result: str) -> Attributes:
     arguments = tool_input if isinstance(tool_input, str) else _dumps(tool_input)
     return {"gen_ai.tool.call.arguments": arguments, "gen_ai.tool.call.result": result}
 
@@ -143,5 +143,5 @@ def _part(block: dict[str, Any]) -> dict[str, Any]:
     return {"type": str(kind)}
 
 
-def _dumps(value: Any) -> str:
+def _dumps(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)

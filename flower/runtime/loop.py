@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flower.core.errors import FlowerError
 from flower.core.i18n import N_, _
@@ -20,6 +20,12 @@ from flower.runtime.events import Event, TextDelta, ToolCall, ToolResult, TurnEn
 from flower.runtime.persist import TranscriptWriter
 from flower.runtime.pricing import cost_of
 from flower.runtime.spec import STOP_CONTEXT_LIMIT, STOP_MAX_TOKENS, STOP_MAX_TURNS
+
+if TYPE_CHECKING:
+    from anthropic import AsyncAnthropic
+    from anthropic.types import RawContentBlockDelta, RawMessageDeltaEvent, RawMessageStreamEvent
+
+    from flower.runtime.tools.base import ToolOutcome
 
 CACHE = {"type": "ephemeral"}
 # flower's words to the model, made when the request is built: in the wake's language
@@ -76,11 +82,10 @@ class _Assembler:
         self.raw_inputs: dict[str, str] = {}
         self.complete = False
 
-    def feed(self, event: Any) -> None:
-        kind = event.type
-        if kind == "content_block_delta":
+    def feed(self, event: RawMessageStreamEvent) -> None:
+        if event.type == "content_block_delta":
             self._delta(event.index, event.delta)
-        elif kind == "message_start":
+        elif event.type == "message_start":
             message = event.message
             self.message = {
                 "id": message.id,
@@ -92,26 +97,25 @@ class _Assembler:
                 "stop_sequence": None,
                 "usage": message.usage.model_dump(exclude_none=True),
             }
-        elif kind == "content_block_start":
+        elif event.type == "content_block_start":
             self.blocks[event.index] = event.content_block.model_dump(exclude_none=True)
             self.parts[event.index] = []
-        elif kind == "content_block_stop":
+        elif event.type == "content_block_stop":
             self._finish_block(event.index)
-        elif kind == "message_delta":
+        elif event.type == "message_delta":
             self._message_delta(event)
-        elif kind == "message_stop":
+        elif event.type == "message_stop":
             self.complete = True
 
-    def _delta(self, index: int, delta: Any) -> None:
-        kind = delta.type
-        if kind == "text_delta":
+    def _delta(self, index: int, delta: RawContentBlockDelta) -> None:
+        if delta.type == "text_delta":
             self.parts[index].append(delta.text)
             self.emit(TextDelta(delta.text))
-        elif kind == "input_json_delta":
+        elif delta.type == "input_json_delta":
             self.parts[index].append(delta.partial_json)
-        elif kind == "thinking_delta":
+        elif delta.type == "thinking_delta":
             self.parts[index].append(delta.thinking)
-        elif kind == "signature_delta":
+        elif delta.type == "signature_delta":
             self.blocks[index]["signature"] = delta.signature
 
     def _finish_block(self, index: int) -> None:
@@ -141,7 +145,7 @@ class _Assembler:
         self.raw_inputs[block["id"]] = raw
         return {}
 
-    def _message_delta(self, event: Any) -> None:
+    def _message_delta(self, event: RawMessageDeltaEvent) -> None:
         assert self.message is not None
         self.message["stop_reason"] = event.delta.stop_reason
         self.message["stop_sequence"] = event.delta.stop_sequence
@@ -153,7 +157,7 @@ RATELIMIT = "anthropic-ratelimit-"
 
 
 async def stream_response(
-    client: Any, params: dict[str, Any], emit: Callable[[Event], None]
+    client: AsyncAnthropic, params: dict[str, Any], emit: Callable[[Event], None]
 ) -> Response:
     """One streamed Messages API call, assembled; raises on any failure or a cut stream."""
     stream = await client.messages.create(**params, stream=True)
@@ -198,7 +202,7 @@ def push(messages: list[dict[str, Any]], role: str, content: list[dict[str, Any]
         messages.append({"role": role, "content": list(content)})
 
 
-def _as_blocks(content: Any) -> list[dict[str, Any]]:
+def _as_blocks(content: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
     if isinstance(content, str):
         return [{"type": "text", "text": content}] if content else []
     return list(content)
@@ -273,7 +277,7 @@ class LoopOutcome:
 class Conversation:
     """Everything the loop needs for one attempt."""
 
-    client: Any
+    client: AsyncAnthropic
     writer: TranscriptWriter
     messages: list[dict[str, Any]]
     model: str
@@ -462,7 +466,9 @@ async def _run_tools(conv: Conversation, response: Response, assistant_uuid: str
     conv.tally.pending += _estimate(blocks)
 
 
-async def _tool(conv: Conversation, name: str, tool_use_id: str, tool_input: Any) -> Any:
+async def _tool(
+    conv: Conversation, name: str, tool_use_id: str, tool_input: dict[str, Any] | str
+) -> ToolOutcome:
     """One tool call, inside its ``execute_tool`` span."""
     attributes = genai.tool_attributes(name, tool_use_id, conv.session_id)
     with conv.tracing.span(f"execute_tool {name}", attributes) as span:

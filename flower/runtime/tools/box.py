@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+# Any: each tool takes its own input Struct (ReadInput, BashInput, ...), one table for all
 Runner = Callable[[Any, ToolContext], Awaitable[ToolOutcome]]
 
 

@@ -10,7 +10,7 @@ msgspec's lax mode, so ``"10"`` is accepted for an integer and ``"true"`` for a 
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal, TypeVar, get_args
+from typing import Annotated, Literal, TypeVar, get_args
 
 import msgspec
 
@@ -114,16 +114,17 @@ def _explain(exc: msgspec.ValidationError, struct: type[_Input]) -> str:
     return f"{where!r}: {reason}" if where else reason
 
 
-def parse_input(tool: str, raw: Any, struct: type[T]) -> T:
+def parse_input(tool: str, raw: object, struct: type[T]) -> T:
     """``raw`` is the tool_use ``input``: a dict, or the raw text when the stream sent bad JSON."""
     if isinstance(raw, str | bytes):
+        text = raw
         try:
-            raw = _json.decode(raw)
+            raw = _json.decode(text)
         except msgspec.DecodeError as exc:
-            preview = raw[:200] if isinstance(raw, str) else raw[:200].decode("utf-8", "replace")
+            preview = text[:200] if isinstance(text, str) else text[:200].decode("utf-8", "replace")
             raise ToolInputError(
                 f"Invalid input for {tool}: the input is not valid JSON ({exc}); "
-                f"received {len(raw)} characters: {preview!r}"
+                f"received {len(text)} characters: {preview!r}"
             ) from None
         except RecursionError:
             raise ToolInputError(
