@@ -493,7 +493,7 @@ def _fatal(result: StepResult) -> bool:
     return bool(result.errors) and result.errors[-1].get("kind") == "fatal"
 
 
-async def _maybe_await(value: Any) -> Any:
+async def _maybe_await(value: object) -> object:
     if inspect.isawaitable(value):
         return await value
     return value

@@ -32,7 +32,7 @@ class RelayMove(msgspec.Struct, kw_only=True):
             raise KeyError(key)
         return getattr(self, field)
 
-    def get(self, key: str, default: Any = None) -> Any:
+    def get(self, key: str, default: object = None) -> Any:
         try:
             return self[key]
         except KeyError:
@@ -107,7 +107,7 @@ class WorkflowContext(msgspec.Struct, kw_only=True):
         field = self._field(key)
         return getattr(self, field) if field is not None else self.values[key]
 
-    def __setitem__(self, key: str, value: Any) -> None:
+    def __setitem__(self, key: str, value: object) -> None:
         field = self._field(key)
         if field is not None:
             setattr(self, field, value)
@@ -117,7 +117,7 @@ class WorkflowContext(msgspec.Struct, kw_only=True):
     def __contains__(self, key: object) -> bool:
         return isinstance(key, str) and (self._field(key) is not None or key in self.values)
 
-    def get(self, key: str, default: Any = None) -> Any:
+    def get(self, key: str, default: object = None) -> Any:
         field = self._field(key)
         return getattr(self, field) if field is not None else self.values.get(key, default)
 

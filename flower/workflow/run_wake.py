@@ -23,6 +23,8 @@ from flower.core.i18n import _
 from flower.core.labels import shown_step
 
 if TYPE_CHECKING:
+    from anthropic import AsyncAnthropic
+
     from flower.core.config import Settings
     from flower.core.lineage import FreshStart
     from flower.core.protocols import CallGate, SessionStoreBase
@@ -177,7 +179,7 @@ def live_runtime(
     trim: bool = True,
     gate: CallGate | None = None,
     store: SessionStoreBase | None = None,
-    client: Any = None,
+    client: AsyncAnthropic | None = None,
 ) -> LiveRuntime:
     """The runtime a wake (and ``flower once``) runs on: agents in ``workspace`` with
     ``settings`` and their run directory, watched by ``live``. ``gate`` is the shared
@@ -214,7 +216,7 @@ def run_builtin_wake(
     trim: bool = True,
     rounds: int | None = None,
     gate: CallGate | None = None,
-    client: Callable[[Settings], contextlib.AbstractContextManager[Any]] | None = None,
+    client: Callable[[Settings], contextlib.AbstractContextManager[AsyncAnthropic]] | None = None,
     through: StepThrough | None = None,
 ) -> WakeRun | None:
     """One wake of the built-in workflow in ``workspace``, ``said`` its words: plan it
