@@ -81,6 +81,27 @@ class LeaseStore(Protocol):
         ...
 
 
+class LeasingStore(LeaseStore, Protocol):
+    """A store a fleet worker takes, renews and releases leases in (the SQL session
+    store); a worker refuses a session store without ``take_lease``."""
+
+    def take_lease(
+        self, project_key: str, holder: str, ttl_s: float
+    ) -> tuple[int, str | None] | float:
+        """Take ``project_key``'s lease for ``holder`` for ``ttl_s`` seconds: the new
+        fencing token and the previous holder (None if none, or ``holder`` itself), or,
+        while another live holder has it, the seconds until its lease expires."""
+        ...
+
+    def renew_lease(self, project_key: str, token: int, ttl_s: float) -> bool:
+        """Extend the lease ``token`` holds; False when it no longer holds it."""
+        ...
+
+    def release_lease(self, project_key: str, token: int) -> None:
+        """Let the lease ``token`` holds go at once."""
+        ...
+
+
 @dataclass(frozen=True)
 class _LeaseFence:
     """The fence of a wake's lease from its first write: ``store`` checks ``token``."""
@@ -185,6 +206,7 @@ __all__ = [
     "Fence",
     "LeaseLostError",
     "LeaseStore",
+    "LeasingStore",
     "fenced",
     "holding",
     "lease_project",

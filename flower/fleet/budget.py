@@ -20,15 +20,19 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
 from flower.core.config import FleetLimits, Settings
 from flower.core.protocols import GateAnswer
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine.interfaces import DBAPIConnection
+    from sqlalchemy.pool import ConnectionPoolEntry
 
 WINDOW_MS = 60_000
 """The budget's window: a minute, as the API counts."""
@@ -126,7 +130,7 @@ class Ticket:
 class Budget:
     """The budget in the fleet's database ``url``; ``task`` names whose calls these are."""
 
-    def __init__(self, url: str, task: str, clock: Any = _now_ms) -> None:
+    def __init__(self, url: str, task: str, clock: Callable[[], int] = _now_ms) -> None:
         kwargs: dict[str, object] = {"pool_pre_ping": True}
         if url.startswith("sqlite"):
             kwargs = {"connect_args": {"timeout": 30}}
@@ -391,7 +395,7 @@ class Budget:
         return points
 
 
-def _no_fsync_per_commit(dbapi_connection: Any, _record: Any) -> None:
+def _no_fsync_per_commit(dbapi_connection: DBAPIConnection, _record: ConnectionPoolEntry) -> None:
     """The budget's SQLite commits are not fsynced one by one (WAL, ``synchronous =
     NORMAL``): a power cut may lose the last reservations and usage counts, never the
     file's consistency, and a reservation is a minute's bookkeeping. With an fsync each,

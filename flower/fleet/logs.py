@@ -4,18 +4,20 @@ them (``runs/fleet/<id>.log`` in the task's workspace, every wake of it appended
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from flower.fleet.places import workspace_settings
+from flower.fleet.tasks import enqueued_task
 from flower.fleet.worker import task_log
 
+if TYPE_CHECKING:
+    from flower.fleet.tasks import Fleet
 
-def log_of(fleet: Any, task_id: str) -> Path | None:
+
+def log_of(fleet: Fleet, task_id: str) -> Path | None:
     """Where task ``task_id``'s wake writes (None before it first ran); unknown ids
     raise :class:`~flower.fleet.places.UnknownTaskError`."""
-    found = fleet.get(task_id)
-    args: Any = (found.input or {}).get("args") or ({},)
-    task = args[0] if args and isinstance(args[0], dict) else {}
+    task = enqueued_task(fleet.get(task_id))
     workspace = task.get("workspace")
     if not workspace:
         return None

@@ -7,7 +7,7 @@ import re
 import time
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flower.core.i18n import _
 from flower.fleet import engine
@@ -22,6 +22,9 @@ from flower.fleet.places import (
     workspace_settings,
 )
 from flower.fleet.worker import task_log
+
+if TYPE_CHECKING:
+    from dbos import DBOSClient, WorkflowStatus
 
 DEFAULT_PRIORITY = 1000
 """A task's place in the queue without ``--priority``: lower goes first, ties by age."""
@@ -124,11 +127,11 @@ class Fleet:
 
     # -- read ----------------------------------------------------------------------
 
-    def _find(self, task_id: str) -> Any:
+    def _find(self, task_id: str) -> WorkflowStatus | None:
         found = self.client.list_workflows(workflow_ids=[task_id], load_output=False)
         return found[0] if found else None
 
-    def get(self, task_id: str) -> Any:
+    def get(self, task_id: str) -> WorkflowStatus:
         found = self._find(task_id)
         if found is None:
             raise UnknownTaskError(_("no fleet task {id}").format(id=task_id))
@@ -157,7 +160,7 @@ class Fleet:
         self.client.resume_workflow(task_id)
 
 
-def task_rows(client: Any, board: Board) -> list[dict[str, Any]]:
+def task_rows(client: DBOSClient, board: Board) -> list[dict[str, Any]]:
     """Every task in the fleet ``client`` reads, oldest first, its host from ``board``."""
     hosts = {row.executor_id: row for row in board.rows()}
     rows = []
@@ -169,7 +172,7 @@ def task_rows(client: Any, board: Board) -> list[dict[str, Any]]:
     return rows
 
 
-def _step_of(client: Any, task_id: str) -> dict[str, Any]:
+def _step_of(client: DBOSClient, task_id: str) -> dict[str, Any]:
     """The step a running task is in and its wake (what its worker set last)."""
     try:
         found = client.get_event(task_id, engine.STEP_EVENT, timeout_seconds=0)
@@ -192,9 +195,15 @@ def _said_shown(task: dict[str, Any], task_id: str) -> str | None:
         return None
 
 
-def _row(wf: Any, hosts: dict[str, Any]) -> dict[str, Any]:
-    args: Any = (wf.input or {}).get("args") or ({},)
-    task = args[0] if args and isinstance(args[0], dict) else {}
+def enqueued_task(wf: WorkflowStatus) -> dict[str, Any]:
+    """The task ``wf`` was enqueued with (its workflow's first argument); {} when its
+    input holds none."""
+    args = wf.input.get("args") if wf.input else None
+    return args[0] if args and isinstance(args[0], dict) else {}
+
+
+def _row(wf: WorkflowStatus, hosts: dict[str, Any]) -> dict[str, Any]:
+    task = enqueued_task(wf)
     output = wf.output if isinstance(wf.output, dict) else {}
     state = {
         "ENQUEUED": "queued",
@@ -233,4 +242,4 @@ def _row(wf: Any, hosts: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-__all__ = ["DEFAULT_PRIORITY", "MAX_PRIORITY", "TASK_ID", "Fleet", "task_rows"]
+__all__ = ["DEFAULT_PRIORITY", "MAX_PRIORITY", "TASK_ID", "Fleet", "enqueued_task", "task_rows"]

@@ -40,6 +40,8 @@ from flower.core.lease import LeaseLostError, holding
 from flower.fleet.outage import unreachable
 
 if TYPE_CHECKING:
+    from anthropic import AsyncAnthropic
+
     from flower.core.config import Settings
     from flower.core.protocols import CallGate
     from flower.workflow.context import WorkflowContext
@@ -345,7 +347,7 @@ def _user_wake(
 
 
 @contextlib.contextmanager
-def wake_client(runner: asyncio.Runner, settings: Settings) -> Iterator[Any]:
+def wake_client(runner: asyncio.Runner, settings: Settings) -> Iterator[AsyncAnthropic]:
     """One API client for all the wake's steps, on the wake's event loop, closed there
     when the wake ends (a Runtime given none makes one per step, and in a worker that
     runs many wakes at once making it was the largest share of a step's CPU)."""

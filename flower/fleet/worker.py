@@ -35,7 +35,10 @@ from flower.fleet.places import FleetError, FleetPlace, said_of, workspace_setti
 from flower.fleet.wake import Unrecorded, Wake, run_wake
 
 if TYPE_CHECKING:
+    from types import FrameType
+
     from flower.core.config import Settings
+    from flower.core.lease import LeasingStore
 
 T = TypeVar("T")
 TASK_VARIABLE = "FLOWER_FLEET_TASK"
@@ -95,7 +98,7 @@ class Worker:
         )
         stop = threading.Event()
 
-        def on_signal(signum: int, frame: Any) -> None:
+        def on_signal(signum: int, frame: FrameType | None) -> None:
             stop.set()
 
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
@@ -408,7 +411,7 @@ class Worker:
                 time.sleep(self.place.heartbeat)
         return False
 
-    def _take_lease(self, store: Any, project: str) -> tuple[int, str | None]:
+    def _take_lease(self, store: LeasingStore, project: str) -> tuple[int, str | None]:
         """The workspace's lease, waiting while another live holder has it (a wake
         taken over waits out the old holder's lease, at most ``takeover_after``)."""
         while True:
