@@ -22,99 +22,39 @@ if TYPE_CHECKING:
 def say_rewind_finished(plan: RewindPlan) -> None:
     """A rewind a crash cut short was carried out before this wake (see
     :func:`flower.workflow.rewind.finish_pending_rewind`)."""
-    typer.echo(
-        _("flower: finished the rewind of {step} a crash cut short (now session {session})").format(
-            step=shown_step(plan.step), session=plan.new_session
-        ),
-        err=True,
-    )
+    from flower.workflow.rewind import finished_said
 
-
-def _short(text: str, width: int = 60) -> str:
-    first = text.strip().splitlines()[0] if text.strip() else ""
-    return first if len(first) <= width else first[: width - 1] + "…"
+    typer.echo(finished_said(plan), err=True)
 
 
 def _show_turns(settings: Settings, step: str | None, as_json: bool) -> None:
-    from flower.core.display import human_tokens
+    from flower.core.display import first_line, human_tokens
     from flower.workflow.rewind import step_turns
 
-    step, key, turns = step_turns(settings, Path.cwd(), step)
-    rows = [(len(turns) - i, t) for i, t in enumerate(turns)]
+    listed = step_turns(settings, Path.cwd(), step)
     if as_json:
-        print_json(
-            {
-                "step": step,
-                "session_id": key.session_id,
-                "turns": [
-                    {
-                        "turns_back": back if back < len(turns) else None,
-                        "uuid": t.uuid,
-                        "timestamp": t.timestamp,
-                        "text": t.text,
-                        "context": t.context,
-                    }
-                    for back, t in rows
-                ],
-            }
-        )
+        print_json(listed.as_json())
         return
-    n = len(turns)
+    n = len(listed.turns)
     typer.echo(
         ngettext(
             "{step}: session {session}, {n} user turn",
             "{step}: session {session}, {n} user turns",
             n,
-        ).format(step=shown_step(step), session=key.session_id, n=n)
+        ).format(step=shown_step(listed.step), session=listed.key.session_id, n=n)
     )
     print_table(
         ["N", _("TIME"), _("CONTEXT"), _("SAID")],
         [
             (
-                back if back < len(turns) else "-",
+                back or "-",
                 t.timestamp or "",
                 "" if t.context is None else human_tokens(t.context),
-                _short(t.text),
+                first_line(t.text),
             )
-            for back, t in rows
+            for back, t in listed.listed()
         ],
     )
-
-
-def _report(plan: RewindPlan, workspace: Path) -> None:
-    def shown(path: str) -> str:
-        try:
-            return str(Path(path).relative_to(workspace))
-        except ValueError:
-            return path
-
-    typer.echo(
-        ngettext(
-            "rewound {step} {n} turn: now session {new}; the old session {old} stays "
-            "(flower sessions show {old})",
-            "rewound {step} {n} turns: now session {new}; the old session {old} stays "
-            "(flower sessions show {old})",
-            plan.turns,
-        ).format(
-            step=shown_step(plan.step), n=plan.turns, new=plan.new_session, old=plan.old_session
-        )
-    )
-    for item in plan.restore:
-        if item.before is None:
-            line = _("  file {path}: removed (flower created it after that point)")
-        else:
-            line = _("  file {path}: put back")
-        typer.echo(line.format(path=shown(item.path)))
-    for left in plan.left:
-        typer.echo(
-            _("  file {path}: left as it is, {reason}").format(
-                path=shown(left.path), reason=_(left.reason)
-            )
-        )
-    if plan.bash:
-        typer.echo(_("  not undone: these commands ran through Bash after that point:"))
-        for command in plan.bash:
-            typer.echo(f"    $ {_short(command, 100)}")
 
 
 @command_help(
@@ -148,7 +88,7 @@ def rewind(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help=N_("Machine-readable output."))] = False,
 ) -> None:
-    from flower.workflow.rewind import rewind_step
+    from flower.workflow.rewind import cut_short_said, rewind_said, rewind_step
 
     settings = get_settings(ctx)
     if list_turns:
@@ -163,30 +103,7 @@ def rewind(
 
         print_json({**msgspec.to_builtins(plan), "cut_short": finished})
         return
-    if finished:
-        _report_cut_short(plan, turns)
-    else:
-        _report(plan, workspace)
+    said = cut_short_said(plan, turns) if finished else rewind_said(plan, workspace)
+    for line in said:
+        typer.echo(line)
     sys.stdout.flush()
-
-
-def _report_cut_short(plan: RewindPlan, asked: int) -> None:
-    """A rewind a crash cut short was pending: it was finished, and nothing more."""
-    typer.echo(
-        ngettext(
-            "finished the rewind of {step} a crash cut short ({n} turn back): now session "
-            "{new}; the old session {old} stays (flower sessions show {old})",
-            "finished the rewind of {step} a crash cut short ({n} turns back): now session "
-            "{new}; the old session {old} stays (flower sessions show {old})",
-            plan.turns,
-        ).format(
-            step=shown_step(plan.step), n=plan.turns, new=plan.new_session, old=plan.old_session
-        )
-    )
-    typer.echo(
-        ngettext(
-            "nothing more was rewound; to go {n} more turn back, type `flower rewind {n}` again",
-            "nothing more was rewound; to go {n} more turns back, type `flower rewind {n}` again",
-            asked,
-        ).format(n=asked)
-    )

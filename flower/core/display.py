@@ -1,7 +1,8 @@
 """How flower writes a value for a person to read: in terminal columns, on one line.
 
 A wide character (Chinese) takes two columns (:func:`shown_width`, :func:`pad`); long
-text is cut to one line with an ellipsis (:func:`one_line`); token counts read as
+text is cut to one line with an ellipsis (:func:`one_line`, or its first line:
+:func:`first_line`); token counts read as
 ``80.2K`` (:func:`human_tokens`); a path under the home directory as ``~/proj``
 (:func:`short_path`); values as JSON a terminal can always show (:func:`json_text`,
 :func:`compact_json`). The CLI, ``flower status``'s words and the demo all use these.
@@ -35,6 +36,13 @@ def one_line(text: str, limit: int = 60) -> str:
     """``text`` on one line, cut to ``limit`` characters with an ellipsis."""
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def first_line(text: str, limit: int = 60) -> str:
+    """The first line of ``text`` (stripped), cut to ``limit`` characters with an ellipsis."""
+    stripped = text.strip()
+    first = stripped.splitlines()[0] if stripped else ""
+    return first if len(first) <= limit else first[: limit - 1] + "…"
 
 
 def human_tokens(tokens: int) -> str:
@@ -94,6 +102,7 @@ def _escaped_json(value: object, **options: Any) -> str:
 
 __all__ = [
     "compact_json",
+    "first_line",
     "human_tokens",
     "json_text",
     "one_line",

@@ -11,6 +11,7 @@ before a workflow loads its lineage.
     listed = step_turns(settings, Path.cwd())  # the work step's user turns
     done = rewind_step(settings, Path.cwd(), turns=1)
     print(done.plan.new_session, done.cut_short)
+    print("\n".join(rewind_said(done.plan, Path.cwd())))  # what flower rewind says
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from flower.core.display import first_line
+from flower.core.i18n import _, ngettext
+from flower.core.labels import shown_step
 from flower.core.rewind import finish_pending, pending
 from flower.stores.lineage import load_lineage
 
@@ -66,6 +70,29 @@ class StepTurns(NamedTuple):
     """The step's lineage key (``干活`` for ``work``)."""
     key: SessionKey
     turns: list[UserTurn]
+
+    def listed(self) -> list[tuple[int | None, UserTurn]]:
+        """Each turn, oldest first, with the N of ``flower rewind N`` that goes back to
+        just before it (None for the first turn: a rewind leaves at least one)."""
+        n = len(self.turns)
+        return [(n - i if i else None, turn) for i, turn in enumerate(self.turns)]
+
+    def as_json(self) -> dict[str, object]:
+        """What ``flower rewind --list --json`` prints."""
+        return {
+            "step": self.step,
+            "session_id": self.key.session_id,
+            "turns": [
+                {
+                    "turns_back": back,
+                    "uuid": t.uuid,
+                    "timestamp": t.timestamp,
+                    "text": t.text,
+                    "context": t.context,
+                }
+                for back, t in self.listed()
+            ],
+        }
 
 
 def step_turns(settings: Settings, workspace: Path, step: str | None = None) -> StepTurns:
@@ -129,11 +156,78 @@ def rewind_step(
     return Rewound(plan, cut_short is not None and plan.new_session == cut_short.new_session)
 
 
+def rewind_said(plan: RewindPlan, workspace: Path) -> list[str]:
+    """What ``flower rewind`` says of a rewind it made, in the active language: the new
+    session and the old one kept, each file put back or removed (relative to
+    ``workspace``), each left as it is and why, and the Bash commands not undone."""
+    from flower.workflow.wake import relative
+
+    lines = [
+        ngettext(
+            "rewound {step} {n} turn: now session {new}; the old session {old} stays "
+            "(flower sessions show {old})",
+            "rewound {step} {n} turns: now session {new}; the old session {old} stays "
+            "(flower sessions show {old})",
+            plan.turns,
+        ).format(
+            step=shown_step(plan.step), n=plan.turns, new=plan.new_session, old=plan.old_session
+        )
+    ]
+    for item in plan.restore:
+        if item.before is None:
+            line = _("  file {path}: removed (flower created it after that point)")
+        else:
+            line = _("  file {path}: put back")
+        lines.append(line.format(path=relative(item.path, workspace)))
+    for left in plan.left:
+        lines.append(
+            _("  file {path}: left as it is, {reason}").format(
+                path=relative(left.path, workspace), reason=_(left.reason)
+            )
+        )
+    if plan.bash:
+        lines.append(_("  not undone: these commands ran through Bash after that point:"))
+        lines.extend(f"    $ {first_line(command, 100)}" for command in plan.bash)
+    return lines
+
+
+def cut_short_said(plan: RewindPlan, asked: int) -> list[str]:
+    """What ``flower rewind`` says when a rewind a crash cut short was pending (it was
+    finished, and nothing more was done): that, and how to go the ``asked`` turns back."""
+    return [
+        ngettext(
+            "finished the rewind of {step} a crash cut short ({n} turn back): now session "
+            "{new}; the old session {old} stays (flower sessions show {old})",
+            "finished the rewind of {step} a crash cut short ({n} turns back): now session "
+            "{new}; the old session {old} stays (flower sessions show {old})",
+            plan.turns,
+        ).format(
+            step=shown_step(plan.step), n=plan.turns, new=plan.new_session, old=plan.old_session
+        ),
+        ngettext(
+            "nothing more was rewound; to go {n} more turn back, type `flower rewind {n}` again",
+            "nothing more was rewound; to go {n} more turns back, type `flower rewind {n}` again",
+            asked,
+        ).format(n=asked),
+    ]
+
+
+def finished_said(plan: RewindPlan) -> str:
+    """What a wake says when it first finished a rewind a crash cut short
+    (:func:`finish_pending_rewind`), in the active language."""
+    return _(
+        "flower: finished the rewind of {step} a crash cut short (now session {session})"
+    ).format(step=shown_step(plan.step), session=plan.new_session)
+
+
 __all__ = [
     "Rewound",
     "StepTurns",
+    "cut_short_said",
     "finish_pending_rewind",
     "finish_rewind",
+    "finished_said",
+    "rewind_said",
     "rewind_step",
     "step_turns",
 ]

@@ -19,9 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from flower.core.i18n import _
-from flower.core.labels import shown_step
-
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
 
@@ -78,11 +75,9 @@ class LogWake:
         return WakeChoice("leave")
 
     def rewind_finished(self, plan: RewindPlan) -> None:
-        self.live.line(
-            _(
-                "flower: finished the rewind of {step} a crash cut short (now session {session})"
-            ).format(step=shown_step(plan.step), session=plan.new_session)
-        )
+        from flower.workflow.rewind import finished_said
+
+        self.live.line(finished_said(plan))
 
     def banner(self, state: WakeState | None) -> None:
         from flower.workflow.banner import wake_banner_lines

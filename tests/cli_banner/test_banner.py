@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from flower.core.display import human_tokens, short_path
+from flower.core.display import first_line, human_tokens, short_path
 from flower.workflow.banner import step_header, wake_banner
 
 
@@ -30,6 +30,12 @@ def test_human_tokens() -> None:
     assert human_tokens(80_213) == "80.2K"
     assert human_tokens(185_900) == "185.9K"
     assert human_tokens(1_250_000) == "1.25M"
+
+
+def test_first_line_keeps_the_first_line_cut_with_an_ellipsis() -> None:
+    assert first_line("  fix the parser\nthen the tests\n") == "fix the parser"
+    assert first_line("abcdef", 4) == "abc…" and first_line("abcd", 4) == "abcd"
+    assert first_line(" \n ") == ""
 
 
 def test_short_path_only_abbreviates_inside_home() -> None:

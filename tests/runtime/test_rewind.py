@@ -252,3 +252,57 @@ def test_step_turns_and_rewind_step_do_what_flower_rewind_does(
     done = rewind_step(rt.settings, workspace, 1, step=STEP)
     assert not done.cut_short and done.plan.old_session == first and done.plan.turns == 1
     assert step_turns(rt.settings, workspace, STEP).key.session_id == done.plan.new_session
+
+
+@pytest.mark.usefixtures("english")  # the expected text is flower's English output
+def test_what_flower_rewind_says_from_python(
+    worked: tuple[Runtime, Lineage, str], workspace: Path
+) -> None:
+    from flower.workflow.rewind import rewind_said, rewind_step, step_turns
+
+    rt, _lineage, first = worked
+    listed = step_turns(rt.settings, workspace, STEP)
+    assert [back for back, _turn in listed.listed()] == [None, 1]  # the first turn stays
+    shown = listed.as_json()
+    assert shown["session_id"] == first
+    assert shown["turns"] == [
+        {
+            "turns_back": back,
+            "uuid": t.uuid,
+            "timestamp": t.timestamp,
+            "text": t.text,
+            "context": t.context,
+        }
+        for back, t in zip([None, 1], listed.turns, strict=True)
+    ]
+    plan = rewind_step(rt.settings, workspace, 1, step=STEP).plan
+    said = rewind_said(plan, workspace)
+    assert said[0] == (
+        f"rewound work 1 turn: now session {plan.new_session}; the old session {first} "
+        f"stays (flower sessions show {first})"
+    )
+    assert sorted(said[1:-2]) == [
+        "  file a.txt: put back",
+        "  file b.txt: removed (flower created it after that point)",
+        "  file keep.txt: put back",
+    ]
+    assert said[-2:] == [
+        "  not undone: these commands ran through Bash after that point:",
+        "    $ echo hi > c.txt",
+    ]
+
+
+@pytest.mark.usefixtures("english")
+def test_a_rewind_a_crash_cut_short_is_said_finished_and_nothing_more() -> None:
+    from flower.core.rewind import RewindPlan
+    from flower.workflow.rewind import cut_short_said, finished_said
+
+    plan = RewindPlan(STEP, "p", "old", "new", at="u1", turns=2, woke=3)
+    assert cut_short_said(plan, 1) == [
+        "finished the rewind of work a crash cut short (2 turns back): now session new; "
+        "the old session old stays (flower sessions show old)",
+        "nothing more was rewound; to go 1 more turn back, type `flower rewind 1` again",
+    ]
+    assert finished_said(plan) == (
+        "flower: finished the rewind of work a crash cut short (now session new)"
+    )
