@@ -44,7 +44,7 @@ def adopt(
 ) -> None:
     import msgspec
 
-    from flower.core.display import short_path
+    from flower.core.display import relative_path, short_path
     from flower.workflow.adopt import adopt_here
 
     if run_dir:
@@ -77,8 +77,7 @@ def adopt(
             )
         )
     if done.set_aside:
-        kept = Path(done.set_aside)
-        shown = kept.relative_to(workspace) if kept.is_relative_to(workspace) else kept
+        shown = relative_path(done.set_aside, workspace)
         typer.echo("   " + _("this directory's own lineage is in {path}/").format(path=shown))
     typer.echo("   " + _("`flower` here carries on"))
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
@@ -11,12 +11,9 @@ from flower.cli.context import get_loaded_settings
 from flower.cli.lazy import command_help
 from flower.cli.output import print_json
 from flower.core.display import compact_json
-from flower.core.i18n import N_, _, current_language, language_name
+from flower.core.i18n import N_, _
 from flower.core.labels import shown_step
 from flower.core.redact import redact_text, redact_value
-
-if TYPE_CHECKING:
-    from flower.workflow.documents import DocumentLookup, StepLookup
 
 SOURCE_WORDS = {"default": N_("default"), "command line": N_("command line")}
 """The sources that are words, not a file or variable name: shown translated (the
@@ -28,38 +25,6 @@ STEP_KEYS = ("workflow.clarify_step", "workflow.goals_step", "workflow.work_step
 
 DOCUMENT_KEYS = ("workflow.brief_file", "workflow.goals_file")
 """The settings :func:`flower.workflow.documents.document_lookups` answers for when unset."""
-
-
-def _lookup_json(lookup: DocumentLookup, workspace: Path) -> dict[str, Any]:
-    return {
-        "file": str(_relative(lookup.path, workspace)),
-        "how": lookup.how,
-        "not_used": [str(_relative(p, workspace)) for p in lookup.not_used],
-    }
-
-
-def _relative(path: Path, workspace: Path) -> Path:
-    return path.relative_to(workspace) if path.is_relative_to(workspace) else path
-
-
-def _lookup_said(lookup: DocumentLookup, workspace: Path) -> str:
-    """Why an unset document setting means this file here, said after ``#``."""
-    name = str(_relative(lookup.path, workspace))
-    if lookup.how == "default":
-        return _("default: {file} ({language})").format(
-            file=name, language=language_name(current_language())
-        )
-    if lookup.not_used:
-        others = ", ".join(str(_relative(p, workspace)) for p in lookup.not_used)
-        return _("found: {file} ({others} not used)").format(file=name, others=others)
-    return _("found: {file}").format(file=name)
-
-
-def _step_said(lookup: StepLookup) -> str:
-    """Why an unset step name is this key here (found in lineage, or this language's)."""
-    if lookup.how == "lineage":
-        return _("default: found in lineage")
-    return _("default: {language}").format(language=language_name(current_language()))
 
 
 def _show(value: Any) -> str:
@@ -108,7 +73,7 @@ def config(
                 "effective": {
                     "sessions_url": sessions_url,
                     **{
-                        key.rsplit(".", 1)[-1]: _lookup_json(lookup, workspace)
+                        key.rsplit(".", 1)[-1]: lookup.as_json(workspace)
                         for key, lookup in lookups.items()
                     },
                 },
@@ -127,10 +92,10 @@ def config(
     for key, value, source in items:
         shown = _(SOURCE_WORDS[source]) if source in SOURCE_WORDS else source
         if key in lookups and value is None:  # unset: say what the lookup picks here
-            shown = _lookup_said(lookups[key], workspace)
+            shown = lookups[key].said(workspace)
         if key in STEP_KEYS and value is None:  # unset: the key a run here uses
             lookup = steps[key.rsplit(".", 1)[-1]]
-            value, shown = lookup.key, _step_said(lookup)
+            value, shown = lookup.key, lookup.said()
         if key in STEP_KEYS and isinstance(value, str) and shown_step(value) != value:
             shown = _("{source}; shown as {name}").format(source=shown, name=shown_step(value))
         typer.echo(f"{key.ljust(width)} = {_show(value)}  # {shown}")

@@ -2,10 +2,11 @@
 
 A wide character (Chinese) takes two columns (:func:`shown_width`, :func:`pad`); long
 text is cut to one line with an ellipsis (:func:`one_line`, or its first line:
-:func:`first_line`); token counts read as
-``80.2K`` (:func:`human_tokens`); a path under the home directory as ``~/proj``
-(:func:`short_path`); values as JSON a terminal can always show (:func:`json_text`,
-:func:`compact_json`). The CLI, ``flower status``'s words and the demo all use these.
+:func:`first_line`); token counts read as ``80.2K`` (:func:`human_tokens`); a path
+under the home directory as ``~/proj`` (:func:`short_path`), one in the workspace
+relative to it (:func:`relative_path`); values as JSON a terminal can always show
+(:func:`json_text`, :func:`compact_json`). The CLI, ``flower status``'s words and the
+demo all use these.
 """
 
 from __future__ import annotations
@@ -52,6 +53,13 @@ def human_tokens(tokens: int) -> str:
     if tokens < 1_000_000:
         return f"{tokens / 1000:.1f}K"
     return f"{tokens / 1_000_000:.2f}M"
+
+
+def relative_path(path: str | os.PathLike[str], workspace: str | os.PathLike[str]) -> str:
+    """``path`` as flower shows a file of the workspace: relative to ``workspace`` when
+    inside it, else as it is."""
+    target = Path(path)
+    return str(target.relative_to(workspace) if target.is_relative_to(workspace) else target)
 
 
 def short_path(path: str | os.PathLike[str], home: str | None = None) -> str:
@@ -107,6 +115,7 @@ __all__ = [
     "json_text",
     "one_line",
     "pad",
+    "relative_path",
     "short_path",
     "shown_width",
 ]

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Literal
 
 import msgspec
 
-from flower.core.display import human_tokens, short_path, shown_width
+from flower.core.display import human_tokens, relative_path, short_path, shown_width
 from flower.core.i18n import _, ngettext
 from flower.core.labels import parse_label, same_step, shown_label, shown_step, shown_steps
 
@@ -99,9 +99,9 @@ def wake_banner_lines(state: WakeState | None, workspace: Path, settings: Settin
 
 def fresh_start_said(fresh: FreshStart, workspace: Path, settings: Settings) -> BannerLine:
     """Under the banner when lineage was there but this wake set it aside (``fresh``)."""
-    from flower.workflow.wake import lineage_name, relative
+    from flower.workflow.wake import lineage_name
 
-    archived = None if fresh.archived is None else relative(fresh.archived, workspace)
+    archived = None if fresh.archived is None else relative_path(fresh.archived, workspace)
     text = fresh_start_line(
         fresh.reason,
         moved_from=fresh.moved_from,
@@ -119,9 +119,7 @@ def passed_on_said(words: list[str]) -> BannerLine:
 
 def archived_said(into: Path, workspace: Path) -> BannerLine:
     """``--new`` (or ``/new``) moved the last conversation into ``into``."""
-    from flower.workflow.wake import relative
-
-    where = relative(into, workspace)
+    where = relative_path(into, workspace)
     return BannerLine(
         _("   archived the last conversation into {path}/").format(path=where), "note"
     )

@@ -16,7 +16,16 @@ from typing import Literal
 import msgspec
 
 from flower.core.config import Settings, WorkflowConfig
-from flower.core.i18n import N_, _, available_languages, every_translation, translations
+from flower.core.display import relative_path
+from flower.core.i18n import (
+    N_,
+    _,
+    available_languages,
+    current_language,
+    every_translation,
+    language_name,
+    translations,
+)
 from flower.core.labels import CLARIFY_STEP, GOALS_STEP, WORK_STEP, builtin_key
 
 BRIEF_SECTIONS = ("背景", "要做什么", "不做什么", "怎样算完成")
@@ -103,6 +112,28 @@ class DocumentLookup(msgspec.Struct, frozen=True):
     not_used: tuple[Path, ...] = ()
     """Other languages' files beside the one found, left alone."""
 
+    def as_json(self, workspace: str | os.PathLike[str]) -> dict[str, object]:
+        """What ``flower config --json`` gives for this document: ``file``, ``how`` and
+        ``not_used``, the paths relative to ``workspace`` when inside it."""
+        return {
+            "file": relative_path(self.path, workspace),
+            "how": self.how,
+            "not_used": [relative_path(p, workspace) for p in self.not_used],
+        }
+
+    def said(self, workspace: str | os.PathLike[str]) -> str:
+        """Why an unset document setting means this file in ``workspace``, as ``flower
+        config`` says it after ``#``, in the active language (a looked-up file)."""
+        name = relative_path(self.path, workspace)
+        if self.how == "default":
+            return _("default: {file} ({language})").format(
+                file=name, language=language_name(current_language())
+            )
+        if self.not_used:
+            others = ", ".join(relative_path(p, workspace) for p in self.not_used)
+            return _("found: {file} ({others} not used)").format(file=name, others=others)
+        return _("found: {file}").format(file=name)
+
 
 def document_lookups(
     workspace: str | os.PathLike[str], settings: Settings | None = None
@@ -120,6 +151,13 @@ class StepLookup(msgspec.Struct, frozen=True):
     how: Literal["configured", "lineage", "language"]
     """``configured``: the settings name it; ``lineage``: lineage here holds the step
     under this key (in whichever language); ``language``: the name in this wake's language."""
+
+    def said(self) -> str:
+        """Why an unset step name is this key here, as ``flower config`` says it after
+        ``#``, in the active language (found in lineage, or this language's)."""
+        if self.how == "lineage":
+            return _("default: found in lineage")
+        return _("default: {language}").format(language=language_name(current_language()))
 
 
 def step_lookups(workspace: str | os.PathLike[str], settings: Settings) -> dict[str, StepLookup]:

@@ -20,7 +20,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from flower.core.display import first_line
+from flower.core.display import first_line, relative_path
 from flower.core.i18n import _, ngettext
 from flower.core.labels import shown_step
 from flower.core.rewind import finish_pending, pending
@@ -160,8 +160,6 @@ def rewind_said(plan: RewindPlan, workspace: Path) -> list[str]:
     """What ``flower rewind`` says of a rewind it made, in the active language: the new
     session and the old one kept, each file put back or removed (relative to
     ``workspace``), each left as it is and why, and the Bash commands not undone."""
-    from flower.workflow.wake import relative
-
     lines = [
         ngettext(
             "rewound {step} {n} turn: now session {new}; the old session {old} stays "
@@ -178,11 +176,11 @@ def rewind_said(plan: RewindPlan, workspace: Path) -> list[str]:
             line = _("  file {path}: removed (flower created it after that point)")
         else:
             line = _("  file {path}: put back")
-        lines.append(line.format(path=relative(item.path, workspace)))
+        lines.append(line.format(path=relative_path(item.path, workspace)))
     for left in plan.left:
         lines.append(
             _("  file {path}: left as it is, {reason}").format(
-                path=relative(left.path, workspace), reason=_(left.reason)
+                path=relative_path(left.path, workspace), reason=_(left.reason)
             )
         )
     if plan.bash:

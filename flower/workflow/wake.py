@@ -19,7 +19,6 @@ docs/everyday.md.
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
@@ -335,12 +334,6 @@ def _archive(settings: Settings, plan: WakePlan, io: WakeIO, *, keep: str | None
         io.archived(into)
 
 
-def relative(path: str | os.PathLike[str], workspace: Path) -> str:
-    """``path`` as the banner shows it: relative to the workspace when inside it."""
-    target = Path(path)
-    return str(target.relative_to(workspace) if target.is_relative_to(workspace) else target)
-
-
 __all__ = [
     "Action",
     "NothingToDoError",
@@ -356,7 +349,6 @@ __all__ = [
     "is_used",
     "lineage_name",
     "needs_words",
-    "relative",
     "verdict",
     "with_step_names",
     "words_to_pass_on",

@@ -8,7 +8,7 @@ import pytest
 
 from flower.core.config import Settings, WorkflowConfig
 from flower.core.i18n import language
-from flower.workflow.documents import documents, render_goals
+from flower.workflow.documents import document_lookups, documents, render_goals
 from flower.workflow.wake import archive_conversation
 
 NAMES = {"en": ("brief.md", "goals.md"), "zh_CN": ("需求.md", "目标.md")}
@@ -49,6 +49,19 @@ def test_with_both_names_there_this_languages_is_used_and_the_other_named(
     assert (files.brief.name, files.goals.name) == NAMES[lang]
     assert [p.name for p in files.not_used] == list(NAMES[OTHER[lang]])
     assert again == files
+
+
+def test_flower_config_says_which_file_each_lookup_found_and_why(tmp_path: Path) -> None:
+    for name in ("需求.md", "brief.md"):
+        (tmp_path / name).write_text("x\n", encoding="utf-8")
+    with language("en"):
+        brief, goals = document_lookups(tmp_path)
+        said = brief.said(tmp_path), goals.said(tmp_path)
+    assert said == ("found: brief.md (需求.md not used)", "default: goals.md (English)")
+    assert brief.as_json(tmp_path) == {"file": "brief.md", "how": "found", "not_used": ["需求.md"]}
+    elsewhere = tmp_path.parent
+    assert goals.as_json(elsewhere)["file"] == str(Path(tmp_path.name) / "goals.md")
+    assert goals.as_json(tmp_path / "sub")["file"] == str(tmp_path / "goals.md")
 
 
 def test_a_directory_under_the_name_is_no_brief(tmp_path: Path) -> None:

@@ -31,3 +31,11 @@ def test_lineage_keys_win_over_the_language_and_settings_over_both(in_tmp: Path)
     assert found["work_step"] == StepLookup("干活", "lineage")
     assert found["goals_step"] == StepLookup("aims", "configured")
     assert found["clarify_step"].how == "language"
+
+
+def test_flower_config_says_why_a_step_has_its_key() -> None:
+    with language("en"):
+        assert StepLookup("干活", "lineage").said() == "default: found in lineage"
+        assert StepLookup("work", "language").said() == "default: English"
+    with language("zh_CN"):
+        assert StepLookup("干活", "language").said() == "默认:中文"
