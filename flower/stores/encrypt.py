@@ -28,7 +28,7 @@ import threading
 import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 import msgspec
 
@@ -75,7 +75,7 @@ def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
-def _aad(kid: str, entry_type: Any, uuid: Any) -> bytes:
+def _aad(kid: str, entry_type: object, uuid: object) -> bytes:
     # surrogatepass: a lone surrogate in a type or uuid is valid JSON; other text is UTF-8
     text = f"flower/{VERSION}\x00{kid}\x00{entry_type}\x00{uuid or ''}"
     return text.encode("utf-8", "surrogatepass")
@@ -463,10 +463,10 @@ class FileSealer:
         self._open = {kid: AESGCM(key) for kid, key in keyring.by_id().items()}
 
     @staticmethod
-    def is_sealed(value: Any) -> bool:
+    def is_sealed(value: object) -> TypeGuard[dict[str, Any]]:
         return isinstance(value, dict) and set(value) == {ENC} and isinstance(value[ENC], dict)
 
-    def seal(self, value: Any, purpose: str) -> dict[str, Any]:
+    def seal(self, value: object, purpose: str) -> dict[str, Any]:
         from flower.core.entries import json_bytes
 
         nonce = os.urandom(NONCE_BYTES)
@@ -474,7 +474,7 @@ class FileSealer:
         sealed = self._seal.encrypt(nonce, json_bytes(value), aad)
         return {ENC: {"v": VERSION, "kid": self.kid, "n": _b64(nonce), "ct": _b64(sealed)}}
 
-    def open(self, value: Any, purpose: str) -> Any:
+    def open(self, value: object, purpose: str) -> Any:
         """The value ``value`` seals (``value`` itself when it is not sealed)."""
         if not self.is_sealed(value):
             return value

@@ -54,7 +54,9 @@ def takes_read_only(factory: Callable[..., Any]) -> bool:
     return any(p.name == "read_only" or p.kind is p.VAR_KEYWORD for p in parameters)
 
 
-def _create(reg: Registration, url: str | None, options: Any, settings: Settings, ro: bool) -> Any:
+def _create(
+    reg: Registration, url: str | None, options: object, settings: Settings, ro: bool
+) -> Any:
     if ro and takes_read_only(reg.factory):
         return reg.factory(url=url, options=options, settings=settings, read_only=True)
     return reg.factory(url=url, options=options, settings=settings)

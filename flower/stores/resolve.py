@@ -19,7 +19,7 @@ def _scheme(url: str) -> str:
     return scheme or "file"
 
 
-def decode_options(reg: Registration, raw: dict[str, Any], table: str) -> Any:
+def decode_options(reg: Registration, raw: dict[str, Any], table: str) -> object:
     if reg.options is None:
         return dict(raw)
     key = table.removeprefix("tool.flower.")
