@@ -71,7 +71,7 @@ class Item(msgspec.Struct):
     relay_from: str = ""
 
 
-def text_of(content: Any) -> str:
+def text_of(content: object) -> str:
     """The words of a message or tool result ``content`` (images are shown on their own)."""
     words = content_words(content, skip=("image",))
     if words is not None:
@@ -89,7 +89,7 @@ def _image(block: Mapping[str, Any]) -> Image | None:
     return Image(media_type, data)
 
 
-def _images(content: Any) -> list[Image]:
+def _images(content: object) -> list[Image]:
     if not isinstance(content, list):
         return []
     found = (_image(b) for b in content if isinstance(b, dict) and b.get("type") == "image")
@@ -115,7 +115,7 @@ def tool_results(entries: Iterable[Entry]) -> dict[str, Result]:
     return results
 
 
-def _message_blocks(content: Any, results: Mapping[str, Result], shown: set[str]) -> list[Block]:
+def _message_blocks(content: object, results: Mapping[str, Result], shown: set[str]) -> list[Block]:
     if isinstance(content, str):
         return [Block("text", text=content)]
     blocks: list[Block] = []

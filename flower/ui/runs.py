@@ -53,7 +53,7 @@ class RunView(msgspec.Struct):
     wakes: list[Wake] = msgspec.field(default_factory=list)
 
 
-def _errors(raw: Any) -> list[str]:
+def _errors(raw: object) -> list[str]:
     if not isinstance(raw, list):
         return []
     out = []
@@ -66,9 +66,10 @@ def _errors(raw: Any) -> list[str]:
     return out
 
 
-def _number(value: Any, default: float = 0.0) -> float:
-    is_number = isinstance(value, int | float) and not isinstance(value, bool)
-    return float(value) if is_number else default
+def _number(value: object, default: float = 0.0) -> float:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    return default
 
 
 def step_run(row: dict[str, Any], goals: list[str] | None = None) -> StepRun:

@@ -6,10 +6,14 @@ from __future__ import annotations
 import errno
 import socket
 import threading
-from typing import Any
+from typing import TYPE_CHECKING
 
 from flower.core.errors import FlowerError
 from flower.core.i18n import _
+
+if TYPE_CHECKING:
+    import uvicorn
+    from starlette.types import ASGIApp
 
 LOOPBACK = "127.0.0.1"
 
@@ -54,7 +58,7 @@ def url_of(sock: socket.socket, token: str | None = None) -> str:
     return f"http://{shown}:{port}/" + (f"?token={token}" if token else "")
 
 
-def server(app: Any) -> Any:
+def server(app: ASGIApp) -> uvicorn.Server:
     """A uvicorn server for ``app``, quiet but for errors; ``.run(sockets=[...])``."""
     import uvicorn
 
@@ -67,11 +71,10 @@ def server(app: Any) -> Any:
 class Background:
     """The app served on ``sock`` from a thread (tests, screenshots); ``stop()`` ends it."""
 
-    def __init__(self, app: Any, sock: socket.socket) -> None:
+    def __init__(self, app: ASGIApp, sock: socket.socket) -> None:
         self.sock = sock
         self.url = url_of(sock)
         self._server = server(app)
-        self._server.install_signal_handlers = lambda: None  # not the main thread
         self._thread = threading.Thread(
             target=self._server.run, kwargs={"sockets": [sock]}, daemon=True
         )
