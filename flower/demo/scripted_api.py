@@ -277,7 +277,7 @@ class RecordedRequest:
         return found
 
 
-def _texts_of(content: Any) -> Iterator[str]:
+def _texts_of(content: object) -> Iterator[str]:
     if isinstance(content, str):
         yield content
     elif isinstance(content, list):
@@ -290,7 +290,7 @@ def _texts_of(content: Any) -> Iterator[str]:
                 yield from _texts_of(block.get("content"))
 
 
-def conversation_problems(messages: Any) -> list[str]:
+def conversation_problems(messages: object) -> list[str]:
     """What the real API would reject in ``messages`` (the checks that matter here)."""
     if not isinstance(messages, list) or not messages:
         return ["messages: at least one message is required"]
@@ -525,7 +525,7 @@ class FakeMessagesAPI:
                 continue
             threading.Thread(target=self._connection, args=(conn, addr), daemon=True).start()
 
-    def _connection(self, conn: socket.socket, addr: Any) -> None:
+    def _connection(self, conn: socket.socket, addr: object) -> None:
         try:
             self._connection_class(conn, addr, None)
         except (_Dropped, OSError):

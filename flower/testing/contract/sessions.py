@@ -7,7 +7,7 @@ import time
 import traceback
 from collections.abc import Callable
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -16,6 +16,10 @@ from flower.core.errors import FlowerError, InvalidEntryError, InvalidKeyError
 from flower.core.protocols import SessionStoreBase
 from flower.core.records import Entry, SessionKey
 from flower.testing.contract.runner import Case, CaseContext, ContractSkip
+
+if TYPE_CHECKING:
+    from multiprocessing.queues import Queue
+    from multiprocessing.synchronize import Event
 
 Ctx = CaseContext[SessionStoreBase]
 
@@ -44,7 +48,7 @@ def entries(start: int, count: int) -> list[Entry]:
     return [entry(i) for i in range(start, start + count)]
 
 
-def expect_equal(actual: Any, expected: Any, what: str) -> None:
+def expect_equal(actual: object, expected: object, what: str) -> None:
     if actual != expected:
         if isinstance(actual, list) and isinstance(expected, list):
             raise AssertionError(
@@ -390,7 +394,11 @@ def _shared_entry(batch: int) -> Entry:
 
 
 def concurrent_writer(
-    opener: Callable[[], SessionStoreBase], key: SessionKey, writer: int, start: Any, errors: Any
+    opener: Callable[[], SessionStoreBase],
+    key: SessionKey,
+    writer: int,
+    start: Event,
+    errors: Queue[str],
 ) -> None:
     """Child process body: append BATCHES batches, each with one uuid every writer sends."""
     try:
