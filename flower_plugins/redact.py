@@ -11,7 +11,7 @@ and so are ids, so the chain stays a valid conversation.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from flower.core.hookspecs import hookimpl
 
@@ -25,7 +25,7 @@ _UNTOUCHED_BLOCKS = frozenset({"thinking", "redacted_thinking"})
 _UNTOUCHED_KEYS = frozenset({"id", "tool_use_id", "type", "signature", "name", "role"})
 
 
-def _masked(value: Any, mask_secrets: Callable[[str], str]) -> Any:
+def _masked(value: object, mask_secrets: Callable[[str], str]) -> object:
     """``value`` with secrets masked in every string; the same object when nothing changed."""
     if isinstance(value, str):
         return mask_secrets(value)

@@ -414,7 +414,7 @@ def _free(window: Sequence[Any], limits: dict[str, int | None]) -> int:
     return max(limit - len(window), 0) if limit else 1
 
 
-def _effective(row: Any) -> dict[str, int | None]:
+def _effective(row: sa.Row[Any]) -> dict[str, int | None]:
     """The smaller of the configured limit and the API's own, per kind."""
     out: dict[str, int | None] = {}
     for kind in KINDS:
