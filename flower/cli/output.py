@@ -86,10 +86,3 @@ class OutputMayClose(io.TextIOBase):
             os.close(devnull)
         except (OSError, ValueError, io.UnsupportedOperation):
             pass
-
-
-def iso_time(mtime_ms: int) -> str:
-    """A store's modification time (epoch milliseconds) as tables show it, in UTC."""
-    from datetime import UTC, datetime
-
-    return datetime.fromtimestamp(mtime_ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%SZ")

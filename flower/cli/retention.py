@@ -31,12 +31,13 @@ if TYPE_CHECKING:
 
 
 def _show(chosen: list[Candidate], kept: list[Candidate], archiving: bool) -> None:
-    from flower.cli.output import iso_time, print_table
+    from flower.cli.output import print_table
+    from flower.core.display import utc_time
 
     if chosen:
         print_table(
             [_("SESSION"), _("MODIFIED (UTC)"), _("PROJECT")],
-            [(c.key.session_id, iso_time(c.mtime_ms), c.key.project_key) for c in chosen],
+            [(c.key.session_id, utc_time(c.mtime_ms), c.key.project_key) for c in chosen],
         )
     for c in kept:
         typer.echo(
@@ -137,14 +138,14 @@ def gc(
 
 def _leftovers(store: SessionStoreBase) -> list[Leftover]:
     """What a killed writer left in the store (a first batch's temporary file), listed."""
-    from flower.cli.output import iso_time
+    from flower.core.display import utc_time
     from flower.stores.retention import LEFTOVER_AGE
 
     found = store.leftovers(LEFTOVER_AGE, time.time())
     for leftover in found:
         typer.echo(
             _("leftover {path}: {size} bytes a killed writer left, last written {time}").format(
-                path=leftover.path, size=leftover.size, time=iso_time(leftover.mtime_ms)
+                path=leftover.path, size=leftover.size, time=utc_time(leftover.mtime_ms)
             ),
             err=True,
         )

@@ -19,7 +19,6 @@ from flower.cli.context import get_settings, opened_store
 from flower.cli.lazy import command_help
 from flower.cli.output import (
     is_tty,
-    iso_time,
     n_entries,
     n_sessions,
     n_transcripts,
@@ -87,7 +86,7 @@ def list_sessions(
                 "project_key": r.project_key,
                 "session_id": r.session_id,
                 "mtime_ms": r.mtime_ms,
-                "modified": iso_time(r.mtime_ms),
+                "modified": r.last_active,
                 "role": (known.role or None) if known else None,
                 "step": known.step if known else None,
                 "label": known.label if known else None,
@@ -106,7 +105,7 @@ def list_sessions(
         typer.echo(_("no sessions in {store}").format(store=where), err=True)
         return
     headers = [_("SESSION"), _("MODIFIED (UTC)"), _("PROJECT")]
-    table = [[r.session_id, iso_time(r.mtime_ms), r.project_key] for r in found]
+    table = [[r.session_id, r.last_active, r.project_key] for r in found]
     if forks:
         headers.append(_("FORKED FROM"))
         for line, r in zip(table, found, strict=True):

@@ -4,9 +4,9 @@ A wide character (Chinese) takes two columns (:func:`shown_width`, :func:`pad`);
 text is cut to one line with an ellipsis (:func:`one_line`, or its first line:
 :func:`first_line`); token counts read as ``80.2K`` (:func:`human_tokens`); a path
 under the home directory as ``~/proj`` (:func:`short_path`), one in the workspace
-relative to it (:func:`relative_path`); values as JSON a terminal can always show
-(:func:`json_text`, :func:`compact_json`). The CLI, ``flower status``'s words and the
-demo all use these.
+relative to it (:func:`relative_path`); a store's time in UTC (:func:`utc_time`);
+values as JSON a terminal can always show (:func:`json_text`, :func:`compact_json`).
+The CLI, ``flower status``'s words and the demo all use these.
 """
 
 from __future__ import annotations
@@ -60,6 +60,14 @@ def relative_path(path: str | os.PathLike[str], workspace: str | os.PathLike[str
     inside it, else as it is."""
     target = Path(path)
     return str(target.relative_to(workspace) if target.is_relative_to(workspace) else target)
+
+
+def utc_time(mtime_ms: float) -> str:
+    """A store's time (epoch milliseconds) as tables show it, in UTC:
+    ``2026-12-05 05:11:27Z``."""
+    from datetime import UTC, datetime
+
+    return datetime.fromtimestamp(mtime_ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
 
 
 def short_path(path: str | os.PathLike[str], home: str | None = None) -> str:
@@ -118,4 +126,5 @@ __all__ = [
     "relative_path",
     "short_path",
     "shown_width",
+    "utc_time",
 ]

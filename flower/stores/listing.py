@@ -17,11 +17,11 @@ reads one session's first entry, for a list that shows forks.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 
 import msgspec
 
+from flower.core.display import utc_time
 from flower.core.errors import StoreDamagedError
 from flower.core.fork import ForkOrigin, origin_of
 from flower.core.protocols import SessionStoreBase
@@ -41,7 +41,8 @@ class SessionRow(msgspec.Struct, frozen=True):
 
     @property
     def last_active(self) -> str:
-        return datetime.fromtimestamp(self.mtime_ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+        """When it was last written, in UTC (:func:`~flower.core.display.utc_time`)."""
+        return utc_time(self.mtime_ms)
 
 
 def listing(

@@ -16,9 +16,9 @@ Every command that takes a session id finds it here, and so can Python::
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 
+from flower.core.display import utc_time
 from flower.core.errors import UnknownSessionError, UsageError
 from flower.core.i18n import _
 from flower.core.protocols import SessionStoreBase
@@ -160,7 +160,7 @@ def _ambiguity(prefix: str, where: str, matches: dict[str, list[tuple[str, int]]
         ).format(prefix=prefix, store=where, count=len(matches))
     ]
     for places, sid in candidates[:SHOWN_CANDIDATES]:
-        stamp = datetime.fromtimestamp(places[0][1] / 1000, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+        stamp = utc_time(places[0][1])
         projects = _(", ").join(project for project, _mtime in places)
         lines.append(f"  {sid}  {stamp}  {projects}")
     if len(candidates) > SHOWN_CANDIDATES:

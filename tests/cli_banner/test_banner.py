@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from flower.core.display import first_line, human_tokens, short_path
+from flower.core.display import first_line, human_tokens, relative_path, short_path, utc_time
 from flower.workflow.banner import step_header, wake_banner
 
 
@@ -36,6 +36,16 @@ def test_first_line_keeps_the_first_line_cut_with_an_ellipsis() -> None:
     assert first_line("  fix the parser\nthen the tests\n") == "fix the parser"
     assert first_line("abcdef", 4) == "abc…" and first_line("abcd", 4) == "abcd"
     assert first_line(" \n ") == ""
+
+
+def test_utc_time_is_a_stores_milliseconds_in_utc() -> None:
+    assert utc_time(0) == "1970-01-01 00:00:00Z"
+    assert utc_time(1_700_000_000_123) == "2023-11-14 22:13:20Z"
+
+
+def test_relative_path_only_shortens_inside_the_workspace() -> None:
+    assert relative_path("/w/p/notes/archive/1", "/w/p") == "notes/archive/1"
+    assert relative_path("/elsewhere/x", "/w/p") == "/elsewhere/x"
 
 
 def test_short_path_only_abbreviates_inside_home() -> None:
