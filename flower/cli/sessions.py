@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -62,61 +62,33 @@ def list_sessions(
     ] = False,
 ) -> None:
     from flower.core.records import check_name
-    from flower.stores.listing import listed_origin, listing
-    from flower.workflow.roles import known_sessions
+    from flower.workflow.roles import listed_sessions
 
     with opened_store(ctx, read_only=True) as (store, where):
+        project = None if project is None else check_name("project key", project)
         try:
-            found = listing(
-                store,
-                None if project is None else check_name("project key", project),
-                workspace=Path.cwd(),
+            found = listed_sessions(
+                get_settings(ctx), store, project, workspace=Path.cwd(), forks=forks, gettext=_
             )
         except NotImplementedError:
             raise FlowerError(_("{store} cannot list its sessions").format(store=where)) from None
-        origins = {r.key: listed_origin(store, r.key) for r in found} if forks else {}
-        roles, titled = known_sessions(
-            get_settings(ctx), store, [(r.project_key, r.session_id) for r in found], _
-        )
     if as_json:
-        listed: list[dict[str, Any]] = []
-        for r in found:
-            known = roles.get(r.session_id)
-            row: dict[str, Any] = {
-                "project_key": r.project_key,
-                "session_id": r.session_id,
-                "mtime_ms": r.mtime_ms,
-                "modified": r.last_active,
-                "role": (known.role or None) if known else None,
-                "step": known.step if known else None,
-                "label": known.label if known else None,
-                "title": titled.get(r.session_id),
-            }
-            if forks:
-                o = origins[r.key]
-                row["forked_from"] = o and {
-                    "session_id": o.session_id,
-                    "message_uuid": o.message_uuid,
-                }
-            listed.append(row)
-        print_json(listed)
+        print_json([r.as_json(forks) for r in found])
         return
     if not found:
         typer.echo(_("no sessions in {store}").format(store=where), err=True)
         return
     headers = [_("SESSION"), _("MODIFIED (UTC)"), _("PROJECT")]
-    table = [[r.session_id, r.last_active, r.project_key] for r in found]
+    table = [[r.row.session_id, r.row.last_active, r.row.project_key] for r in found]
     if forks:
         headers.append(_("FORKED FROM"))
         for line, r in zip(table, found, strict=True):
-            o = origins[r.key]
-            line.append(o.session_id if o else "")
-    if roles:  # a workflow ran here: who each of its sessions was, and what it was for
+            line.append(r.forked_from.session_id if r.forked_from else "")
+    if any(r.known for r in found):  # a workflow ran here: who its sessions were, and why
         headers += [_("ROLE"), _("STEP"), _("TITLE")]
         for line, r in zip(table, found, strict=True):
-            known = roles.get(r.session_id)
-            shown = (known.shown_role(_), known.shown_step(_)) if known else ("", "")
-            line += [*shown, titled.get(r.session_id, "")]
+            shown = (r.known.shown_role(_), r.known.shown_step(_)) if r.known else ("", "")
+            line += [*shown, r.title or ""]
     print_table(headers, table)
 
 

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from flower.core.i18n import N_
 from flower.core.labels import label_parts, shown_label, step_named
@@ -24,7 +25,9 @@ from flower.workflow.documents import workflow_names
 
 if TYPE_CHECKING:
     from flower.core.config import Settings
+    from flower.core.fork import ForkOrigin
     from flower.core.protocols import SessionStoreBase
+    from flower.stores.listing import SessionRow
 
 ROLES = {
     "clarifier": N_("clarifier"),
@@ -185,12 +188,75 @@ def known_sessions(
     return roles, {s: titles(p, s) or "" for p, s in listed if s in roles}
 
 
+class ListedSession(NamedTuple):
+    """One row of ``flower sessions list``."""
+
+    row: SessionRow
+    """The store's listing row (:func:`flower.stores.listing.listing`)."""
+    known: SessionRole | None
+    """What the run directory's manifest says the session was; None: it does not know it."""
+    title: str | None
+    """Its title (:class:`Titles`; ``""`` when it has none), None when not ``known``."""
+    forked_from: ForkOrigin | None = None
+    """What it was forked from, when the listing was asked for forks."""
+
+    def as_json(self, forks: bool = False) -> dict[str, object]:
+        """What ``flower sessions list --json`` gives for it (``forked_from`` with ``forks``)."""
+        known, row = self.known, self.row
+        found: dict[str, object] = {
+            "project_key": row.project_key,
+            "session_id": row.session_id,
+            "mtime_ms": row.mtime_ms,
+            "modified": row.last_active,
+            "role": (known.role or None) if known else None,
+            "step": known.step if known else None,
+            "label": known.label if known else None,
+            "title": self.title,
+        }
+        if forks:
+            origin = self.forked_from
+            found["forked_from"] = origin and {
+                "session_id": origin.session_id,
+                "message_uuid": origin.message_uuid,
+            }
+        return found
+
+
+def listed_sessions(
+    settings: Settings,
+    store: SessionStoreBase,
+    project: str | None = None,
+    *,
+    workspace: Path | None = None,
+    forks: bool = False,
+    gettext: Callable[[str], str] = str,
+) -> list[ListedSession]:
+    """The rows of ``flower sessions list``: the store's sessions of ``project`` (default:
+    of every project; :func:`~flower.stores.listing.listing`, newest first), each with
+    what :func:`known_sessions` says of it and, with ``forks``, what it was forked from
+    (which reads each session's first entry). A store that cannot list its sessions
+    raises ``NotImplementedError``."""
+    from flower.stores.listing import listed_origin, listing
+
+    rows = listing(store, project, workspace=workspace)
+    origins = {r.key: listed_origin(store, r.key) for r in rows} if forks else {}
+    roles, titles = known_sessions(
+        settings, store, [(r.project_key, r.session_id) for r in rows], gettext
+    )
+    return [
+        ListedSession(r, roles.get(r.session_id), titles.get(r.session_id), origins.get(r.key))
+        for r in rows
+    ]
+
+
 __all__ = [
     "ROLES",
+    "ListedSession",
     "SessionRole",
     "Titles",
     "first_prompt",
     "known_sessions",
+    "listed_sessions",
     "run_roles",
     "session_roles",
 ]

@@ -3,13 +3,18 @@ label's step and marks, the title from the user's request in the clarifier's pro
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 from flower.core.config import Settings, WorkflowConfig
+from flower.core.fork import fork_back
 from flower.core.i18n import _, language, translations
+from flower.core.records import SessionKey
+from flower.stores.open import open_session_store
 from flower.workflow.clarify import request_in
 from flower.workflow.prompts import CLARIFY_PROMPT, NO_REQUEST
-from flower.workflow.roles import Titles, session_roles
+from flower.workflow.roles import ListedSession, Titles, listed_sessions, session_roles
 
 
 def rows(*lines: tuple[str, str], **extra: Any) -> list[dict[str, Any]]:
@@ -79,3 +84,35 @@ def test_a_title_is_the_request_else_the_step() -> None:
     assert loaded == ["c"]  # the clarifier read once
     without = Titles(session_roles(rows(("干活", "w"), ("干活·判定#1", "j"))), load, en)
     assert [without("p", s) for s in ("w", "j")] == ["work", "work·judge#1"]
+
+
+def test_listed_sessions_are_flower_sessions_lists_rows(in_tmp: Path) -> None:
+    settings = Settings()
+    manifest = rows(("确认需求", "c"), ("干活", "w"))
+    (in_tmp / "runs").mkdir()
+    (in_tmp / "runs" / "manifest.json").write_text(
+        "".join(json.dumps(row) + "\n" for row in manifest), encoding="utf-8"
+    )
+    with language("en"):
+        prompt = _(CLARIFY_PROMPT).format(request="count the lines")
+    turn = {"type": "user", "uuid": "u1", "parentUuid": None, "message": {"content": prompt}}
+    with open_session_store(f"sqlite:///{in_tmp}/s.db", settings=settings) as store:
+        for sid in ("c", "w", "other"):
+            store.append(SessionKey("p", sid), [{**turn, "uuid": f"u-{sid}"}])
+        fork, _at = fork_back(store, SessionKey("p", "other"))
+        plain = listed_sessions(settings, store)
+        found = listed_sessions(
+            settings, store, "p", forks=True, gettext=translations("en").gettext
+        )
+    assert {r.row.session_id for r in plain} == {"c", "w", "other", fork.session_id}
+    by_id = {r.row.session_id: r for r in found}
+    assert by_id["c"].known is not None and by_id["c"].known.role == "clarifier"
+    assert by_id["w"].title == "count the lines" and by_id["other"] == ListedSession(
+        by_id["other"].row, None, None, None
+    )
+    origin = by_id[fork.session_id].forked_from
+    assert origin is not None and origin.session_id == "other"
+    shown = by_id["w"].as_json(forks=True)
+    assert shown["role"] == "worker" and shown["step"] == shown["label"] == "干活"
+    assert shown["title"] == "count the lines" and shown["forked_from"] is None
+    assert "forked_from" not in by_id["w"].as_json()
