@@ -34,7 +34,7 @@ from flower.runtime.stopping import (
     reading_answer,
     run_stoppable,
 )
-from flower.workflow.run_wake import LogGoals, LogWake, live_runtime
+from flower.workflow.run_wake import LogGoals, LogWake
 
 if TYPE_CHECKING:
     from flower.core.config import Settings
@@ -96,14 +96,6 @@ def _preflight(settings: Settings) -> None:
     require_api_key()
     require_writable(Path.cwd(), "the workspace")
     require_writable(settings.run_path, "the run directory")
-
-
-def _transcript_hint(settings: Settings, session_id: str | None) -> str:
-    from flower.core.config import store_name
-    from flower.core.redact import redact_text
-
-    where = redact_text(store_name(settings))
-    return f"{where} · flower sessions show {session_id}" if session_id else where
 
 
 def _print_json(value: Any) -> None:
@@ -174,7 +166,13 @@ def _run_builtin(
     from flower.fleet import shared_gate
     from flower.workflow.documents import workflow_names
     from flower.workflow.live import Live
-    from flower.workflow.outcome import closing_session, goals_said, outcome_json, run_code
+    from flower.workflow.outcome import (
+        closing_session,
+        goals_said,
+        outcome_json,
+        run_code,
+        transcript_hint,
+    )
     from flower.workflow.run_wake import WakeAnswers, run_builtin_wake
 
     out: TextIO = sys.stderr if json_out else sys.stdout
@@ -205,7 +203,7 @@ def _run_builtin(
             raise _Interrupted(interrupted_exit(exc)) from None
 
     def hint(settings: Settings, ctx: WorkflowContext) -> str:
-        return _transcript_hint(settings, closing_session(ctx, live.work_step))
+        return transcript_hint(settings, closing_session(ctx, live.work_step))
 
     # what a wake does, and in which order, is decided in flower.workflow.wake; the lock it
     # takes is held until the run ends
@@ -416,42 +414,29 @@ def _run_once(
     trim: bool,
     json_out: bool,
 ) -> int:
-    import time
-
     from flower.cli.output import OutputMayClose
-    from flower.core.keys import project_key
     from flower.fleet import shared_gate
-    from flower.workflow.builtin import worker_agent
     from flower.workflow.live import Live
+    from flower.workflow.run_wake import run_once
 
     out: TextIO = sys.stderr if json_out else sys.stdout
     live = Live(cast(TextIO, OutputMayClose(out)), rounds=1, work_step="once")
     live.woke = None  # `once` is one run by hand, not a wake
-    started = time.monotonic()
-    rt = live_runtime(live, settings, Path("."), trim=trim, gate=shared_gate(settings))
+    gate = shared_gate(settings)
     try:
-        if resume is not None:
-            from flower.core.config import store_name
-            from flower.core.redact import redact_text
-            from flower.stores.lookup import resume_key
-
-            where = redact_text(store_name(settings))
-            key = resume_key(rt.store, resume, where, project, rt.workspace)
-            rt.project_key, resume = key.project_key, key.session_id
-        result = run_stoppable(rt.run(worker_agent(), said, resume, step="once"))
+        result = run_once(
+            settings,
+            said,
+            live=live,
+            drive=run_stoppable,
+            resume=resume,
+            project=project,
+            trim=trim,
+            gate=gate,
+        )
     except KeyboardInterrupt as exc:
         _say_interrupted(live, _("the transcript is saved"))
         return interrupted_exit(exc)
-    finally:
-        rt.close()
-    live.summary(
-        [result], time.monotonic() - started, _transcript_hint(settings, result.session_id)
-    )
-    if result.session_id:
-        elsewhere = rt.project_key != project_key(rt.workspace)
-        also = f" --project {rt.project_key}" if elsewhere else ""
-        by_hand = _('   carry on by hand: flower once --resume {session}{project} "..."')
-        live.line(by_hand.format(session=result.session_id, project=also), "dim")
     if json_out:
         from flower.core.manifest import result_line
 

@@ -3,9 +3,9 @@
 ``flower "..."`` exits 1 when a step failed, :data:`GOALS_NOT_MET_EXIT` when every step
 ran but the judge's last verdict left goals unmet or gave none (:func:`unjudged`), else
 0 (:func:`run_code`); the fleet records the same code for a task's wake. Its closing
-``flower sessions show`` line names :func:`closing_session`, a run whose goals are not
-met says so (:func:`goals_said`, from :func:`goals_tally`), and ``--json`` prints
-:func:`outcome_json`.
+``flower sessions show`` line (:func:`transcript_hint`) names :func:`closing_session`, a
+run whose goals are not met says so (:func:`goals_said`, from :func:`goals_tally`), and
+``--json`` prints :func:`outcome_json`.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from flower.core.i18n import _, ngettext
 
 if TYPE_CHECKING:
+    from flower.core.config import Settings
     from flower.workflow.context import WorkflowContext
 
 GOALS_NOT_MET_EXIT = 4
@@ -49,6 +50,16 @@ def closing_session(ctx: WorkflowContext, work_step: str) -> str | None:
         ]
         return ctx.sessions.get(ctx.failed) or next(filter(None, reversed(tried)), None)
     return ctx.sessions.get(work_step) or next(reversed(ctx.sessions.values()), None)
+
+
+def transcript_hint(settings: Settings, session_id: str | None) -> str:
+    """Where a run's transcript is, as its closing summary says it: the session store
+    (redacted) and, given ``session_id``, the command that shows it."""
+    from flower.core.config import store_name
+    from flower.core.redact import redact_text
+
+    where = redact_text(store_name(settings))
+    return f"{where} · flower sessions show {session_id}" if session_id else where
 
 
 def goals_tally(ctx: WorkflowContext) -> tuple[int, int] | None:
@@ -98,5 +109,6 @@ __all__ = [
     "goals_tally",
     "outcome_json",
     "run_code",
+    "transcript_hint",
     "unjudged",
 ]

@@ -7,7 +7,8 @@ it ended (the failure, the closing summary). ``flower`` (cli/run.py) and a fleet
 (:mod:`flower.fleet.wake`) call it and pass what differs: who is asked (a terminal, or
 no one: :class:`LogWake`, :class:`LogGoals`), the budget's call gate and API client,
 how the workflow's coroutine is driven, and ``through`` (the fleet keeps each step as a
-DBOS step). See docs/api.md.
+DBOS step). ``flower once`` (one agent, no workflow) is :func:`run_once`, on the same
+runtime. See docs/api.md.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from flower.core.i18n import _
+
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
 
@@ -27,6 +30,7 @@ if TYPE_CHECKING:
     from flower.core.protocols import CallGate, SessionStoreBase
     from flower.core.rewind import RewindPlan
     from flower.runtime.live import LiveRuntime
+    from flower.runtime.spec import StepResult
     from flower.workflow.banner import BannerLine, Tone
     from flower.workflow.base import StepThrough
     from flower.workflow.clarify import Ask, GoalsFallback, GoalsOffer, RequestAsBrief
@@ -192,6 +196,48 @@ def live_runtime(
         client=client,
         gate=gate,
     )
+
+
+def run_once(
+    settings: Settings,
+    said: str,
+    *,
+    live: Live,
+    drive: Callable[[Coroutine[Any, Any, StepResult]], StepResult],
+    resume: str | None = None,
+    project: str | None = None,
+    trim: bool = True,
+    gate: CallGate | None = None,
+) -> StepResult:
+    """``flower once``: one worker agent told ``said`` in the working directory, no
+    workflow, no lineage, watched by ``live``; with ``resume`` it carries on that session
+    (a unique prefix of its id will do; ``project``: the project holding it). ``drive``
+    runs the coroutine. Says the summary, and how to carry on by hand."""
+    from flower.core.config import store_name
+    from flower.core.keys import project_key
+    from flower.core.redact import redact_text
+    from flower.stores.lookup import resume_key
+    from flower.workflow.builtin import worker_agent
+    from flower.workflow.outcome import transcript_hint
+
+    started = time.monotonic()
+    rt = live_runtime(live, settings, Path("."), trim=trim, gate=gate)
+    try:
+        if resume is not None:
+            where = redact_text(store_name(settings))
+            key = resume_key(rt.store, resume, where, project, rt.workspace)
+            rt.project_key, resume = key.project_key, key.session_id
+        result = drive(rt.run(worker_agent(), said, resume, step="once"))
+    finally:
+        rt.close()
+    hint = transcript_hint(settings, result.session_id)
+    live.summary([result], time.monotonic() - started, hint)
+    if result.session_id:
+        elsewhere = rt.project_key != project_key(rt.workspace)
+        also = f" --project {rt.project_key}" if elsewhere else ""
+        by_hand = _('   carry on by hand: flower once --resume {session}{project} "..."')
+        live.line(by_hand.format(session=result.session_id, project=also), "dim")
+    return result
 
 
 def run_builtin_wake(
