@@ -24,7 +24,7 @@ import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Protocol, TypeVar
+from typing import Protocol, TypeVar, runtime_checkable
 
 from flower.core.errors import FlowerError
 from flower.core.i18n import _
@@ -81,9 +81,11 @@ class LeaseStore(Protocol):
         ...
 
 
+@runtime_checkable
 class LeasingStore(LeaseStore, Protocol):
     """A store a fleet worker takes, renews and releases leases in (the SQL session
-    store); a worker refuses a session store without ``take_lease``."""
+    store); a worker refuses a session store that is not one.
+    :mod:`flower.testing.contract` has cases for every method (``LEASE_CASES``)."""
 
     def take_lease(
         self, project_key: str, holder: str, ttl_s: float

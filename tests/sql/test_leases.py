@@ -1,10 +1,11 @@
 """The fleet's lease: an append that carries a fencing token writes only while the token
-is the project's current one, checked in the append's own transaction (both dialects)."""
+is the project's current one, checked in the append's own transaction (both dialects).
+The lease itself (take, renew, release, under_lease) is the contract's: LEASE_CASES in
+tests/contract."""
 
 from __future__ import annotations
 
 import json
-import threading
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
@@ -65,30 +66,11 @@ def test_a_taken_over_writer_writes_nothing_and_the_chain_stays_one(url: str) ->
 
 
 def test_the_same_holder_takes_its_lease_again_with_a_new_token(url: str) -> None:
+    """The SQL store's tokens count from 1 (the contract, lease_same_holder_again, asks
+    only for a higher one)."""
     store = _store(url)
     assert store.take_lease("proj", "host-a", 30) == (1, None)
     assert store.take_lease("proj", "host-a", 30) == (2, None)
-
-
-def test_a_token_for_a_project_never_leased_is_refused(url: str) -> None:
-    with pytest.raises(LeaseLostError):
-        _store(url, lease=1).append(KEY, [entry(1)])
-    assert _store(url).load(KEY) is None
-
-
-def test_two_takers_at_once_get_one_lease(url: str) -> None:
-    _store(url)  # the schema, once
-    got: list[object] = []
-
-    def take(holder: str) -> None:
-        got.append(_store(url).take_lease("proj", holder, 30))
-
-    threads = [threading.Thread(target=take, args=(f"h{i}",)) for i in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert sum(isinstance(g, tuple) for g in got) == 1
 
 
 def test_a_wake_that_lost_its_lease_writes_no_words_before_any_store_of_its_own(

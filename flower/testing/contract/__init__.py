@@ -1,4 +1,5 @@
-"""The store contract suite: the cases every session and lineage store must pass.
+"""The store contract suite: the cases every session and lineage store must pass, and
+the fleet's lease cases for a session store that holds leases.
 
 A third-party backend runs it from its own tests::
 
@@ -21,6 +22,7 @@ from collections.abc import Callable, Iterable
 
 from flower.core.protocols import LineageStore, SessionStoreBase
 from flower.testing.contract.fork import FORK_CASES
+from flower.testing.contract.leases import LEASE_CASES
 from flower.testing.contract.lineage import LINEAGE_CASES
 from flower.testing.contract.runner import (
     Case,
@@ -35,11 +37,14 @@ from flower.testing.contract.runner import (
 )
 from flower.testing.contract.sessions import SESSION_CASES as STORE_CASES
 
-SESSION_CASES = [*STORE_CASES, *FORK_CASES]
-"""Every session store case: the store's own, then :func:`flower.core.fork.fork` on it."""
+SESSION_CASES = [*STORE_CASES, *FORK_CASES, *LEASE_CASES]
+"""Every session store case: the store's own, then :func:`flower.core.fork.fork` on it,
+then the fleet's lease (skipped for a store that is no
+:class:`~flower.core.lease.LeasingStore`)."""
 
 __all__ = [
     "FORK_CASES",
+    "LEASE_CASES",
     "LINEAGE_CASES",
     "SESSION_CASES",
     "Case",
