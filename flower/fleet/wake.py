@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from flower.core.errors import FlowerError
 from flower.core.i18n import SOURCE_LANGUAGE, _, speaking
-from flower.core.lease import LeaseLostError, holding
+from flower.core.lease import LeaseLostError, LeasingStore, holding
 from flower.fleet.outage import unreachable
 
 if TYPE_CHECKING:
@@ -58,7 +58,7 @@ class Wake:
 
     task_id: str
     workspace: Path
-    store: Any
+    store: LeasingStore
     """The workspace's session store, raw: its lease is this wake's."""
     project: str
     token: int

@@ -28,6 +28,7 @@ import msgspec
 from flower.core.errors import FlowerError, SchemaOutOfDateError
 from flower.core.i18n import N_, SOURCE_LANGUAGE, _, speaking
 from flower.core.keys import project_key
+from flower.core.lease import LeasingStore
 from flower.fleet import engine
 from flower.fleet.board import Board
 from flower.fleet.outage import unreachable
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
     from types import FrameType
 
     from flower.core.config import Settings
-    from flower.core.lease import LeasingStore
+    from flower.core.protocols import SessionStoreBase
 
 T = TypeVar("T")
 TASK_VARIABLE = "FLOWER_FLEET_TASK"
@@ -271,6 +272,9 @@ class Worker:
             settings = workspace_settings(workspace)
             said = said_of(task, task_id, settings)  # sealed when the sessions are encrypted
             store = self._patiently(task_id, lambda: _lease_store(settings))
+            if not isinstance(store, LeasingStore):
+                store.close()
+                raise _cannot_lease(settings)
         except Exception as exc:
             self.say(_("task {task}: {error}").format(task=task_id, error=exc))
             return {"ok": False, "why": str(exc)}
@@ -456,37 +460,39 @@ _OPENING = threading.Lock()
 thread-safe."""
 
 
-def _lease_store(settings: Settings) -> Any:
-    """The workspace's session store, raw (leases need no encryption), if it can fence."""
+def _lease_store(settings: Settings) -> SessionStoreBase:
+    """The workspace's session store, raw (leases need no encryption): its lease is
+    taken in it if it is a :class:`LeasingStore` (:func:`_cannot_lease` if not)."""
     with _OPENING:
         return _open_lease_store(settings)
 
 
-def _open_lease_store(settings: Settings) -> Any:
+def _open_lease_store(settings: Settings) -> SessionStoreBase:
     from flower.stores.open import open_session_store
 
     plain = msgspec.structs.replace(
         settings, sessions=msgspec.structs.replace(settings.sessions, encrypt=False)
     )
     try:
-        store = open_session_store(settings=plain)
+        return open_session_store(settings=plain)
     except SchemaOutOfDateError:
         # an empty database gets flower's schema on first use (under the migration
         # lock); an older one still asks for `flower db upgrade`
         if not _no_flower_tables(plain.sessions_url()):
             raise
         migrating = msgspec.structs.replace(plain.sessions, auto_migrate=True)
-        store = open_session_store(settings=msgspec.structs.replace(plain, sessions=migrating))
-    if not hasattr(store, "take_lease"):
-        store.close()
-        raise FleetError(
-            _(
-                "the {backend} session store cannot guarantee one writer per session, so the "
-                "fleet does not use it: set [tool.flower.sessions] backend to sqlite (one "
-                "machine) or postgres (many hosts)"
-            ).format(backend=settings.sessions.backend)
-        )
-    return store
+        return open_session_store(settings=msgspec.structs.replace(plain, sessions=migrating))
+
+
+def _cannot_lease(settings: Settings) -> FleetError:
+    """Why the fleet refuses a session store that is no :class:`LeasingStore`."""
+    return FleetError(
+        _(
+            "the {backend} session store cannot guarantee one writer per session, so the "
+            "fleet does not use it: set [tool.flower.sessions] backend to sqlite (one "
+            "machine) or postgres (many hosts)"
+        ).format(backend=settings.sessions.backend)
+    )
 
 
 def _no_flower_tables(url: str) -> bool:
