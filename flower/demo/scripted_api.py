@@ -291,7 +291,12 @@ def _texts_of(content: object) -> Iterator[str]:
 
 
 def conversation_problems(messages: object) -> list[str]:
-    """What the real API would reject in ``messages`` (the checks that matter here)."""
+    """What the real API would reject in ``messages`` (the checks that matter here), in
+    its words. Not :func:`flower.core.transcript.conversation_problems`, flower's stricter
+    rule for a conversation it resumes (roles alternate, tool results come first and
+    once, the last tool_use is answered; an empty list passes): the API merges
+    consecutive turns of one role, and refuses no messages at all, an empty text block,
+    and content that is neither a string nor a list of blocks."""
     if not isinstance(messages, list) or not messages:
         return ["messages: at least one message is required"]
     problems: list[str] = []
