@@ -26,7 +26,7 @@ from flower.cli.context import RunDirOption, get_settings, get_state
 from flower.cli.lazy import command_help
 from flower.core.errors import NothingToDoError
 from flower.core.i18n import N_, _
-from flower.core.run_lock import RunDirError, require_writable
+from flower.core.run_lock import RunDirError, require_run_dirs, require_writable
 from flower.runtime.credentials import require_api_key
 from flower.runtime.stopping import (
     INTERRUPTED_EXIT,
@@ -94,8 +94,7 @@ def _settings(ctx: typer.Context, run_dir: str | None, model: str | None) -> Set
 def _preflight(settings: Settings) -> None:
     """Everything that must hold before a single byte is written."""
     require_api_key()
-    require_writable(Path.cwd(), "the workspace")
-    require_writable(settings.run_path, "the run directory")
+    require_run_dirs(Path.cwd(), settings.run_path)
 
 
 def _print_json(value: Any) -> None:

@@ -1,5 +1,6 @@
-"""The run directory a workflow writes: writable (:func:`require_writable`), and held by
-one ``flower`` at a time (:func:`run_lock`)."""
+"""The run directory a workflow writes: writable (:func:`require_writable`; with the
+workspace, :func:`require_run_dirs`), and held by one ``flower`` at a time
+(:func:`run_lock`)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from flower.core.errors import FlowerError
-from flower.core.i18n import _
+from flower.core.i18n import N_, _
 
 LOCK_FILE = "flower.lock"
 
@@ -102,3 +103,10 @@ def require_writable(path: Path, what: str) -> None:
         raise RunDirError(
             _("{what} {path!r} is not writable ({why})").format(what=what, path=str(path), why=why)
         )
+
+
+def require_run_dirs(workspace: Path, run_path: Path) -> None:
+    """The workspace and the run directory can be written (or created), as a run needs;
+    a :class:`RunDirError` names the first that cannot (:func:`require_writable`)."""
+    require_writable(workspace, N_("the workspace"))
+    require_writable(run_path, N_("the run directory"))

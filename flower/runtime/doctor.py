@@ -137,11 +137,10 @@ def check_store(settings: Settings) -> Check:
 
 def check_run_dir(settings: Settings) -> Check:
     """The workspace and the run directory can be written (or created), as a run needs."""
-    from flower.core.run_lock import RunDirError, require_writable
+    from flower.core.run_lock import RunDirError, require_run_dirs
 
     try:
-        require_writable(Path.cwd(), N_("the workspace"))
-        require_writable(settings.run_path, N_("the run directory"))
+        require_run_dirs(Path.cwd(), settings.run_path)
     except RunDirError as exc:
         return Check("run dir", False, str(exc))
     return Check("run dir", True, _("{path} writable").format(path=settings.run_path))

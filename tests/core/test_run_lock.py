@@ -1,4 +1,5 @@
-"""The run directory's lock: one holder across processes, nested holds in one process."""
+"""The run directory's lock: one holder across processes, nested holds in one process; and
+the check that a run can write where it works."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from flower.core.run_lock import BusyError, run_lock
+from flower.core.i18n import language
+from flower.core.run_lock import BusyError, RunDirError, require_run_dirs, run_lock
 
 
 def _free(run_dir: Path) -> bool:
@@ -47,3 +49,17 @@ def test_another_holder_is_busy(tmp_path: Path) -> None:
         os.close(other)
     with run_lock(run_dir):  # a refusal leaves nothing held
         assert not _free(run_dir)
+
+
+def test_require_run_dirs_names_the_first_place_a_run_cannot_write(tmp_path: Path) -> None:
+    require_run_dirs(tmp_path, tmp_path / "runs" / "deeper")  # creatable: fine, made not
+    assert not (tmp_path / "runs").exists()
+    (tmp_path / "file").write_text("x")
+    with language("en"), pytest.raises(RunDirError) as err:
+        require_run_dirs(tmp_path, tmp_path / "file" / "runs")
+    assert str(err.value) == (
+        f"the run directory {str(tmp_path / 'file' / 'runs')!r} cannot be created: "
+        f"{str(tmp_path / 'file')!r} is not a directory"
+    )
+    with language("en"), pytest.raises(RunDirError, match=r"^the workspace "):
+        require_run_dirs(tmp_path / "file", tmp_path)
