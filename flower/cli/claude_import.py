@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from flower.cli.output import n_entries, n_transcripts
+from flower.core.display import n_entries, n_transcripts
 from flower.core.i18n import _, ngettext
 
 if TYPE_CHECKING:

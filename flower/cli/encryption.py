@@ -43,7 +43,8 @@ def rekey(
     as_json: Annotated[bool, typer.Option("--json", help=N_("Machine-readable output."))] = False,
 ) -> None:
     from flower.cli.context import open_store
-    from flower.cli.output import n_entries, n_sessions, print_json
+    from flower.cli.output import print_json
+    from flower.core.display import n_entries, n_sessions
     from flower.stores.keyring import load_new_keyring
     from flower.stores.rekey import rekey as run_rekey
 

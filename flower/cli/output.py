@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from flower.core.display import json_text, pad, shown_width
-from flower.core.i18n import ngettext
 
 
 def print_json(value: Any) -> None:
@@ -33,19 +32,6 @@ def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
 def is_tty(stream: Any) -> bool:
     isatty = getattr(stream, "isatty", None)
     return bool(isatty and isatty())
-
-
-def n_sessions(count: int) -> str:
-    """``1 session``, ``2 sessions``, in the active language."""
-    return ngettext("{count} session", "{count} sessions", count).format(count=count)
-
-
-def n_transcripts(count: int) -> str:
-    return ngettext("{count} transcript", "{count} transcripts", count).format(count=count)
-
-
-def n_entries(count: int) -> str:
-    return ngettext("{count} entry", "{count} entries", count).format(count=count)
 
 
 class OutputMayClose(io.TextIOBase):

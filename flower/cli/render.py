@@ -11,7 +11,8 @@ import itertools
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
-from flower.cli.output import is_tty, n_entries
+from flower.cli.output import is_tty
+from flower.core.display import n_entries
 from flower.core.i18n import _
 from flower.core.records import Entry
 from flower.core.transcript.view import LineKind, view_lines

@@ -26,7 +26,7 @@ def repair(
     ] = False,
 ) -> None:
     from flower.cli.context import get_settings
-    from flower.cli.output import n_entries, n_sessions
+    from flower.core.display import n_entries, n_sessions
     from flower.stores.repair import repair_configured
 
     done = repair_configured(get_settings(ctx), force=force)

@@ -24,8 +24,9 @@ def scan(
     as_json: Annotated[bool, typer.Option("--json", help=N_("Machine-readable output."))] = False,
 ) -> None:
     from flower.cli.context import opened_store
-    from flower.cli.output import n_sessions, print_json, print_table
+    from flower.cli.output import print_json, print_table
     from flower.cli.session_ids import find_key
+    from flower.core.display import n_sessions
     from flower.core.i18n import _
     from flower.stores.copy import select_sessions
     from flower.stores.secrets import scan_session

@@ -17,15 +17,9 @@ import typer
 
 from flower.cli.context import get_settings, opened_store
 from flower.cli.lazy import command_help
-from flower.cli.output import (
-    is_tty,
-    n_entries,
-    n_sessions,
-    n_transcripts,
-    print_json,
-    print_table,
-)
+from flower.cli.output import is_tty, print_json, print_table
 from flower.cli.session_ids import ProjectOption, UsageFlowerError, find_key
+from flower.core.display import n_sessions, n_transcripts
 from flower.core.errors import FlowerError
 from flower.core.i18n import N_, _, ngettext
 from flower.core.redact import redact_text
@@ -469,49 +463,15 @@ def _progress_bar(total: int) -> Iterator[Callable[[CopyReport], None] | None]:
 def _print_report(report: CopyReport, source: str, target: str, as_json: bool) -> None:
     if as_json:
         print_json({"from": source, "to": target, **report.as_dict()})
-    else:
-        copied = ngettext(
-            "copied {sessions} ({transcripts}) from {source} to {target}: {entries} read, "
-            "{written} written, {present} already there, {count} conflict",
-            "copied {sessions} ({transcripts}) from {source} to {target}: {entries} read, "
-            "{written} written, {present} already there, {count} conflicts",
-            len(report.conflicts),
-        )
-        typer.echo(
-            copied.format(
-                sessions=n_sessions(report.sessions),
-                transcripts=n_transcripts(report.transcripts),
-                source=source,
-                target=target,
-                entries=n_entries(report.entries_read),
-                written=report.entries_written,
-                present=report.entries_present,
-                count=len(report.conflicts),
-            )
-        )
-        for c in report.conflicts[:20]:
-            where = c.key.session_id + (f"/{c.key.subpath}" if c.key.subpath else "")
-            conflict = _("conflict: {transcript} already holds a different entry {uuid} (kept)")
-            typer.echo(conflict.format(transcript=where, uuid=c.uuid), err=True)
-        mismatches = report.mismatches
-        if mismatches is not None:
-            differ = ngettext(
-                "verify: {count} transcript differs",
-                "verify: {count} transcripts differ",
-                len(mismatches),
-            )
-            typer.echo(
-                _("verify: both sides equal")
-                if not mismatches
-                else differ.format(count=len(mismatches))
-            )
-            differs = _("differs: {session} at entry {index}: {reason}")
-            for found in mismatches[:20]:
-                reason = found.shown()
-                said = differs.format(
-                    session=found.key.session_id, index=found.index, reason=reason
-                )
-                typer.echo(said, err=True)
+        return
+    said = report.said(source, target)
+    typer.echo(said.summary)
+    for line in said.conflicts:
+        typer.echo(line, err=True)
+    if said.verified is not None:
+        typer.echo(said.verified)
+    for line in said.differences:
+        typer.echo(line, err=True)
 
 
 @app.command("copy")

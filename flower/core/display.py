@@ -2,7 +2,8 @@
 
 A wide character (Chinese) takes two columns (:func:`shown_width`, :func:`pad`); long
 text is cut to one line with an ellipsis (:func:`one_line`, or its first line:
-:func:`first_line`); token counts read as ``80.2K`` (:func:`human_tokens`); a path
+:func:`first_line`); token counts read as ``80.2K`` (:func:`human_tokens`), other
+counts as words (:func:`n_sessions`, :func:`n_transcripts`, :func:`n_entries`); a path
 under the home directory as ``~/proj`` (:func:`short_path`), one in the workspace
 relative to it (:func:`relative_path`); a store's time in UTC (:func:`utc_time`);
 values as JSON a terminal can always show (:func:`json_text`, :func:`compact_json`).
@@ -15,6 +16,8 @@ import os
 from functools import cache
 from pathlib import Path
 from typing import Any
+
+from flower.core.i18n import ngettext
 
 
 def shown_width(text: str) -> int:
@@ -44,6 +47,21 @@ def first_line(text: str, limit: int = 60) -> str:
     stripped = text.strip()
     first = stripped.splitlines()[0] if stripped else ""
     return first if len(first) <= limit else first[: limit - 1] + "…"
+
+
+def n_sessions(count: int) -> str:
+    """``1 session``, ``2 sessions``, in the active language."""
+    return ngettext("{count} session", "{count} sessions", count).format(count=count)
+
+
+def n_transcripts(count: int) -> str:
+    """``1 transcript``, ``2 transcripts``, in the active language."""
+    return ngettext("{count} transcript", "{count} transcripts", count).format(count=count)
+
+
+def n_entries(count: int) -> str:
+    """``1 entry``, ``2 entries``, in the active language."""
+    return ngettext("{count} entry", "{count} entries", count).format(count=count)
 
 
 def human_tokens(tokens: int) -> str:
@@ -121,6 +139,9 @@ __all__ = [
     "first_line",
     "human_tokens",
     "json_text",
+    "n_entries",
+    "n_sessions",
+    "n_transcripts",
     "one_line",
     "pad",
     "relative_path",

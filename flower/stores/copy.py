@@ -16,12 +16,13 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import zip_longest
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
+from flower.core.display import n_entries, n_sessions, n_transcripts
 from flower.core.errors import StoreUnavailableError
-from flower.core.i18n import N_, _
+from flower.core.i18n import N_, _, ngettext
 from flower.core.protocols import SessionStoreBase
 from flower.core.records import Entry, SessionKey
 from flower.stores.encrypt import CHECK_KEY, EncryptedSessionStore, is_sealed
@@ -60,6 +61,19 @@ class Mismatch:
         return _(self.why).format(uuid=self.uuid)
 
 
+class CopySaid(NamedTuple):
+    """What ``flower sessions copy`` says of a :class:`CopyReport`, in the active language."""
+
+    summary: str
+    """What was copied from where to where (stdout)."""
+    conflicts: list[str]
+    """The first 20 conflicts, one a line (stderr)."""
+    verified: str | None
+    """With ``--verify``: whether both sides are equal (stdout); None without it."""
+    differences: list[str]
+    """The first 20 transcripts that differ, and where (stderr)."""
+
+
 @dataclass
 class CopyReport:
     sessions: int = 0
@@ -76,6 +90,51 @@ class CopyReport:
     @property
     def ok(self) -> bool:
         return not self.conflicts and not self.mismatches
+
+    def said(self, source: str, target: str) -> CopySaid:
+        """The report in words, as ``flower sessions copy --from source --to target``
+        prints it (the store names as given: redacted by the caller)."""
+        copied = ngettext(
+            "copied {sessions} ({transcripts}) from {source} to {target}: {entries} read, "
+            "{written} written, {present} already there, {count} conflict",
+            "copied {sessions} ({transcripts}) from {source} to {target}: {entries} read, "
+            "{written} written, {present} already there, {count} conflicts",
+            len(self.conflicts),
+        ).format(
+            sessions=n_sessions(self.sessions),
+            transcripts=n_transcripts(self.transcripts),
+            source=source,
+            target=target,
+            entries=n_entries(self.entries_read),
+            written=self.entries_written,
+            present=self.entries_present,
+            count=len(self.conflicts),
+        )
+        conflict = _("conflict: {transcript} already holds a different entry {uuid} (kept)")
+        conflicts = [
+            conflict.format(
+                transcript=c.key.session_id + (f"/{c.key.subpath}" if c.key.subpath else ""),
+                uuid=c.uuid,
+            )
+            for c in self.conflicts[:20]
+        ]
+        mismatches = self.mismatches
+        if mismatches is None:
+            return CopySaid(copied, conflicts, None, [])
+        differ = ngettext(
+            "verify: {count} transcript differs",
+            "verify: {count} transcripts differ",
+            len(mismatches),
+        )
+        verified = (
+            differ.format(count=len(mismatches)) if mismatches else _("verify: both sides equal")
+        )
+        differs = _("differs: {session} at entry {index}: {reason}")
+        differences = [
+            differs.format(session=m.key.session_id, index=m.index, reason=m.shown())
+            for m in mismatches[:20]
+        ]
+        return CopySaid(copied, conflicts, verified, differences)
 
     def as_dict(self) -> dict[str, Any]:
         """The report as plain data (``flower sessions copy --json``): the figures, each

@@ -9,6 +9,7 @@ import pytest
 
 from flower.core.config import Settings
 from flower.core.fork import fork
+from flower.core.i18n import language
 from flower.core.keys import project_key
 from flower.core.records import SessionKey
 from flower.stores.copy import copy_sessions, select_sessions
@@ -98,6 +99,32 @@ def test_a_copy_report_as_data_names_each_conflict(tmp_path: Path) -> None:
         {"project_key": "p", "session_id": "s", "subpath": None, "uuid": "u1"}
     ]
     assert data["verified"] is None and data["entries_read"] == 1
+
+
+def test_a_copy_report_in_words_says_the_figures_the_conflicts_and_the_check(
+    tmp_path: Path,
+) -> None:
+    key = SessionKey("p", "s")
+    with (
+        open_session_store(f"sqlite:///{tmp_path}/a.db", settings=Settings()) as source,
+        open_session_store(f"sqlite:///{tmp_path}/b.db", settings=Settings()) as target,
+    ):
+        source.append(key, [_entry("u1", None, "one"), _entry("u2", "u1", "two")])
+        target.append(key, [_entry("u1", None, "not one")])
+        report = copy_sessions(source, target, select_sessions(source), verify=True)
+        again = copy_sessions(source, target, [], verify=True)
+        unverified = copy_sessions(source, target, [], verify=False)
+    with language("en"):
+        said, nothing = report.said("a.db", "b.db"), again.said("a.db", "b.db")
+    assert said.summary == (
+        "copied 1 session (1 transcript) from a.db to b.db: 2 entries read, 1 written, "
+        "0 already there, 1 conflict"
+    )
+    assert said.conflicts == ["conflict: s already holds a different entry u1 (kept)"]
+    assert said.verified == "verify: 1 transcript differs"
+    assert len(said.differences) == 1 and said.differences[0].startswith("differs: s at entry 0: ")
+    assert nothing.verified == "verify: both sides equal" and nothing.conflicts == []
+    assert unverified.said("a.db", "b.db").verified is None
 
 
 def test_a_dry_run_view_says_so_to_its_policies(tmp_path: Path) -> None:
