@@ -14,6 +14,7 @@ from flower.core.config import LineageConfig, SessionsConfig, Settings
 from flower.core.protocols import LineageStore, SessionStoreBase
 from flower.stores.open import open_lineage_store, open_session_store
 from flower.testing.contract import (
+    LEASE_CASES,
     LINEAGE_CASES,
     SESSION_CASES,
     Case,
@@ -24,6 +25,13 @@ from flower.testing.contract import (
 from flower.testing.contract.runner import open_session_url
 
 SESSION_BACKENDS = ["jsonfs", "sqlite", "postgres"]
+LEASING_BACKENDS = {"sqlite", "postgres"}  # the fleet's lease is the SQL store's
+SESSION_PAIRS = [
+    pytest.param(backend, case, id=f"{case}-{backend}")
+    for case in SESSION_CASES
+    for backend in SESSION_BACKENDS
+    if case not in LEASE_CASES or backend in LEASING_BACKENDS
+]
 LINEAGE_BACKENDS = ["json", "sqlite"]
 
 
@@ -59,8 +67,7 @@ def session_factory(request: pytest.FixtureRequest, tmp_path: Path) -> UrlFactor
     return UrlFactory(lambda n: pg_url, settings)
 
 
-@pytest.mark.parametrize("session_factory", SESSION_BACKENDS, indirect=True)
-@pytest.mark.parametrize("case", SESSION_CASES, ids=str)
+@pytest.mark.parametrize(("session_factory", "case"), SESSION_PAIRS, indirect=["session_factory"])
 def test_session_store_contract(case: Case[SessionStoreBase], session_factory: UrlFactory) -> None:
     run_in_pytest(case, session_factory, session_factory.reopen)
 
@@ -94,6 +101,14 @@ def test_check_session_store_in_one_call(tmp_path: Path) -> None:
     report = check_session_store(factory, only=["append_then_load", "delete_cascades"])
     assert report.passed == ["append_then_load", "delete_cascades"]
     assert report.failed == [] and report.skipped == []
+
+
+def test_a_store_without_leases_has_the_lease_cases_skipped_saying_why(tmp_path: Path) -> None:
+    factory = UrlFactory(lambda n: f"jsonfs://{tmp_path}/t{n}", Settings())
+    report = check_session_store(factory, only=[case.name for case in LEASE_CASES])
+    assert report.passed == [] and report.failed == []
+    assert report.skipped == [case.name for case in LEASE_CASES]
+    assert all("the fleet does not run on this store" in r.detail for r in report.results)
 
 
 def test_check_lineage_store_in_one_call(tmp_path: Path) -> None:

@@ -10,13 +10,16 @@ from pathlib import Path
 import pytest
 
 from flower.core.config import SessionsConfig, Settings
+from flower.core.lease import LeasingStore
 from flower.core.protocols import SessionStoreBase
 from flower.stores.encrypt import EncryptedSessionStore
 from flower.stores.keyring import generate_key, parse_keys
 from flower.stores.open import open_encrypted_url, open_session_store
-from flower.testing.contract import SESSION_CASES, Case, run_in_pytest
+from flower.testing.contract import LEASE_CASES, SESSION_CASES, Case, run_in_pytest
 
 BACKENDS = ["jsonfs", "sqlite", "postgres"]
+# the fleet takes its lease in the raw store, never through the encryption wrapper
+CASES = [case for case in SESSION_CASES if case not in LEASE_CASES]
 
 
 class EncryptedFactory:
@@ -53,8 +56,17 @@ def encrypted_factory(request: pytest.FixtureRequest, tmp_path: Path) -> Encrypt
 
 
 @pytest.mark.parametrize("encrypted_factory", BACKENDS, indirect=True)
-@pytest.mark.parametrize("case", SESSION_CASES, ids=str)
+@pytest.mark.parametrize("case", CASES, ids=str)
 def test_contract_through_encryption(
     case: Case[SessionStoreBase], encrypted_factory: EncryptedFactory
 ) -> None:
     run_in_pytest(case, encrypted_factory, encrypted_factory.reopen)
+
+
+@pytest.mark.parametrize("encrypted_factory", ["sqlite"], indirect=True)
+def test_the_encryption_wrapper_holds_no_lease(encrypted_factory: EncryptedFactory) -> None:
+    store = encrypted_factory()
+    try:
+        assert not isinstance(store, LeasingStore)
+    finally:
+        store.close()
