@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -27,7 +27,7 @@ DOCUMENT_KEYS = ("workflow.brief_file", "workflow.goals_file")
 """The settings :func:`flower.workflow.documents.document_lookups` answers for when unset."""
 
 
-def _show(value: Any) -> str:
+def _show(value: object) -> str:
     if isinstance(value, str):
         return value
     return compact_json(value)

@@ -13,9 +13,12 @@ import contextlib
 import sys
 import warnings
 from collections.abc import Sequence
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, TextIO
 
 import typer
+
+if TYPE_CHECKING:
+    import logging
 
 from flower import __version__
 from flower.cli.context import CliState, RunDirOption
@@ -100,7 +103,7 @@ def _show_flower_warning(
     category: type[Warning],
     filename: str,
     lineno: int,
-    file: Any = None,
+    file: TextIO | None = None,
     line: str | None = None,
 ) -> None:
     """flower's own warnings (a plugin skipped, a pruning policy that failed, ...) as one
@@ -144,7 +147,7 @@ def _log_warnings_as_lines() -> None:
     logging.getLogger("asyncio").addFilter(_child_watcher_noise)
 
 
-def _child_watcher_noise(record: Any) -> bool:
+def _child_watcher_noise(record: logging.LogRecord) -> bool:
     """Drop asyncio's complaints about a tool's child process reaped while the loop
     shuts down after Ctrl-C (the child is killed either way: nothing to act on)."""
     text = str(record.msg)

@@ -15,7 +15,7 @@ from typing import Any, TextIO
 from flower.core.display import json_text, pad, shown_width
 
 
-def print_json(value: Any) -> None:
+def print_json(value: object) -> None:
     """Pretty, valid JSON on stdout (``json.loads`` reads it back)."""
     sys.stdout.write(json_text(value) + "\n")
 
@@ -29,7 +29,7 @@ def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
         sys.stdout.write(line.rstrip() + "\n")
 
 
-def is_tty(stream: Any) -> bool:
+def is_tty(stream: object) -> bool:
     isatty = getattr(stream, "isatty", None)
     return bool(isatty and isatty())
 

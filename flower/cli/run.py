@@ -97,7 +97,7 @@ def _preflight(settings: Settings) -> None:
     require_run_dirs(Path.cwd(), settings.run_path)
 
 
-def _print_json(value: Any) -> None:
+def _print_json(value: object) -> None:
     from flower.cli.output import print_json
 
     print_json(value)
