@@ -42,6 +42,7 @@ class LazyCommand(NamedTuple):
         return translate_help(typer.main.get_group(holder).commands[self.name])
 
 
+# Any: typer 0.2x vendors its own click, so the class of a command differs by typer version
 def translate_help(command: Any) -> Any:
     """``command`` with its help, its parameters' help and (a group) its subcommands'
     in the active language; a text the catalogs do not know stays as it is."""
