@@ -2,7 +2,9 @@
 
 The child is forked from the test process (warm imports) and killed with SIGKILL at a
 moment spread over twice the time the whole operation takes on this machine (so most
-kills land while it runs, a few after it ended).
+kills land while it runs, a few after it ended). A loaded machine can take far more or
+less time than it did when timed, and leave a window with no kill: then more kills
+follow, narrowed toward the outcome not seen yet (:func:`_kill_until_seen`).
 """
 
 from __future__ import annotations
@@ -11,8 +13,9 @@ import os
 import random
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 import msgspec
 import pytest
@@ -29,6 +32,8 @@ from flower.stores.lineage import load_lineage
 from flower.stores.open import open_session_store
 
 TRIALS = 12
+MOST = 10 * TRIALS
+"""Kills at most: an outcome still not seen after that many is taken to be impossible."""
 STEP = "干活"
 FILES = 24
 
@@ -63,6 +68,57 @@ def _moment(trial: int, longest: float, rng: random.Random) -> float:
     if trial == TRIALS - 1:
         return 3 * longest
     return (trial + rng.random()) / TRIALS * 2 * longest
+
+
+class Kill(NamedTuple):
+    moment: float
+    outcome: str
+    finished: bool
+    """The work had ended before the kill came."""
+
+
+def _toward(
+    missing: str, order: Sequence[str], kills: Sequence[Kill], longest: float, rng: random.Random
+) -> float:
+    """A moment for a kill that could end in ``missing``: between the latest kill that
+    ended in an outcome ``order`` puts before it and the earliest that ended in one after
+    it or came after the work ended (when none did, up to twice as far as the latest)."""
+    at = order.index(missing)
+    before = [k.moment for k in kills if order.index(k.outcome) < at]
+    after = [k.moment for k in kills if order.index(k.outcome) > at or k.finished]
+    low = max(before, default=0.0)
+    high = min(after) if after else max(2 * low, longest)
+    low, high = sorted((low, high))  # under load a later kill can end earlier
+    return rng.uniform(low, high)
+
+
+def _kill_until_seen(
+    order: Sequence[str],
+    expected: set[str],
+    longest: float,
+    rng: random.Random,
+    trial: Callable[[int, float], tuple[str, bool]],
+) -> None:
+    """Run ``trial(n, moment)`` (which kills ``moment`` seconds in and says the outcome
+    and whether the work had ended) at the TRIALS moments of :func:`_moment`, then, while
+    an ``expected`` outcome was never seen, at moments narrowed toward it (MOST kills in
+    all at most); fails naming the outcome no kill reached. ``order``: every outcome, in
+    the order time brings them."""
+    kills: list[Kill] = []
+    while len(kills) < MOST:
+        missing = [o for o in order if o in expected - {k.outcome for k in kills}]
+        if len(kills) >= TRIALS and not missing:
+            break
+        if len(kills) < TRIALS:
+            moment = _moment(len(kills), longest, rng)
+        else:
+            moment = _toward(missing[0], order, kills, longest, rng)
+        kills.append(Kill(moment, *trial(len(kills), moment)))
+    seen = {k.outcome for k in kills}
+    assert expected <= seen, (
+        f"no kill of {len(kills)} ended in {sorted(expected - seen)} (seen: {sorted(seen)};"
+        f" the operation took {longest:.3f}s when timed)"
+    )
 
 
 def _timed(work: Callable[[], None]) -> float:
@@ -104,26 +160,25 @@ def test_kill_9_mid_fork_leaves_no_fork_or_the_whole_fork(in_tmp: Path, backend:
         return work
 
     longest = _timed(forking("timing"))
-    rng = random.Random(7)
-    outcomes: set[str] = set()
-    for trial in range(TRIALS):
-        target = SessionKey(key.project_key, f"fork-{trial}")
-        _child(forking(target.session_id), _moment(trial, longest, rng))
+
+    def trial(n: int, moment: float) -> tuple[str, bool]:
+        target = SessionKey(key.project_key, f"fork-{n}")
+        finished = _child(forking(target.session_id), moment)
         with open_session_store(url) as store:
             got = store.load(target)
             listed = {i.session_id for i in store.list_sessions(key.project_key)}
             if got is None:  # no fork at all: not even an empty transcript is listed
                 assert target.session_id not in listed
-                outcomes.add("none")
-                continue
+                return "none", finished
             assert target.session_id in listed
             assert len(got) == expected, f"half a fork: {len(got)} of {expected} entries"
             assert len(active_chain(got)) == len(entries)
             assert fork(store, key, session_id=target.session_id) == target  # idempotent
             assert len(store.load(target) or []) == expected
-            outcomes.add("whole")
             assert store.load(key) == entries
-    assert "none" in outcomes and "whole" in outcomes
+            return "whole", finished
+
+    _kill_until_seen(["none", "whole"], {"none", "whole"}, longest, random.Random(7), trial)
 
 
 def _worked(root: Path) -> tuple[Settings, Path, str, dict[str, bytes], dict[str, bytes]]:
@@ -176,11 +231,10 @@ def test_kill_9_mid_rewind_leaves_the_old_state_or_the_new_one(in_tmp: Path) -> 
 
     settings, ws, _, _, _ = _worked(in_tmp / "timing")
     longest = _timed(rewinding(settings, ws))
-    rng = random.Random(11)
-    outcomes: set[str] = set()
-    for trial in range(TRIALS):
-        settings, ws, old, at_point, at_end = _worked(in_tmp / f"t{trial}")
-        _child(rewinding(settings, ws), _moment(trial, longest, rng))
+
+    def trial(n: int, moment: float) -> tuple[str, bool]:
+        settings, ws, old, at_point, at_end = _worked(in_tmp / f"t{n}")
+        finished = _child(rewinding(settings, ws), moment)
         plan_left = (Path(settings.run_dir) / PLAN_FILE).exists()
         with open_session_store(settings=settings) as store:
             from flower.core.keys import project_key
@@ -198,12 +252,16 @@ def test_kill_9_mid_rewind_leaves_the_old_state_or_the_new_one(in_tmp: Path) -> 
             if lineage.steps[STEP] == old:
                 assert not plan_left
                 assert files == at_end and sessions == {old}
-                outcomes.add("old")
+                outcome = "old"
             else:
                 new = lineage.steps[STEP]
                 assert files == at_point and sessions == {old, new}
                 chain = active_chain(store.load(SessionKey(project, new)) or [])
                 assert len(chain) == 2 + 2 * FILES  # the first turn, whole
-                outcomes.add("recovered" if plan_left else "new")
+                outcome = "recovered" if plan_left else "new"
         assert not (Path(settings.run_dir) / PLAN_FILE).exists()
-    assert outcomes >= {"old", "recovered"}, outcomes
+        return outcome, finished
+
+    _kill_until_seen(
+        ["old", "recovered", "new"], {"old", "recovered"}, longest, random.Random(11), trial
+    )
