@@ -27,7 +27,11 @@ from flower.runtime.spec import AgentSpec
 from flower.testing.fake_api import FakeMessagesAPI, RecordedRequest, Reply, reply, text, tool_use
 
 TRIALS = 20
+MOST = 10 * TRIALS
+"""Kills at most: an ending still not seen after that many is taken to be impossible."""
 FINISH = "FINISH now."
+ENDINGS = {"user", "assistant"}
+"""The type of the last stored entry, over all the kills."""
 AGENT = AgentSpec(
     "worker",
     "Keep reading.",
@@ -89,6 +93,23 @@ def read_reports(fd: int) -> list[str]:
     return data.decode().split()
 
 
+def kill_moment(trial: int, endings: set[str], rng: random.Random) -> tuple[int, float]:
+    """After how many acknowledged entries trial ``trial`` kills, and how long after.
+
+    Random moments measured in progress, not wall time, so a slow machine still kills
+    inside the session: after 1-12 acknowledged entries, then up to 4 ms on (mid-stream,
+    mid-tool or between appends). On a loaded machine no kill of those may land in the
+    short window between an assistant reply and its tool result: while an ending was
+    never seen, more trials kill right after an entry of that type was acknowledged
+    (the prompt is entry 1, so an assistant reply is an even one).
+    """
+    count, wait = rng.randint(1, 12), rng.uniform(0.0, 0.004)
+    if trial < TRIALS:
+        return count, wait
+    odd = count | 1
+    return (odd + 1 if "assistant" not in endings else odd), 0.0
+
+
 def wait_for_reports(fd: int, count: int) -> list[str]:
     """Read whole lines from the child until ``count`` uuids were acknowledged."""
     data = b""
@@ -114,9 +135,11 @@ def test_kill_9_at_random_moments_loses_nothing_and_resumes_validly(
     project = parent_rt.project_key
     assert parent_rt.store.list_sessions(project) == []  # creates the database up front
     rng = random.Random(1234)
-    resumed = 0
+    trials = resumed = 0
     endings: set[str] = set()
-    for _ in range(TRIALS):
+    while trials < TRIALS or (ENDINGS - endings and trials < MOST):
+        count, wait = kill_moment(trials, endings, rng)
+        trials += 1
         known = {s.session_id for s in parent_rt.store.list_sessions(project)}
         read_end, write_end = os.pipe()
         pid = os.fork()
@@ -125,11 +148,8 @@ def test_kill_9_at_random_moments_loses_nothing_and_resumes_validly(
             child(workspace, in_tmp, write_end)
         os.close(write_end)
         assert os.read(read_end, 6) == b"ready\n"
-        # Random moments measured in progress, not wall time, so a slow machine still
-        # kills inside the session: after 1-12 acknowledged entries, then up to 4 ms on
-        # (mid-stream, mid-tool or between appends).
-        acknowledged = wait_for_reports(read_end, rng.randint(1, 12))
-        time.sleep(rng.uniform(0.0, 0.004))
+        acknowledged = wait_for_reports(read_end, count)
+        time.sleep(wait)
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
         reported = acknowledged + read_reports(read_end)
@@ -166,6 +186,8 @@ def test_kill_9_at_random_moments_loses_nothing_and_resumes_validly(
         assert sent[-1]["content"][-1].get("text") == FINISH, (before[-3:], sent[-2:])
     parent_rt.close()
     assert fake_api.rejections == []
-    assert resumed == TRIALS  # every kill landed inside a session
+    assert resumed == trials  # every kill landed inside a session
     # kills landed both after an assistant reply (tool pending) and after a tool result
-    assert endings == {"user", "assistant"}
+    assert endings == ENDINGS, (
+        f"no kill of {trials} left a transcript ending in {sorted(ENDINGS - endings)}"
+    )
