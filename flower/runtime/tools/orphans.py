@@ -163,17 +163,18 @@ def forget(path: Path | None) -> None:
 
 def reap(ledger: Path) -> list[str]:
     """Kill the process groups whose flower is gone; the commands that were still
-    running. Records of a live flower are left alone; others are removed."""
+    running, one per group (a flower killed just after it recorded a group, before it
+    dropped the announcement, left both). Records of a live flower are left alone;
+    others are removed."""
     try:
         paths = sorted(ledger.glob("[0-9]*.json"))
         announced = sorted(ledger.glob(f"{_SPAWNING}*.json"))
     except OSError:
         return []
-    killed: list[str] = []
+    killed: dict[int, str] = {}
     for path in announced:
-        command = _reap_announced(path)
-        if command is not None:
-            killed.append(command)
+        for group, command in _reap_announced(path).items():
+            killed.setdefault(group, command)
     for path in paths:
         try:
             entry = msgspec.json.decode(path.read_bytes(), type=RunningCommand)
@@ -185,30 +186,30 @@ def reap(ledger: Path) -> list[str]:
         if _alive(entry.owner, entry.owner_started):
             continue  # its flower still runs it (another run sharing this run dir)
         if _kill_group(entry):
-            killed.append(entry.command)
+            killed.setdefault(entry.group, entry.command)
         forget(path)
-    return killed
+    return list(killed.values())
 
 
-def _reap_announced(path: Path) -> str | None:
-    """Kill the groups carrying the token of an announcement whose flower is gone; the
-    command, when something was killed."""
+def _reap_announced(path: Path) -> dict[int, str]:
+    """Kill the groups carrying the token of an announcement whose flower is gone; each
+    group killed, with the command."""
     try:
         entry = msgspec.json.decode(path.read_bytes(), type=SpawningCommand)
     except FileNotFoundError:
-        return None
+        return {}
     except (OSError, msgspec.DecodeError):
         forget(path)
-        return None
+        return {}
     if _alive(entry.owner, entry.owner_started):
-        return None
-    killed = False
+        return {}
+    killed: dict[int, str] = {}
     for group in groups_carrying(entry.token):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(group, signal.SIGKILL)
-            killed = True
+            killed[group] = entry.command
     forget(path)
-    return entry.command if killed else None
+    return killed
 
 
 def _kill_group(entry: RunningCommand) -> bool:

@@ -195,6 +195,26 @@ def test_the_groups_of_a_gone_flowers_announcement_are_killed_others_are_not(
         left.wait()
 
 
+def test_a_group_both_announced_and_recorded_is_one_command(tmp_path: Path) -> None:
+    """A flower killed after it recorded the group and before it dropped the
+    announcement leaves both: the command was left running once, not twice."""
+    owner, owner_started = dead_process()
+    left = carrying("both")
+    try:
+        started = start_time(left.pid)
+        assert started is not None
+        (tmp_path / "spawning-both.json").write_bytes(
+            msgspec.json.encode(SpawningCommand("both", owner, owner_started, "sleep 300"))
+        )
+        write(tmp_path, RunningCommand(left.pid, started, owner, owner_started, "sleep 300"))
+        assert reap(tmp_path) == ["sleep 300"]
+        assert wait_until_dead(left.pid) and list(tmp_path.iterdir()) == []
+    finally:
+        if left.poll() is None:
+            os.killpg(left.pid, signal.SIGKILL)
+        left.wait()
+
+
 # flower running one Bash call, killed (SIGKILL) after the command started and before
 # its record was written
 KILLED_BEFORE_THE_RECORD = """\
