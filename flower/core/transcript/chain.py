@@ -8,7 +8,7 @@ uuid, before the compaction the chain starts at, an older branch), and
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from itertools import repeat
+from itertools import islice, repeat
 from typing import Any, NamedTuple
 
 from flower.core.i18n import ngettext
@@ -36,32 +36,32 @@ def active_chain(entries: Sequence[Entry], leaf_uuid: str | None = None) -> list
     # uuid -> index (the last entry carrying it); a uuid that is no str is no link
     uuids = map(dict.get, entries, repeat("uuid"))
     position = {uid: i for i, uid in enumerate(uuids) if uid.__class__ is str}
-    if leaf_uuid not in position:
+    at = position.get(leaf_uuid)
+    if at is None:
         return []
 
     on_chain: set[int] = set()
-    current: str | None = leaf_uuid
-    while current is not None and current in position:
-        i = position[current]
-        if i in on_chain:  # a cycle in corrupt data: stop rather than loop forever
-            break
-        on_chain.add(i)
-        parent = entries[i].get("parentUuid")
-        current = parent if isinstance(parent, str) else None
+    while at is not None and at not in on_chain:  # (a cycle in corrupt data: stop there)
+        on_chain.add(at)
+        parent = entries[at].get("parentUuid")
+        at = position.get(parent) if isinstance(parent, str) else None
 
-    _complete_replies(entries, on_chain)
+    floor = min(on_chain)
+    if len(on_chain) == len(entries) - floor:  # every entry from the root on: one branch
+        return list(islice(entries, floor, None))
+    _complete_replies(entries, on_chain, floor)
     return [entries[i] for i in sorted(on_chain)]
 
 
-def _complete_replies(entries: Sequence[Entry], on_chain: set[int]) -> None:
+def _complete_replies(entries: Sequence[Entry], on_chain: set[int], floor: int) -> None:
     """Add the sibling block entries of replies on the chain, then results on side
     branches (hanging off the chain) for tool_uses the chain leaves unanswered. Only
-    entries after the chain's first one are taken: nothing written before the root (a
-    compaction boundary, the first prompt) is part of the conversation it starts.
+    entries after the chain's first one (at ``floor``) are taken: nothing written before
+    the root (a compaction boundary, the first prompt) is part of the conversation it
+    starts.
 
     Only main-thread turns the walk did not reach can complete it, so those are found
     first; a transcript without any (one branch) is done without reading a message."""
-    floor = min(on_chain, default=-1)
     blocks_of: dict[str, list[int]] = {}  # reply id -> its block entries off the chain
     results_of: dict[Any, list[int]] = {}  # tool_use id -> result entries off the chain
     for i in range(floor + 1, len(entries)):
