@@ -205,7 +205,7 @@ def prune(
     back to the root or the last compaction boundary) through ``policies`` in order,
     then the safety net; oldest first. Entries off that chain are not pruned: the model
     is never sent them."""
-    return _check(run_policies(_walk(entries, ctx), policies, ctx), ctx)[0]
+    return _check(_run(_walk(entries, ctx), policies, ctx), ctx)[0]
 
 
 def run_policies(
@@ -218,7 +218,16 @@ def run_policies(
     policy that fails is skipped with a :class:`PruningWarning` naming it. The one
     policy loop: with a ``report``, each policy's :class:`PolicyStats` is appended to
     it (what it removed, changed and saved, and whether it edited its input in place)."""
-    current = list(entries)
+    return _run(list(entries), policies, ctx, report)
+
+
+def _run(
+    current: list[Entry],
+    policies: Sequence[PruningPolicy],
+    ctx: PruneContext,
+    report: list[PolicyStats] | None = None,
+) -> list[Entry]:
+    """:func:`run_policies` on a list of the caller's own (the walk's), not copied."""
     for policy in policies:
         stats = PolicyStats(_name(policy))
         given = None if report is None else _snapshot(current)  # a report may afford it
@@ -296,13 +305,14 @@ def prune_in_detail(
 ) -> PruneDetail:
     """:func:`prune_with_stats`, and how many stored entries were off the chain."""
     chain = _walk(entries, ctx)
+    off_chain = len(entries) - len(chain)
     report: list[PolicyStats] = []
-    current = run_policies(chain, policies, ctx, report)
+    current = _run(chain, policies, ctx, report)
     repair = PolicyStats(REPAIR_STEP)
     view, repair.notes = _check(current, ctx)
     _diff(current, view, repair)
     report.append(repair)
-    return PruneDetail(view, report, len(entries) - len(chain))
+    return PruneDetail(view, report, off_chain)
 
 
 # --------------------------------------------------------------------------- policies
