@@ -104,6 +104,8 @@ def _apply(policy: PruningPolicy, entries: list[Entry], ctx: PruneContext) -> li
         raise RuntimeError(
             _("prune() called sys.exit({code})").format(code=repr(exc.code))
         ) from None
+    if result is entries:  # nothing changed: nothing new to check
+        return result
     if not isinstance(result, list):
         raise TypeError(
             _("prune() returned {type}, not a list of entries").format(type=type(result).__name__)

@@ -77,6 +77,17 @@ INTERRUPTION_TEXTS = (
 )
 
 
+def _replaced(entries: list[Entry], changes: dict[int, Entry]) -> list[Entry]:
+    """``entries`` with the entry at each index of ``changes`` replaced: a new list, or
+    ``entries`` itself when nothing changed (a policy with nothing to do copies nothing)."""
+    if not changes:
+        return entries
+    out = list(entries)
+    for i, entry in changes.items():
+        out[i] = entry
+    return out
+
+
 # --------------------------------------------------------------------------- synthetic-errors
 
 
@@ -212,7 +223,7 @@ class Interrupted:
         # One pass: residue results neutralised; every call asked (with the reply that
         # asked it), every id answered, and where each reply's missing results would go
         # (after its last block entry, or after its last result entry).
-        out = list(entries)
+        neutralised: dict[int, Entry] = {}
         asked: list[str] = []  # tool_use ids, oldest first
         asked_by: list[Any] = []  # the reply that asked each (two lists: no tuple per call)
         answered: set[Any] = set()  # tool_use ids as stored
@@ -249,13 +260,15 @@ class Interrupted:
                     if reply is not None:
                         anchor_of_reply[reply] = entry
             if residue:
-                out[i] = replace_blocks(entry, _neutral) or entry
+                new = replace_blocks(entry, _neutral)
+                if new is not None and new is not entry:
+                    neutralised[i] = new
         unanswered = [
             (anchor_of_reply[reply], tid)
             for tid, reply in zip(asked, asked_by, strict=True)
             if tid not in answered
         ]
-        return answer_interrupted(out, unanswered, "interrupted")
+        return answer_interrupted(_replaced(entries, neutralised), unanswered, "interrupted")
 
 
 # --------------------------------------------------------------------------- ephemeral
@@ -355,10 +368,12 @@ class Ephemeral:
         if not marked:
             return entries
         mark = self._marker(stale)
-        out = list(entries)
+        changes: dict[int, Entry] = {}
         for i in dict.fromkeys(marked):  # an entry holding several stale results: once
-            out[i] = replace_blocks(entries[i], mark) or entries[i]
-        return out
+            new = replace_blocks(entries[i], mark)
+            if new is not None and new is not entries[i]:  # (not when marked already)
+                changes[i] = new
+        return _replaced(entries, changes)
 
     @staticmethod
     def _marker(stale: set[Any]) -> Callable[[dict[str, Any]], dict[str, Any]]:
@@ -491,7 +506,6 @@ class Trim:
         cutoff = self._cutoff(entries) if self.writes_files else 0
         if cutoff == 0:
             return entries
-        out = list(entries)
         root = Path(ctx.run_dir).resolve() / "trimmed"
         large = sorted(
             {
@@ -500,11 +514,12 @@ class Trim:
                 if self._large(b)
             }
         )
+        changes: dict[int, Entry] = {}
         for i in large:
             new = self._trimmed(entries[i], root, ctx)
-            if new is not None:
-                out[i] = new
-        return out
+            if new is not None and new is not entries[i]:
+                changes[i] = new
+        return _replaced(entries, changes)
 
     def _trimmed(self, entry: Entry, root: Path, ctx: PruneContext) -> Entry | None:
         session = (ctx.key.session_id if ctx.key else None) or entry.get("sessionId")
