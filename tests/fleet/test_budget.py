@@ -16,7 +16,7 @@ from typing import Any
 
 import msgspec
 import pytest
-from fleet_helpers import ROOT, HoldingModel, Workers, run, wait_for
+from fleet_helpers import ROOT, HoldingModel, Workers, fleet_status, run, wait_for
 
 from flower.core.config import FleetLimits, ResilienceConfig, SessionsConfig, Settings
 from flower.core.resilience import Resilience
@@ -315,6 +315,13 @@ def _submit(root: Path, env: dict[str, str], n: int) -> None:
         assert done.returncode == 0, done.stderr
 
 
+def _ended(root: Path) -> list[dict[str, Any]]:
+    """Every task, once each one is done or failed (polled in this process: a ``flower
+    fleet status`` a poll would cost the machine a Python start and DBOS's import)."""
+    rows = sorted(fleet_status(root), key=lambda row: row["id"])
+    return rows if rows and all(row["state"] in ("done", "failed") for row in rows) else []
+
+
 def _limits(root: Path, **limits: int) -> None:
     with (root / "pyproject.toml").open("a", encoding="utf-8") as f:
         f.write("\n[tool.flower.fleet.limits]\n")
@@ -328,8 +335,7 @@ def test_three_workers_never_send_more_than_the_budget_a_minute(
     model.rpm = 3
     _limits(root, requests_per_minute=3)
     _submit(root, env, 4)
-    for name in ("a", "b", "c"):
-        workers.start(name)
+    workers.start_together("a", "b", "c")
     wait_for(lambda: len(model.at) >= 3, 120, "the workers never reached the budget")
     time.sleep(5)  # every wake keeps asking: the budget holds them
     assert len(model.at) == 3 and model.limited == 0
@@ -350,30 +356,21 @@ def test_a_forced_429_parks_every_worker_and_every_task_finishes(
     # (Armed after three workers had started, a loaded machine let the first worker
     # finish every task while the others were still starting: no request was left to
     # answer 429.) The park is long enough for a loaded machine to see it well before
-    # it ends.
+    # it ends: the check below needs 7 s of it left once seen; 20 s leave a lag of 12 s.
     model.go.clear()
-    model.force = 30.0
+    model.force = 20.0
     _submit(root, env, 3)
-    for name in ("a", "b", "c"):
-        workers.start(name)
+    workers.start_together("a", "b", "c")
     model.go.set()
     wait_for(lambda: model.forced_at is not None, 180, "no request reached the API")
     budget = Budget(f"sqlite:///{root / 'runs' / 'fleet.sqlite'}", "test")
     parked = wait_for(lambda: budget.snapshot()["parked_until"], 60, "the 429 parked nothing")
     seen_parked = time.time()
     budget.close()
-    assert parked >= model.forced_at + 29.5
+    assert parked >= model.forced_at + 19.5
     shown = run(root, env, "fleet", "status").stdout
     assert "parked until" in shown or time.time() > parked  # (a slow machine)
-    rows = wait_for(
-        lambda: (
-            (r := json.loads(run(root, env, "fleet", "status", "--json").stdout)["tasks"])
-            and all(row["state"] in ("done", "failed") for row in r)
-            and r
-        ),
-        180,
-        "the tasks never finished",
-    )
+    rows = wait_for(lambda: _ended(root), 180, "the tasks never finished", every=0.5)
     assert [row["state"] for row in rows] == ["done"] * 3, rows
     assert model.forced_at is not None
     # nothing admitted after the park reached the API until it ended (a call admitted
@@ -446,17 +443,8 @@ def test_three_workers_keep_to_a_token_budget(
         env.update(api.env())
         _limits(root, input_tokens_per_minute=12000, output_tokens_per_minute=9000)
         _submit(root, env, 2)
-        for name in ("a", "b", "c"):
-            workers.start(name)
-        rows = wait_for(
-            lambda: (
-                (r := json.loads(run(root, env, "fleet", "status", "--json").stdout)["tasks"])
-                and all(row["state"] in ("done", "failed") for row in r)
-                and r
-            ),
-            420,
-            "the tasks never finished",
-        )
+        workers.start_together("a", "b", "c")
+        rows = wait_for(lambda: _ended(root), 420, "the tasks never finished", every=0.5)
         metered.release()
     assert [row["state"] for row in rows] == ["done"] * 2, rows
     calls = list(metered.calls)

@@ -44,8 +44,7 @@ def test_tasks_run_once_each_on_the_workers(
     again = run(root, env, "fleet", "submit", str(spaces[0]), "something else", "--id", "t0")
     assert again.returncode == 0 and again.stdout.strip() == "t0"
     assert _status(root, env, cli=True)["t0"]["state"] == "queued"
-    workers.start("a")
-    workers.start("b")
+    workers.start_together("a", "b")
     rows = wait_for(
         lambda: (s := _status(root, env)) and all(r["state"] == "done" for r in s.values()) and s,
         90,
