@@ -7,13 +7,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fleet_helpers import HoldingModel, Workers, fleet_env
+from fleet_helpers import HoldingModel, Workers, fleet_env, fleet_root
 from own_postgres import OwnPostgres
 
 from flower.testing.fake_api import FakeMessagesAPI
-
-TAKEOVER_AFTER = 2.0
-HEARTBEAT = 0.3
 
 
 @pytest.fixture
@@ -59,17 +56,7 @@ def database(request: pytest.FixtureRequest) -> Iterator[str | None]:
 @pytest.fixture
 def root(in_tmp: Path, database: str | None) -> Path:
     """The fleet's directory: its pyproject (short takeover for tests) and workspaces."""
-    path = in_tmp / "fleet"
-    path.mkdir()
-    lines = [
-        "[tool.flower.fleet]",
-        f"takeover_after = {TAKEOVER_AFTER}",
-        f"heartbeat = {HEARTBEAT}",
-    ]
-    if database:
-        lines.append(f'database = "{database}"')
-    (path / "pyproject.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path.resolve()
+    return fleet_root(in_tmp / "fleet", database)
 
 
 @pytest.fixture

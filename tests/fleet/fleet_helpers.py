@@ -88,6 +88,25 @@ def _tool_uses(req: RecordedRequest) -> int:
     )
 
 
+TAKEOVER_AFTER = 2.0
+HEARTBEAT = 0.3
+
+
+def fleet_root(path: Path, database: str | None = None) -> Path:
+    """A new fleet directory at ``path``: its pyproject (short takeover for tests), on
+    SQLite under its runs/ or on the Postgres ``database``."""
+    path.mkdir()
+    lines = [
+        "[tool.flower.fleet]",
+        f"takeover_after = {TAKEOVER_AFTER}",
+        f"heartbeat = {HEARTBEAT}",
+    ]
+    if database:
+        lines.append(f'database = "{database}"')
+    (path / "pyproject.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path.resolve()
+
+
 def fleet_env(api_env: dict[str, str], home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("FLOWER_", "ANTHROPIC_"))}
     env["FLOWER_LANG"] = "en"  # the model below answers English flowers
