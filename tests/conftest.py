@@ -20,7 +20,8 @@ let_children_hear_ctrl_c()
 
 @pytest.fixture(scope="session", autouse=True)
 def private_cache_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """The console scripts the tests start cache help screens here, not in ~/.cache."""
+    """Whatever a test starts that keeps a cache by the XDG convention keeps it in this
+    run's temporary folder, not in the user's ~/.cache (flower itself caches nothing)."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
         yield
