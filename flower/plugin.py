@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 from flower.core.config import ProbeConfig, PruningConfig, Settings, policy_options
 from flower.core.entries import check_entry, dedupe_batch, encode_entries
-from flower.core.errors import ConfigError, FlowerError
+from flower.core.errors import ConfigError, FlowerError, PluginError
 from flower.core.hookspecs import CommandState, RegisterBackend, RegisterFactory, hookimpl
+from flower.core.i18n import _
 from flower.core.plugins import get_registry, reset_registry
 from flower.core.protocols import (
     LineageStore,
@@ -57,18 +58,20 @@ if TYPE_CHECKING:
 
 def command_settings(ctx: typer.Context) -> Settings:
     """The settings a command added by ``register_commands`` runs with: those of the
-    ``flower`` command line, global options included (its :class:`CommandState`); in
-    an app of one's own, the loaded settings, checked as every flower command checks
-    them (:func:`flower.stores.resolve.check_settings`)."""
+    ``flower`` command line, global options included, loaded and checked once for every
+    command by the :class:`CommandState` on its root context. An app of one's own that
+    mounts a plugin's commands puts one there (flower's is
+    :class:`flower.cli.context.CliState`); without it this is a :class:`PluginError`."""
     state = ctx.find_root().obj
-    if isinstance(state, CommandState):
-        return state.settings()
-    from flower.core.config import load_settings
-    from flower.stores.resolve import check_settings
-
-    settings = load_settings().settings
-    check_settings(settings)
-    return settings
+    if not isinstance(state, CommandState):
+        raise PluginError(
+            _(
+                "{command}: a flower plugin's command runs under the flower command line; "
+                "an app of your own gives its root context a CommandState "
+                "(flower.cli.context.CliState)"
+            ).format(command=ctx.command_path)
+        )
+    return state.settings()
 
 
 __all__ = [

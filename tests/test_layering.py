@@ -154,6 +154,13 @@ def test_core_imports_no_plugin_and_no_layer_above_it() -> None:
     assert edges("flower.core", *above, "flower.demo", "flower.testing", "flower.ui") == []
 
 
+def test_the_plugin_api_stands_on_the_core_alone() -> None:
+    """What a plugin imports imports nothing above the core, not even inside a function:
+    a plugin's command gets its settings, checked, from the command line's state."""
+    above = ("flower_plugins", "flower.stores", "flower.runtime", "flower.workflow", "flower.cli")
+    assert edges("flower.plugin", *above, "flower.demo", "flower.fleet", "flower.ui") == []
+
+
 def test_lower_layers_import_nothing_above_them() -> None:
     assert edges("flower.stores", "flower.runtime", "flower.workflow", "flower.cli") == []
     assert edges("flower.runtime", "flower.workflow", "flower.cli") == []

@@ -10,7 +10,8 @@ import typer
 from typer.testing import CliRunner
 
 import flower_plugins.sql as sql_plugin
-from flower.core.errors import ConfigError, FlowerError
+from flower.cli.context import CliState
+from flower.core.errors import ConfigError, FlowerError, PluginError
 from flower_plugins.sql.schema import HEAD_REVISION
 
 runner = CliRunner()
@@ -18,11 +19,13 @@ pytestmark = pytest.mark.usefixtures("english")  # the English output; tests/i18
 
 
 def app() -> typer.Typer:
+    """An app of one's own mounting the plugin's commands, with flower's command state."""
     root = typer.Typer()
 
     @root.callback()
-    def main() -> None:
+    def main(ctx: typer.Context) -> None:
         """A stand-in for the flower CLI."""
+        ctx.obj = CliState()
 
     sql_plugin.register_commands(root)
     return root
@@ -107,3 +110,24 @@ def test_the_global_sessions_url_option_picks_the_database(in_tmp: Path) -> None
         build_app(), ["--sessions-url", f"sqlite:///{target}", "db", "current", "--json"]
     )
     assert done.exit_code == 0 and json.loads(done.stdout)["status"] == "up to date"
+
+
+def test_an_app_without_a_command_state_is_told_what_to_give_its_commands(
+    in_tmp: Path,
+) -> None:
+    """Without the state flower's command line keeps, a plugin's command that reads the
+    settings stops with what to do, and touches nothing."""
+    (in_tmp / "pyproject.toml").write_text(
+        '[tool.flower.sessions]\nurl = "sqlite:///data/flower.db"\n', encoding="utf-8"
+    )
+    root = typer.Typer()
+
+    @root.callback()
+    def main() -> None:
+        """An app that forgot the state."""
+
+    sql_plugin.register_commands(root)
+    done = runner.invoke(root, ["db", "upgrade"])
+    assert done.exit_code != 0 and isinstance(done.exception, PluginError)
+    assert "db upgrade" in str(done.exception) and "CommandState" in str(done.exception)
+    assert list(in_tmp.iterdir()) == [in_tmp / "pyproject.toml"]
